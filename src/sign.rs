@@ -1,0 +1,1 @@
+//! Ed25519 keys, SSHSIG signing and strict verification.
