@@ -2,12 +2,33 @@
 //!
 //! The model in one page:
 //!
-//! - A **check** is a named command declared in `.gitreceipts` ([`contract`]).
-//! - Running it produces a **receipt** ([`receipt`]): an RFC 8785 canonical JSON
-//!   body ([`canon`]) signed with Ed25519 as an OpenSSH SSHSIG ([`sign`]).
-//! - Receipts form one append-only **chain** per writer, stored as commits under
-//!   `refs/receipts/<writer>` and indexed by git notes ([`store`]).
+//! - A **check** is a named command declared in `.gitreceipts` ([`contract`]), or an
+//!   ad hoc argv given on the command line.
+//! - Running it ([`runner`]) produces an observation; [`recorder`] turns that into a
+//!   **receipt** ([`receipt`]): an RFC 8785 canonical JSON body ([`canon`]) signed
+//!   with Ed25519 as an OpenSSH SSHSIG ([`sign`]) by the user's key ([`keyfile`]).
+//! - Receipts form one append-only **chain** per writer (one key plus a chain name),
+//!   stored as commits under `refs/receipts/<writer>` and indexed by git notes on
+//!   the subject commit and the inputs tree ([`store`]).
+//! - Readers accept only receipts signed by keys in a [`trust`] set.
 #![deny(missing_docs)]
 
 pub mod canon;
+pub mod contract;
+pub mod keyfile;
+pub mod receipt;
+pub mod recorder;
+pub mod runner;
 pub mod sign;
+pub mod store;
+pub mod trust;
+
+/// This machine's host name, or `unknown`.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}

@@ -1,1 +1,18 @@
-fn main() {}
+//! `git-receipt`: parse, build the context, dispatch, map the outcome to an exit code.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::dispatch(args) {
+        Ok(code) => code,
+        Err(e) => {
+            cli::report_error(&e);
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! `git receipt log`: every chain's receipts, newest first.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use serde_json::json;
+
+use super::{Context, colour, human_ms, paint, short_id};
+
+/// List receipts from every chain, newest first, one line each.
+///
+/// Columns: receipt id, start time, check, result, subject commit (`+` when the
+/// work tree had uncommitted changes), duration, writer and index.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Print JSON (an array) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Show at most this many receipts.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub max_count: Option<usize>,
+}
+
+/// List receipts.
+pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let mut all = Vec::new();
+    for (writer, _) in store.writers()? {
+        for e in store.read_chain(&writer)? {
+            all.push((writer.clone(), e));
+        }
+    }
+    all.sort_by(|a, b| {
+        let (x, y) = (a.1.receipt.body(), b.1.receipt.body());
+        y.result
+            .started_at
+            .cmp(&x.result.started_at)
+            .then(a.0.cmp(&b.0))
+            .then(y.chain.index.cmp(&x.chain.index))
+    });
+    if let Some(n) = args.max_count {
+        all.truncate(n);
+    }
+    if args.json {
+        let arr: Vec<_> = all
+            .iter()
+            .map(|(writer, e)| {
+                let b = e.receipt.body();
+                json!({
+                    "id": e.receipt.id(),
+                    "writer": writer,
+                    "index": b.chain.index,
+                    "chain_commit": e.commit.to_string(),
+                    "check": b.check.name,
+                    "passed": b.result.passed,
+                    "exit_code": b.result.exit_code,
+                    "commit": b.subject.commit,
+                    "tree": b.subject.tree,
+                    "inputs": b.subject.inputs,
+                    "dirty": b.subject.dirty,
+                    "started_at": b.result.started_at,
+                    "duration_ms": b.result.duration_ms,
+                    "signer": e.receipt.signature().key,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let on = colour(std::io::stdout().is_terminal());
+    let mut out = String::new();
+    for (writer, e) in &all {
+        let b = e.receipt.body();
+        let state = if b.result.passed {
+            paint(on, "32", "passed")
+        } else {
+            paint(on, "31", "failed")
+        };
+        out.push_str(&format!(
+            "{} {} {} {state} {}{} {} {writer}#{}\n",
+            paint(on, "33", short_id(e.receipt.id())),
+            b.result.started_at,
+            b.check.name,
+            &b.subject.commit[..7],
+            if b.subject.dirty { "+" } else { "" },
+            human_ms(b.result.duration_ms),
+            b.chain.index
+        ));
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}

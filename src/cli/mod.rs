@@ -1,0 +1,177 @@
+//! The command line: one file per subcommand, each an `XArgs` whose doc comment is
+//! its `--help`, and a `cmd_x(&Context, XArgs)`. Commands never open the repository
+//! or read config themselves; they ask the [`Context`].
+//!
+//! Exit codes: 0 all good; 1 the verdict is no (for `run`: the check's own exit
+//! code); 2 could not decide (usage, I/O, corrupt repository).
+
+mod key;
+mod log;
+mod man;
+mod record;
+mod run;
+mod show;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand};
+
+use git_receipt::contract::Contract;
+use git_receipt::keyfile::{self, KeySource};
+use git_receipt::receipt::{is_valid_chain_name, writer_id};
+use git_receipt::sign::SigningKey;
+use git_receipt::store::Store;
+use git_receipt::trust::{TrustOrigin, TrustSet};
+
+/// Signed, hash-chained receipts that a check ran, stored in git.
+///
+/// `git receipt run test` runs the check `test` declared in `.gitreceipts` and
+/// writes a signed receipt under refs/receipts/, noted on the commit it covers.
+#[derive(Debug, Parser)]
+#[command(name = "git-receipt", bin_name = "git receipt", version, max_term_width = 100)]
+pub struct Cli {
+    /// Run as if started in this directory.
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Run(run::RunArgs),
+    Record(record::RecordArgs),
+    Show(show::ShowArgs),
+    Log(log::LogArgs),
+    Key(key::KeyArgs),
+    #[command(hide = true)]
+    Man(man::ManArgs),
+}
+
+/// What every command may ask for.
+pub struct Context {
+    cwd: PathBuf,
+}
+
+impl Context {
+    fn store(&self) -> Result<Store> {
+        Ok(Store::discover(&self.cwd)?)
+    }
+
+    fn contract(&self, store: &Store) -> Result<Contract> {
+        Ok(Contract::load(store.workdir()?)?)
+    }
+
+    fn key_source(&self, store: Option<&Store>) -> Result<KeySource> {
+        let configured = store.and_then(|s| s.config_string("receipt.signingKey"));
+        Ok(keyfile::locate(configured)?)
+    }
+
+    /// The signing key, created with a notice on first use.
+    fn signing_key(&self, store: &Store) -> Result<SigningKey> {
+        let source = self.key_source(Some(store))?;
+        let (key, created) = keyfile::load_or_create(&source)?;
+        if created {
+            eprintln!(
+                "git-receipt: created a new signing key at {} ({})\n\
+                 git-receipt: its public key, for a [signer] in .gitreceipts or receipt.trustedKey:\n  {}",
+                source.path().display(),
+                key.public().fingerprint(),
+                key.public().to_openssh()
+            );
+        }
+        Ok(key)
+    }
+
+    /// The writer id for a key in this repository.
+    fn writer(&self, store: &Store, key: &SigningKey) -> Result<String> {
+        let chain = store
+            .config_string("receipt.chain")
+            .unwrap_or_else(|| "default".into());
+        if !is_valid_chain_name(&chain) {
+            anyhow::bail!(
+                "receipt.chain = {chain:?} is not a valid chain name\nhint: use 1 to 32 of a-z, 0-9, '_' and '-', e.g. `git config receipt.chain laptop`"
+            );
+        }
+        Ok(writer_id(key.public(), &chain))
+    }
+
+    /// Keys this reader accepts: its own, receipt.trustedKey, and the signers of
+    /// `.gitreceipts` at HEAD.
+    fn trust(&self, store: &Store) -> Result<TrustSet> {
+        let mut trust = TrustSet::default();
+        if let Ok(source) = self.key_source(Some(store))
+            && source.path().exists()
+            && let Ok(key) = keyfile::load_existing(&source)
+        {
+            trust.add(key.public().clone(), TrustOrigin::OwnKey);
+        }
+        for line in store.config_strings("receipt.trustedKey") {
+            let key = git_receipt::sign::PublicKey::from_openssh(&line)
+                .with_context(|| format!("git config receipt.trustedKey = {line:?}"))?;
+            trust.add(key, TrustOrigin::Config);
+        }
+        if let Ok((head, _)) = store.head()
+            && let Some(bytes) = store.contract_at(head)?
+        {
+            let contract = Contract::parse(&bytes, std::path::Path::new(".gitreceipts (at HEAD)"))?;
+            trust.add_contract(&contract);
+        }
+        Ok(trust)
+    }
+}
+
+/// Run the parsed command.
+pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let cwd = match cli.dir {
+        Some(d) => d,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let ctx = Context { cwd };
+    match cli.command {
+        Command::Run(a) => run::cmd_run(&ctx, a),
+        Command::Record(a) => record::cmd_record(&ctx, a),
+        Command::Show(a) => show::cmd_show(&ctx, a),
+        Command::Log(a) => log::cmd_log(&ctx, a),
+        Command::Key(a) => key::cmd_key(&ctx, a),
+        Command::Man(a) => man::cmd_man(a),
+    }
+}
+
+/// Print an error chain: the message, then each cause on its own line.
+pub fn report_error(e: &anyhow::Error) {
+    let mut text = format!("git-receipt: error: {e}");
+    for cause in e.chain().skip(1) {
+        text.push_str(&format!("\n  caused by: {cause}"));
+    }
+    eprintln!("{text}");
+}
+
+/// Whether to use colour on stderr/stdout.
+fn colour(stream_is_tty: bool) -> bool {
+    stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn paint(on: bool, code: &str, text: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn short_id(id: &str) -> &str {
+    &id[..id.len().min(19)]
+}
+
+fn human_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.2}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m{:02}s", ms / 60_000, ms % 60_000 / 1000)
+    }
+}

@@ -1,0 +1,92 @@
+//! `git receipt record`: write a receipt for a result produced elsewhere.
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+
+use git_receipt::receipt::Mode;
+use git_receipt::recorder;
+use git_receipt::runner::{Observation, now_ms, tail_of};
+
+use super::run::{DEFAULT_LOG_LIMIT, TAIL_BYTES, resolve_check};
+use super::{Context, short_id};
+
+/// Write a receipt for a check whose result was produced elsewhere.
+///
+/// For when the command ran outside git-receipt (another runner, a CI step):
+/// records the given exit code and output log against the current work tree, as
+/// `"mode": "record"`. The check must be declared in .gitreceipts, or given
+/// after `--` as an ad hoc check.
+///
+/// Example:
+///   cargo test > out.txt 2>&1; git receipt record test --exit-code $? --log out.txt
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The check's name.
+    pub name: String,
+    /// The exit code the check returned.
+    #[arg(long, allow_negative_numbers = true)]
+    pub exit_code: i64,
+    /// The check's full output (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<std::path::PathBuf>,
+    /// How long the check took, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub duration_ms: u64,
+    /// Why the result is not a plain exit code (makes the receipt failed).
+    #[arg(long, default_value = "")]
+    pub detail: String,
+    /// An ad hoc command (what ran), for a check not declared in .gitreceipts.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Record the result.
+pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let (check, _, _) = resolve_check(ctx, &store, &args.name, &args.command, &[], &[])?;
+    let log_limit = store
+        .config_integer("receipt.logLimit")
+        .map(|v| v.max(0) as usize)
+        .unwrap_or(DEFAULT_LOG_LIMIT);
+    let log = match &args.log {
+        None => Vec::new(),
+        Some(p) if p.as_os_str() == "-" => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .context("reading the log from standard input")?;
+            buf
+        }
+        Some(p) => std::fs::read(p).with_context(|| format!("reading the log {}", p.display()))?,
+    };
+    let key = ctx.signing_key(&store)?;
+    let writer = ctx.writer(&store, &key)?;
+    let subject = recorder::subject_now(&store, &check)?;
+    let output_bytes = log.len() as u64;
+    let obs = Observation {
+        exit_code: args.exit_code,
+        detail: args.detail.clone(),
+        started_at_ms: now_ms().saturating_sub(args.duration_ms),
+        duration_ms: args.duration_ms,
+        stdout_tail: tail_of(&log, TAIL_BYTES),
+        stderr_tail: Vec::new(),
+        log_truncated: log.len() > log_limit,
+        log: log[..log.len().min(log_limit)].to_vec(),
+        output_bytes,
+    };
+    let appended = recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Record)?;
+    let b = appended.receipt.body();
+    eprintln!(
+        "git-receipt: recorded {} {} (exit {}), receipt {} ({} #{})",
+        check.name,
+        if b.result.passed { "passed" } else { "failed" },
+        b.result.exit_code,
+        short_id(appended.receipt.id()),
+        writer,
+        b.chain.index
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,173 @@
+//! `git receipt run`: run a check and write a signed receipt of its result.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+use git_receipt::contract::{minimal_paths, normalize_path};
+use git_receipt::receipt::{Mode, is_valid_check_name};
+use git_receipt::recorder::{self, CheckSpec};
+use git_receipt::runner::{self, RunSpec};
+
+use super::{Context, colour, human_ms, paint, short_id};
+
+/// Default cap on the stored output log (8 MiB); set `receipt.logLimit` to change it.
+pub const DEFAULT_LOG_LIMIT: usize = 8 << 20;
+/// Bytes of each stream kept in the receipt.
+pub const TAIL_BYTES: usize = 4096;
+
+/// Run a check and write a signed receipt of its result.
+///
+/// Runs the check NAME declared in .gitreceipts (`sh -c <run>` at the top of the
+/// work tree), or, with a command after `--`, that command as an ad hoc check.
+/// Output streams live; then one line on stderr gives the receipt id, the result
+/// and the duration. Exits with the check's own exit code (a failing check still
+/// gets a receipt); 2 if the receipt could not be stored.
+///
+/// Examples:
+///   git receipt run test
+///   git receipt run lint -- cargo clippy -- -D warnings
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The check's name.
+    pub name: String,
+    /// An ad hoc command to run instead of a declared check.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+    /// For an ad hoc check: an input path (repeatable); default the whole tree.
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// For an ad hoc check: record this environment variable's value (repeatable).
+    #[arg(long = "env", value_name = "NAME")]
+    pub env: Vec<String>,
+}
+
+/// Resolve the check to run: declared in the contract, or ad hoc.
+pub(super) fn resolve_check(
+    ctx: &Context,
+    store: &git_receipt::store::Store,
+    name: &str,
+    command: &[String],
+    paths: &[String],
+    env: &[String],
+) -> Result<(CheckSpec, Option<std::time::Duration>, bool)> {
+    if !is_valid_check_name(name) {
+        bail!(
+            "{name:?} is not a valid check name\nhint: use letters, digits, '.', '_' and '-', starting with a letter or digit"
+        );
+    }
+    let contract = ctx.contract(store)?;
+    let declared = contract.check(name);
+    match (declared, command.is_empty()) {
+        (Some(def), true) => {
+            if !paths.is_empty() || !env.is_empty() {
+                bail!(
+                    "--path and --env are for ad hoc checks; check {name:?} declares its own in .gitreceipts"
+                );
+            }
+            Ok((
+                CheckSpec {
+                    name: def.name.clone(),
+                    argv: def.argv(),
+                    paths: def.paths.clone(),
+                    env: def.env.clone(),
+                },
+                def.timeout,
+                true,
+            ))
+        }
+        (Some(_), false) => bail!(
+            "check {name:?} is declared in .gitreceipts, so it cannot also be given a command\nhint: run `git receipt run {name}` without `-- ...`, or give the ad hoc check another name"
+        ),
+        (None, false) => {
+            let mut norm = Vec::new();
+            for p in paths {
+                match normalize_path(p) {
+                    Some(n) => norm.push(n),
+                    None => bail!("--path {p:?} is not a relative path inside the repository"),
+                }
+            }
+            let mut env = env.to_vec();
+            env.sort();
+            env.dedup();
+            Ok((
+                CheckSpec {
+                    name: name.to_owned(),
+                    argv: command.to_vec(),
+                    paths: minimal_paths(norm),
+                    env,
+                },
+                None,
+                false,
+            ))
+        }
+        (None, true) => {
+            let names: Vec<&str> = contract.checks.iter().map(|c| c.name.as_str()).collect();
+            let declared = if names.is_empty() {
+                "no checks are declared (no .gitreceipts, or it is empty)".to_owned()
+            } else {
+                format!("declared checks: {}", names.join(", "))
+            };
+            bail!(
+                "no check named {name:?} in .gitreceipts; {declared}\nhint: declare it:\n    [check \"{name}\"]\n        run = <command>\nor run it ad hoc: git receipt run {name} -- <command>"
+            )
+        }
+    }
+}
+
+/// Run the check, store the receipt, exit with the check's code.
+pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let workdir = store.workdir()?.to_owned();
+    let (check, timeout, declared) =
+        resolve_check(ctx, &store, &args.name, &args.command, &args.paths, &args.env)?;
+    let key = ctx.signing_key(&store)?;
+    let writer = ctx.writer(&store, &key)?;
+    // The subject is what the check is about to see, so compute it first.
+    let subject = recorder::subject_now(&store, &check)?;
+    let log_limit = store
+        .config_integer("receipt.logLimit")
+        .map(|v| v.max(0) as usize)
+        .unwrap_or(DEFAULT_LOG_LIMIT);
+    let obs = runner::run(&RunSpec {
+        argv: check.argv.clone(),
+        cwd: declared.then(|| workdir.clone()),
+        timeout,
+        log_limit,
+        tail_bytes: TAIL_BYTES,
+    });
+    let appended = match recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Run) {
+        Ok(a) => a,
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "check {:?} ran (exit {}), but its receipt could not be stored",
+                check.name, obs.exit_code
+            )));
+        }
+    };
+    let r = appended.receipt.body();
+    let on = colour(std::io::stderr().is_terminal());
+    let state = if r.result.passed {
+        paint(on, "32", "passed")
+    } else {
+        paint(on, "31", "failed")
+    };
+    let mut line = format!(
+        "git-receipt: {} {state} in {}, receipt {} ({} #{})",
+        check.name,
+        human_ms(r.result.duration_ms),
+        short_id(appended.receipt.id()),
+        writer,
+        r.chain.index
+    );
+    if subject.dirty {
+        line.push_str(" [uncommitted changes]");
+    }
+    if !obs.detail.is_empty() {
+        line.push_str(&format!(": {}", obs.detail));
+    }
+    eprintln!("{line}");
+    Ok(ExitCode::from(obs.exit_code.clamp(0, 255) as u8))
+}

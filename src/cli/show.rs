@@ -1,0 +1,257 @@
+//! `git receipt show`: the receipts whose subject is a revision, or one receipt's
+//! signed bytes for checking with OpenSSH.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_json::json;
+
+use git_receipt::receipt::{Receipt, Unverified};
+use git_receipt::sign::{PublicKey, armor_sshsig};
+use git_receipt::store::chain::ChainEntry;
+use git_receipt::store::{Store, short};
+use git_receipt::trust::TrustSet;
+
+use super::{Context, colour, human_ms, paint, short_id};
+
+/// Show the receipts whose subject is a revision.
+///
+/// Lists every receipt, from every writer, whose signed subject is the commit REV
+/// (default HEAD), with its result and whether its signature verifies against a
+/// trusted key. A note that hangs on REV but names another subject is reported
+/// and ignored.
+///
+/// To check a receipt with OpenSSH alone:
+///   git receipt show --body ID > msg
+///   git receipt show --sshsig ID > msg.sig
+///   ssh-keygen -Y verify -f allowed_signers -I NAME -n git-receipt -s msg.sig < msg
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The revision (default HEAD).
+    pub rev: Option<String>,
+    /// Print JSON (an array of receipts) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the receipt ID's signature as an OpenSSH SSHSIG file.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["rev", "body", "json"])]
+    pub sshsig: Option<String>,
+    /// Print the exact signed message (the canonical body) of receipt ID.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["rev", "json"])]
+    pub body: Option<String>,
+    /// With --sshsig: the signer's public key file, when it is not a trusted key.
+    #[arg(long, value_name = "FILE", requires = "sshsig")]
+    pub key: Option<std::path::PathBuf>,
+}
+
+/// Find one receipt by id or unique id prefix (with or without `sha256:`).
+pub(super) fn find_receipt(store: &Store, wanted: &str) -> Result<(String, ChainEntry)> {
+    let needle = if wanted.starts_with("sha256:") {
+        wanted.to_owned()
+    } else {
+        format!("sha256:{wanted}")
+    };
+    if needle.len() < "sha256:".len() + 4 {
+        bail!("receipt id {wanted:?} is too short; give at least 4 hex digits");
+    }
+    let mut found: Vec<(String, ChainEntry)> = Vec::new();
+    for (writer, _) in store.writers()? {
+        for e in store.read_chain(&writer)? {
+            if e.receipt.id().starts_with(&needle) {
+                found.push((writer.clone(), e));
+            }
+        }
+    }
+    match found.len() {
+        0 => bail!("no receipt {wanted:?} in any chain under refs/receipts/\nhint: `git receipt log` lists them"),
+        1 => Ok(found.pop().expect("one")),
+        n => bail!("receipt id {wanted:?} is ambiguous ({n} receipts); give more digits"),
+    }
+}
+
+/// How a receipt's signature fares against the trust set.
+pub(super) enum SigStatus {
+    Verified(String),
+    Untrusted,
+    Invalid(String),
+}
+
+pub(super) fn check_signature(trust: &TrustSet, r: &Receipt<Unverified>) -> SigStatus {
+    match trust.lookup(&r.signature().key) {
+        None => SigStatus::Untrusted,
+        Some(t) => match r.clone().verify(&t.key) {
+            Ok(_) => SigStatus::Verified(t.origin.to_string()),
+            Err(e) => SigStatus::Invalid(e.to_string()),
+        },
+    }
+}
+
+/// Show receipts, or print one receipt's signature or body.
+pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    if let Some(id) = &args.body {
+        let (_, e) = find_receipt(&store, id)?;
+        std::io::stdout().write_all(e.receipt.body_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(id) = &args.sshsig {
+        let (_, e) = find_receipt(&store, id)?;
+        let key = match &args.key {
+            Some(file) => {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", file.display()))?;
+                PublicKey::from_openssh(text.trim())?
+            }
+            None => match ctx.trust(&store)?.lookup(&e.receipt.signature().key) {
+                Some(t) => t.key.clone(),
+                None => bail!(
+                    "receipt {} is signed by {}, which is not a trusted key here\nhint: pass the signer's public key with --key FILE",
+                    e.receipt.id(),
+                    e.receipt.signature().key
+                ),
+            },
+        };
+        if key.fingerprint() != e.receipt.signature().key {
+            bail!(
+                "the key given is {}, but receipt {} is signed by {}",
+                key.fingerprint(),
+                e.receipt.id(),
+                e.receipt.signature().key
+            );
+        }
+        print!("{}", armor_sshsig(&key, &e.receipt.raw_signature()));
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let rev = args.rev.as_deref().unwrap_or("HEAD");
+    let commit = store.resolve_commit(rev)?;
+    let trust = ctx.trust(&store)?;
+    let mut shown = Vec::new();
+    for (writer, _) in store.writers()? {
+        let Some(lines) = store.read_note(&writer, commit)? else {
+            continue;
+        };
+        for line in lines {
+            let entry = store.chain_entry(&writer, line.commit)?;
+            let r = &entry.receipt;
+            if r.id() != line.id {
+                eprintln!(
+                    "git-receipt: warning: note on {} in {writer} names {} but chain commit {} holds {}; ignored",
+                    short(&commit),
+                    line.id,
+                    short(&line.commit),
+                    r.id()
+                );
+                continue;
+            }
+            if r.body().subject.commit != commit.to_string() {
+                eprintln!(
+                    "git-receipt: warning: a note on {} names receipt {}, whose signed subject is commit {}; ignored",
+                    short(&commit),
+                    short_id(r.id()),
+                    &r.body().subject.commit[..7]
+                );
+                continue;
+            }
+            shown.push((writer.clone(), entry));
+        }
+    }
+    shown.sort_by(|a, b| {
+        b.1.receipt
+            .body()
+            .result
+            .started_at
+            .cmp(&a.1.receipt.body().result.started_at)
+    });
+    if args.json {
+        let arr: Vec<_> = shown
+            .iter()
+            .map(|(writer, e)| {
+                let (status, by) = match check_signature(&trust, &e.receipt) {
+                    SigStatus::Verified(o) => ("verified", Some(o)),
+                    SigStatus::Untrusted => ("untrusted", None),
+                    SigStatus::Invalid(why) => ("invalid", Some(why)),
+                };
+                let envelope: serde_json::Value =
+                    serde_json::from_slice(e.receipt.bytes()).expect("parsed before");
+                json!({
+                    "id": e.receipt.id(),
+                    "writer": writer,
+                    "chain_commit": e.commit.to_string(),
+                    "signature_status": status,
+                    "signature_detail": by,
+                    "receipt": envelope,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&arr)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if shown.is_empty() {
+        eprintln!(
+            "git-receipt: no receipts for {rev} ({})\nhint: `git receipt run <check>` writes one",
+            short(&commit)
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let on = colour(std::io::stdout().is_terminal());
+    let mut out = String::new();
+    for (writer, e) in &shown {
+        let b = e.receipt.body();
+        let state = if b.result.passed {
+            paint(on, "32", "passed")
+        } else {
+            paint(on, "31", "failed")
+        };
+        let sig = match check_signature(&trust, &e.receipt) {
+            SigStatus::Verified(o) => format!("verified ({o})"),
+            SigStatus::Untrusted => paint(on, "33", "untrusted key"),
+            SigStatus::Invalid(why) => paint(on, "31", &format!("INVALID: {why}")),
+        };
+        out.push_str(&format!(
+            "receipt {}\n  check    {} {state}, exit {}{}, {}\n  subject  commit {} tree {} inputs {}{}\n  started  {}  ({})\n  writer   {} #{}\n  signed   {} {sig}\n",
+            e.receipt.id(),
+            b.check.name,
+            b.result.exit_code,
+            if b.result.detail.is_empty() { String::new() } else { format!(" ({})", b.result.detail) },
+            human_ms(b.result.duration_ms),
+            &b.subject.commit[..7],
+            &b.subject.tree[..7],
+            &b.subject.inputs[..7],
+            if b.subject.dirty { " (uncommitted changes)" } else { "" },
+            b.result.started_at,
+            match b.result.mode {
+                git_receipt::receipt::Mode::Run => "run",
+                git_receipt::receipt::Mode::Record => "recorded",
+            },
+            writer,
+            b.chain.index,
+            e.receipt.signature().key,
+        ));
+        out.push_str(&format!("  command  {}\n", shell_words(&b.check.argv)));
+        if let Some(log) = &b.result.log {
+            out.push_str(&format!(
+                "  log      {log} ({} bytes{})\n",
+                b.result.output_bytes,
+                if b.result.log_truncated { ", truncated" } else { "" }
+            ));
+        }
+        out.push('\n');
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b)) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,496 @@
+//! The contract file `.gitreceipts`: which checks exist and who may sign.
+//!
+//! The syntax is git-config (like `.gitmodules`), parsed with gix's config parser so
+//! that `git config -f .gitreceipts --list` and this module always agree on what
+//! the file says. Unlike git config, the schema is closed: an unknown section or
+//! key is an error with its line number, because a typo such as `requried = true`
+//! must never silently turn a required check into an optional one.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gix::bstr::ByteSlice;
+use gix::config::parse::{EventRef as Event, Events};
+
+use crate::receipt::is_valid_check_name;
+use crate::sign::PublicKey;
+
+/// The file name, at the top of the work tree.
+pub const FILE_NAME: &str = ".gitreceipts";
+
+/// One declared check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckDef {
+    /// The name in `[check "name"]`.
+    pub name: String,
+    /// The shell command (`sh -c <run>`).
+    pub run: String,
+    /// Declared input paths, normalized, sorted, without paths covered by another.
+    pub paths: Vec<String>,
+    /// Whether `gate` requires it by default.
+    pub required: bool,
+    /// Names of environment variables whose values are recorded.
+    pub env: Vec<String>,
+    /// Kill the command after this long.
+    pub timeout: Option<Duration>,
+}
+
+impl CheckDef {
+    /// The argv that runs this check.
+    pub fn argv(&self) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), self.run.clone()]
+    }
+}
+
+/// One trusted signer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignerDef {
+    /// The name in `[signer "name"]`.
+    pub name: String,
+    /// Its public key.
+    pub key: PublicKey,
+}
+
+/// A parsed `.gitreceipts`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Contract {
+    /// Checks in file order.
+    pub checks: Vec<CheckDef>,
+    /// Signers in file order.
+    pub signers: Vec<SignerDef>,
+}
+
+/// Why a contract file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ContractError {
+    /// Not git-config syntax.
+    #[error(
+        "{file}:{line}: not valid git-config syntax: {message}\nhint: check it with `git config -f {file} --list`"
+    )]
+    Syntax {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A section, key or value the schema does not allow.
+    #[error("{file}:{line}: {message}\nhint: {hint}")]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        hint: String,
+    },
+    /// The file could not be read.
+    #[error("cannot read {file}: {source}")]
+    Io {
+        /// The file.
+        file: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl Contract {
+    /// Read `.gitreceipts` from a work tree; a missing file is an empty contract.
+    pub fn load(workdir: &Path) -> Result<Contract, ContractError> {
+        let file = workdir.join(FILE_NAME);
+        match std::fs::read(&file) {
+            Ok(bytes) => Contract::parse(&bytes, Path::new(FILE_NAME)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Contract::default()),
+            Err(source) => Err(ContractError::Io { file, source }),
+        }
+    }
+
+    /// Find a check by name.
+    pub fn check(&self, name: &str) -> Option<&CheckDef> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// Parse the bytes of a contract; `file` only labels errors.
+    pub fn parse(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
+        let events = Events::from_bytes(bytes, None).map_err(|e| ContractError::Syntax {
+            file: file.to_owned(),
+            line: e.line_number(),
+            message: e.to_string(),
+        })?;
+        let raw = collect_entries(&events);
+        build(raw, file)
+    }
+}
+
+/// One `key = value` with the section it sits in and its line.
+struct RawEntry {
+    section: String,
+    subsection: Option<String>,
+    section_line: usize,
+    key: String,
+    value: Option<String>,
+    line: usize,
+}
+
+fn collect_entries(events: &Events) -> Vec<RawEntry> {
+    let mut out = Vec::new();
+    let mut line = 1usize;
+    let mut section: Option<(String, Option<String>, usize)> = None;
+    let mut pending: Option<RawEntry> = None;
+    let mut continued = String::new();
+    for event in events.iter() {
+        match event {
+            Event::SectionHeader {
+                name,
+                subsection_name,
+                ..
+            } => {
+                out.extend(pending.take());
+                section = Some((
+                    name.to_str_lossy().to_ascii_lowercase(),
+                    subsection_name.map(|s| s.to_str_lossy().into_owned()),
+                    line,
+                ));
+            }
+            Event::SectionValueName(key) => {
+                out.extend(pending.take());
+                let (s, sub, sl) = section.clone().unwrap_or_default();
+                pending = Some(RawEntry {
+                    section: s,
+                    subsection: sub,
+                    section_line: sl,
+                    key: key.to_str_lossy().to_ascii_lowercase(),
+                    value: None,
+                    line,
+                });
+            }
+            Event::KeyValueSeparator => {
+                if let Some(p) = pending.as_mut() {
+                    p.value = Some(String::new());
+                }
+            }
+            Event::Value(v) => {
+                if let Some(p) = pending.as_mut()
+                    && p.value.is_some()
+                {
+                    p.value = Some(
+                        gix::config::value::normalize(v)
+                            .to_str_lossy()
+                            .into_owned(),
+                    );
+                }
+            }
+            Event::ValueNotDone(v) => continued.push_str(&v.to_str_lossy()),
+            Event::ValueDone(v) => {
+                continued.push_str(&v.to_str_lossy());
+                if let Some(p) = pending.as_mut() {
+                    let joined = std::mem::take(&mut continued);
+                    p.value = Some(
+                        gix::config::value::normalize(joined.as_bytes().as_bstr())
+                            .to_str_lossy()
+                            .into_owned(),
+                    );
+                }
+            }
+            Event::Newline(n) => {
+                line += n.iter().filter(|b| **b == b'\n').count();
+            }
+            Event::Comment { .. } | Event::Whitespace(_) => {}
+        }
+    }
+    out.extend(pending.take());
+    out
+}
+
+fn parse_bool(value: Option<&str>) -> Option<bool> {
+    match value.map(|v| v.to_ascii_lowercase()) {
+        None => Some(true),
+        Some(v) => match v.as_str() {
+            "true" | "yes" | "on" | "1" => Some(true),
+            "false" | "no" | "off" | "0" | "" => Some(false),
+            _ => None,
+        },
+    }
+}
+
+/// `90`, `90s`, `10m`, `1h`.
+fn parse_duration(value: &str) -> Option<Duration> {
+    let v = value.trim();
+    let (digits, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => v.split_at(i),
+        None => (v, "s"),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n.checked_mul(60)?,
+        "h" => n.checked_mul(3600)?,
+        _ => return None,
+    };
+    (secs > 0).then(|| Duration::from_secs(secs))
+}
+
+/// Normalize one declared path: relative, `/`-separated, no `.`/`..`, no trailing slash.
+pub fn normalize_path(path: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    if path.starts_with('/') {
+        return None;
+    }
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// Sort, dedupe, and drop paths inside another declared path.
+pub fn minimal_paths(mut paths: Vec<String>) -> Vec<String> {
+    paths.sort();
+    paths.dedup();
+    let mut out: Vec<String> = Vec::new();
+    for p in paths {
+        let covered = out
+            .iter()
+            .any(|q| p.strip_prefix(q.as_str()).is_some_and(|r| r.starts_with('/')));
+        if !covered {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError> {
+    let err = |line: usize, message: String, hint: &str| ContractError::Invalid {
+        file: file.to_owned(),
+        line,
+        message,
+        hint: hint.to_owned(),
+    };
+    let mut contract = Contract::default();
+    // (name, section line, run, paths, required, env, timeout)
+    let mut checks: Vec<(CheckDef, usize, bool)> = Vec::new();
+    for e in entries {
+        let sub = e.subsection.clone().unwrap_or_default();
+        match e.section.as_str() {
+            "check" => {
+                if !is_valid_check_name(&sub) {
+                    return Err(err(
+                        e.section_line,
+                        format!("{:?} is not a valid check name", sub),
+                        "write [check \"name\"] with letters, digits, '.', '_' or '-'",
+                    ));
+                }
+                let idx = match checks.iter().position(|(c, _, _)| c.name == sub) {
+                    Some(i) => i,
+                    None => {
+                        checks.push((
+                            CheckDef {
+                                name: sub.clone(),
+                                run: String::new(),
+                                paths: Vec::new(),
+                                required: false,
+                                env: Vec::new(),
+                                timeout: None,
+                            },
+                            e.section_line,
+                            false,
+                        ));
+                        checks.len() - 1
+                    }
+                };
+                let (check, _, has_run) = &mut checks[idx];
+                let value = e.value.clone();
+                match e.key.as_str() {
+                    "run" => {
+                        let v = value.unwrap_or_default();
+                        if v.trim().is_empty() {
+                            return Err(err(
+                                e.line,
+                                format!("check {sub:?}: `run` is empty"),
+                                "give the command, e.g. run = cargo test",
+                            ));
+                        }
+                        check.run = v;
+                        *has_run = true;
+                    }
+                    "path" => {
+                        let v = value.unwrap_or_default();
+                        let Some(p) = normalize_path(&v) else {
+                            return Err(err(
+                                e.line,
+                                format!("check {sub:?}: path {v:?} is not a relative path inside the repository"),
+                                "write paths relative to the top of the work tree, without '..', e.g. path = src",
+                            ));
+                        };
+                        check.paths.push(p);
+                    }
+                    "required" => {
+                        check.required = parse_bool(value.as_deref()).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!("check {sub:?}: required = {:?} is not a boolean", value.unwrap_or_default()),
+                                "write required = true or required = false",
+                            )
+                        })?;
+                    }
+                    "env" => {
+                        let v = value.unwrap_or_default();
+                        if !is_env_name(&v) {
+                            return Err(err(
+                                e.line,
+                                format!("check {sub:?}: env {v:?} is not an environment variable name"),
+                                "write one name per line, e.g. env = RUSTFLAGS",
+                            ));
+                        }
+                        if !check.env.contains(&v) {
+                            check.env.push(v);
+                        }
+                    }
+                    "timeout" => {
+                        let v = value.unwrap_or_default();
+                        check.timeout = Some(parse_duration(&v).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!("check {sub:?}: timeout {v:?} is not a duration"),
+                                "write seconds or a number with s, m or h, e.g. timeout = 10m",
+                            )
+                        })?);
+                    }
+                    other => {
+                        return Err(err(
+                            e.line,
+                            format!("check {sub:?}: unknown key {other:?}"),
+                            "a check takes run, path, required, env and timeout",
+                        ));
+                    }
+                }
+            }
+            "signer" => {
+                if sub.is_empty() {
+                    return Err(err(
+                        e.section_line,
+                        "a signer section needs a name".into(),
+                        "write [signer \"name\"]",
+                    ));
+                }
+                if e.key != "key" {
+                    return Err(err(
+                        e.line,
+                        format!("signer {sub:?}: unknown key {:?}", e.key),
+                        "a signer takes one key = ssh-ed25519 AAAA... line",
+                    ));
+                }
+                let v = e.value.clone().unwrap_or_default();
+                let key = PublicKey::from_openssh(&v).map_err(|why| {
+                    err(
+                        e.line,
+                        format!("signer {sub:?}: {why}"),
+                        "paste the public key line, e.g. the output of `git receipt key show`",
+                    )
+                })?;
+                if contract.signers.iter().any(|s| s.name == sub) {
+                    return Err(err(
+                        e.line,
+                        format!("signer {sub:?} is declared twice"),
+                        "give each signer one key; use another name for another key",
+                    ));
+                }
+                contract.signers.push(SignerDef { name: sub, key });
+            }
+            "" => {
+                return Err(err(
+                    e.line,
+                    format!("key {:?} outside any section", e.key),
+                    "put keys under [check \"name\"] or [signer \"name\"]",
+                ));
+            }
+            other => {
+                return Err(err(
+                    e.section_line,
+                    format!("unknown section [{other}]"),
+                    "the sections are [check \"name\"] and [signer \"name\"]",
+                ));
+            }
+        }
+    }
+    for (mut check, line, has_run) in checks {
+        if !has_run {
+            return Err(err(
+                line,
+                format!("check {:?} has no `run`", check.name),
+                "add run = <command> to the section",
+            ));
+        }
+        check.paths = minimal_paths(std::mem::take(&mut check.paths));
+        check.env.sort();
+        contract.checks.push(check);
+    }
+    Ok(contract)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Contract, ContractError> {
+        Contract::parse(text.as_bytes(), Path::new(".gitreceipts"))
+    }
+
+    #[test]
+    fn reads_a_full_check() {
+        let c = parse(
+            "# comment\n[check \"test\"]\n\trun = cargo test --all\n\tpath = src/\n\tpath = ./Cargo.toml\n\tpath = src/lib.rs\n\trequired\n\tenv = RUSTFLAGS\n\ttimeout = 10m\n",
+        )
+        .unwrap();
+        let t = c.check("test").unwrap();
+        assert_eq!(t.run, "cargo test --all");
+        assert_eq!(t.paths, vec!["Cargo.toml", "src"]);
+        assert!(t.required);
+        assert_eq!(t.env, vec!["RUSTFLAGS"]);
+        assert_eq!(t.timeout, Some(Duration::from_secs(600)));
+    }
+
+    #[test]
+    fn quoted_values_and_continuations_are_unescaped() {
+        let c = parse("[check \"x\"]\n\trun = \"echo \\\"hi\\\"\" \\\n && true\n").unwrap();
+        assert_eq!(c.check("x").unwrap().run, "echo \"hi\"  && true");
+    }
+
+    #[test]
+    fn unknown_key_names_its_line() {
+        let e = parse("[check \"test\"]\n\trun = x\n\trequried = true\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with(".gitreceipts:3: "), "{msg}");
+        assert!(msg.contains("unknown key \"requried\""), "{msg}");
+    }
+
+    #[test]
+    fn check_without_run_is_an_error() {
+        let e = parse("\n[check \"lint\"]\n\tpath = src\n").unwrap_err();
+        assert!(e.to_string().starts_with(".gitreceipts:2: check \"lint\" has no `run`"), "{e}");
+    }
+
+    #[test]
+    fn escaping_paths_are_refused() {
+        assert!(parse("[check \"a\"]\nrun = x\npath = ../etc\n").is_err());
+        assert!(parse("[check \"a\"]\nrun = x\npath = /etc\n").is_err());
+    }
+
+    #[test]
+    fn syntax_error_has_a_line() {
+        let e = parse("[check \"a\"]\nrun = x\n[broken\n").unwrap_err();
+        assert!(matches!(e, ContractError::Syntax { line: 3, .. }), "{e:?}");
+    }
+}

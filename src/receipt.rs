@@ -1,0 +1,579 @@
+//! The receipt: its body, the signed envelope, and its id.
+//!
+//! This module owns format v1 (see `docs/format.md`). A receipt is stored as the
+//! RFC 8785 bytes of an envelope `{"receipt": body, "signature": {...}}`; the id is
+//! the SHA-256 of the canonical body. Parsing yields a [`Receipt<Unverified>`]; only
+//! [`Receipt::verify`] against a public key turns it into a [`Receipt<Verified>`], so
+//! code that takes decisions can ask for the verified type and unverified data can
+//! never reach it by accident.
+
+use std::marker::PhantomData;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::canon::{self, CanonError};
+use crate::sign::{self, PublicKey, SigningKey};
+
+/// The value of `schema` in every v1 body.
+pub const SCHEMA: &str = "git-receipt/v1";
+/// The largest stored receipt we accept (bytes of `receipt.json`). Tails are capped
+/// far below this; anything larger is hostile or corrupt.
+pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
+
+/// What a receipt observes. Only `check` exists in v1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A check (a declared or ad hoc command) ran, or its result was recorded.
+    Check,
+}
+
+/// Where the receipt sits in its writer's chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chain {
+    /// The writer id: `<chain name>-<32 hex digits of the key fingerprint>`.
+    pub writer: String,
+    /// Position in the chain, from 0 without gaps.
+    pub index: u64,
+    /// Id of the previous receipt of this writer, `None` for index 0.
+    pub prev: Option<String>,
+}
+
+/// What the receipt is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subject {
+    /// The commit HEAD named when the check ran (hex object id).
+    pub commit: String,
+    /// The tree that was actually checked: the working tree as if fully staged.
+    pub tree: String,
+    /// The tree holding only the check's declared paths (the whole tree without paths).
+    pub inputs: String,
+    /// Whether `tree` differs from the tree of `commit`.
+    pub dirty: bool,
+}
+
+/// Which check ran, and how it was defined.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// The check's name, as in `.gitreceipts` or given on the command line.
+    pub name: String,
+    /// The exact argv that was executed.
+    pub argv: Vec<String>,
+    /// `sha256:<hex>` of the canonical definition; see [`definition_digest`].
+    pub definition: String,
+    /// The declared input paths, sorted; empty means the whole tree.
+    pub paths: Vec<String>,
+    /// Values of the environment variables the check allow-lists, by name.
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+/// How the result reached the receipt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// `git receipt run` executed the command and observed it.
+    Run,
+    /// `git receipt record` took a result produced elsewhere.
+    Record,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome {
+    /// How the result was obtained.
+    pub mode: Mode,
+    /// The exit code (128 + signal number when killed by a signal, 127 when it could not start).
+    pub exit_code: i64,
+    /// True only when `exit_code` is 0 and `detail` is empty.
+    pub passed: bool,
+    /// When the command started, RFC 3339 UTC with milliseconds.
+    pub started_at: String,
+    /// Wall-clock duration in milliseconds.
+    pub duration_ms: u64,
+    /// The last bytes of standard output (lossy UTF-8).
+    pub stdout_tail: String,
+    /// The last bytes of standard error (lossy UTF-8).
+    pub stderr_tail: String,
+    /// Blob id of the full combined output, or `None`.
+    pub log: Option<String>,
+    /// Total bytes of output the command produced.
+    pub output_bytes: u64,
+    /// True when the stored log was cut at the configured limit.
+    pub log_truncated: bool,
+    /// Why the result is not a plain exit code (signal, could not start, timeout); empty otherwise.
+    pub detail: String,
+}
+
+/// Who wrote the receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Runner {
+    /// `git-receipt <version>`.
+    pub tool: String,
+    /// The host name.
+    pub host: String,
+    /// `<os>-<arch>`, e.g. `linux-x86_64`.
+    pub os: String,
+}
+
+/// The signed part of a receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Always [`Kind::Check`] in v1.
+    pub kind: Kind,
+    /// Position in the writer's chain.
+    pub chain: Chain,
+    /// What was checked.
+    pub subject: Subject,
+    /// Which check.
+    pub check: Check,
+    /// The outcome.
+    pub result: Outcome,
+    /// The tool and machine.
+    pub runner: Runner,
+    /// Id of a receipt this one explicitly replaces, or `None`.
+    pub supersedes: Option<String>,
+}
+
+/// The signature member of the envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignatureInfo {
+    /// Always `ed25519`.
+    pub alg: String,
+    /// OpenSSH SHA256 fingerprint of the signing key.
+    pub key: String,
+    /// Base64 (standard, padded) of the raw 64-byte Ed25519 SSHSIG signature.
+    pub sig: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope {
+    receipt: Body,
+    signature: SignatureInfo,
+}
+
+/// Why stored bytes are not a valid receipt.
+#[derive(Debug, thiserror::Error)]
+pub enum ReceiptError {
+    /// The bytes are larger than [`MAX_RECEIPT_BYTES`].
+    #[error("receipt is {size} bytes, over the {max} byte limit")]
+    Oversized {
+        /// Actual size.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Not canonical JSON, or not the v1 schema.
+    #[error("{0}")]
+    Format(#[from] CanonError),
+    /// A member has a value the schema does not allow.
+    #[error("{member}: {reason}")]
+    Invalid {
+        /// JSON pointer of the member.
+        member: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The signature does not verify.
+    #[error("signature does not verify against key {key}: {reason}")]
+    BadSignature {
+        /// Fingerprint of the key it was checked against.
+        key: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The envelope names another key than the one offered to verify it.
+    #[error("receipt is signed by {claimed}, not by {offered}")]
+    WrongKey {
+        /// The fingerprint in the envelope.
+        claimed: String,
+        /// The fingerprint of the key offered.
+        offered: String,
+    },
+}
+
+/// Type-state marker: bytes parsed and well-formed, signature not yet checked.
+#[derive(Debug, Clone)]
+pub struct Unverified;
+/// Type-state marker: the signature verified against a specific public key.
+#[derive(Debug, Clone)]
+pub struct Verified;
+
+/// A parsed receipt, carrying the exact stored bytes it came from.
+#[derive(Debug, Clone)]
+pub struct Receipt<State> {
+    body: Body,
+    signature: SignatureInfo,
+    body_bytes: Vec<u8>,
+    bytes: Vec<u8>,
+    id: String,
+    state: PhantomData<State>,
+}
+
+impl<S> Receipt<S> {
+    /// The body.
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+    /// The signature member.
+    pub fn signature(&self) -> &SignatureInfo {
+        &self.signature
+    }
+    /// `sha256:<hex>` of the canonical body.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+    /// The exact stored bytes (the envelope).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+    /// The exact signed message: the canonical body.
+    pub fn body_bytes(&self) -> &[u8] {
+        &self.body_bytes
+    }
+    /// The raw 64-byte signature.
+    pub fn raw_signature(&self) -> [u8; 64] {
+        decode_signature(&self.signature.sig).expect("checked when parsed")
+    }
+}
+
+impl Receipt<Unverified> {
+    /// Parse stored bytes, failing closed: size limit, canonical bytes, closed schema,
+    /// safe integers, and every value rule of format v1.
+    pub fn parse(bytes: &[u8]) -> Result<Self, ReceiptError> {
+        if bytes.len() > MAX_RECEIPT_BYTES {
+            return Err(ReceiptError::Oversized {
+                size: bytes.len(),
+                max: MAX_RECEIPT_BYTES,
+            });
+        }
+        let envelope: Envelope = canon::from_canonical(bytes)?;
+        validate(&envelope.receipt, &envelope.signature)?;
+        let body_bytes = canon::to_canonical(&envelope.receipt)?;
+        Ok(Receipt {
+            id: id_of(&body_bytes),
+            body: envelope.receipt,
+            signature: envelope.signature,
+            body_bytes,
+            bytes: bytes.to_vec(),
+            state: PhantomData,
+        })
+    }
+
+    /// Check the signature against `key`; the envelope must name that key.
+    pub fn verify(self, key: &PublicKey) -> Result<Receipt<Verified>, ReceiptError> {
+        let offered = key.fingerprint();
+        if offered != self.signature.key {
+            return Err(ReceiptError::WrongKey {
+                claimed: self.signature.key.clone(),
+                offered,
+            });
+        }
+        sign::verify(key, &self.body_bytes, &self.raw_signature()).map_err(|e| {
+            ReceiptError::BadSignature {
+                key: offered,
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(Receipt {
+            body: self.body,
+            signature: self.signature,
+            body_bytes: self.body_bytes,
+            bytes: self.bytes,
+            id: self.id,
+            state: PhantomData,
+        })
+    }
+}
+
+impl Receipt<Verified> {
+    /// Sign `body` with `key`, producing the stored form.
+    pub fn sign(body: Body, key: &SigningKey) -> Result<Self, ReceiptError> {
+        let signature = SignatureInfo {
+            alg: "ed25519".into(),
+            key: key.public().fingerprint(),
+            sig: String::new(),
+        };
+        validate(&body, &signature).or_else(|e| match e {
+            // the placeholder signature is not valid yet; everything else must be
+            ReceiptError::Invalid {
+                member: "/signature/sig",
+                ..
+            } => Ok(()),
+            e => Err(e),
+        })?;
+        let body_bytes = canon::to_canonical(&body)?;
+        let raw = key.sign(&body_bytes);
+        let signature = SignatureInfo {
+            sig: base64_encode(&raw),
+            ..signature
+        };
+        let envelope = Envelope {
+            receipt: body,
+            signature,
+        };
+        let bytes = canon::to_canonical(&envelope)?;
+        if bytes.len() > MAX_RECEIPT_BYTES {
+            return Err(ReceiptError::Oversized {
+                size: bytes.len(),
+                max: MAX_RECEIPT_BYTES,
+            });
+        }
+        Ok(Receipt {
+            id: id_of(&body_bytes),
+            body: envelope.receipt,
+            signature: envelope.signature,
+            body_bytes,
+            bytes,
+            state: PhantomData,
+        })
+    }
+}
+
+/// `sha256:<hex>` of canonical body bytes.
+pub fn id_of(body_bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(body_bytes)))
+}
+
+/// The digest that identifies a check's definition: `sha256:<hex>` of the canonical
+/// JSON `{"argv": [...], "env": [names...], "paths": [...]}`. Editing the command,
+/// its inputs or its recorded environment changes it, which makes old receipts stale.
+pub fn definition_digest(argv: &[String], paths: &[String], env_names: &[String]) -> String {
+    let value = serde_json::json!({ "argv": argv, "env": env_names, "paths": paths });
+    let bytes = canon::to_canonical(&value).expect("strings only: always canonicalizable");
+    format!("sha256:{}", hex::encode(Sha256::digest(&bytes)))
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn decode_signature(text: &str) -> Option<[u8; 64]> {
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::STANDARD.decode(text).ok()?;
+    // Re-encoding must give the same text: one signature, one spelling.
+    if base64_encode(&raw) != text {
+        return None;
+    }
+    raw.try_into().ok()
+}
+
+fn is_hex_oid(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn is_receipt_id(s: &str) -> bool {
+    s.strip_prefix("sha256:").is_some_and(|h| {
+        h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// Whether `name` may name a check: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-`.
+pub fn is_valid_check_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['.', '-'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Whether `writer` is a well-formed writer id: `<chain name>-<32 lowercase hex>`.
+pub fn is_valid_writer_id(writer: &str) -> bool {
+    let Some((name, hash)) = writer.rsplit_once('-') else {
+        return false;
+    };
+    hash.len() == 32
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && is_valid_chain_name(name)
+}
+
+/// Whether `name` may name a chain: 1 to 32 of `a-z 0-9 _ -`, starting with a letter or digit.
+pub fn is_valid_chain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && !name.starts_with(['-', '_'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'))
+}
+
+/// The writer id for a key and chain name.
+pub fn writer_id(key: &PublicKey, chain_name: &str) -> String {
+    format!(
+        "{chain_name}-{}",
+        hex::encode(&key.fingerprint_digest()[..16])
+    )
+}
+
+fn invalid(member: &'static str, reason: impl Into<String>) -> ReceiptError {
+    ReceiptError::Invalid {
+        member,
+        reason: reason.into(),
+    }
+}
+
+/// Value rules that the types alone do not enforce.
+fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> {
+    if body.schema != SCHEMA {
+        return Err(invalid(
+            "/receipt/schema",
+            format!("unknown schema {:?}, expected {SCHEMA:?}", body.schema),
+        ));
+    }
+    if !is_valid_writer_id(&body.chain.writer) {
+        return Err(invalid(
+            "/receipt/chain/writer",
+            format!("{:?} is not a writer id", body.chain.writer),
+        ));
+    }
+    match (&body.chain.prev, body.chain.index) {
+        (None, 0) => {}
+        (None, _) => return Err(invalid("/receipt/chain/prev", "null but index is not 0")),
+        (Some(_), 0) => return Err(invalid("/receipt/chain/prev", "set but index is 0")),
+        (Some(prev), _) if !is_receipt_id(prev) => {
+            return Err(invalid("/receipt/chain/prev", "not a sha256: receipt id"));
+        }
+        _ => {}
+    }
+    for (member, oid) in [
+        ("/receipt/subject/commit", &body.subject.commit),
+        ("/receipt/subject/tree", &body.subject.tree),
+        ("/receipt/subject/inputs", &body.subject.inputs),
+    ] {
+        if !is_hex_oid(oid) {
+            return Err(invalid(member, "not a 40-digit lowercase hex object id"));
+        }
+    }
+    if !is_valid_check_name(&body.check.name) {
+        return Err(invalid("/receipt/check/name", "not a valid check name"));
+    }
+    if body.check.argv.is_empty() {
+        return Err(invalid("/receipt/check/argv", "empty"));
+    }
+    if !is_receipt_id(&body.check.definition) {
+        return Err(invalid("/receipt/check/definition", "not a sha256: digest"));
+    }
+    if !body.check.paths.windows(2).all(|w| w[0] < w[1]) {
+        return Err(invalid("/receipt/check/paths", "not sorted and unique"));
+    }
+    let r = &body.result;
+    if r.passed != (r.exit_code == 0 && r.detail.is_empty()) {
+        return Err(invalid(
+            "/receipt/result/passed",
+            "must be true exactly when exit_code is 0 and detail is empty",
+        ));
+    }
+    if !is_timestamp(&r.started_at) {
+        return Err(invalid(
+            "/receipt/result/started_at",
+            "not an RFC 3339 UTC timestamp like 2026-11-29T23:04:44.123Z",
+        ));
+    }
+    if let Some(log) = &r.log
+        && !is_hex_oid(log)
+    {
+        return Err(invalid("/receipt/result/log", "not a blob id"));
+    }
+    if let Some(s) = &body.supersedes
+        && !is_receipt_id(s)
+    {
+        return Err(invalid("/receipt/supersedes", "not a sha256: receipt id"));
+    }
+    if signature.alg != "ed25519" {
+        return Err(invalid(
+            "/signature/alg",
+            format!("unknown algorithm {:?}", signature.alg),
+        ));
+    }
+    if !signature.key.starts_with("SHA256:") || signature.key.len() != 50 {
+        return Err(invalid("/signature/key", "not an OpenSSH SHA256 fingerprint"));
+    }
+    if decode_signature(&signature.sig).is_none() {
+        return Err(invalid(
+            "/signature/sig",
+            "not the base64 of a 64-byte signature",
+        ));
+    }
+    Ok(())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the one spelling we write.
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 24
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'.',
+            23 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// Format milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn format_timestamp(unix_ms: u64) -> String {
+    let secs = unix_ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil-from-days (Howard Hinnant's algorithm), valid for the proleptic Gregorian calendar.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        unix_ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_match_known_dates() {
+        assert_eq!(format_timestamp(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_timestamp(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(
+            format_timestamp(1_796_425_484_123),
+            "2026-12-04T23:04:44.123Z"
+        );
+        assert!(is_timestamp(&format_timestamp(1_796_425_484_123)));
+    }
+
+    #[test]
+    fn names_are_refname_safe() {
+        assert!(is_valid_writer_id(
+            "default-0123456789abcdef0123456789abcdef"
+        ));
+        assert!(!is_valid_writer_id(
+            "../x-0123456789abcdef0123456789abcdef"
+        ));
+        assert!(!is_valid_writer_id("default-0123"));
+        assert!(is_valid_check_name("unit-tests.v2"));
+        assert!(!is_valid_check_name("a b"));
+        assert!(!is_valid_check_name("-x"));
+    }
+}

@@ -1,0 +1,219 @@
+//! Running a check: stream its output live, and observe it.
+//!
+//! The command's stdout and stderr go to ours as they arrive (so a user sees what
+//! a bare run shows), while we keep the last bytes of each stream for the receipt's
+//! tails and the combined output, in arrival order and up to a limit, for the log
+//! blob. Output need not be UTF-8: the log keeps raw bytes, and only the tails are
+//! converted (lossily) because the receipt is JSON.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What to run and how much to keep.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// The argv; `argv[0]` is looked up on `PATH`.
+    pub argv: Vec<String>,
+    /// Directory to run in (ours when `None`).
+    pub cwd: Option<std::path::PathBuf>,
+    /// Kill the command (and its process group) after this long.
+    pub timeout: Option<Duration>,
+    /// Keep at most this many bytes of combined output in the log.
+    pub log_limit: usize,
+    /// Keep the last this many bytes of each stream as its tail.
+    pub tail_bytes: usize,
+}
+
+/// What was observed.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// Exit code; 128+N for signal N; 127 when it could not start; 124 on timeout.
+    pub exit_code: i64,
+    /// Why the result is not a plain exit code, or empty.
+    pub detail: String,
+    /// Start time, milliseconds since the epoch.
+    pub started_at_ms: u64,
+    /// Wall-clock duration.
+    pub duration_ms: u64,
+    /// Last bytes of stdout.
+    pub stdout_tail: Vec<u8>,
+    /// Last bytes of stderr.
+    pub stderr_tail: Vec<u8>,
+    /// Combined output, up to the limit.
+    pub log: Vec<u8>,
+    /// All output bytes seen.
+    pub output_bytes: u64,
+    /// Whether `log` was cut.
+    pub log_truncated: bool,
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[derive(Default)]
+struct Combined {
+    log: Vec<u8>,
+    total: u64,
+    truncated: bool,
+}
+
+fn pump(
+    mut from: impl Read,
+    mut to: impl Write,
+    combined: Arc<Mutex<Combined>>,
+    limit: usize,
+    tail_bytes: usize,
+) -> Vec<u8> {
+    let mut tail: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let chunk = &buf[..n];
+        // A closed stdout on our side (e.g. `| head`) must not stop the check.
+        let _ = to.write_all(chunk).and_then(|_| to.flush());
+        tail.extend_from_slice(chunk);
+        if tail.len() > tail_bytes * 2 {
+            tail.drain(..tail.len() - tail_bytes);
+        }
+        let mut c = combined.lock().expect("no panics while holding");
+        c.total += n as u64;
+        let room = limit.saturating_sub(c.log.len());
+        if room < n {
+            c.truncated = true;
+        }
+        c.log.extend_from_slice(&chunk[..room.min(n)]);
+    }
+    if tail.len() > tail_bytes {
+        tail.drain(..tail.len() - tail_bytes);
+    }
+    tail
+}
+
+/// Run `spec`, streaming output, and report what happened. Never fails: a command
+/// that cannot start is an observation too (exit 127 with a detail).
+pub fn run(spec: &RunSpec) -> Observation {
+    let started_at_ms = now_ms();
+    let start = Instant::now();
+    let mut cmd = Command::new(&spec.argv[0]);
+    cmd.args(&spec.argv[1..])
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    if spec.timeout.is_some() {
+        // Its own process group, so a timeout kills everything it started.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let detail = format!("could not start {:?}: {e}", spec.argv[0]);
+            return Observation {
+                exit_code: 127,
+                started_at_ms,
+                duration_ms: start.elapsed().as_millis() as u64,
+                stdout_tail: Vec::new(),
+                stderr_tail: detail.clone().into_bytes(),
+                log: Vec::new(),
+                output_bytes: 0,
+                log_truncated: false,
+                detail,
+            };
+        }
+    };
+    let combined = Arc::new(Mutex::new(Combined::default()));
+    let out = child.stdout.take().expect("piped");
+    let err = child.stderr.take().expect("piped");
+    let (limit, tail) = (spec.log_limit, spec.tail_bytes);
+    let c1 = combined.clone();
+    let t_out = std::thread::spawn(move || pump(out, std::io::stdout(), c1, limit, tail));
+    let c2 = combined.clone();
+    let t_err = std::thread::spawn(move || pump(err, std::io::stderr(), c2, limit, tail));
+
+    let mut timed_out = false;
+    let status = match spec.timeout {
+        None => child.wait(),
+        Some(limit) => {
+            let deadline = start + limit;
+            let mut pause = Duration::from_millis(1);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(s)) => break Ok(s),
+                    Ok(None) if Instant::now() >= deadline => {
+                        timed_out = true;
+                        // kill the whole group: `sh -c` may have started children
+                        let _ = Command::new("kill")
+                            .args(["-KILL", "--", &format!("-{}", child.id())])
+                            .status();
+                        let _ = child.kill();
+                        break child.wait();
+                    }
+                    Ok(None) => {
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_millis(50));
+                    }
+                    Err(e) => break Err(e),
+                }
+            }
+        }
+    };
+    let stdout_tail = t_out.join().unwrap_or_default();
+    let stderr_tail = t_err.join().unwrap_or_default();
+    let duration_ms = start.elapsed().as_millis() as u64;
+    let c = std::mem::take(&mut *combined.lock().expect("threads joined"));
+    let (exit_code, detail) = match status {
+        Err(e) => (127, format!("could not wait for the command: {e}")),
+        Ok(_) if timed_out => (
+            124,
+            format!(
+                "timed out after {}s and was killed",
+                spec.timeout.unwrap_or_default().as_secs()
+            ),
+        ),
+        Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+            (Some(code), _) => (i64::from(code), String::new()),
+            (None, Some(sig)) => (128 + i64::from(sig), format!("killed by signal {sig}")),
+            (None, None) => (127, "ended without an exit code".into()),
+        },
+    };
+    Observation {
+        exit_code,
+        detail,
+        started_at_ms,
+        duration_ms,
+        stdout_tail,
+        stderr_tail,
+        log: c.log,
+        output_bytes: c.total,
+        log_truncated: c.truncated,
+    }
+}
+
+/// Lossy UTF-8 of a tail, starting at a character boundary.
+pub fn tail_text(bytes: &[u8]) -> String {
+    let mut start = 0;
+    // skip UTF-8 continuation bytes the cut left at the front
+    while start < bytes.len() && start < 3 && (bytes[start] & 0xC0) == 0x80 {
+        start += 1;
+    }
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// The last `max` bytes of a file's content, for `record --log`.
+pub fn tail_of(bytes: &[u8], max: usize) -> Vec<u8> {
+    bytes[bytes.len().saturating_sub(max)..].to_vec()
+}

@@ -1,0 +1,298 @@
+//! Writer chains: `refs/receipts/<writer>`, one commit per receipt.
+//!
+//! Appending reads the tip, builds and signs the next body against it, writes the
+//! objects, and moves the ref by compare-and-swap. Losing the race means another
+//! process appended first: rebuild on the new tip and try again, so concurrent
+//! writers of one chain end up with one linear chain and no lost receipt.
+
+use std::time::Duration;
+
+use gix::ObjectId;
+use gix::objs::tree::{Entry, EntryKind};
+use gix::refs::transaction::PreviousValue;
+
+use super::{CHAIN_PREFIX, Store, StoreError, crash_point, git_err, tool_signature};
+use crate::receipt::{Body, Receipt, Unverified, Verified, is_valid_writer_id};
+use crate::sign::SigningKey;
+
+/// Name of the receipt file in a chain commit's tree.
+pub const RECEIPT_FILE: &str = "receipt.json";
+/// Name of the optional full output log in a chain commit's tree.
+pub const LOG_FILE: &str = "output.log";
+
+const MAX_ATTEMPTS: u32 = 400;
+
+/// One receipt as found in a chain.
+#[derive(Debug, Clone)]
+pub struct ChainEntry {
+    /// The chain commit holding it.
+    pub commit: ObjectId,
+    /// Its parent chain commit, if any.
+    pub parent: Option<ObjectId>,
+    /// The parsed (not yet verified) receipt.
+    pub receipt: Receipt<Unverified>,
+}
+
+/// The ref name of a writer's chain.
+pub fn chain_ref(writer: &str) -> String {
+    format!("{CHAIN_PREFIX}{writer}")
+}
+
+/// A receipt just written.
+#[derive(Debug)]
+pub struct Appended {
+    /// The receipt.
+    pub receipt: Receipt<Verified>,
+    /// Its chain commit.
+    pub commit: ObjectId,
+}
+
+impl Store {
+    /// Every writer with a chain here, with its tip, sorted by writer id.
+    pub fn writers(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(git_err("listing references"))?;
+        let iter = refs
+            .prefixed(CHAIN_PREFIX)
+            .map_err(git_err("listing refs/receipts/"))?;
+        let mut out = Vec::new();
+        for r in iter {
+            let mut r = r.map_err(git_err("reading a receipt ref"))?;
+            let name = r.name().as_bstr().to_string();
+            let writer = name[CHAIN_PREFIX.len()..].to_owned();
+            let id = r
+                .peel_to_id()
+                .map_err(git_err(format!("resolving {name}")))?
+                .detach();
+            out.push((writer, id));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The tip of a writer's chain, if it has one.
+    pub fn chain_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
+        let name = chain_ref(writer);
+        match self
+            .repo
+            .try_find_reference(name.as_str())
+            .map_err(git_err(format!("reading {name}")))?
+        {
+            None => Ok(None),
+            Some(mut r) => Ok(Some(
+                r.peel_to_id()
+                    .map_err(git_err(format!("resolving {name}")))?
+                    .detach(),
+            )),
+        }
+    }
+
+    /// Read the receipt held by one chain commit, checking the commit's shape.
+    pub fn chain_entry(&self, writer: &str, commit: ObjectId) -> Result<ChainEntry, StoreError> {
+        let corrupt = |reason: String| StoreError::CorruptChain {
+            writer: writer.to_owned(),
+            commit,
+            reason,
+        };
+        let c = self
+            .repo
+            .find_commit(commit)
+            .map_err(|e| corrupt(format!("not a readable commit: {e}")))?;
+        let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+        if parents.len() > 1 {
+            return Err(corrupt(format!(
+                "has {} parents; a chain is linear",
+                parents.len()
+            )));
+        }
+        let tree = c
+            .tree()
+            .map_err(|e| corrupt(format!("tree unreadable: {e}")))?;
+        let entry = tree
+            .find_entry(RECEIPT_FILE)
+            .ok_or_else(|| corrupt(format!("no {RECEIPT_FILE} in its tree")))?;
+        if entry.mode().kind() != EntryKind::Blob {
+            return Err(corrupt(format!(
+                "{RECEIPT_FILE} is a {:?}, not a regular file",
+                entry.mode().kind()
+            )));
+        }
+        let oid = entry.oid().to_owned();
+        let blob = self
+            .repo
+            .find_blob(oid)
+            .map_err(|e| corrupt(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+        let receipt = Receipt::parse(&blob.data).map_err(|source| StoreError::BadReceipt {
+            writer: writer.to_owned(),
+            commit,
+            source,
+        })?;
+        Ok(ChainEntry {
+            commit,
+            parent: parents.first().copied(),
+            receipt,
+        })
+    }
+
+    /// Walk a chain from `tip` towards its root, newest first, calling `visit` for each
+    /// entry until it returns `false`.
+    pub fn walk_chain(
+        &self,
+        writer: &str,
+        tip: ObjectId,
+        mut visit: impl FnMut(ChainEntry) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut next = Some(tip);
+        while let Some(commit) = next {
+            let entry = self.chain_entry(writer, commit)?;
+            next = entry.parent;
+            if !visit(entry)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every receipt of a chain, newest first.
+    pub fn read_chain(&self, writer: &str) -> Result<Vec<ChainEntry>, StoreError> {
+        let mut out = Vec::new();
+        if let Some(tip) = self.chain_tip(writer)? {
+            self.walk_chain(writer, tip, |e| {
+                out.push(e);
+                Ok(true)
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// Append a receipt to `writer`'s chain. `make_body(index, prev)` builds the body
+    /// for a given position; it is called again if another process appended first.
+    /// `log` is the blob id of the full output, stored beside the receipt.
+    pub fn append(
+        &self,
+        writer: &str,
+        key: &SigningKey,
+        log: Option<ObjectId>,
+        mut make_body: impl FnMut(u64, Option<String>) -> Body,
+    ) -> Result<Appended, StoreError> {
+        debug_assert!(is_valid_writer_id(writer));
+        let refname = chain_ref(writer);
+        for attempt in 0..MAX_ATTEMPTS {
+            let tip = self.chain_tip(writer)?;
+            let (index, prev) = match tip {
+                None => (0, None),
+                Some(t) => {
+                    let e = self.chain_entry(writer, t)?;
+                    let b = e.receipt.body();
+                    (b.chain.index + 1, Some(e.receipt.id().to_owned()))
+                }
+            };
+            let body = make_body(index, prev);
+            let receipt = Receipt::sign(body, key).map_err(|source| StoreError::BadReceipt {
+                writer: writer.to_owned(),
+                commit: ObjectId::null(gix::hash::Kind::Sha1),
+                source,
+            })?;
+            let blob = self
+                .repo
+                .write_blob(receipt.bytes())
+                .map_err(git_err("writing receipt.json"))?
+                .detach();
+            let mut entries = vec![Entry {
+                mode: EntryKind::Blob.into(),
+                filename: RECEIPT_FILE.into(),
+                oid: blob,
+            }];
+            if let Some(log) = log {
+                entries.push(Entry {
+                    mode: EntryKind::Blob.into(),
+                    filename: LOG_FILE.into(),
+                    oid: log,
+                });
+            }
+            entries.sort_by(|a, b| a.filename.cmp(&b.filename));
+            let tree = self
+                .repo
+                .write_object(&gix::objs::Tree { entries })
+                .map_err(git_err("writing a chain tree"))?
+                .detach();
+            let b = receipt.body();
+            let message = format!(
+                "receipt: {} {} #{}\n\n{}\n",
+                b.check.name,
+                if b.result.passed { "passed" } else { "failed" },
+                b.chain.index,
+                receipt.id()
+            );
+            let sig = tool_signature();
+            let commit = gix::objs::Commit {
+                tree,
+                parents: tip.into_iter().collect(),
+                author: sig.clone(),
+                committer: sig,
+                encoding: None,
+                message: message.into(),
+                extra_headers: Vec::new(),
+            };
+            let commit = self
+                .repo
+                .write_object(&commit)
+                .map_err(git_err("writing a chain commit"))?
+                .detach();
+            crash_point("objects");
+            let expected = match tip {
+                None => PreviousValue::MustNotExist,
+                Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
+            };
+            let log_message = format!("git-receipt: append {}", receipt.id());
+            match self
+                .repo
+                .reference(refname.as_str(), commit, expected, log_message)
+            {
+                Ok(_) => {
+                    crash_point("chain");
+                    // Notes are a derived index; failing to update them loses nothing
+                    // (the next append or `reindex` completes them), so report but succeed.
+                    if let Err(e) = self.index_notes(writer) {
+                        eprintln!(
+                            "git-receipt: warning: receipt {} is stored, but its notes were not updated: {e}\nhint: run `git receipt reindex`",
+                            receipt.id()
+                        );
+                    }
+                    crash_point("notes");
+                    return Ok(Appended { receipt, commit });
+                }
+                Err(e) if attempt + 1 == MAX_ATTEMPTS && self.chain_tip(writer)? == tip => {
+                    // The ref never moved, so this was not a lost race: say what it was.
+                    return Err(StoreError::Git {
+                        what: format!("updating {refname}"),
+                        source: e.into(),
+                    });
+                }
+                Err(_) => {
+                    // Lost the race (or the ref was locked by a concurrent writer):
+                    // back off a little, with jitter, and rebuild on the new tip.
+                    backoff(attempt);
+                }
+            }
+        }
+        Err(StoreError::Contention {
+            refname,
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+}
+
+/// Sleep a short, jittered, growing time; jitter comes from the clock's nanoseconds
+/// and the pid so racing processes do not retry in lockstep.
+pub(crate) fn backoff(attempt: u32) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+        ^ std::process::id().wrapping_mul(2_654_435_761);
+    let cap_us = 200u64 << attempt.min(6);
+    std::thread::sleep(Duration::from_micros(50 + u64::from(nanos) % cap_us));
+}

@@ -1,0 +1,266 @@
+//! The only code that touches git.
+//!
+//! Layout (see `docs/format.md`): each writer owns `refs/receipts/<writer>`, a chain
+//! of commits whose trees hold `receipt.json` (and `output.log`), and
+//! `refs/notes/receipts/<writer>`, a notes index from subject commits and inputs
+//! trees to receipts. The chain is the source of truth; notes are derived and
+//! can always be rebuilt from it. Objects are written first, then the chain ref by
+//! compare-and-swap, then notes, so a crash leaves either the old state or one that
+//! the next append (or `reindex`) completes.
+
+pub mod chain;
+pub mod notes;
+pub mod worktree;
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::receipt::ReceiptError;
+
+/// Prefix of chain refs.
+pub const CHAIN_PREFIX: &str = "refs/receipts/";
+/// Prefix of notes refs.
+pub const NOTES_PREFIX: &str = "refs/notes/receipts/";
+
+/// A boxed error from git plumbing.
+pub type GitError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Not inside a git repository.
+    #[error(
+        "not a git repository (or any parent up to the file system root): {path}\nhint: run this inside a git work tree, or `git init` one"
+    )]
+    NotARepository {
+        /// Where we looked.
+        path: PathBuf,
+    },
+    /// SHA-256 object format.
+    #[error(
+        "this repository uses the SHA-256 object format, which git-receipt does not support yet\nhint: receipts work in SHA-1 repositories (git's default)"
+    )]
+    Sha256Unsupported,
+    /// A bare repository where a work tree is needed.
+    #[error("this command needs a work tree, but the repository is bare")]
+    Bare,
+    /// HEAD does not point at a commit.
+    #[error(
+        "HEAD has no commit yet, so there is nothing a receipt could name\nhint: make a first commit, then run the check again"
+    )]
+    NoCommit,
+    /// A revision that does not resolve.
+    #[error("cannot resolve revision {rev:?}: {source}")]
+    BadRevision {
+        /// What the user typed.
+        rev: String,
+        /// Why.
+        source: GitError,
+    },
+    /// A stored receipt is not valid.
+    #[error("receipt in chain {writer} at commit {commit} is invalid: {source}")]
+    BadReceipt {
+        /// The chain.
+        writer: String,
+        /// The chain commit.
+        commit: ObjectId,
+        /// Why.
+        source: ReceiptError,
+    },
+    /// The chain itself is malformed (tree layout, parents).
+    #[error("chain {writer} is corrupt at commit {commit}: {reason}\nhint: run `git receipt verify` for a full report")]
+    CorruptChain {
+        /// The chain.
+        writer: String,
+        /// The chain commit.
+        commit: ObjectId,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Others kept winning the compare-and-swap.
+    #[error(
+        "could not update {refname} after {attempts} attempts: other processes kept moving it\nhint: try again; nothing was lost"
+    )]
+    Contention {
+        /// The ref.
+        refname: String,
+        /// How often we tried.
+        attempts: u32,
+    },
+    /// A git subprocess failed.
+    #[error("`git {args}` failed: {stderr}")]
+    GitCommand {
+        /// Its arguments.
+        args: String,
+        /// What it printed.
+        stderr: String,
+    },
+    /// Other git plumbing failure.
+    #[error("{what}: {source}")]
+    Git {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        source: GitError,
+    },
+}
+
+/// Wrap a plumbing error with what was being done.
+pub(crate) fn git_err<E: Into<GitError>>(what: impl Into<String>) -> impl FnOnce(E) -> StoreError {
+    let what = what.into();
+    move |e| StoreError::Git {
+        what,
+        source: e.into(),
+    }
+}
+
+/// An open repository.
+pub struct Store {
+    repo: gix::Repository,
+}
+
+impl Store {
+    /// Discover the repository containing `dir`.
+    pub fn discover(dir: &Path) -> Result<Store, StoreError> {
+        let repo = gix::discover(dir).map_err(|_| StoreError::NotARepository {
+            path: dir.to_owned(),
+        })?;
+        Store::from_repo(repo)
+    }
+
+    /// Open exactly the repository at `dir` (a `.git` dir, a bare repository or a work tree).
+    pub fn open(dir: &Path) -> Result<Store, StoreError> {
+        let repo = gix::open(dir).map_err(|_| StoreError::NotARepository {
+            path: dir.to_owned(),
+        })?;
+        Store::from_repo(repo)
+    }
+
+    fn from_repo(repo: gix::Repository) -> Result<Store, StoreError> {
+        if repo.object_hash() != gix::hash::Kind::Sha1 {
+            return Err(StoreError::Sha256Unsupported);
+        }
+        Ok(Store { repo })
+    }
+
+    /// The underlying repository.
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    /// The top of the work tree.
+    pub fn workdir(&self) -> Result<&Path, StoreError> {
+        self.repo.workdir().ok_or(StoreError::Bare)
+    }
+
+    /// The `.git` directory.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// Resolve a revision to a commit id.
+    pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId, StoreError> {
+        let bad = |source: GitError| StoreError::BadRevision {
+            rev: rev.to_owned(),
+            source,
+        };
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .map_err(|e| bad(e.into()))?;
+        let commit = id
+            .object()
+            .map_err(|e| bad(e.into()))?
+            .peel_to_commit()
+            .map_err(|e| bad(e.into()))?;
+        Ok(commit.id)
+    }
+
+    /// HEAD's commit and tree.
+    pub fn head(&self) -> Result<(ObjectId, ObjectId), StoreError> {
+        let commit = self.repo.head_commit().map_err(|_| StoreError::NoCommit)?;
+        let tree = commit
+            .tree_id()
+            .map_err(git_err("reading HEAD's tree"))?
+            .detach();
+        Ok((commit.id, tree))
+    }
+
+    /// The tree of a commit.
+    pub fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId, StoreError> {
+        Ok(self
+            .repo
+            .find_commit(commit)
+            .map_err(git_err(format!("reading commit {commit}")))?
+            .tree_id()
+            .map_err(git_err(format!("reading the tree of {commit}")))?
+            .detach())
+    }
+
+    /// A string from git config.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
+    }
+
+    /// All values of a multi-valued git config key.
+    pub fn config_strings(&self, key: &str) -> Vec<String> {
+        self.repo
+            .config_snapshot()
+            .strings(key)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect()
+    }
+
+    /// An integer from git config (with k/m/g suffixes).
+    pub fn config_integer(&self, key: &str) -> Option<i64> {
+        self.repo.config_snapshot().integer(key)
+    }
+
+    /// Read the whole `.gitreceipts` blob at a commit, if there is one.
+    pub fn contract_at(&self, commit: ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
+        let tree = self.commit_tree(commit)?;
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(git_err("reading a tree"))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(crate::contract::FILE_NAME)
+            .map_err(git_err("looking up .gitreceipts"))?
+        else {
+            return Ok(None);
+        };
+        let blob = self
+            .repo
+            .find_blob(entry.oid())
+            .map_err(git_err("reading .gitreceipts"))?;
+        Ok(Some(blob.data.clone()))
+    }
+}
+
+/// The identity recorded on chain and notes commits: the tool, not a person.
+pub(crate) fn tool_signature() -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: "git-receipt".into(),
+        email: "git-receipt@localhost".into(),
+        time: gix::date::Time::now_utc(),
+    }
+}
+
+/// Test hook: `GIT_RECEIPT_TEST_STOP_AFTER=<step>` aborts the process right after
+/// `step`, the way `kill -9` would, so crash safety can be tested at every step.
+pub(crate) fn crash_point(step: &str) {
+    if std::env::var_os("GIT_RECEIPT_TEST_STOP_AFTER").is_some_and(|v| v == step) {
+        std::process::abort();
+    }
+}
+
+/// Short form of an object id for display.
+pub fn short(oid: &ObjectId) -> String {
+    oid.to_hex_with_len(7).to_string()
+}

@@ -1,0 +1,394 @@
+//! The notes index: `refs/notes/receipts/<writer>`.
+//!
+//! Each receipt is noted on its subject commit (so `git log --notes='receipts/*'`
+//! shows it) and on its inputs tree (so a rewrite that keeps the inputs keeps the
+//! receipt). A note holds one line per receipt:
+//!
+//! ```text
+//! <receipt id> <chain commit> <check name> <passed|failed>
+//! ```
+//!
+//! Notes are derived from the chain and never trusted on their own: a reader loads
+//! the receipt from the chain commit and checks its signed subject. The notes commit
+//! message records how far the chain has been indexed (`chain <oid> index <n>`), so
+//! each append indexes exactly what is missing, including receipts whose notes a
+//! crash cut off, and `reindex` can rebuild everything from scratch.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+use gix::refs::transaction::PreviousValue;
+
+use super::chain::backoff;
+use super::{NOTES_PREFIX, Store, StoreError, git_err, tool_signature};
+
+const MAX_ATTEMPTS: u32 = 400;
+/// Above this many notes at the top level, switch to git's 2/38 fanout.
+const FLAT_LIMIT: usize = 256;
+
+/// The notes ref of a writer.
+pub fn notes_ref(writer: &str) -> String {
+    format!("{NOTES_PREFIX}{writer}")
+}
+
+/// One line of a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteLine {
+    /// The receipt id.
+    pub id: String,
+    /// The chain commit that holds it.
+    pub commit: ObjectId,
+    /// The check name (for people reading `git log`; the receipt decides).
+    pub check: String,
+    /// Passed or failed (for people; the receipt decides).
+    pub passed: bool,
+}
+
+impl NoteLine {
+    fn format(&self) -> String {
+        format!(
+            "{} {} {} {}\n",
+            self.id,
+            self.commit,
+            self.check,
+            if self.passed { "passed" } else { "failed" }
+        )
+    }
+
+    fn parse(line: &str) -> Option<NoteLine> {
+        let mut parts = line.split(' ');
+        let id = parts.next()?.to_owned();
+        let commit = ObjectId::from_hex(parts.next()?.as_bytes()).ok()?;
+        let check = parts.next()?.to_owned();
+        let passed = match parts.next()? {
+            "passed" => true,
+            "failed" => false,
+            _ => return None,
+        };
+        (parts.next().is_none() && id.starts_with("sha256:")).then_some(NoteLine {
+            id,
+            commit,
+            check,
+            passed,
+        })
+    }
+}
+
+/// A note's text that is not in the format above.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "note on {object} in {refname} is corrupt at line {line}: {text:?}\nhint: run `git receipt reindex` to rebuild notes from the chains"
+)]
+pub struct CorruptNote {
+    /// The notes ref.
+    pub refname: String,
+    /// The annotated object.
+    pub object: ObjectId,
+    /// 1-based line.
+    pub line: usize,
+    /// The offending text.
+    pub text: String,
+}
+
+/// Parse a note's text.
+pub fn parse_note(refname: &str, object: ObjectId, text: &[u8]) -> Result<Vec<NoteLine>, CorruptNote> {
+    let text_str = text.to_str_lossy();
+    text_str
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| {
+            NoteLine::parse(l).ok_or_else(|| CorruptNote {
+                refname: refname.to_owned(),
+                object,
+                line: i + 1,
+                text: l.chars().take(120).collect(),
+            })
+        })
+        .collect()
+}
+
+/// The candidate paths of a note for `object` in git's fanout layouts.
+fn note_paths(object: &ObjectId) -> [String; 3] {
+    let h = object.to_hex().to_string();
+    [
+        format!("{}/{}", &h[..2], &h[2..]),
+        h.clone(),
+        format!("{}/{}/{}", &h[..2], &h[2..4], &h[4..]),
+    ]
+}
+
+impl Store {
+    /// The tip of a writer's notes ref.
+    pub fn notes_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
+        let name = notes_ref(writer);
+        match self
+            .repo
+            .try_find_reference(name.as_str())
+            .map_err(git_err(format!("reading {name}")))?
+        {
+            None => Ok(None),
+            Some(mut r) => Ok(Some(
+                r.peel_to_id()
+                    .map_err(git_err(format!("resolving {name}")))?
+                    .detach(),
+            )),
+        }
+    }
+
+    /// The raw note text on `object` in the notes tree `tree`.
+    fn note_in_tree(&self, tree: ObjectId, object: &ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(git_err("reading a notes tree"))?;
+        for path in note_paths(object) {
+            if let Some(entry) = tree
+                .lookup_entry_by_path(&path)
+                .map_err(git_err("looking up a note"))?
+                && entry.mode().is_blob()
+            {
+                let blob = self
+                    .repo
+                    .find_blob(entry.oid())
+                    .map_err(git_err("reading a note"))?;
+                return Ok(Some(blob.data.clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The note lines on `object` in `writer`'s notes, or `None` without a note.
+    pub fn read_note(&self, writer: &str, object: ObjectId) -> Result<Option<Vec<NoteLine>>, StoreError> {
+        let Some(tip) = self.notes_tip(writer)? else {
+            return Ok(None);
+        };
+        let tree = self.commit_tree(tip)?;
+        match self.note_in_tree(tree, &object)? {
+            None => Ok(None),
+            Some(text) => parse_note(&notes_ref(writer), object, &text)
+                .map(Some)
+                .map_err(|e| StoreError::Git {
+                    what: "reading notes".into(),
+                    source: Box::new(e),
+                }),
+        }
+    }
+
+    /// Bring `writer`'s notes up to date with its chain: index every receipt the
+    /// notes do not cover yet. Cheap when only the newest receipt is missing.
+    pub fn index_notes(&self, writer: &str) -> Result<(), StoreError> {
+        self.update_notes(writer, false)
+    }
+
+    /// Rebuild `writer`'s notes from the chain alone (a new notes commit on top of
+    /// the old one, whose tree is built from scratch).
+    pub fn reindex_notes(&self, writer: &str) -> Result<(), StoreError> {
+        self.update_notes(writer, true)
+    }
+
+    fn update_notes(&self, writer: &str, from_scratch: bool) -> Result<(), StoreError> {
+        let refname = notes_ref(writer);
+        for attempt in 0..MAX_ATTEMPTS {
+            let Some(chain_tip) = self.chain_tip(writer)? else {
+                return Ok(());
+            };
+            let notes_tip = self.notes_tip(writer)?;
+            let recorded = match (notes_tip, from_scratch) {
+                (Some(t), false) => self.recorded_position(t)?,
+                _ => None,
+            };
+            if recorded.is_some_and(|(oid, _)| oid == chain_tip) {
+                return Ok(());
+            }
+            // Collect what is missing, newest first.
+            let mut missing = Vec::new();
+            let mut rebuild = from_scratch || notes_tip.is_none();
+            let mut tip_index = None;
+            self.walk_chain(writer, chain_tip, |e| {
+                let idx = e.receipt.body().chain.index;
+                tip_index.get_or_insert(idx);
+                if let Some((oid, ridx)) = recorded {
+                    if e.commit == oid {
+                        return Ok(false);
+                    }
+                    if idx <= ridx {
+                        // Recorded position is not on this chain: it was rewritten.
+                        rebuild = true;
+                    }
+                }
+                missing.push(e);
+                Ok(true)
+            })?;
+            if let (Some((_, ridx)), Some(tidx), false) = (recorded, tip_index, rebuild)
+                && tidx <= ridx
+            {
+                // Someone else already indexed further than this chain tip.
+                return Ok(());
+            }
+            let base_tree = match (notes_tip, rebuild) {
+                (Some(t), false) => self.commit_tree(t)?,
+                _ => ObjectId::empty_tree(gix::hash::Kind::Sha1),
+            };
+            // Group the new lines by annotated object, oldest receipt first.
+            let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
+            for e in missing.iter().rev() {
+                let b = e.receipt.body();
+                let line = NoteLine {
+                    id: e.receipt.id().to_owned(),
+                    commit: e.commit,
+                    check: b.check.name.clone(),
+                    passed: b.result.passed,
+                };
+                for hex in [&b.subject.commit, &b.subject.inputs] {
+                    let oid = ObjectId::from_hex(hex.as_bytes()).expect("validated when parsed");
+                    let lines = by_object.entry(oid).or_default();
+                    if !lines.contains(&line) {
+                        lines.push(line.clone());
+                    }
+                }
+            }
+            let tree = self.write_notes_tree(base_tree, &refname, by_object)?;
+            let chain_index = tip_index.unwrap_or(0);
+            let message = format!(
+                "Notes added by 'git receipt'\n\nchain {chain_tip} index {chain_index}\n"
+            );
+            let sig = tool_signature();
+            let commit = gix::objs::Commit {
+                tree,
+                parents: notes_tip.into_iter().collect(),
+                author: sig.clone(),
+                committer: sig,
+                encoding: None,
+                message: message.into(),
+                extra_headers: Vec::new(),
+            };
+            let commit = self
+                .repo
+                .write_object(&commit)
+                .map_err(git_err("writing a notes commit"))?
+                .detach();
+            let expected = match notes_tip {
+                None => PreviousValue::MustNotExist,
+                Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
+            };
+            match self
+                .repo
+                .reference(refname.as_str(), commit, expected, "git-receipt: index notes")
+            {
+                Ok(_) => return Ok(()),
+                Err(e) if attempt + 1 == MAX_ATTEMPTS => {
+                    return Err(StoreError::Git {
+                        what: format!("updating {refname}"),
+                        source: e.into(),
+                    });
+                }
+                Err(_) => backoff(attempt),
+            }
+        }
+        Err(StoreError::Contention {
+            refname,
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+
+    /// The `chain <oid> index <n>` a notes commit records, if it records one.
+    fn recorded_position(&self, notes_commit: ObjectId) -> Result<Option<(ObjectId, u64)>, StoreError> {
+        let c = self
+            .repo
+            .find_commit(notes_commit)
+            .map_err(git_err("reading the notes commit"))?;
+        let msg = c
+            .message_raw()
+            .map_err(git_err("reading the notes commit message"))?
+            .to_str_lossy()
+            .into_owned();
+        Ok(msg.lines().find_map(|l| {
+            let mut p = l.strip_prefix("chain ")?.split(" index ");
+            let oid = ObjectId::from_hex(p.next()?.as_bytes()).ok()?;
+            let idx = p.next()?.parse().ok()?;
+            Some((oid, idx))
+        }))
+    }
+
+    /// Write a notes tree: `base` plus the given lines, appended to existing notes.
+    fn write_notes_tree(
+        &self,
+        base: ObjectId,
+        refname: &str,
+        additions: BTreeMap<ObjectId, Vec<NoteLine>>,
+    ) -> Result<ObjectId, StoreError> {
+        let base_tree = self
+            .repo
+            .find_tree(base)
+            .map_err(git_err("reading the notes tree"))?;
+        let top: Vec<(String, bool)> = base_tree
+            .decode()
+            .map_err(git_err("decoding the notes tree"))?
+            .entries
+            .iter()
+            .map(|e| (e.filename.to_string(), e.mode.is_tree()))
+            .collect();
+        let fanned = top.iter().any(|(name, is_tree)| *is_tree && name.len() == 2);
+        let mut editor = self
+            .repo
+            .edit_tree(base)
+            .map_err(git_err("editing the notes tree"))?;
+        let fanout = fanned || top.len() + additions.len() >= FLAT_LIMIT;
+        if fanout && !fanned {
+            // Move every flat note under its 2-character directory, as git does
+            // once a notes tree grows.
+            for (name, is_tree) in &top {
+                if *is_tree || name.len() != 40 {
+                    continue;
+                }
+                let entry = base_tree
+                    .find_entry(name.as_str())
+                    .expect("listed from this tree");
+                let oid = entry.oid().to_owned();
+                editor
+                    .remove(name.as_str())
+                    .map_err(git_err("re-laying out notes"))?;
+                editor
+                    .upsert(format!("{}/{}", &name[..2], &name[2..]), EntryKind::Blob, oid)
+                    .map_err(git_err("re-laying out notes"))?;
+            }
+        }
+        for (object, lines) in additions {
+            let mut existing = match self.note_in_tree(base, &object)? {
+                Some(text) => parse_note(refname, object, &text).unwrap_or_else(|e| {
+                    // A corrupt note is replaced by what the chain says; tell the user.
+                    eprintln!("git-receipt: warning: {e}");
+                    Vec::new()
+                }),
+                None => Vec::new(),
+            };
+            for l in lines {
+                if !existing.iter().any(|x| x.id == l.id) {
+                    existing.push(l);
+                }
+            }
+            let text: String = existing.iter().map(NoteLine::format).collect();
+            let blob = self
+                .repo
+                .write_blob(text.as_bytes())
+                .map_err(git_err("writing a note"))?
+                .detach();
+            let [fan, flat, deep] = note_paths(&object);
+            for stale in [&fan, &flat, &deep] {
+                // remove any copy in another layout so exactly one note remains
+                let _ = editor.remove(stale.as_str());
+            }
+            let path = if fanout { fan } else { flat };
+            editor
+                .upsert(path, EntryKind::Blob, blob)
+                .map_err(git_err("adding a note"))?;
+        }
+        Ok(editor
+            .write()
+            .map_err(git_err("writing the notes tree"))?
+            .detach())
+    }
+}
