@@ -80,8 +80,9 @@ const PUBLIC_KEY_LEN: usize = 32;
 pub enum KeyError {
     /// The key file does not exist.
     #[error(
-        "signing key {path} does not exist; create one with `ssh-keygen -t ed25519 -f {path}` \
-         or point receipt.signingKey at an existing OpenSSH Ed25519 private key"
+        "signing key {path} does not exist; create one with \
+         `ssh-keygen -t ed25519 -N '' -f {path}` or point receipt.signingKey at an existing \
+         unencrypted OpenSSH Ed25519 private key"
     )]
     NotFound {
         /// The path that was looked up.
@@ -100,8 +101,8 @@ pub enum KeyError {
     /// The private key is protected by a passphrase, which git-receipt cannot prompt for.
     #[error(
         "signing key {path} is passphrase-protected and git-receipt cannot unlock it; \
-         decrypt a copy with `ssh-keygen -p -f <copy>` (enter an empty new passphrase) \
-         or point receipt.signingKey at an unencrypted key"
+         decrypt a copy with `ssh-keygen -p -N '' -f <copy of the key>` and point \
+         receipt.signingKey at the copy, or at another unencrypted key"
     )]
     Encrypted {
         /// The encrypted key file.
@@ -110,8 +111,8 @@ pub enum KeyError {
 
     /// The key is not an Ed25519 key.
     #[error(
-        "{} is a {algorithm} key, but receipts are signed with Ed25519 only; \
-         create an Ed25519 key with `ssh-keygen -t ed25519`",
+        "{} has type {algorithm}, but receipts are signed with Ed25519 keys only; \
+         create one with `ssh-keygen -t ed25519 -N ''`",
         origin(.path)
     )]
     NotEd25519 {
@@ -1300,7 +1301,7 @@ mod tests {
         let err = KeyError::Encrypted {
             path: missing.to_owned(),
         };
-        assert!(err.to_string().contains("ssh-keygen -p -f"));
+        assert!(err.to_string().contains("ssh-keygen -p -N"));
         let err = KeyError::NotEd25519 {
             path: None,
             algorithm: "ssh-rsa".into(),
