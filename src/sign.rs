@@ -594,15 +594,21 @@ fn write_new_file(path: &Path, contents: &[u8], mode: u32) -> Result<(), KeyErro
             write_error(err)
         }
     })?;
-    #[cfg(unix)]
-    {
-        // The mode given to open() is reduced by the umask; make it exact.
-        use std::os::unix::fs::PermissionsExt as _;
-        file.set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(write_error)?;
-    }
-    file.write_all(contents).map_err(write_error)?;
-    file.sync_all().map_err(write_error)
+    let filled = (|| {
+        #[cfg(unix)]
+        {
+            // The mode given to open() is reduced by the umask; make it exact.
+            use std::os::unix::fs::PermissionsExt as _;
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        file.write_all(contents)?;
+        file.sync_all()
+    })();
+    filled.map_err(|err| {
+        // We created the file, so a half-written one is ours to remove.
+        let _ = fs::remove_file(path);
+        write_error(err)
+    })
 }
 
 /// Read a key file into a buffer that is zeroed on drop.
@@ -670,8 +676,8 @@ fn parse_openssh_private_key(data: &[u8]) -> Result<SigningKey, KeyError> {
         malformed("the file is not text; expected an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----)")
     })?;
 
-    // `lines()` splits on "\n" and strips a trailing "\r"; `trim()` also takes care of
-    // stray whitespace and lone carriage returns.
+    // `lines()` splits on "\n" and strips a trailing "\r" (CRLF files); `trim()` also
+    // drops stray whitespace around each line.
     let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
     let first = lines.next().unwrap_or("");
     let label = first
