@@ -80,8 +80,9 @@ const PUBLIC_KEY_LEN: usize = 32;
 pub enum KeyError {
     /// The key file does not exist.
     #[error(
-        "signing key {path} does not exist; create one with `ssh-keygen -t ed25519 -f {path}` \
-         or point receipt.signingKey at an existing OpenSSH Ed25519 private key"
+        "signing key {path} does not exist; create one with \
+         `ssh-keygen -t ed25519 -N '' -f {path}` or point receipt.signingKey at an existing \
+         unencrypted OpenSSH Ed25519 private key"
     )]
     NotFound {
         /// The path that was looked up.
@@ -100,8 +101,8 @@ pub enum KeyError {
     /// The private key is protected by a passphrase, which git-receipt cannot prompt for.
     #[error(
         "signing key {path} is passphrase-protected and git-receipt cannot unlock it; \
-         decrypt a copy with `ssh-keygen -p -f <copy>` (enter an empty new passphrase) \
-         or point receipt.signingKey at an unencrypted key"
+         decrypt a copy with `ssh-keygen -p -N '' -f <copy of the key>` and point \
+         receipt.signingKey at the copy, or at another unencrypted key"
     )]
     Encrypted {
         /// The encrypted key file.
@@ -110,8 +111,8 @@ pub enum KeyError {
 
     /// The key is not an Ed25519 key.
     #[error(
-        "{} is a {algorithm} key, but receipts are signed with Ed25519 only; \
-         create an Ed25519 key with `ssh-keygen -t ed25519`",
+        "{} has type {algorithm}, but receipts are signed with Ed25519 keys only; \
+         create one with `ssh-keygen -t ed25519 -N ''`",
         origin(.path)
     )]
     NotEd25519 {
@@ -593,15 +594,21 @@ fn write_new_file(path: &Path, contents: &[u8], mode: u32) -> Result<(), KeyErro
             write_error(err)
         }
     })?;
-    #[cfg(unix)]
-    {
-        // The mode given to open() is reduced by the umask; make it exact.
-        use std::os::unix::fs::PermissionsExt as _;
-        file.set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(write_error)?;
-    }
-    file.write_all(contents).map_err(write_error)?;
-    file.sync_all().map_err(write_error)
+    let filled = (|| {
+        #[cfg(unix)]
+        {
+            // The mode given to open() is reduced by the umask; make it exact.
+            use std::os::unix::fs::PermissionsExt as _;
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        file.write_all(contents)?;
+        file.sync_all()
+    })();
+    filled.map_err(|err| {
+        // We created the file, so a half-written one is ours to remove.
+        let _ = fs::remove_file(path);
+        write_error(err)
+    })
 }
 
 /// Read a key file into a buffer that is zeroed on drop.
@@ -669,8 +676,8 @@ fn parse_openssh_private_key(data: &[u8]) -> Result<SigningKey, KeyError> {
         malformed("the file is not text; expected an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----)")
     })?;
 
-    // `lines()` splits on "\n" and strips a trailing "\r"; `trim()` also takes care of
-    // stray whitespace and lone carriage returns.
+    // `lines()` splits on "\n" and strips a trailing "\r" (CRLF files); `trim()` also
+    // drops stray whitespace around each line.
     let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
     let first = lines.next().unwrap_or("");
     let label = first
@@ -1118,15 +1125,15 @@ mod tests {
             let mut bytes = [0xffu8; 32];
             bytes[31] = 0x7f;
             bytes[0] = 0xed + delta; // p + delta
-            if let Ok(point) = VerifyingKey::from_bytes(&bytes) {
-                if !point.is_weak() {
-                    found = true;
-                    assert!(matches!(
-                        verify_raw_strict(&bytes, b"", &[0u8; 64]),
-                        Err(SignatureError::Malformed { .. })
-                    ));
-                    assert!(PublicKey::from_bytes(&bytes).is_err());
-                }
+            if let Ok(point) = VerifyingKey::from_bytes(&bytes)
+                && !point.is_weak()
+            {
+                found = true;
+                assert!(matches!(
+                    verify_raw_strict(&bytes, b"", &[0u8; 64]),
+                    Err(SignatureError::Malformed { .. })
+                ));
+                assert!(PublicKey::from_bytes(&bytes).is_err());
             }
         }
         assert!(found, "some y = p + delta is a large-order point");
@@ -1300,7 +1307,7 @@ mod tests {
         let err = KeyError::Encrypted {
             path: missing.to_owned(),
         };
-        assert!(err.to_string().contains("ssh-keygen -p -f"));
+        assert!(err.to_string().contains("ssh-keygen -p -N"));
         let err = KeyError::NotEd25519 {
             path: None,
             algorithm: "ssh-rsa".into(),
