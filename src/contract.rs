@@ -176,11 +176,7 @@ fn collect_entries(events: &Events) -> Vec<RawEntry> {
                 if let Some(p) = pending.as_mut()
                     && p.value.is_some()
                 {
-                    p.value = Some(
-                        gix::config::value::normalize(v)
-                            .to_str_lossy()
-                            .into_owned(),
-                    );
+                    p.value = Some(gix::config::value::normalize(v).to_str_lossy().into_owned());
                 }
             }
             Event::ValueNotDone(v) => continued.push_str(&v.to_str_lossy()),
@@ -255,9 +251,10 @@ pub fn minimal_paths(mut paths: Vec<String>) -> Vec<String> {
     paths.dedup();
     let mut out: Vec<String> = Vec::new();
     for p in paths {
-        let covered = out
-            .iter()
-            .any(|q| p.strip_prefix(q.as_str()).is_some_and(|r| r.starts_with('/')));
+        let covered = out.iter().any(|q| {
+            p.strip_prefix(q.as_str())
+                .is_some_and(|r| r.starts_with('/'))
+        });
         if !covered {
             out.push(p);
         }
@@ -330,7 +327,9 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         let Some(p) = normalize_path(&v) else {
                             return Err(err(
                                 e.line,
-                                format!("check {sub:?}: path {v:?} is not a relative path inside the repository"),
+                                format!(
+                                    "check {sub:?}: path {v:?} is not a relative path inside the repository"
+                                ),
                                 "write paths relative to the top of the work tree, without '..', e.g. path = src",
                             ));
                         };
@@ -340,7 +339,10 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         check.required = parse_bool(value.as_deref()).ok_or_else(|| {
                             err(
                                 e.line,
-                                format!("check {sub:?}: required = {:?} is not a boolean", value.unwrap_or_default()),
+                                format!(
+                                    "check {sub:?}: required = {:?} is not a boolean",
+                                    value.unwrap_or_default()
+                                ),
                                 "write required = true or required = false",
                             )
                         })?;
@@ -350,7 +352,9 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         if !is_env_name(&v) {
                             return Err(err(
                                 e.line,
-                                format!("check {sub:?}: env {v:?} is not an environment variable name"),
+                                format!(
+                                    "check {sub:?}: env {v:?} is not an environment variable name"
+                                ),
                                 "write one name per line, e.g. env = RUSTFLAGS",
                             ));
                         }
@@ -479,7 +483,11 @@ mod tests {
     #[test]
     fn check_without_run_is_an_error() {
         let e = parse("\n[check \"lint\"]\n\tpath = src\n").unwrap_err();
-        assert!(e.to_string().starts_with(".gitreceipts:2: check \"lint\" has no `run`"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(".gitreceipts:2: check \"lint\" has no `run`"),
+            "{e}"
+        );
     }
 
     #[test]

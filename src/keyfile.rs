@@ -67,7 +67,9 @@ fn expand_home(p: &str) -> PathBuf {
 pub fn default_path() -> Result<PathBuf, KeyfileError> {
     let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
         Some(x) => PathBuf::from(x),
-        None => PathBuf::from(std::env::var_os("HOME").ok_or(KeyfileError::NoHome)?).join(".config"),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").ok_or(KeyfileError::NoHome)?).join(".config")
+        }
     };
     Ok(base.join("git-receipt").join("signing_key"))
 }

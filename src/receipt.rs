@@ -361,7 +361,9 @@ fn base64_encode(bytes: &[u8]) -> String {
 
 fn decode_signature(text: &str) -> Option<[u8; 64]> {
     use base64::Engine;
-    let raw = base64::engine::general_purpose::STANDARD.decode(text).ok()?;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
     // Re-encoding must give the same text: one signature, one spelling.
     if base64_encode(&raw) != text {
         return None;
@@ -370,12 +372,16 @@ fn decode_signature(text: &str) -> Option<[u8; 64]> {
 }
 
 fn is_hex_oid(s: &str) -> bool {
-    s.len() == 40 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 40
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn is_receipt_id(s: &str) -> bool {
     s.strip_prefix("sha256:").is_some_and(|h| {
-        h.len() == 64 && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     })
 }
 
@@ -500,7 +506,10 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
         ));
     }
     if !signature.key.starts_with("SHA256:") || signature.key.len() != 50 {
-        return Err(invalid("/signature/key", "not an OpenSSH SHA256 fingerprint"));
+        return Err(invalid(
+            "/signature/key",
+            "not an OpenSSH SHA256 fingerprint",
+        ));
     }
     if decode_signature(&signature.sig).is_none() {
         return Err(invalid(
@@ -555,7 +564,10 @@ mod tests {
     #[test]
     fn timestamps_match_known_dates() {
         assert_eq!(format_timestamp(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(format_timestamp(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(
+            format_timestamp(951_782_400_000),
+            "2000-02-29T00:00:00.000Z"
+        );
         assert_eq!(
             format_timestamp(1_796_425_484_123),
             "2026-12-04T23:04:44.123Z"
@@ -568,9 +580,7 @@ mod tests {
         assert!(is_valid_writer_id(
             "default-0123456789abcdef0123456789abcdef"
         ));
-        assert!(!is_valid_writer_id(
-            "../x-0123456789abcdef0123456789abcdef"
-        ));
+        assert!(!is_valid_writer_id("../x-0123456789abcdef0123456789abcdef"));
         assert!(!is_valid_writer_id("default-0123"));
         assert!(is_valid_check_name("unit-tests.v2"));
         assert!(!is_valid_check_name("a b"));

@@ -37,9 +37,7 @@ impl CheckSpec {
     pub fn env_values(&self) -> BTreeMap<String, String> {
         self.env
             .iter()
-            .filter_map(|name| {
-                std::env::var(name).ok().map(|v| (name.clone(), v))
-            })
+            .filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v)))
             .collect()
     }
 }

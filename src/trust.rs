@@ -46,7 +46,9 @@ impl TrustSet {
 
     /// The trusted key with this OpenSSH fingerprint.
     pub fn lookup(&self, fingerprint: &str) -> Option<&Trusted> {
-        self.keys.iter().find(|t| t.key.fingerprint() == fingerprint)
+        self.keys
+            .iter()
+            .find(|t| t.key.fingerprint() == fingerprint)
     }
 
     /// All keys.

@@ -60,10 +60,15 @@ pub fn cmd_key(ctx: &Context, args: KeyArgs) -> Result<ExitCode> {
         KeyCommand::Show { fingerprint } => {
             if !source.path().exists() {
                 let hint = match source {
-                    KeySource::Default(_) => "`git receipt key generate` creates it (so does the first `git receipt run`)",
+                    KeySource::Default(_) => {
+                        "`git receipt key generate` creates it (so does the first `git receipt run`)"
+                    }
                     _ => "point it at an existing Ed25519 key, or unset it to use the default",
                 };
-                bail!("no signing key at {}\nhint: {hint}", source.path().display());
+                bail!(
+                    "no signing key at {}\nhint: {hint}",
+                    source.path().display()
+                );
             }
             let key = keyfile::load_existing(&source)?;
             if fingerprint {

@@ -27,7 +27,10 @@ pub fn cmd_man(args: ManArgs) -> Result<ExitCode> {
         let name = format!("git-receipt-{}", sub.get_name());
         write_page(&args.out_dir, &name, sub.clone().name(name.clone()))?;
     }
-    eprintln!("git-receipt: man pages written to {}", args.out_dir.display());
+    eprintln!(
+        "git-receipt: man pages written to {}",
+        args.out_dir.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

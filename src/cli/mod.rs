@@ -30,7 +30,12 @@ use git_receipt::trust::{TrustOrigin, TrustSet};
 /// `git receipt run test` runs the check `test` declared in `.gitreceipts` and
 /// writes a signed receipt under refs/receipts/, noted on the commit it covers.
 #[derive(Debug, Parser)]
-#[command(name = "git-receipt", bin_name = "git receipt", version, max_term_width = 100)]
+#[command(
+    name = "git-receipt",
+    bin_name = "git receipt",
+    version,
+    max_term_width = 100
+)]
 pub struct Cli {
     /// Run as if started in this directory.
     #[arg(short = 'C', global = true, value_name = "DIR")]

@@ -77,7 +77,8 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         log: log[..log.len().min(log_limit)].to_vec(),
         output_bytes,
     };
-    let appended = recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Record)?;
+    let appended =
+        recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Record)?;
     let b = appended.receipt.body();
     eprintln!(
         "git-receipt: recorded {} {} (exit {}), receipt {} ({} #{})",

@@ -121,8 +121,14 @@ pub(super) fn resolve_check(
 pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let workdir = store.workdir()?.to_owned();
-    let (check, timeout, declared) =
-        resolve_check(ctx, &store, &args.name, &args.command, &args.paths, &args.env)?;
+    let (check, timeout, declared) = resolve_check(
+        ctx,
+        &store,
+        &args.name,
+        &args.command,
+        &args.paths,
+        &args.env,
+    )?;
     let key = ctx.signing_key(&store)?;
     let writer = ctx.writer(&store, &key)?;
     // The subject is what the check is about to see, so compute it first.
@@ -138,15 +144,16 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         log_limit,
         tail_bytes: TAIL_BYTES,
     });
-    let appended = match recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Run) {
-        Ok(a) => a,
-        Err(e) => {
-            return Err(anyhow::Error::new(e).context(format!(
-                "check {:?} ran (exit {}), but its receipt could not be stored",
-                check.name, obs.exit_code
-            )));
-        }
-    };
+    let appended =
+        match recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Run) {
+            Ok(a) => a,
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "check {:?} ran (exit {}), but its receipt could not be stored",
+                    check.name, obs.exit_code
+                )));
+            }
+        };
     let r = appended.receipt.body();
     let on = colour(std::io::stderr().is_terminal());
     let state = if r.result.passed {

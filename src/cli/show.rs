@@ -64,7 +64,9 @@ pub(super) fn find_receipt(store: &Store, wanted: &str) -> Result<(String, Chain
         }
     }
     match found.len() {
-        0 => bail!("no receipt {wanted:?} in any chain under refs/receipts/\nhint: `git receipt log` lists them"),
+        0 => bail!(
+            "no receipt {wanted:?} in any chain under refs/receipts/\nhint: `git receipt log` lists them"
+        ),
         1 => Ok(found.pop().expect("one")),
         n => bail!("receipt id {wanted:?} is ambiguous ({n} receipts); give more digits"),
     }
@@ -234,7 +236,11 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
             out.push_str(&format!(
                 "  log      {log} ({} bytes{})\n",
                 b.result.output_bytes,
-                if b.result.log_truncated { ", truncated" } else { "" }
+                if b.result.log_truncated {
+                    ", truncated"
+                } else {
+                    ""
+                }
             ));
         }
         out.push('\n');
@@ -246,7 +252,10 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
 fn shell_words(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
-            if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b)) {
+            if !a.is_empty()
+                && a.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+            {
                 a.clone()
             } else {
                 format!("'{}'", a.replace('\'', r"'\''"))

@@ -69,7 +69,9 @@ pub enum StoreError {
         source: ReceiptError,
     },
     /// The chain itself is malformed (tree layout, parents).
-    #[error("chain {writer} is corrupt at commit {commit}: {reason}\nhint: run `git receipt verify` for a full report")]
+    #[error(
+        "chain {writer} is corrupt at commit {commit}: {reason}\nhint: run `git receipt verify` for a full report"
+    )]
     CorruptChain {
         /// The chain.
         writer: String,
@@ -123,17 +125,13 @@ pub struct Store {
 impl Store {
     /// Discover the repository containing `dir`.
     pub fn discover(dir: &Path) -> Result<Store, StoreError> {
-        let repo = gix::discover(dir).map_err(|_| StoreError::NotARepository {
-            path: dir.to_owned(),
-        })?;
+        let repo = gix::discover(dir).map_err(|_| not_a_repository(dir))?;
         Store::from_repo(repo)
     }
 
     /// Open exactly the repository at `dir` (a `.git` dir, a bare repository or a work tree).
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let repo = gix::open(dir).map_err(|_| StoreError::NotARepository {
-            path: dir.to_owned(),
-        })?;
+        let repo = gix::open(dir).map_err(|_| not_a_repository(dir))?;
         Store::from_repo(repo)
     }
 
@@ -165,10 +163,7 @@ impl Store {
             rev: rev.to_owned(),
             source,
         };
-        let id = self
-            .repo
-            .rev_parse_single(rev)
-            .map_err(|e| bad(e.into()))?;
+        let id = self.repo.rev_parse_single(rev).map_err(|e| bad(e.into()))?;
         let commit = id
             .object()
             .map_err(|e| bad(e.into()))?
@@ -240,6 +235,24 @@ impl Store {
             .find_blob(entry.oid())
             .map_err(git_err("reading .gitreceipts"))?;
         Ok(Some(blob.data.clone()))
+    }
+}
+
+/// gix (built for SHA-1 only) cannot open a SHA-256 repository at all, so ask
+/// stock git what it is before calling it "not a repository".
+fn not_a_repository(dir: &Path) -> StoreError {
+    let format = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["rev-parse", "--show-object-format"])
+        .output();
+    match format {
+        Ok(out) if out.status.success() && out.stdout.starts_with(b"sha256") => {
+            StoreError::Sha256Unsupported
+        }
+        _ => StoreError::NotARepository {
+            path: dir.to_owned(),
+        },
     }
 }
 

@@ -93,7 +93,11 @@ pub struct CorruptNote {
 }
 
 /// Parse a note's text.
-pub fn parse_note(refname: &str, object: ObjectId, text: &[u8]) -> Result<Vec<NoteLine>, CorruptNote> {
+pub fn parse_note(
+    refname: &str,
+    object: ObjectId,
+    text: &[u8],
+) -> Result<Vec<NoteLine>, CorruptNote> {
     let text_str = text.to_str_lossy();
     text_str
         .lines()
@@ -139,7 +143,11 @@ impl Store {
     }
 
     /// The raw note text on `object` in the notes tree `tree`.
-    fn note_in_tree(&self, tree: ObjectId, object: &ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
+    fn note_in_tree(
+        &self,
+        tree: ObjectId,
+        object: &ObjectId,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         let tree = self
             .repo
             .find_tree(tree)
@@ -161,7 +169,11 @@ impl Store {
     }
 
     /// The note lines on `object` in `writer`'s notes, or `None` without a note.
-    pub fn read_note(&self, writer: &str, object: ObjectId) -> Result<Option<Vec<NoteLine>>, StoreError> {
+    pub fn read_note(
+        &self,
+        writer: &str,
+        object: ObjectId,
+    ) -> Result<Option<Vec<NoteLine>>, StoreError> {
         let Some(tip) = self.notes_tip(writer)? else {
             return Ok(None);
         };
@@ -252,9 +264,8 @@ impl Store {
             }
             let tree = self.write_notes_tree(base_tree, &refname, by_object)?;
             let chain_index = tip_index.unwrap_or(0);
-            let message = format!(
-                "Notes added by 'git receipt'\n\nchain {chain_tip} index {chain_index}\n"
-            );
+            let message =
+                format!("Notes added by 'git receipt'\n\nchain {chain_tip} index {chain_index}\n");
             let sig = tool_signature();
             let commit = gix::objs::Commit {
                 tree,
@@ -274,10 +285,12 @@ impl Store {
                 None => PreviousValue::MustNotExist,
                 Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
             };
-            match self
-                .repo
-                .reference(refname.as_str(), commit, expected, "git-receipt: index notes")
-            {
+            match self.repo.reference(
+                refname.as_str(),
+                commit,
+                expected,
+                "git-receipt: index notes",
+            ) {
                 Ok(_) => return Ok(()),
                 Err(e) if attempt + 1 == MAX_ATTEMPTS => {
                     return Err(StoreError::Git {
@@ -295,7 +308,10 @@ impl Store {
     }
 
     /// The `chain <oid> index <n>` a notes commit records, if it records one.
-    fn recorded_position(&self, notes_commit: ObjectId) -> Result<Option<(ObjectId, u64)>, StoreError> {
+    fn recorded_position(
+        &self,
+        notes_commit: ObjectId,
+    ) -> Result<Option<(ObjectId, u64)>, StoreError> {
         let c = self
             .repo
             .find_commit(notes_commit)
@@ -331,7 +347,9 @@ impl Store {
             .iter()
             .map(|e| (e.filename.to_string(), e.mode.is_tree()))
             .collect();
-        let fanned = top.iter().any(|(name, is_tree)| *is_tree && name.len() == 2);
+        let fanned = top
+            .iter()
+            .any(|(name, is_tree)| *is_tree && name.len() == 2);
         let mut editor = self
             .repo
             .edit_tree(base)
@@ -352,7 +370,11 @@ impl Store {
                     .remove(name.as_str())
                     .map_err(git_err("re-laying out notes"))?;
                 editor
-                    .upsert(format!("{}/{}", &name[..2], &name[2..]), EntryKind::Blob, oid)
+                    .upsert(
+                        format!("{}/{}", &name[..2], &name[2..]),
+                        EntryKind::Blob,
+                        oid,
+                    )
                     .map_err(git_err("re-laying out notes"))?;
             }
         }

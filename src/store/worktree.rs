@@ -79,7 +79,8 @@ impl Store {
         git(&workdir, &["add", "-A", "--", "."], Some(tmp.path()))?;
         let out = git(&workdir, &["write-tree"], Some(tmp.path()))?;
         let hex = String::from_utf8_lossy(&out).trim().to_owned();
-        let tree = ObjectId::from_hex(hex.as_bytes()).map_err(git_err("parsing write-tree output"))?;
+        let tree =
+            ObjectId::from_hex(hex.as_bytes()).map_err(git_err("parsing write-tree output"))?;
         Ok(SubjectTree {
             tree,
             dirty: tree != head_tree,
@@ -88,7 +89,12 @@ impl Store {
 
     /// The inputs tree of a check: only `paths` of `tree` (all of it for no paths).
     /// With `write`, the tree objects are stored; without, only their id is computed.
-    pub fn inputs_tree(&self, tree: ObjectId, paths: &[String], write: bool) -> Result<ObjectId, StoreError> {
+    pub fn inputs_tree(
+        &self,
+        tree: ObjectId,
+        paths: &[String],
+        write: bool,
+    ) -> Result<ObjectId, StoreError> {
         if paths.is_empty() {
             return Ok(tree);
         }

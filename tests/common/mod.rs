@@ -1,0 +1,157 @@
+//! Shared test harness: a sealed environment (throwaway HOME, no system git
+//! config, fixed dates, UTC, C locale), fixture repositories built by the shell
+//! scripts in `tests/fixtures/`, and a runner for the real `git-receipt` binary
+//! that returns stdout, stderr and exit status together.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A sealed environment for one test.
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+}
+
+/// What a command did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub raw_stdout: Vec<u8>,
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}--- stderr\n{}---",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+fn to_run(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        raw_stdout: out.stdout,
+    }
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-receipt"))
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        Env { tmp, home }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    /// Apply the sealed environment to a command.
+    pub fn seal(&self, cmd: &mut Command) {
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Ada Tester")
+            .env("GIT_AUTHOR_EMAIL", "ada@example.org")
+            .env("GIT_COMMITTER_NAME", "Ada Tester")
+            .env("GIT_COMMITTER_EMAIL", "ada@example.org")
+            .env("GIT_AUTHOR_DATE", "2026-02-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-02-01T00:00:00Z")
+            .stdin(Stdio::null());
+    }
+
+    /// Build a fixture repository with `tests/fixtures/<script>` at `rel`.
+    pub fn fixture_repo(&self, script: &str, rel: &str) -> PathBuf {
+        let dir = self.path(rel);
+        let mut cmd = Command::new("bash");
+        cmd.arg(fixture(script)).arg(&dir);
+        self.seal(&mut cmd);
+        let out = to_run(cmd.output().expect("run fixture script"));
+        assert_eq!(out.code, 0, "fixture {script} failed: {out}");
+        dir
+    }
+
+    /// Run `git-receipt args...` in `dir`.
+    pub fn receipt(&self, dir: &Path, args: &[&str]) -> Run {
+        self.receipt_with(dir, args, &[])
+    }
+
+    pub fn receipt_with(&self, dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(bin());
+        cmd.args(args);
+        self.seal(&mut cmd);
+        cmd.current_dir(dir).envs(envs.iter().copied());
+        to_run(cmd.output().expect("run git-receipt"))
+    }
+
+    /// Run stock git in `dir`.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = Command::new("git");
+        cmd.args(args);
+        self.seal(&mut cmd);
+        cmd.current_dir(dir);
+        to_run(cmd.output().expect("run git"))
+    }
+
+    /// Run stock git and return trimmed stdout, asserting success.
+    pub fn git_ok(&self, dir: &Path, args: &[&str]) -> String {
+        let r = self.git(dir, args);
+        assert_eq!(r.code, 0, "git {args:?} failed: {r}");
+        r.stdout.trim().to_owned()
+    }
+
+    /// Run `git-receipt` and assert it exited 0.
+    pub fn receipt_ok(&self, dir: &Path, args: &[&str]) -> Run {
+        let r = self.receipt(dir, args);
+        assert_eq!(r.code, 0, "git-receipt {args:?} failed: {r}");
+        r
+    }
+
+    /// The single writer id in `dir` (asserts there is exactly one).
+    pub fn only_writer(&self, dir: &Path) -> String {
+        let refs = self.git_ok(
+            dir,
+            &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+        );
+        let writers: Vec<&str> = refs.lines().collect();
+        assert_eq!(writers.len(), 1, "expected one chain, got {writers:?}");
+        writers[0].trim_start_matches("refs/receipts/").to_owned()
+    }
+
+    /// `git receipt log --json`, parsed.
+    pub fn log_json(&self, dir: &Path) -> Vec<serde_json::Value> {
+        let r = self.receipt_ok(dir, &["log", "--json"]);
+        serde_json::from_str(&r.stdout).expect("log --json is JSON")
+    }
+
+    /// The stored bytes of the receipt at a chain commit (stock git reads it).
+    pub fn receipt_bytes(&self, dir: &Path, chain_commit: &str) -> Vec<u8> {
+        let mut cmd = Command::new("git");
+        cmd.args(["cat-file", "blob", &format!("{chain_commit}:receipt.json")]);
+        self.seal(&mut cmd);
+        cmd.current_dir(dir);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        out.stdout
+    }
+}
