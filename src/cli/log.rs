@@ -52,6 +52,7 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
                     "id": e.receipt.id(),
                     "writer": writer,
                     "index": b.chain.index,
+                    "prev": b.chain.prev,
                     "chain_commit": e.commit.to_string(),
                     "check": b.check.name,
                     "passed": b.result.passed,

@@ -272,6 +272,7 @@ impl Store {
                     });
                 }
                 Err(_) => {
+                    self.clear_stale_lock(&refname);
                     // Lost the race (or the ref was locked by a concurrent writer):
                     // back off a little, with jitter, and rebuild on the new tip.
                     backoff(attempt);

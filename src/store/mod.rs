@@ -238,6 +238,27 @@ impl Store {
     }
 }
 
+/// A ref lock older than this was left by a killed process: real writers hold a
+/// lock for microseconds (create, write, rename).
+pub const STALE_LOCK_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Store {
+    /// Remove `<refname>.lock` if a killed writer left it behind; say so on stderr.
+    pub(crate) fn clear_stale_lock(&self, refname: &str) {
+        let lock = self.repo.common_dir().join(format!("{refname}.lock"));
+        let age = std::fs::metadata(&lock)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        if age.is_some_and(|a| a > STALE_LOCK_AFTER) && std::fs::remove_file(&lock).is_ok() {
+            eprintln!(
+                "git-receipt: warning: removed {}, a stale lock left by a process that was killed while writing",
+                lock.display()
+            );
+        }
+    }
+}
+
 /// gix (built for SHA-1 only) cannot open a SHA-256 repository at all, so ask
 /// stock git what it is before calling it "not a repository".
 fn not_a_repository(dir: &Path) -> StoreError {

@@ -298,7 +298,10 @@ impl Store {
                         source: e.into(),
                     });
                 }
-                Err(_) => backoff(attempt),
+                Err(_) => {
+                    self.clear_stale_lock(&refname);
+                    backoff(attempt)
+                }
             }
         }
         Err(StoreError::Contention {

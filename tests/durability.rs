@@ -1,0 +1,285 @@
+//! Crash safety, concurrency and interop with stock git maintenance.
+//!
+//! A crash is injected after each write step with `GIT_RECEIPT_TEST_STOP_AFTER`
+//! (the process aborts, as under `kill -9`), and real `kill -9` is sent to writers
+//! in flight. Afterwards `git fsck` must be clean, the chain linear and gap-free,
+//! and the next write must complete any notes the crash cut off.
+
+mod common;
+use common::Env;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Assert the single chain in `repo` is linear, contiguous from 0, correctly
+/// linked, and return its receipts oldest first.
+fn assert_chain_valid(env: &Env, repo: &Path) -> Vec<serde_json::Value> {
+    let mut log = env.log_json(repo);
+    log.sort_by_key(|r| r["index"].as_u64().unwrap());
+    for (i, r) in log.iter().enumerate() {
+        assert_eq!(
+            r["index"].as_u64().unwrap(),
+            i as u64,
+            "no gap or duplicate index"
+        );
+        if i == 0 {
+            assert!(r["prev"].is_null());
+        } else {
+            assert_eq!(
+                r["prev"],
+                log[i - 1]["id"],
+                "prev links to the previous receipt"
+            );
+        }
+    }
+    let writer = env.only_writer(repo);
+    let count = env.git_ok(
+        repo,
+        &["rev-list", "--count", &format!("refs/receipts/{writer}")],
+    );
+    assert_eq!(count, log.len().to_string(), "one chain commit per receipt");
+    let merges = env.git_ok(
+        repo,
+        &["rev-list", "--merges", &format!("refs/receipts/{writer}")],
+    );
+    assert_eq!(merges, "", "the chain is linear");
+    log
+}
+
+fn assert_fsck_clean(env: &Env, repo: &Path) {
+    let r = env.git(repo, &["fsck", "--strict", "--no-dangling"]);
+    assert_eq!(r.code, 0, "git fsck --strict: {r}");
+    assert!(
+        !r.stderr.contains("error") && !r.stderr.contains("warning"),
+        "{r}"
+    );
+}
+
+/// Ids listed by the note on `object` in the writer's notes (stock git reads them).
+fn noted_ids(env: &Env, repo: &Path, writer: &str, object: &str) -> Vec<String> {
+    let r = env.git(
+        repo,
+        &["notes", &format!("--ref=receipts/{writer}"), "show", object],
+    );
+    if r.code != 0 {
+        return Vec::new();
+    }
+    r.stdout
+        .lines()
+        .map(|l| l.split(' ').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn crash_after_each_write_step_leaves_a_consistent_repository() {
+    for step in ["objects", "chain", "notes"] {
+        let env = Env::new();
+        let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+        env.receipt_ok(&repo, &["run", "test"]);
+        let r = env.receipt_with(
+            &repo,
+            &["run", "test"],
+            &[("GIT_RECEIPT_TEST_STOP_AFTER", step)],
+        );
+        assert_ne!(r.code, 0, "the injected crash at {step} happened: {r}");
+        assert_fsck_clean(&env, &repo);
+        let log = assert_chain_valid(&env, &repo);
+        let expected = if step == "objects" { 1 } else { 2 };
+        assert_eq!(log.len(), expected, "after a crash at {step}");
+        // the next append completes whatever notes the crash cut off
+        env.receipt_ok(&repo, &["run", "test"]);
+        let log = assert_chain_valid(&env, &repo);
+        let writer = env.only_writer(&repo);
+        let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+        let noted: HashSet<String> = noted_ids(&env, &repo, &writer, &head).into_iter().collect();
+        for r in &log {
+            assert!(
+                noted.contains(r["id"].as_str().unwrap()),
+                "receipt {} noted after crash at {step}",
+                r["id"]
+            );
+        }
+        assert_fsck_clean(&env, &repo);
+    }
+}
+
+#[test]
+fn kill_9_during_a_check_writes_nothing_and_breaks_nothing() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let mut cmd = Command::new(common::bin());
+    env.seal(&mut cmd);
+    let mut child = cmd
+        .current_dir(&repo)
+        .args(["run", "slow", "--", "sh", "-c", "echo started; sleep 5"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // wait until the check is running, then kill the writer
+    let mut first = [0u8; 8];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert_eq!(&first, b"started\n");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_fsck_clean(&env, &repo);
+    assert_eq!(assert_chain_valid(&env, &repo).len(), 1);
+}
+
+#[test]
+fn kill_9_at_random_points_of_a_write_loop_keeps_the_chain_valid() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let bin = common::bin();
+    // a fixed sequence of kill delays, spread over the write steps of each record
+    for (round, delay_us) in [1500u64, 4000, 7000, 9500, 12000, 15000, 20000, 2500]
+        .iter()
+        .enumerate()
+    {
+        let mut cmd = Command::new("sh");
+        env.seal(&mut cmd);
+        let mut child = cmd
+            .current_dir(&repo)
+            .args([
+                "-c",
+                &format!(
+                    "while :; do '{}' record test --exit-code 0 2>/dev/null || exit 1; done",
+                    bin.display()
+                ),
+            ])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(delay_us * 3));
+        // SIGKILL the whole group: the loop and the writer in flight
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .status();
+        child.wait().unwrap();
+        assert_fsck_clean(&env, &repo);
+        assert_chain_valid(&env, &repo);
+        let _ = round;
+    }
+    // Time passes: a lock a killed writer left behind is now stale (writers hold
+    // locks for microseconds), and the next writer removes it.
+    let r = Command::new("sh")
+        .current_dir(&repo)
+        .args([
+            "-c",
+            "find .git/refs -name '*.lock' -exec touch -d '1 minute ago' {} +",
+        ])
+        .status()
+        .unwrap();
+    assert!(r.success());
+    // one clean append repairs every note a kill may have cut off
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+    let log = assert_chain_valid(&env, &repo);
+    let writer = env.only_writer(&repo);
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let noted: HashSet<String> = noted_ids(&env, &repo, &writer, &head).into_iter().collect();
+    assert_eq!(noted.len(), log.len(), "every receipt noted exactly once");
+}
+
+use std::os::unix::process::CommandExt;
+
+#[test]
+fn eight_concurrent_writers_of_one_chain_lose_nothing() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    // create the key first, so the racers do not race to create it
+    env.receipt_ok(&repo, &["key", "generate"]);
+    let bin = common::bin();
+    let mut children = Vec::new();
+    for p in 0..8 {
+        let mut cmd = Command::new("sh");
+        env.seal(&mut cmd);
+        // half run a real command, half record; 25 receipts each
+        let one = if p % 2 == 0 {
+            format!("'{}' run test >/dev/null 2>&1", bin.display())
+        } else {
+            format!("'{}' record test --exit-code 0 2>/dev/null", bin.display())
+        };
+        cmd.current_dir(&repo).args([
+            "-c",
+            &format!("i=0; while [ $i -lt 25 ]; do {one} || exit 1; i=$((i+1)); done"),
+        ]);
+        children.push(cmd.spawn().unwrap());
+    }
+    for mut c in children {
+        assert!(
+            c.wait().unwrap().success(),
+            "every writer finished without error"
+        );
+    }
+    let log = assert_chain_valid(&env, &repo);
+    assert_eq!(log.len(), 200, "8 x 25 receipts on one linear chain");
+    let ids: HashSet<&str> = log.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 200, "all distinct");
+    let writer = env.only_writer(&repo);
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let noted = noted_ids(&env, &repo, &writer, &head);
+    assert_eq!(
+        noted.len(),
+        200,
+        "the note on HEAD lists every receipt once"
+    );
+    let noted: HashSet<String> = noted.into_iter().collect();
+    assert!(ids.iter().all(|id| noted.contains(*id)));
+    assert_fsck_clean(&env, &repo);
+}
+
+#[test]
+fn hundred_receipts_fsck_strict_clean_and_gc_loses_nothing() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["key", "generate"]);
+    let mut inputs_of: HashMap<String, String> = HashMap::new();
+    for i in 0..100 {
+        // spread receipts over several commits and both checks, so notes fan out
+        if i % 10 == 0 && i > 0 {
+            std::fs::write(repo.join("src/lib.rs"), format!("pub fn v{i}() {{}}\n")).unwrap();
+            env.git_ok(&repo, &["commit", "-qam", &format!("change {i}")]);
+        }
+        let check = if i % 3 == 0 { "docs" } else { "test" };
+        env.receipt_ok(&repo, &["run", check]);
+    }
+    let log = assert_chain_valid(&env, &repo);
+    assert_eq!(log.len(), 100);
+    for r in &log {
+        inputs_of.insert(
+            r["id"].as_str().unwrap().to_owned(),
+            r["inputs"].as_str().unwrap().to_owned(),
+        );
+    }
+    assert_fsck_clean(&env, &repo);
+    let before = env.receipt_ok(&repo, &["log", "--json"]).stdout;
+    let r = env.git(&repo, &["gc", "--prune=now", "--quiet"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_fsck_clean(&env, &repo);
+    let after = env.receipt_ok(&repo, &["log", "--json"]).stdout;
+    assert_eq!(before, after, "gc --prune=now loses no receipt");
+    // every receipt is still reachable through its notes, by commit and by inputs tree
+    let writer = env.only_writer(&repo);
+    for r in &log {
+        let id = r["id"].as_str().unwrap();
+        assert!(
+            noted_ids(&env, &repo, &writer, r["commit"].as_str().unwrap())
+                .iter()
+                .any(|n| n == id)
+        );
+        assert!(
+            noted_ids(&env, &repo, &writer, &inputs_of[id])
+                .iter()
+                .any(|n| n == id)
+        );
+        // the log blob (when there was output) survives gc too
+        let chain_commit = r["chain_commit"].as_str().unwrap();
+        if r["check"] == "test" {
+            env.git_ok(
+                &repo,
+                &["cat-file", "-e", &format!("{chain_commit}:output.log")],
+            );
+        }
+    }
+}
