@@ -147,7 +147,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
                 );
                 continue;
             }
-            if r.body().subject.commit != commit.to_string() {
+            if gix::ObjectId::from_hex(r.body().subject.commit.as_bytes()).ok() != Some(commit) {
                 eprintln!(
                     "git-receipt: warning: a note on {} names receipt {}, whose signed subject is commit {}; ignored",
                     short(&commit),
