@@ -133,6 +133,8 @@ struct RawEntry {
     key: String,
     value: Option<String>,
     line: usize,
+    /// A `;` or `#` comment followed the value on its line.
+    trailing_comment: bool,
 }
 
 fn collect_entries(events: &Events) -> Vec<RawEntry> {
@@ -165,6 +167,7 @@ fn collect_entries(events: &Events) -> Vec<RawEntry> {
                     key: key.to_str_lossy().to_ascii_lowercase(),
                     value: None,
                     line,
+                    trailing_comment: false,
                 });
             }
             Event::KeyValueSeparator => {
@@ -193,8 +196,17 @@ fn collect_entries(events: &Events) -> Vec<RawEntry> {
             }
             Event::Newline(n) => {
                 line += n.iter().filter(|b| **b == b'\n').count();
+                // a value continued with a backslash spans lines; anything else ends here
+                if continued.is_empty() {
+                    out.extend(pending.take());
+                }
             }
-            Event::Comment { .. } | Event::Whitespace(_) => {}
+            Event::Comment { .. } => {
+                if let Some(p) = pending.as_mut() {
+                    p.trailing_comment = true;
+                }
+            }
+            Event::Whitespace(_) => {}
         }
     }
     out.extend(pending.take());
@@ -312,6 +324,15 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                 match e.key.as_str() {
                     "run" => {
                         let v = value.unwrap_or_default();
+                        if e.trailing_comment {
+                            return Err(err(
+                                e.line,
+                                format!(
+                                    "check {sub:?}: `run` is cut at a `;` or `#`, which start a comment in git-config; the command would be {v:?}"
+                                ),
+                                "quote the whole command: run = \"a; b\"",
+                            ));
+                        }
                         if v.trim().is_empty() {
                             return Err(err(
                                 e.line,
@@ -478,6 +499,20 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.starts_with(".gitreceipts:3: "), "{msg}");
         assert!(msg.contains("unknown key \"requried\""), "{msg}");
+    }
+
+    #[test]
+    fn a_command_cut_by_a_comment_character_is_refused() {
+        let e = parse("[check \"t\"]\n\trun = cargo fmt --check; cargo test\n").unwrap_err();
+        assert!(
+            e.to_string().contains("`run` is cut at a `;` or `#`"),
+            "{e}"
+        );
+        let ok = parse(
+            "[check \"t\"]\n\trun = \"cargo fmt --check; cargo test\"\n\tpath = src # inputs\n",
+        )
+        .unwrap();
+        assert_eq!(ok.check("t").unwrap().run, "cargo fmt --check; cargo test");
     }
 
     #[test]

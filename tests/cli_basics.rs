@@ -362,3 +362,62 @@ fn no_commit_yet_says_what_to_do() {
     assert_eq!(r.code, 2, "{r}");
     assert!(r.stderr.contains("HEAD has no commit yet"), "{r}");
 }
+
+#[test]
+fn only_allow_listed_environment_values_are_recorded() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    std::fs::write(
+        repo.join(".gitreceipts"),
+        "[check \"test\"]\n\trun = true\n\tenv = RUSTFLAGS\n\tenv = ABSENT_VAR\n",
+    )
+    .unwrap();
+    let r = env.receipt_with(
+        &repo,
+        &["run", "test"],
+        &[
+            ("RUSTFLAGS", "-Dwarnings"),
+            ("SECRET_TOKEN", "hunter2-do-not-record"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{r}");
+    let v: serde_json::Value =
+        serde_json::from_str(&env.receipt_ok(&repo, &["show", "--json"]).stdout).unwrap();
+    let check = &v[0]["receipt"]["receipt"]["check"];
+    assert_eq!(
+        check["env"],
+        serde_json::json!({"RUSTFLAGS": "-Dwarnings"}),
+        "unset names are omitted"
+    );
+    let chain_commit = v[0]["chain_commit"].as_str().unwrap();
+    let bytes = env.receipt_bytes(&repo, chain_commit);
+    assert!(
+        !String::from_utf8_lossy(&bytes).contains("hunter2"),
+        "no other value is recorded"
+    );
+}
+
+#[test]
+fn timeout_kills_the_check_and_records_why() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    std::fs::write(
+        repo.join(".gitreceipts"),
+        "[check \"slow\"]\n\trun = \"echo begin; sleep 30; echo never\"\n\ttimeout = 1\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let r = env.receipt(&repo, &["run", "slow"]);
+    assert_eq!(r.code, 124, "{r}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the sleep was killed, not waited for"
+    );
+    assert!(r.stderr.contains("timed out after 1s"), "{r}");
+    assert_eq!(r.stdout, "begin\n");
+    let v: serde_json::Value =
+        serde_json::from_str(&env.receipt_ok(&repo, &["show", "--json"]).stdout).unwrap();
+    let result = &v[0]["receipt"]["receipt"]["result"];
+    assert_eq!(result["passed"], false);
+    assert_eq!(result["detail"], "timed out after 1s and was killed");
+}
