@@ -15,6 +15,7 @@
 
 pub mod canon;
 pub mod contract;
+pub mod freshness;
 pub mod keyfile;
 pub mod receipt;
 pub mod recorder;

@@ -66,3 +66,61 @@ impl std::fmt::Display for TrustOrigin {
         }
     }
 }
+
+/// The revision whose `.gitreceipts` signers are trusted when judging another.
+#[derive(Debug, Clone)]
+pub struct TrustRoot {
+    /// The commit the signers are read from, if any.
+    pub commit: Option<gix::ObjectId>,
+    /// How it was chosen, in words (for output).
+    pub description: String,
+}
+
+/// The default branch: `receipt.defaultBranch`, else what `origin/HEAD` names, else
+/// `init.defaultBranch`, `main` or `master`, whichever exists first.
+pub fn default_branch(store: &crate::store::Store) -> Option<(String, gix::ObjectId)> {
+    let repo = store.repo();
+    let resolve = |name: &str| -> Option<(String, gix::ObjectId)> {
+        let mut r = repo.try_find_reference(name).ok()??;
+        let id = r.peel_to_id().ok()?.detach();
+        Some((r.name().as_bstr().to_string(), id))
+    };
+    if let Some(b) = store.config_string("receipt.defaultBranch") {
+        return resolve(&b);
+    }
+    if let Some(found) = resolve("refs/remotes/origin/HEAD") {
+        return Some(found);
+    }
+    let mut candidates = Vec::new();
+    if let Some(b) = store.config_string("init.defaultBranch") {
+        candidates.push(format!("refs/heads/{b}"));
+    }
+    candidates.extend(["refs/heads/main".to_owned(), "refs/heads/master".to_owned()]);
+    candidates.iter().find_map(|c| resolve(c))
+}
+
+/// Choose the trust root for judging `rev`: its merge base with the default branch,
+/// so that a change cannot make its own signers trusted.
+pub fn trust_root(store: &crate::store::Store, rev: gix::ObjectId) -> TrustRoot {
+    match default_branch(store) {
+        Some((name, tip)) => match store.repo().merge_base(rev, tip) {
+            Ok(Some(base)) => TrustRoot {
+                commit: Some(base.detach()),
+                description: format!(
+                    "signers of .gitreceipts at {} (merge base with {name})",
+                    base.detach().to_hex_with_len(7)
+                ),
+            },
+            _ => TrustRoot {
+                commit: None,
+                description: format!(
+                    "no merge base with {name}: only your key and receipt.trustedKey are trusted"
+                ),
+            },
+        },
+        None => TrustRoot {
+            commit: None,
+            description: "no default branch found (set receipt.defaultBranch): only your key and receipt.trustedKey are trusted".into(),
+        },
+    }
+}

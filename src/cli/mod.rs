@@ -5,12 +5,14 @@
 //! Exit codes: 0 all good; 1 the verdict is no (for `run`: the check's own exit
 //! code); 2 could not decide (usage, I/O, corrupt repository).
 
+mod gate;
 mod key;
 mod log;
 mod man;
 mod record;
 mod run;
 mod show;
+mod status;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,7 +25,7 @@ use git_receipt::keyfile::{self, KeySource};
 use git_receipt::receipt::{is_valid_chain_name, writer_id};
 use git_receipt::sign::SigningKey;
 use git_receipt::store::Store;
-use git_receipt::trust::{TrustOrigin, TrustSet};
+use git_receipt::trust::{TrustOrigin, TrustRoot, TrustSet, trust_root};
 
 /// Signed, hash-chained receipts that a check ran, stored in git.
 ///
@@ -50,6 +52,8 @@ enum Command {
     Record(record::RecordArgs),
     Show(show::ShowArgs),
     Log(log::LogArgs),
+    Status(status::StatusArgs),
+    Gate(gate::GateArgs),
     Key(key::KeyArgs),
     #[command(hide = true)]
     Man(man::ManArgs),
@@ -103,9 +107,10 @@ impl Context {
         Ok(writer_id(key.public(), &chain))
     }
 
-    /// Keys this reader accepts: its own, receipt.trustedKey, and the signers of
-    /// `.gitreceipts` at HEAD.
-    fn trust(&self, store: &Store) -> Result<TrustSet> {
+    /// Keys this reader accepts when judging `rev`: its own, receipt.trustedKey, and
+    /// the signers of `.gitreceipts` at the trust root (the merge base of `rev` with
+    /// the default branch), never those of `rev` itself.
+    fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
         let mut trust = TrustSet::default();
         if let Ok(source) = self.key_source(Some(store))
             && source.path().exists()
@@ -118,13 +123,23 @@ impl Context {
                 .with_context(|| format!("git config receipt.trustedKey = {line:?}"))?;
             trust.add(key, TrustOrigin::Config);
         }
-        if let Ok((head, _)) = store.head()
-            && let Some(bytes) = store.contract_at(head)?
+        let root = trust_root(store, rev);
+        if let Some(commit) = root.commit
+            && let Some(bytes) = store.contract_at(commit)?
         {
-            let contract = Contract::parse(&bytes, std::path::Path::new(".gitreceipts (at HEAD)"))?;
+            let label = format!(".gitreceipts at {}", commit.to_hex_with_len(7));
+            let contract = Contract::parse(&bytes, std::path::Path::new(&label))?;
             trust.add_contract(&contract);
         }
-        Ok(trust)
+        Ok((trust, root))
+    }
+
+    /// The trust set for judging HEAD (or nothing but local keys without a commit).
+    fn trust(&self, store: &Store) -> Result<TrustSet> {
+        match store.head() {
+            Ok((head, _)) => Ok(self.trust_for(store, head)?.0),
+            Err(_) => Ok(TrustSet::default()),
+        }
     }
 }
 
@@ -135,13 +150,28 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let ctx = Context { cwd };
+    if !matches!(cli.command, Command::Run(_) | Command::Record(_)) {
+        restore_default_sigpipe();
+    }
     match cli.command {
         Command::Run(a) => run::cmd_run(&ctx, a),
         Command::Record(a) => record::cmd_record(&ctx, a),
         Command::Show(a) => show::cmd_show(&ctx, a),
         Command::Log(a) => log::cmd_log(&ctx, a),
+        Command::Status(a) => status::cmd_status(&ctx, a),
+        Command::Gate(a) => gate::cmd_gate(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
+    }
+}
+
+/// Reading commands die quietly on a closed pipe (`git receipt log | head`), like
+/// git. `run` and `record` keep Rust's default of ignoring SIGPIPE: a reader that
+/// goes away must never cost a check its receipt.
+fn restore_default_sigpipe() {
+    // SAFETY: called before any other thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -14,7 +14,7 @@
 //! each append indexes exactly what is missing, including receipts whose notes a
 //! crash cut off, and `reindex` can rebuild everything from scratch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
@@ -125,6 +125,52 @@ fn note_paths(object: &ObjectId) -> [String; 3] {
 }
 
 impl Store {
+    /// Every writer with a notes ref here, sorted.
+    pub fn notes_writers(&self) -> Result<Vec<String>, StoreError> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(git_err("listing references"))?;
+        let mut out = Vec::new();
+        for r in refs
+            .prefixed(NOTES_PREFIX)
+            .map_err(git_err("listing refs/notes/receipts/"))?
+        {
+            let r = r.map_err(git_err("reading a notes ref"))?;
+            let name = r.name().as_bstr().to_string();
+            out.push(name[NOTES_PREFIX.len()..].to_owned());
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Every object that has a note in `writer`'s notes (any fanout).
+    pub fn noted_objects(&self, writer: &str) -> Result<HashSet<ObjectId>, StoreError> {
+        let mut out = HashSet::new();
+        let Some(tip) = self.notes_tip(writer)? else {
+            return Ok(out);
+        };
+        let mut stack = vec![(self.commit_tree(tip)?, String::new())];
+        while let Some((tree, prefix)) = stack.pop() {
+            let tree = self
+                .repo
+                .find_tree(tree)
+                .map_err(git_err("reading a notes tree"))?;
+            let decoded = tree.decode().map_err(git_err("decoding a notes tree"))?;
+            for e in &decoded.entries {
+                let name = format!("{prefix}{}", e.filename);
+                if e.mode.is_tree() && name.len() < 40 {
+                    stack.push((e.oid.to_owned(), name));
+                } else if e.mode.is_blob()
+                    && let Ok(oid) = ObjectId::from_hex(name.as_bytes())
+                {
+                    out.insert(oid);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The tip of a writer's notes ref.
     pub fn notes_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
         let name = notes_ref(writer);

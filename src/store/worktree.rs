@@ -142,4 +142,79 @@ impl Store {
                 .map_err(git_err("hashing an inputs tree"))
         }
     }
+
+    /// The paths under `paths` (the whole tree when empty) whose content differs
+    /// between two trees, as `/`-separated paths of files (or of whole subtrees that
+    /// appeared or vanished), sorted.
+    pub fn changed_paths(&self, old: ObjectId, new: ObjectId, paths: &[String]) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        if paths.is_empty() {
+            self.diff_trees(Some(old), Some(new), "", &mut out)?;
+        } else {
+            for p in paths {
+                let a = self.entry_at(old, p)?;
+                let b = self.entry_at(new, p)?;
+                if a == b {
+                    continue;
+                }
+                match (a, b) {
+                    (Some((ta, true)), Some((tb, true))) => {
+                        self.diff_trees(Some(ta), Some(tb), &format!("{p}/"), &mut out)?
+                    }
+                    _ => out.push(p.clone()),
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The id at `path` in `tree` and whether it is a tree.
+    fn entry_at(&self, tree: ObjectId, path: &str) -> Result<Option<(ObjectId, bool)>, StoreError> {
+        let t = self
+            .repo
+            .find_tree(tree)
+            .map_err(git_err(format!("reading tree {tree}")))?;
+        Ok(t.lookup_entry_by_path(path)
+            .map_err(git_err(format!("looking up {path}")))?
+            .map(|e| (e.oid().to_owned(), e.mode().is_tree())))
+    }
+
+    fn diff_trees(
+        &self,
+        old: Option<ObjectId>,
+        new: Option<ObjectId>,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), StoreError> {
+        use std::collections::BTreeMap;
+        let entries = |t: Option<ObjectId>| -> Result<BTreeMap<String, (ObjectId, bool)>, StoreError> {
+            let mut m = BTreeMap::new();
+            if let Some(t) = t {
+                let tree = self.repo.find_tree(t).map_err(git_err("reading a tree"))?;
+                for e in tree.decode().map_err(git_err("decoding a tree"))?.entries {
+                    m.insert(e.filename.to_string(), (e.oid.to_owned(), e.mode.is_tree()));
+                }
+            }
+            Ok(m)
+        };
+        let (a, b) = (entries(old)?, entries(new)?);
+        let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for name in names {
+            let (x, y) = (a.get(name), b.get(name));
+            if x == y {
+                continue;
+            }
+            let path = format!("{prefix}{name}");
+            match (x, y) {
+                (Some((tx, true)), Some((ty, true))) => {
+                    self.diff_trees(Some(*tx), Some(*ty), &format!("{path}/"), out)?
+                }
+                (None, Some((ty, true))) => self.diff_trees(None, Some(*ty), &format!("{path}/"), out)?,
+                (Some((tx, true)), None) => self.diff_trees(Some(*tx), None, &format!("{path}/"), out)?,
+                _ => out.push(path),
+            }
+        }
+        Ok(())
+    }
 }

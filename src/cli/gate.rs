@@ -1,0 +1,100 @@
+//! `git receipt gate`: exit 0 only when every required check is present.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_json::json;
+
+use git_receipt::freshness::{CheckState, State};
+
+use super::status::{evaluate_rev, render_rows, state_json};
+use super::{Context, colour};
+
+/// Exit 0 when every required check is present at every named revision.
+///
+/// Required checks are those with `required = true` in .gitreceipts at each
+/// revision, or the ones named with --require. Exits 1 when any is missing, failed
+/// or stale (printing each with the command that fixes it), 2 when it cannot
+/// decide (for example a shallow clone whose history ends before an answer).
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The revisions to gate (default HEAD).
+    pub revs: Vec<String>,
+    /// Require these checks (comma-separated) instead of those marked required.
+    #[arg(long, value_delimiter = ',', value_name = "CHECKS")]
+    pub require: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Gate the revisions.
+pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let revs = if args.revs.is_empty() {
+        vec!["HEAD".to_owned()]
+    } else {
+        args.revs.clone()
+    };
+    let mut all_ok = true;
+    let mut json_out = Vec::new();
+    let mut text = String::new();
+    let on = colour(std::io::stdout().is_terminal());
+    for rev in &revs {
+        let report = evaluate_rev(ctx, &store, rev)?;
+        let required: Vec<&CheckState> = if args.require.is_empty() {
+            report.states.iter().filter(|s| s.required).collect()
+        } else {
+            let mut v = Vec::new();
+            for name in &args.require {
+                match report.states.iter().find(|s| &s.name == name) {
+                    Some(s) => v.push(s),
+                    None => bail!(
+                        "--require {name}: no check {name:?} is declared in .gitreceipts at {rev}\nhint: declare it, or require one of: {}",
+                        report.states.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                }
+            }
+            v
+        };
+        let failing: Vec<&CheckState> = required
+            .iter()
+            .copied()
+            .filter(|s| s.state != State::Present)
+            .collect();
+        all_ok &= failing.is_empty();
+        json_out.push(json!({
+            "rev": rev,
+            "commit": report.commit.to_string(),
+            "ok": failing.is_empty(),
+            "trust": report.trust_root,
+            "checks": required.iter().map(|s| state_json(s)).collect::<Vec<_>>(),
+        }));
+        if required.is_empty() {
+            text.push_str(&format!(
+                "{rev}: no required checks (mark one with `required = true` in .gitreceipts, or pass --require)\n"
+            ));
+        } else if failing.is_empty() {
+            text.push_str(&format!("{rev}: all {} required checks present\n", required.len()));
+        } else {
+            text.push_str(&format!(
+                "{rev} ({}): {} of {} required checks not present\n",
+                report.commit.to_hex_with_len(7),
+                failing.len(),
+                required.len()
+            ));
+            text.push_str(&render_rows(&failing, on));
+            for s in &failing {
+                text.push_str(&format!("  fix: git receipt run {}\n", s.name));
+            }
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&json_out)?);
+    } else {
+        print!("{text}");
+    }
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,161 @@
+//! `git receipt status`: the state of every declared check at a revision.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_json::json;
+
+use git_receipt::contract::Contract;
+use git_receipt::freshness::{self, CheckState, Options, State};
+use git_receipt::store::Store;
+
+use super::{Context, colour, paint, short_id};
+
+/// Show the state of every check declared in .gitreceipts at a revision.
+///
+/// For each check: present (a trusted passing receipt covers exactly its inputs),
+/// failed, stale (an ancestor was checked but its inputs or definition changed
+/// since), or missing; with the receipt that decided it and the reason.
+/// Only receipts signed by a trusted key count: your own key, git config
+/// receipt.trustedKey, and the signers in .gitreceipts at the revision's merge base
+/// with the default branch.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The revision (default HEAD).
+    pub rev: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One revision's evaluation.
+pub(super) struct RevReport {
+    pub rev: String,
+    pub commit: gix::ObjectId,
+    pub trust_root: String,
+    pub states: Vec<CheckState>,
+}
+
+/// Evaluate every declared check at `rev`.
+pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<RevReport> {
+    let commit = store.resolve_commit(rev)?;
+    let contract = match store.contract_at(commit)? {
+        Some(bytes) => {
+            let label = format!(".gitreceipts at {rev}");
+            Contract::parse(&bytes, std::path::Path::new(&label))?
+        }
+        None => Contract::default(),
+    };
+    let (trust, root) = ctx.trust_for(store, commit)?;
+    let walk_limit = match store.config_integer("receipt.walkLimit") {
+        None => freshness::DEFAULT_WALK_LIMIT,
+        Some(n) if n > 0 => n as usize,
+        Some(n) => bail!("receipt.walkLimit = {n} must be a positive number of commits"),
+    };
+    let states = freshness::evaluate(store, commit, &contract, &trust, Options { walk_limit })?;
+    Ok(RevReport {
+        rev: rev.to_owned(),
+        commit,
+        trust_root: root.description,
+        states,
+    })
+}
+
+/// JSON for one check's state.
+pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
+    let decider = s.decider.as_ref().map(|d| {
+        let b = d.receipt.body();
+        json!({
+            "id": d.receipt.id(),
+            "writer": d.writer,
+            "commit": b.subject.commit,
+            "started_at": b.result.started_at,
+            "passed": b.result.passed,
+            "distance": d.distance,
+        })
+    });
+    json!({
+        "name": s.name,
+        "required": s.required,
+        "state": s.state.as_str(),
+        "receipt": s.decider.as_ref().map(|d| d.receipt.id().to_owned()),
+        "decided_by": decider,
+        "reason": s.reason,
+        "changed_paths": s.changed_paths,
+        "untrusted_receipts": s.untrusted,
+    })
+}
+
+pub(super) fn state_colour(state: State) -> &'static str {
+    match state {
+        State::Present => "32",
+        State::Failed => "31",
+        State::Stale => "33",
+        State::Missing => "31",
+    }
+}
+
+/// Text rows for one revision.
+pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
+    let width = states.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+    let mut out = String::new();
+    for s in states {
+        let state = format!("{:<7}", s.state.as_str());
+        let mut reason = s.reason.clone();
+        if s.untrusted > 0 && s.state != State::Present {
+            reason.push_str(&format!(
+                " ({} receipt{} by untrusted keys ignored)",
+                s.untrusted,
+                if s.untrusted == 1 { "" } else { "s" }
+            ));
+        }
+        out.push_str(&format!(
+            "{:<width$}  {}  {}\n",
+            s.name,
+            paint(on, state_colour(s.state), &state),
+            reason
+        ));
+        if let Some(d) = &s.decider {
+            let b = d.receipt.body();
+            out.push_str(&format!(
+                "{:<width$}           receipt {} by {} #{} at {} on {}\n",
+                "",
+                short_id(d.receipt.id()),
+                d.writer,
+                b.chain.index,
+                b.result.started_at,
+                &b.subject.commit[..7],
+            ));
+        }
+    }
+    out
+}
+
+/// Print the state of every check.
+pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let rev = args.rev.as_deref().unwrap_or("HEAD");
+    let report = evaluate_rev(ctx, &store, rev)?;
+    if args.json {
+        let v = json!({
+            "rev": report.rev,
+            "commit": report.commit.to_string(),
+            "trust": report.trust_root,
+            "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if report.states.is_empty() {
+        println!(
+            "no checks declared in .gitreceipts at {rev}\nhint: declare one:\n    [check \"test\"]\n        run = <command>"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let on = colour(std::io::stdout().is_terminal());
+    let states: Vec<&CheckState> = report.states.iter().collect();
+    print!("{}", render_rows(&states, on));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,482 @@
+//! Present, missing, failed or stale: the state of each check at a revision.
+//!
+//! The rules (see `docs/freshness.md`), for revision H and check C:
+//!
+//! 1. I = the inputs tree of C at H (computed, not written). Receipts noted on I,
+//!    signed by a trusted key, whose signed `subject.inputs` is I, whose check is C
+//!    and whose definition matches C decide: the most recent one gives present or
+//!    failed. One note lookup per writer, no history needed.
+//! 2. Otherwise the nearest ancestor of H (breadth first, bounded) that has a
+//!    trusted receipt for C makes C stale, with the paths that changed since.
+//! 3. Receipts for I whose definition differs make C stale ("definition changed").
+//! 4. Nothing: missing. A walk that reaches a shallow boundary first cannot say
+//!    stale or missing and reports that instead.
+//!
+//! Where a note hangs is never trusted: only the signed subject decides.
+
+use std::collections::{HashMap, HashSet};
+
+use gix::ObjectId;
+
+use crate::contract::{CheckDef, Contract};
+use crate::receipt::{Receipt, Verified};
+use crate::recorder::CheckSpec;
+use crate::store::{Store, StoreError};
+use crate::trust::TrustSet;
+
+/// Default bound of the ancestry walk.
+pub const DEFAULT_WALK_LIMIT: usize = 1000;
+
+/// The state of one check at one revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// A trusted passing receipt covers exactly these inputs.
+    Present,
+    /// The most recent trusted receipt for these inputs failed.
+    Failed,
+    /// An ancestor was checked, but the inputs or the definition changed since.
+    Stale,
+    /// No trusted receipt for these inputs or any ancestor within the bound.
+    Missing,
+}
+
+impl State {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Present => "present",
+            State::Failed => "failed",
+            State::Stale => "stale",
+            State::Missing => "missing",
+        }
+    }
+}
+
+/// The receipt that decided a state.
+#[derive(Debug, Clone)]
+pub struct Decider {
+    /// The verified receipt.
+    pub receipt: Receipt<Verified>,
+    /// Its writer.
+    pub writer: String,
+    /// How many commits back its subject commit is from the revision (BFS hops), if
+    /// it is an ancestor within the bound.
+    pub distance: Option<usize>,
+}
+
+/// The state of one check, with the reason in words.
+#[derive(Debug, Clone)]
+pub struct CheckState {
+    /// The check's name.
+    pub name: String,
+    /// Whether `.gitreceipts` marks it required.
+    pub required: bool,
+    /// The state.
+    pub state: State,
+    /// The receipt that decided it, if any.
+    pub decider: Option<Decider>,
+    /// The reason, in words.
+    pub reason: String,
+    /// For stale: the declared-input paths that changed.
+    pub changed_paths: Vec<String>,
+    /// Receipts for these inputs that were ignored because no trusted key signed them.
+    pub untrusted: usize,
+}
+
+/// Why a state could not be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum FreshnessError {
+    /// The walk reached the edge of a shallow clone before finding anything.
+    #[error(
+        "history is shallow at {boundary}: cannot tell whether check {check:?} is stale or missing from truncated history\nhint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipt refs with `git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'`"
+    )]
+    Shallow {
+        /// The shallow commit reached.
+        boundary: ObjectId,
+        /// The check being evaluated.
+        check: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Options for [`evaluate`].
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Ancestors to visit at most when looking for a stale receipt.
+    pub walk_limit: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            walk_limit: DEFAULT_WALK_LIMIT,
+        }
+    }
+}
+
+/// The check as receipts record it.
+pub fn spec_of(def: &CheckDef) -> CheckSpec {
+    CheckSpec {
+        name: def.name.clone(),
+        argv: def.argv(),
+        paths: def.paths.clone(),
+        env: def.env.clone(),
+    }
+}
+
+/// Lazily built view of the notes and the ancestry, shared by all checks of one
+/// revision so that the walk and the note indexes are paid for once.
+struct Evaluation<'a> {
+    store: &'a Store,
+    trust: &'a TrustSet,
+    writers: Vec<String>,
+    rev: ObjectId,
+    rev_tree: ObjectId,
+    opts: Options,
+    ancestry: Option<Ancestry>,
+    noted: Option<HashMap<String, HashSet<ObjectId>>>,
+}
+
+/// The ancestors of the revision in BFS order with their distance, and the shallow
+/// commit the walk stopped at, if any.
+struct Ancestry {
+    order: Vec<(ObjectId, usize)>,
+    distance: HashMap<ObjectId, usize>,
+    shallow_hit: Option<ObjectId>,
+}
+
+/// A trusted receipt found for a check, with where it came from.
+struct Found {
+    receipt: Receipt<Verified>,
+    writer: String,
+}
+
+/// Evaluate every check of `contract` at commit `rev`.
+pub fn evaluate(
+    store: &Store,
+    rev: ObjectId,
+    contract: &Contract,
+    trust: &TrustSet,
+    opts: Options,
+) -> Result<Vec<CheckState>, FreshnessError> {
+    let mut ev = Evaluation {
+        store,
+        trust,
+        writers: store.notes_writers()?,
+        rev,
+        rev_tree: store.commit_tree(rev)?,
+        opts,
+        ancestry: None,
+        noted: None,
+    };
+    contract
+        .checks
+        .iter()
+        .map(|def| ev.check(def))
+        .collect()
+}
+
+impl Evaluation<'_> {
+    /// Trusted receipts for `check` noted on `object` in every writer's notes, whose
+    /// signed subject satisfies `subject_ok`. Also counts untrusted ones.
+    fn trusted_receipts(
+        &self,
+        object: ObjectId,
+        check: &str,
+        subject_ok: impl Fn(&crate::receipt::Subject) -> bool,
+        untrusted: &mut usize,
+    ) -> Result<Vec<Found>, FreshnessError> {
+        let mut out = Vec::new();
+        for writer in &self.writers {
+            let Some(lines) = self.store.read_note(writer, object)? else {
+                continue;
+            };
+            for line in lines.iter().filter(|l| l.check == check) {
+                let Ok(entry) = self.store.chain_entry(writer, line.commit) else {
+                    continue; // a note pointing at nothing valid counts for nothing
+                };
+                let r = entry.receipt;
+                if r.id() != line.id
+                    || r.body().check.name != check
+                    || r.body().chain.writer != *writer
+                    || !subject_ok(&r.body().subject)
+                {
+                    continue;
+                }
+                let Some(t) = self.trust.lookup(&r.signature().key) else {
+                    *untrusted += 1;
+                    continue;
+                };
+                match r.verify(&t.key) {
+                    Ok(v) => out.push(Found {
+                        receipt: v,
+                        writer: writer.clone(),
+                    }),
+                    Err(_) => *untrusted += 1,
+                }
+            }
+        }
+        // newest first: by start time, then chain position
+        out.sort_by(|a, b| {
+            let (x, y) = (a.receipt.body(), b.receipt.body());
+            y.result
+                .started_at
+                .cmp(&x.result.started_at)
+                .then(y.chain.index.cmp(&x.chain.index))
+        });
+        Ok(out)
+    }
+
+    fn ancestry(&mut self) -> Result<&Ancestry, FreshnessError> {
+        if self.ancestry.is_none() {
+            self.ancestry = Some(walk_ancestry(self.store, self.rev, self.opts.walk_limit)?);
+        }
+        Ok(self.ancestry.as_ref().expect("just set"))
+    }
+
+    fn noted(&mut self) -> Result<&HashMap<String, HashSet<ObjectId>>, FreshnessError> {
+        if self.noted.is_none() {
+            let mut map = HashMap::new();
+            for w in &self.writers {
+                map.insert(w.clone(), self.store.noted_objects(w)?);
+            }
+            self.noted = Some(map);
+        }
+        Ok(self.noted.as_ref().expect("just set"))
+    }
+
+    fn distance_of(&mut self, commit_hex: &str) -> Result<Option<usize>, FreshnessError> {
+        let Ok(oid) = ObjectId::from_hex(commit_hex.as_bytes()) else {
+            return Ok(None);
+        };
+        if oid == self.rev {
+            return Ok(Some(0));
+        }
+        Ok(self.ancestry()?.distance.get(&oid).copied())
+    }
+
+    fn check(&mut self, def: &CheckDef) -> Result<CheckState, FreshnessError> {
+        let spec = spec_of(def);
+        let definition = spec.definition();
+        let inputs = self.store.inputs_tree(self.rev_tree, &def.paths, false)?;
+        let inputs_hex = inputs.to_string();
+        let mut untrusted = 0;
+        let by_inputs =
+            self.trusted_receipts(inputs, &def.name, |s| s.inputs == inputs_hex, &mut untrusted)?;
+        let mut state = CheckState {
+            name: def.name.clone(),
+            required: def.required,
+            state: State::Missing,
+            decider: None,
+            reason: String::new(),
+            changed_paths: Vec::new(),
+            untrusted,
+        };
+        // Rule 1: same inputs, same definition.
+        if let Some(found) = by_inputs
+            .iter()
+            .find(|f| f.receipt.body().check.definition == definition)
+        {
+            let b = found.receipt.body();
+            let distance = self.distance_of(&b.subject.commit)?;
+            let short = &b.subject.commit[..7];
+            let where_ = match distance {
+                Some(0) => "tested on this commit".to_owned(),
+                Some(1) => "tested 1 commit back".to_owned(),
+                Some(d) => format!("tested {d} commits back"),
+                None => "tested on a commit that is not an ancestor".to_owned(),
+            };
+            if b.result.passed {
+                state.state = State::Present;
+                state.reason = if distance == Some(0) && !b.subject.dirty {
+                    format!("present: passed on {short} ({where_})")
+                } else {
+                    format!("present: inputs identical to {short} ({where_})")
+                };
+            } else {
+                state.state = State::Failed;
+                state.reason = if b.result.detail.is_empty() {
+                    format!("failed: exit {} at {} on {short}", b.result.exit_code, b.result.started_at)
+                } else {
+                    format!(
+                        "failed: {} at {} on {short}",
+                        b.result.detail, b.result.started_at
+                    )
+                };
+            }
+            state.decider = Some(Decider {
+                receipt: found.receipt.clone(),
+                writer: found.writer.clone(),
+                distance,
+            });
+            return Ok(state);
+        }
+        // Rule 3: same inputs, but the check was defined differently then.
+        if let Some(found) = by_inputs.first() {
+            let b = found.receipt.body();
+            let distance = self.distance_of(&b.subject.commit)?;
+            state.state = State::Stale;
+            state.reason = format!(
+                "stale: definition changed since {} (`run`, `path` or `env` of check {:?} edited)",
+                &b.subject.commit[..7],
+                def.name
+            );
+            state.decider = Some(Decider {
+                receipt: found.receipt.clone(),
+                writer: found.writer.clone(),
+                distance,
+            });
+            return Ok(state);
+        }
+        // Rule 2: the nearest ancestor with a trusted receipt for this check.
+        let order: Vec<(ObjectId, usize)> = self.ancestry()?.order.clone();
+        let shallow_hit = self.ancestry()?.shallow_hit;
+        for (commit, distance) in order {
+            let any_note = self.noted()?.values().any(|set| set.contains(&commit));
+            if !any_note {
+                continue;
+            }
+            let hex = commit.to_string();
+            let mut ignored = 0;
+            let found =
+                self.trusted_receipts(commit, &def.name, |s| s.commit == hex, &mut ignored)?;
+            let Some(f) = found.first() else { continue };
+            let b = f.receipt.body();
+            let old_tree = self.store.commit_tree(commit)?;
+            let changed = self
+                .store
+                .changed_paths(old_tree, self.rev_tree, &def.paths)?;
+            let back = match distance {
+                1 => "1 commit back".to_owned(),
+                d => format!("{d} commits back"),
+            };
+            state.state = State::Stale;
+            state.reason = if b.check.definition != definition {
+                format!(
+                    "stale: definition changed since {} ({back})",
+                    &hex[..7]
+                )
+            } else if changed.is_empty() {
+                format!(
+                    "stale: inputs differ from {} ({back}){}",
+                    &hex[..7],
+                    if b.subject.dirty { ", whose receipt covered uncommitted changes" } else { "" }
+                )
+            } else {
+                format!(
+                    "stale: {} changed since {} ({back})",
+                    list_paths(&changed),
+                    &hex[..7]
+                )
+            };
+            state.changed_paths = changed;
+            state.decider = Some(Decider {
+                receipt: f.receipt.clone(),
+                writer: f.writer.clone(),
+                distance: Some(distance),
+            });
+            return Ok(state);
+        }
+        if let Some(boundary) = shallow_hit {
+            return Err(FreshnessError::Shallow {
+                boundary,
+                check: def.name.clone(),
+            });
+        }
+        state.reason = format!(
+            "missing: no receipt within {} ancestors",
+            group_thousands(self.opts.walk_limit)
+        );
+        Ok(state)
+    }
+}
+
+fn list_paths(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    if paths.len() <= SHOWN {
+        paths.join(", ")
+    } else {
+        format!(
+            "{} and {} more",
+            paths[..SHOWN].join(", "),
+            paths.len() - SHOWN
+        )
+    }
+}
+
+fn group_thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Breadth-first ancestors of `rev` (excluding `rev`), at most `limit`, using the
+/// commit-graph when present; notes whether a shallow boundary was reached.
+fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry, FreshnessError> {
+    let repo = store.repo();
+    let shallow: HashSet<ObjectId> = repo
+        .shallow_commits()
+        .map_err(crate::store::git_err("reading .git/shallow"))?
+        .map(|c| c.iter().copied().collect())
+        .unwrap_or_default();
+    let mut distance: HashMap<ObjectId, usize> = HashMap::new();
+    distance.insert(rev, 0);
+    let mut order = Vec::new();
+    let mut shallow_hit = None;
+    if shallow.contains(&rev) {
+        shallow_hit = Some(rev);
+    }
+    let walk = repo
+        .rev_walk([rev])
+        .sorting(gix::revision::walk::Sorting::BreadthFirst)
+        .all()
+        .map_err(crate::store::git_err("walking history"))?;
+    for info in walk {
+        let info = info.map_err(crate::store::git_err("walking history"))?;
+        let d = distance.get(&info.id).copied().unwrap_or(0);
+        if info.id != rev {
+            if order.len() >= limit {
+                break;
+            }
+            order.push((info.id, d));
+        }
+        if shallow.contains(&info.id) {
+            shallow_hit.get_or_insert(info.id);
+        }
+        for p in info.parent_ids.iter() {
+            distance.entry(*p).or_insert(d + 1);
+        }
+    }
+    Ok(Ancestry {
+        order,
+        distance,
+        shallow_hit,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_listed_briefly() {
+        let p: Vec<String> = (1..=7).map(|i| format!("src/f{i}.rs")).collect();
+        assert_eq!(list_paths(&p[..2]), "src/f1.rs, src/f2.rs");
+        assert_eq!(
+            list_paths(&p),
+            "src/f1.rs, src/f2.rs, src/f3.rs, src/f4.rs, src/f5.rs and 2 more"
+        );
+        assert_eq!(group_thousands(1000), "1,000");
+        assert_eq!(group_thousands(20), "20");
+        assert_eq!(group_thousands(1234567), "1,234,567");
+    }
+}
