@@ -173,9 +173,14 @@ pub enum ReceiptError {
         /// The limit.
         max: usize,
     },
-    /// Not canonical JSON, or not the v1 schema.
-    #[error("{0}")]
-    Format(#[from] CanonError),
+    /// Not JSON, or not its canonical form (duplicate member, integer out of range,
+    /// any other byte that differs from RFC 8785).
+    #[error("{}", describe_format(.0))]
+    Format(CanonError),
+    /// Not the closed v1 schema: an unknown or missing member, a value of the wrong
+    /// type, an unknown enum value.
+    #[error("not a v1 receipt: {0}")]
+    Schema(String),
     /// A member has a value the schema does not allow.
     #[error("{member}: {reason}")]
     Invalid {
@@ -200,6 +205,117 @@ pub enum ReceiptError {
         /// The fingerprint of the key offered.
         offered: String,
     },
+}
+
+impl From<CanonError> for ReceiptError {
+    fn from(e: CanonError) -> Self {
+        ReceiptError::Format(e)
+    }
+}
+
+/// The canon errors, worded for someone reading a stored receipt: the canon module
+/// speaks to whoever writes JSON, and its hints ("store larger numbers as strings")
+/// make no sense for a receipt that is already signed.
+fn describe_format(e: &CanonError) -> String {
+    let at = |path: &str| {
+        if path.is_empty() {
+            "the envelope".to_owned()
+        } else {
+            format!("{path:?}")
+        }
+    };
+    match e {
+        CanonError::NotCanonical { offset } => format!(
+            "not in RFC 8785 canonical form (first difference at byte {offset}): \
+             the stored bytes were changed after the receipt was written"
+        ),
+        CanonError::DuplicateMember { path, name } => {
+            format!(
+                "member {name:?} appears twice in the object at {}",
+                at(path)
+            )
+        }
+        CanonError::IntegerOutOfRange { path, value } => format!(
+            "integer {value} at {} is outside the range a receipt can hold exactly, \
+             ±(2^53-1)",
+            at(path)
+        ),
+        CanonError::NonFiniteNumber { path } => {
+            format!("number at {} is NaN or infinite", at(path))
+        }
+        CanonError::Json(e) => format!("not JSON: {e}"),
+    }
+}
+
+/// The members of every object in format v1, by JSON pointer. All are required
+/// (optional values are `null`, never absent); `/receipt/check/env` is a map of
+/// variable names and is not listed. A unit test keeps this in step with the types.
+const MEMBERS: &[(&str, &[&str])] = &[
+    ("", &["receipt", "signature"]),
+    (
+        "/receipt",
+        &[
+            "chain",
+            "check",
+            "kind",
+            "result",
+            "runner",
+            "schema",
+            "subject",
+            "supersedes",
+        ],
+    ),
+    ("/receipt/chain", &["index", "prev", "writer"]),
+    ("/receipt/subject", &["commit", "dirty", "inputs", "tree"]),
+    (
+        "/receipt/check",
+        &["argv", "definition", "env", "name", "paths"],
+    ),
+    (
+        "/receipt/result",
+        &[
+            "detail",
+            "duration_ms",
+            "exit_code",
+            "log",
+            "log_truncated",
+            "mode",
+            "output_bytes",
+            "passed",
+            "started_at",
+            "stderr_tail",
+            "stdout_tail",
+        ],
+    ),
+    ("/receipt/runner", &["host", "os", "tool"]),
+    ("/signature", &["alg", "key", "sig"]),
+];
+
+/// The closed schema, member by member, so the error can say where: serde alone
+/// would accept a missing `null` member as `None` and name no object.
+fn check_members(value: &serde_json::Value) -> Result<(), ReceiptError> {
+    for (pointer, members) in MEMBERS {
+        let Some(object) = value.pointer(pointer).and_then(|v| v.as_object()) else {
+            // not an object (or its parent is not): serde names the type error
+            continue;
+        };
+        let place = if pointer.is_empty() {
+            "the envelope".to_owned()
+        } else {
+            format!("{pointer:?}")
+        };
+        if let Some(name) = object.keys().find(|k| !members.contains(&k.as_str())) {
+            return Err(ReceiptError::Schema(format!(
+                "unknown member {name:?} in {place}"
+            )));
+        }
+        if let Some(name) = members.iter().find(|m| !object.contains_key(**m)) {
+            return Err(ReceiptError::Schema(format!(
+                "missing member {name:?} in {place}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Type-state marker: bytes parsed and well-formed, signature not yet checked.
@@ -257,8 +373,19 @@ impl Receipt<Unverified> {
                 max: MAX_RECEIPT_BYTES,
             });
         }
-        let envelope: Envelope = canon::from_canonical(bytes)?;
+        // canonical bytes (which rules out duplicates and unsafe integers), then the
+        // closed schema with JSON pointers, then types and values
+        let value: serde_json::Value = canon::from_canonical(bytes)?;
+        check_members(&value)?;
+        let envelope: Envelope =
+            serde_json::from_slice(bytes).map_err(|e| ReceiptError::Schema(e.to_string()))?;
         validate(&envelope.receipt, &envelope.signature)?;
+        // What the id and the signature cover must be exactly what is stored.
+        if canon::to_canonical(&envelope)? != bytes {
+            return Err(ReceiptError::Schema(
+                "the stored bytes are not the encoding of the receipt they hold".into(),
+            ));
+        }
         let body_bytes = canon::to_canonical(&envelope.receipt)?;
         Ok(Receipt {
             id: id_of(&body_bytes),
@@ -573,6 +700,108 @@ mod tests {
             "2026-12-04T23:04:44.123Z"
         );
         assert!(is_timestamp(&format_timestamp(1_796_425_484_123)));
+    }
+
+    fn sample_body() -> Body {
+        let oid = "0123456789abcdef0123456789abcdef01234567".to_owned();
+        let id = format!("sha256:{}", "ab".repeat(32));
+        Body {
+            schema: SCHEMA.into(),
+            kind: Kind::Check,
+            chain: Chain {
+                writer: "default-0123456789abcdef0123456789abcdef".into(),
+                index: 1,
+                prev: Some(id.clone()),
+            },
+            subject: Subject {
+                commit: oid.clone(),
+                tree: oid.clone(),
+                inputs: oid.clone(),
+                dirty: false,
+            },
+            check: Check {
+                name: "test".into(),
+                argv: vec!["true".into()],
+                definition: id.clone(),
+                paths: vec!["src".into()],
+                env: [("CI".to_owned(), "1".to_owned())].into(),
+            },
+            result: Outcome {
+                mode: Mode::Run,
+                exit_code: 0,
+                passed: true,
+                started_at: format_timestamp(0),
+                duration_ms: 1,
+                stdout_tail: String::new(),
+                stderr_tail: String::new(),
+                log: Some(oid),
+                output_bytes: 0,
+                log_truncated: false,
+                detail: String::new(),
+            },
+            runner: Runner {
+                tool: "git-receipt 0".into(),
+                host: "h".into(),
+                os: "linux-x86_64".into(),
+            },
+            supersedes: Some(id),
+        }
+    }
+
+    /// Every object of a real receipt (but the env map) is in MEMBERS, with exactly
+    /// the members the types write.
+    #[test]
+    fn member_table_matches_the_types() {
+        let key = SigningKey::from_seed(&[1; 32]);
+        let signed = Receipt::sign(sample_body(), &key).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(signed.bytes()).unwrap();
+        fn objects(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+            if let Some(o) = v.as_object() {
+                for (k, child) in o {
+                    objects(child, format!("{at}/{k}"), out);
+                }
+                out.push(at);
+            }
+        }
+        let mut found = Vec::new();
+        objects(&value, String::new(), &mut found);
+        found.retain(|p| p != "/receipt/check/env");
+        found.sort();
+        let mut listed: Vec<String> = MEMBERS.iter().map(|(p, _)| (*p).to_owned()).collect();
+        listed.sort();
+        assert_eq!(found, listed);
+        for (pointer, members) in MEMBERS {
+            let mut keys: Vec<&str> = value
+                .pointer(pointer)
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            keys.sort_unstable();
+            assert_eq!(&keys, members, "{pointer}");
+        }
+        Receipt::parse(signed.bytes()).expect("a signed receipt parses");
+    }
+
+    #[test]
+    fn a_missing_null_member_is_an_error_not_none() {
+        let key = SigningKey::from_seed(&[1; 32]);
+        let mut body = sample_body();
+        body.supersedes = None;
+        let signed = Receipt::sign(body, &key).unwrap();
+        let mut value: serde_json::Value = serde_json::from_slice(signed.bytes()).unwrap();
+        value["receipt"]
+            .as_object_mut()
+            .unwrap()
+            .remove("supersedes");
+        let bytes = canon::to_canonical(&value).unwrap();
+        let err = Receipt::parse(&bytes).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "not a v1 receipt: missing member \"supersedes\" in \"/receipt\""
+        );
     }
 
     #[test]
