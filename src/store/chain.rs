@@ -12,7 +12,9 @@ use gix::objs::tree::{Entry, EntryKind};
 use gix::refs::transaction::PreviousValue;
 
 use super::{CHAIN_PREFIX, Store, StoreError, crash_point, git_err, tool_signature};
-use crate::receipt::{Body, Receipt, Unverified, Verified, is_valid_writer_id};
+use crate::receipt::{
+    Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
+};
 use crate::sign::SigningKey;
 
 /// Name of the receipt file in a chain commit's tree.
@@ -113,13 +115,35 @@ impl Store {
         let entry = tree
             .find_entry(RECEIPT_FILE)
             .ok_or_else(|| corrupt(format!("no {RECEIPT_FILE} in its tree")))?;
-        if entry.mode().kind() != EntryKind::Blob {
+        let what = match entry.mode().kind() {
+            EntryKind::Blob => None,
+            EntryKind::BlobExecutable => Some("an executable file"),
+            EntryKind::Link => Some("a symbolic link"),
+            EntryKind::Tree => Some("a directory (tree)"),
+            EntryKind::Commit => Some("a submodule (commit)"),
+        };
+        if let Some(what) = what {
             return Err(corrupt(format!(
-                "{RECEIPT_FILE} is a {:?}, not a regular file",
-                entry.mode().kind()
+                "{RECEIPT_FILE} is {what}, not a regular file"
             )));
         }
         let oid = entry.oid().to_owned();
+        // Refuse an oversized blob before reading it into memory.
+        let header = self
+            .repo
+            .find_header(oid)
+            .map_err(|e| corrupt(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+        let size = usize::try_from(header.size()).unwrap_or(usize::MAX);
+        if size > MAX_RECEIPT_BYTES {
+            return Err(StoreError::BadReceipt {
+                writer: writer.to_owned(),
+                commit,
+                source: ReceiptError::Oversized {
+                    size,
+                    max: MAX_RECEIPT_BYTES,
+                },
+            });
+        }
         let blob = self
             .repo
             .find_blob(oid)
