@@ -7,12 +7,15 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::json;
 
+use super::show::{SigStatus, check_signature};
 use super::{Context, colour, human_ms, paint, short_id};
 
 /// List receipts from every chain, newest first, one line each.
 ///
 /// Columns: receipt id, start time, check, result, subject commit (`+` when the
-/// work tree had uncommitted changes), duration, writer and index.
+/// work tree had uncommitted changes), duration, writer and index; then
+/// `untrusted key` or `INVALID signature` when the signature does not verify
+/// against a trusted key.
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Print JSON (an array) instead of text.
@@ -43,11 +46,18 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
     if let Some(n) = args.max_count {
         all.truncate(n);
     }
+    let trust = ctx.trust(&store)?;
+    let status: Vec<SigStatus> = all
+        .iter()
+        .map(|(_, e)| check_signature(&trust, &e.receipt))
+        .collect();
     if args.json {
         let arr: Vec<_> = all
             .iter()
-            .map(|(writer, e)| {
+            .zip(&status)
+            .map(|((writer, e), sig)| {
                 let b = e.receipt.body();
+                let (signature_status, signature_detail) = sig.json();
                 json!({
                     "id": e.receipt.id(),
                     "writer": writer,
@@ -64,6 +74,8 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
                     "started_at": b.result.started_at,
                     "duration_ms": b.result.duration_ms,
                     "signer": e.receipt.signature().key,
+                    "signature_status": signature_status,
+                    "signature_detail": signature_detail,
                 })
             })
             .collect();
@@ -72,15 +84,20 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
     }
     let on = colour(std::io::stdout().is_terminal());
     let mut out = String::new();
-    for (writer, e) in &all {
+    for ((writer, e), sig) in all.iter().zip(&status) {
         let b = e.receipt.body();
+        let mark = match sig {
+            SigStatus::Verified(_) => String::new(),
+            SigStatus::Untrusted => format!(" {}", paint(on, "33", "untrusted key")),
+            SigStatus::Invalid(_) => format!(" {}", paint(on, "31", "INVALID signature")),
+        };
         let state = if b.result.passed {
             paint(on, "32", "passed")
         } else {
             paint(on, "31", "failed")
         };
         out.push_str(&format!(
-            "{} {} {} {state} {}{} {} {writer}#{}\n",
+            "{} {} {} {state} {}{} {} {writer}#{}{mark}\n",
             paint(on, "33", short_id(e.receipt.id())),
             b.result.started_at,
             b.check.name,

@@ -179,7 +179,11 @@ fn restore_default_sigpipe() {
 pub fn report_error(e: &anyhow::Error) {
     let mut text = format!("git-receipt: error: {e}");
     for cause in e.chain().skip(1) {
-        text.push_str(&format!("\n  caused by: {cause}"));
+        // Many errors already quote their cause in their own message; say it once.
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(&format!("\n  caused by: {cause}"));
+        }
     }
     eprintln!("{text}");
 }

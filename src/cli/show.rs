@@ -79,6 +79,17 @@ pub(super) enum SigStatus {
     Invalid(String),
 }
 
+impl SigStatus {
+    /// `signature_status` and `signature_detail` for JSON output.
+    pub(super) fn json(&self) -> (&'static str, Option<String>) {
+        match self {
+            SigStatus::Verified(o) => ("verified", Some(o.clone())),
+            SigStatus::Untrusted => ("untrusted", None),
+            SigStatus::Invalid(why) => ("invalid", Some(why.clone())),
+        }
+    }
+}
+
 pub(super) fn check_signature(trust: &TrustSet, r: &Receipt<Unverified>) -> SigStatus {
     match trust.lookup(&r.signature().key) {
         None => SigStatus::Untrusted,
@@ -156,7 +167,13 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
                 );
                 continue;
             }
-            shown.push((writer.clone(), entry));
+            // a note line given twice (notes merged or copied by hand) lists it once
+            if !shown
+                .iter()
+                .any(|(_, e): &(String, ChainEntry)| e.receipt.id() == r.id())
+            {
+                shown.push((writer.clone(), entry));
+            }
         }
     }
     shown.sort_by(|a, b| {
@@ -170,11 +187,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         let arr: Vec<_> = shown
             .iter()
             .map(|(writer, e)| {
-                let (status, by) = match check_signature(&trust, &e.receipt) {
-                    SigStatus::Verified(o) => ("verified", Some(o)),
-                    SigStatus::Untrusted => ("untrusted", None),
-                    SigStatus::Invalid(why) => ("invalid", Some(why)),
-                };
+                let (status, by) = check_signature(&trust, &e.receipt).json();
                 let envelope: serde_json::Value =
                     serde_json::from_slice(e.receipt.bytes()).expect("parsed before");
                 json!({
