@@ -58,15 +58,11 @@ pub fn cmd_key(ctx: &Context, args: KeyArgs) -> Result<ExitCode> {
             println!("{}", key.public().to_openssh());
         }
         KeyCommand::Show { fingerprint } => {
-            if !source.path().exists() {
-                let hint = match source {
-                    KeySource::Default(_) => {
-                        "`git receipt key generate` creates it (so does the first `git receipt run`)"
-                    }
-                    _ => "point it at an existing Ed25519 key, or unset it to use the default",
-                };
+            // A key named by the environment or config that is missing gets the
+            // loader's error, which names the setting it came from.
+            if matches!(source, KeySource::Default(_)) && !source.path().exists() {
                 bail!(
-                    "no signing key at {}\nhint: {hint}",
+                    "no signing key at {}\nhint: `git receipt key generate` creates it (so does the first `git receipt run`)",
                     source.path().display()
                 );
             }
