@@ -135,10 +135,14 @@ impl Store {
         Store::from_repo(repo)
     }
 
-    fn from_repo(repo: gix::Repository) -> Result<Store, StoreError> {
+    fn from_repo(mut repo: gix::Repository) -> Result<Store, StoreError> {
         if repo.object_hash() != gix::hash::Kind::Sha1 {
             return Err(StoreError::Sha256Unsupported);
         }
+        // Ref updates write reflogs (always for refs/notes/), which need a committer;
+        // a machine without a git identity (a fresh CI container) would otherwise
+        // get chains but never notes. The user's identity, when set, still wins.
+        let _ = repo.committer_or_set_fallback("git-receipt", "git-receipt@localhost");
         Ok(Store { repo })
     }
 
