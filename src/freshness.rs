@@ -172,11 +172,7 @@ pub fn evaluate(
         ancestry: None,
         noted: None,
     };
-    contract
-        .checks
-        .iter()
-        .map(|def| ev.check(def))
-        .collect()
+    contract.checks.iter().map(|def| ev.check(def)).collect()
 }
 
 impl Evaluation<'_> {
@@ -264,8 +260,12 @@ impl Evaluation<'_> {
         let inputs = self.store.inputs_tree(self.rev_tree, &def.paths, false)?;
         let inputs_hex = inputs.to_string();
         let mut untrusted = 0;
-        let by_inputs =
-            self.trusted_receipts(inputs, &def.name, |s| s.inputs == inputs_hex, &mut untrusted)?;
+        let by_inputs = self.trusted_receipts(
+            inputs,
+            &def.name,
+            |s| s.inputs == inputs_hex,
+            &mut untrusted,
+        )?;
         let mut state = CheckState {
             name: def.name.clone(),
             required: def.required,
@@ -299,7 +299,10 @@ impl Evaluation<'_> {
             } else {
                 state.state = State::Failed;
                 state.reason = if b.result.detail.is_empty() {
-                    format!("failed: exit {} at {} on {short}", b.result.exit_code, b.result.started_at)
+                    format!(
+                        "failed: exit {} at {} on {short}",
+                        b.result.exit_code, b.result.started_at
+                    )
                 } else {
                     format!(
                         "failed: {} at {} on {short}",
@@ -355,15 +358,16 @@ impl Evaluation<'_> {
             };
             state.state = State::Stale;
             state.reason = if b.check.definition != definition {
-                format!(
-                    "stale: definition changed since {} ({back})",
-                    &hex[..7]
-                )
+                format!("stale: definition changed since {} ({back})", &hex[..7])
             } else if changed.is_empty() {
                 format!(
                     "stale: inputs differ from {} ({back}){}",
                     &hex[..7],
-                    if b.subject.dirty { ", whose receipt covered uncommitted changes" } else { "" }
+                    if b.subject.dirty {
+                        ", whose receipt covered uncommitted changes"
+                    } else {
+                        ""
+                    }
                 )
             } else {
                 format!(
@@ -411,7 +415,7 @@ fn group_thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

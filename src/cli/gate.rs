@@ -53,7 +53,12 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                     Some(s) => v.push(s),
                     None => bail!(
                         "--require {name}: no check {name:?} is declared in .gitreceipts at {rev}\nhint: declare it, or require one of: {}",
-                        report.states.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                        report
+                            .states
+                            .iter()
+                            .map(|s| s.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 }
             }
@@ -77,7 +82,10 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                 "{rev}: no required checks (mark one with `required = true` in .gitreceipts, or pass --require)\n"
             ));
         } else if failing.is_empty() {
-            text.push_str(&format!("{rev}: all {} required checks present\n", required.len()));
+            text.push_str(&format!(
+                "{rev}: all {} required checks present\n",
+                required.len()
+            ));
         } else {
             text.push_str(&format!(
                 "{rev} ({}): {} of {} required checks not present\n",
@@ -96,5 +104,9 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     } else {
         print!("{text}");
     }
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

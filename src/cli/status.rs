@@ -99,7 +99,12 @@ pub(super) fn state_colour(state: State) -> &'static str {
 
 /// Text rows for one revision.
 pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
-    let width = states.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+    let width = states
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = String::new();
     for s in states {
         let state = format!("{:<7}", s.state.as_str());
