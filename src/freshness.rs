@@ -10,7 +10,7 @@
 //!    trusted receipt for C makes C stale, with the paths that changed since.
 //! 3. Receipts for I whose definition differs make C stale ("definition changed").
 //! 4. Nothing: missing. A walk that reaches a shallow boundary first cannot say
-//!    stale or missing and reports that instead.
+//!    stale or missing and reports that instead, for that check only.
 //!
 //! Where a note hangs is never trusted: only the signed subject decides.
 
@@ -102,6 +102,18 @@ pub enum FreshnessError {
     Store(#[from] StoreError),
 }
 
+/// A check whose state the history here cannot tell (a shallow clone), so that the
+/// checks that can be decided still are.
+#[derive(Debug)]
+pub struct Undecided {
+    /// The check's name.
+    pub name: String,
+    /// Whether `.gitreceipts` marks it required.
+    pub required: bool,
+    /// Why it cannot be decided.
+    pub error: FreshnessError,
+}
+
 /// Options for [`evaluate`].
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -146,6 +158,8 @@ struct Ancestry {
     order: Vec<(ObjectId, usize)>,
     distance: HashMap<ObjectId, usize>,
     shallow_hit: Option<ObjectId>,
+    /// The walk stopped at its bound before running out of ancestors.
+    truncated: bool,
 }
 
 /// A trusted receipt found for a check, with where it came from.
@@ -154,14 +168,16 @@ struct Found {
     writer: String,
 }
 
-/// Evaluate every check of `contract` at commit `rev`.
+/// Evaluate every check of `contract` at commit `rev`. A check that only the missing
+/// history of a shallow clone could decide is [`Undecided`]; the others are still
+/// decided (rule 1 needs no history). Any other failure is an error for all.
 pub fn evaluate(
     store: &Store,
     rev: ObjectId,
     contract: &Contract,
     trust: &TrustSet,
     opts: Options,
-) -> Result<Vec<CheckState>, FreshnessError> {
+) -> Result<Vec<Result<CheckState, Undecided>>, FreshnessError> {
     let mut ev = Evaluation {
         store,
         trust,
@@ -172,7 +188,19 @@ pub fn evaluate(
         ancestry: None,
         noted: None,
     };
-    contract.checks.iter().map(|def| ev.check(def)).collect()
+    let mut out = Vec::new();
+    for def in &contract.checks {
+        match ev.check(def) {
+            Ok(state) => out.push(Ok(state)),
+            Err(error @ FreshnessError::Shallow { .. }) => out.push(Err(Undecided {
+                name: def.name.clone(),
+                required: def.required,
+                error,
+            })),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }
 
 impl Evaluation<'_> {
@@ -254,6 +282,45 @@ impl Evaluation<'_> {
         Ok(self.ancestry()?.distance.get(&oid).copied())
     }
 
+    /// Where a tested commit that the bounded walk did not reach lies, in words:
+    /// "not an ancestor" only when that is known, never for a commit beyond the
+    /// walk's bound or outside a shallow clone's history.
+    fn not_reached(&mut self, commit_hex: &str) -> Result<String, FreshnessError> {
+        let limit = self.opts.walk_limit;
+        let oid = ObjectId::from_hex(commit_hex.as_bytes()).ok();
+        let here = oid.is_some_and(|o| self.store.repo().has_object(o));
+        let (truncated, shallow) = {
+            let a = self.ancestry()?;
+            (a.truncated, a.shallow_hit.is_some())
+        };
+        let Some(oid) = oid.filter(|_| here) else {
+            return Ok(if shallow {
+                "tested on a commit this shallow clone does not have".to_owned()
+            } else {
+                "tested on a commit this repository does not have".to_owned()
+            });
+        };
+        if !truncated {
+            // every ancestor available here was visited
+            return Ok(if shallow {
+                "tested on a commit that is not an ancestor within this shallow clone's history"
+            } else {
+                "tested on a commit that is not an ancestor"
+            }
+            .to_owned());
+        }
+        Ok(match self.store.repo().merge_base(oid, self.rev) {
+            Ok(Some(base)) if base.detach() == oid => {
+                format!("tested more than {} commits back", group_thousands(limit))
+            }
+            Ok(_) => "tested on a commit that is not an ancestor".to_owned(),
+            Err(_) => format!(
+                "tested on a commit that is not among the {} nearest ancestors",
+                group_thousands(limit)
+            ),
+        })
+    }
+
     fn check(&mut self, def: &CheckDef) -> Result<CheckState, FreshnessError> {
         let spec = spec_of(def);
         let definition = spec.definition();
@@ -287,7 +354,7 @@ impl Evaluation<'_> {
                 Some(0) => "tested on this commit".to_owned(),
                 Some(1) => "tested 1 commit back".to_owned(),
                 Some(d) => format!("tested {d} commits back"),
-                None => "tested on a commit that is not an ancestor".to_owned(),
+                None => self.not_reached(&b.subject.commit)?,
             };
             if b.result.passed {
                 state.state = State::Present;
@@ -436,6 +503,7 @@ fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry,
     distance.insert(rev, 0);
     let mut order = Vec::new();
     let mut shallow_hit = None;
+    let mut truncated = false;
     if shallow.contains(&rev) {
         shallow_hit = Some(rev);
     }
@@ -449,6 +517,7 @@ fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry,
         let d = distance.get(&info.id).copied().unwrap_or(0);
         if info.id != rev {
             if order.len() >= limit {
+                truncated = true;
                 break;
             }
             order.push((info.id, d));
@@ -464,6 +533,7 @@ fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry,
         order,
         distance,
         shallow_hit,
+        truncated,
     })
 }
 

@@ -222,6 +222,42 @@ fn amend_of_the_message_only_is_present_by_inputs_tree() {
 }
 
 #[test]
+fn fetched_receipt_for_a_commit_this_repository_lacks_counts_by_inputs() {
+    let (env, origin) = setup();
+    let url = format!("file://{}", origin.display());
+    env.git_ok(env.tmp.path(), &["clone", "-q", &url, "clone"]);
+    let clone = env.path("clone");
+    // upstream rewords main and tests the rewritten commit; the clone never gets it
+    env.git_ok(
+        &origin,
+        &["commit", "-q", "--amend", "-m", "reworded upstream"],
+    );
+    let rewritten = rev(&env, &origin, "HEAD");
+    let id = pass(&env, &origin, "test");
+    env.git_ok(
+        &clone,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "refs/receipts/*:refs/receipts/*",
+            "refs/notes/receipts/*:refs/notes/receipts/*",
+        ],
+    );
+    assert_ne!(env.git(&clone, &["cat-file", "-e", &rewritten]).code, 0);
+    let s = state(&env, &clone, "HEAD", "test");
+    assert_eq!(s["state"], "present", "{s}");
+    assert_eq!(s["receipt"], id.as_str());
+    assert_eq!(
+        reason(&s),
+        format!(
+            "present: inputs identical to {} (tested on a commit this repository does not have)",
+            short(&rewritten)
+        )
+    );
+}
+
+#[test]
 fn rebase_onto_moved_main_keeping_inputs_is_present() {
     let (env, repo) = setup();
     env.git_ok(&repo, &["checkout", "-q", "feature"]);
@@ -716,6 +752,38 @@ fn shallow_clone_whose_head_is_untested_cannot_decide() {
     );
 }
 
+#[test]
+fn shallow_clone_whose_head_inputs_were_tested_is_present() {
+    let (env, repo) = setup();
+    let tested = rev(&env, &repo, "HEAD");
+    let id = pass(&env, &repo, "test");
+    // HEAD moves on without touching src; docs (not required) has no receipt at all.
+    // Two commits: a depth-1 clone still knows HEAD's parent id, not the grandparent.
+    commit(&env, &repo, &[("README", Some("newer\n"))], "readme only");
+    commit(&env, &repo, &[("README", Some("newest\n"))], "readme again");
+    let clone = shallow_clone(&env, &repo);
+    let (g, v) = gate(&env, &clone, &[]);
+    assert_eq!(g.code, 0, "rule 1 needs no history: {g}");
+    let check = &v.unwrap()[0]["checks"][0];
+    assert_eq!(check["name"], "test");
+    assert_eq!(check["state"], "present");
+    assert_eq!(check["receipt"], id.as_str());
+    assert_eq!(
+        reason(check),
+        format!(
+            "present: inputs identical to {} (tested on a commit this shallow clone does not have)",
+            short(&tested)
+        ),
+        "in a shallow clone the tested commit may well be an ancestor"
+    );
+    let (g, _) = gate(&env, &clone, &["--require", "test"]);
+    assert_eq!(g.code, 0, "{g}");
+    // a check that needs history still cannot be decided, and says so
+    let (g, _) = gate(&env, &clone, &["--require", "test,docs"]);
+    assert_eq!(g.code, 2, "{g}");
+    assert!(g.stderr.contains("history is shallow at"), "{g}");
+}
+
 // ------------------------------------------------------------------------ missing
 
 #[test]
@@ -761,6 +829,40 @@ fn receipt_walk_limit_bounds_the_walk() {
     let r = env.receipt(&repo, &["status"]);
     assert_eq!(r.code, 2, "{r}");
     assert!(r.stderr.contains("receipt.walkLimit = 0"), "{r}");
+}
+
+#[test]
+fn present_by_inputs_beyond_the_walk_limit_does_not_claim_a_non_ancestor() {
+    let (env, repo) = setup();
+    let tested = rev(&env, &repo, "HEAD");
+    pass(&env, &repo, "test");
+    for i in 1..=5 {
+        commit(
+            &env,
+            &repo,
+            &[("README", Some(&format!("{i}\n")))],
+            &format!("readme {i}"),
+        );
+    }
+    env.git_ok(&repo, &["config", "receipt.walkLimit", "2"]);
+    let s = state(&env, &repo, "HEAD", "test");
+    assert_eq!(s["state"], "present", "rule 1 needs no walk: {s}");
+    assert_eq!(
+        reason(&s),
+        format!(
+            "present: inputs identical to {} (tested more than 2 commits back)",
+            short(&tested)
+        )
+    );
+    env.git_ok(&repo, &["config", "--unset", "receipt.walkLimit"]);
+    let s = state(&env, &repo, "HEAD", "test");
+    assert_eq!(
+        reason(&s),
+        format!(
+            "present: inputs identical to {} (tested 5 commits back)",
+            short(&tested)
+        )
+    );
 }
 
 // --------------------------------------------------------------------------- gate

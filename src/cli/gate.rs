@@ -43,7 +43,19 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
     for rev in &revs {
-        let report = evaluate_rev(ctx, &store, rev)?;
+        let mut report = evaluate_rev(ctx, &store, rev)?;
+        // Only required checks matter: one that the history here cannot decide
+        // makes the gate unable to decide (exit 2); the others are not its business.
+        let required_undecided = report.undecided.iter().position(|u| {
+            if args.require.is_empty() {
+                u.required
+            } else {
+                args.require.contains(&u.name)
+            }
+        });
+        if let Some(i) = required_undecided {
+            return Err(report.undecided.swap_remove(i).error.into());
+        }
         let required: Vec<&CheckState> = if args.require.is_empty() {
             report.states.iter().filter(|s| s.required).collect()
         } else {
@@ -57,6 +69,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                             .states
                             .iter()
                             .map(|s| s.name.as_str())
+                            .chain(report.undecided.iter().map(|u| u.name.as_str()))
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
