@@ -7,7 +7,9 @@
 //!    and whose definition matches C decide: the most recent one gives present or
 //!    failed. One note lookup per writer, no history needed.
 //! 2. Otherwise the nearest ancestor of H (breadth first, bounded) that has a
-//!    trusted receipt for C makes C stale, with the paths that changed since.
+//!    trusted receipt for C makes C stale, with the paths that changed since. H
+//!    itself comes first: its receipt for other inputs (made with uncommitted
+//!    changes) makes it stale, not missing.
 //! 3. Receipts for I whose definition differs make C stale ("definition changed").
 //! 4. Nothing: missing. A walk that reaches a shallow boundary first cannot say
 //!    stale or missing and reports that instead, for that check only.
@@ -401,8 +403,11 @@ impl Evaluation<'_> {
             });
             return Ok(state);
         }
-        // Rule 2: the nearest ancestor with a trusted receipt for this check.
-        let order: Vec<(ObjectId, usize)> = self.ancestry()?.order.clone();
+        // Rule 2: the nearest ancestor with a trusted receipt for this check. H itself
+        // comes first: a receipt on H whose inputs are not I covered uncommitted
+        // changes, and H is stale against it rather than missing.
+        let mut order: Vec<(ObjectId, usize)> = vec![(self.rev, 0)];
+        order.extend(self.ancestry()?.order.iter().copied());
         let shallow_hit = self.ancestry()?.shallow_hit;
         for (commit, distance) in order {
             let any_note = self.noted()?.values().any(|set| set.contains(&commit));
@@ -415,13 +420,27 @@ impl Evaluation<'_> {
                 self.trusted_receipts(commit, &def.name, |s| s.commit == hex, &mut ignored)?;
             let Some(f) = found.first() else { continue };
             let b = f.receipt.body();
-            let old_tree = self.store.commit_tree(commit)?;
+            // Compare with what was tested: the receipt's inputs tree when this
+            // repository has it (a dirty run's tree is never pushed), else the commit's.
+            let tested = ObjectId::from_hex(b.subject.inputs.as_bytes())
+                .ok()
+                .filter(|t| self.store.repo().has_object(t));
+            let old_tree = match tested {
+                Some(t) => t,
+                None => self.store.commit_tree(commit)?,
+            };
             let changed = self
                 .store
                 .changed_paths(old_tree, self.rev_tree, &def.paths)?;
             let back = match distance {
+                0 => "this commit".to_owned(),
                 1 => "1 commit back".to_owned(),
                 d => format!("{d} commits back"),
+            };
+            let dirty = if b.subject.dirty {
+                ", tested with uncommitted changes"
+            } else {
+                ""
             };
             state.state = State::Stale;
             state.reason = if b.check.definition != definition {
@@ -438,7 +457,7 @@ impl Evaluation<'_> {
                 )
             } else {
                 format!(
-                    "stale: {} changed since {} ({back})",
+                    "stale: {} changed since {} ({back}{dirty})",
                     list_paths(&changed),
                     &hex[..7]
                 )

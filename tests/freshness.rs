@@ -503,6 +503,18 @@ fn receipt_on_a_dirty_tree_is_present_once_exactly_those_changes_are_committed()
     let log = env.log_json(&repo);
     assert_eq!(log[0]["dirty"], true);
     assert_eq!(log[0]["commit"], base.as_str());
+    // HEAD as committed was not what was tested: stale against its own receipt
+    let s = state(&env, &repo, "HEAD", "test");
+    assert_eq!(s["state"], "stale", "{s}");
+    assert_eq!(s["receipt"], id.as_str());
+    assert_eq!(changed(&s), ["src/extra.rs", "src/lib.rs"]);
+    assert_eq!(
+        reason(&s),
+        format!(
+            "stale: src/extra.rs, src/lib.rs changed since {} (this commit, tested with uncommitted changes)",
+            short(&base)
+        )
+    );
     env.git_ok(&repo, &["add", "-A"]);
     env.git_ok(&repo, &["commit", "-q", "-m", "commit what was tested"]);
     let s = state(&env, &repo, "HEAD", "test");
@@ -518,6 +530,29 @@ fn receipt_on_a_dirty_tree_is_present_once_exactly_those_changes_are_committed()
     assert_eq!(
         log[0]["inputs"],
         src_inputs_tree(&env, &repo, "HEAD").as_str()
+    );
+}
+
+#[test]
+fn receipt_on_a_dirty_tree_does_not_cover_a_commit_of_other_changes() {
+    let (env, repo) = setup();
+    let base = rev(&env, &repo, "HEAD");
+    std::fs::write(repo.join("src/lib.rs"), "pub fn lib() { dirty() }\n").unwrap();
+    std::fs::write(repo.join("src/extra.rs"), "// tested, never committed\n").unwrap();
+    pass(&env, &repo, "test");
+    std::fs::remove_file(repo.join("src/extra.rs")).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "pub fn lib() { other() }\n").unwrap();
+    env.git_ok(&repo, &["commit", "-q", "-am", "commit something else"]);
+    let s = state(&env, &repo, "HEAD", "test");
+    assert_eq!(s["state"], "stale", "{s}");
+    // against what was tested (the dirty inputs), not against the commit it sat on
+    assert_eq!(changed(&s), ["src/extra.rs", "src/lib.rs"]);
+    assert_eq!(
+        reason(&s),
+        format!(
+            "stale: src/extra.rs, src/lib.rs changed since {} (1 commit back, tested with uncommitted changes)",
+            short(&base)
+        )
     );
 }
 
