@@ -7,10 +7,12 @@
 //!    and whose definition matches C decide: the most recent one gives present or
 //!    failed. One note lookup per writer, no history needed.
 //! 2. Otherwise the nearest ancestor of H (breadth first, bounded) that has a
-//!    trusted receipt for C makes C stale, with the paths that changed since.
+//!    trusted receipt for C makes C stale, with the paths that changed since. H
+//!    itself comes first: its receipt for other inputs (made with uncommitted
+//!    changes) makes it stale, not missing.
 //! 3. Receipts for I whose definition differs make C stale ("definition changed").
 //! 4. Nothing: missing. A walk that reaches a shallow boundary first cannot say
-//!    stale or missing and reports that instead.
+//!    stale or missing and reports that instead, for that check only.
 //!
 //! Where a note hangs is never trusted: only the signed subject decides.
 
@@ -102,6 +104,18 @@ pub enum FreshnessError {
     Store(#[from] StoreError),
 }
 
+/// A check whose state the history here cannot tell (a shallow clone), so that the
+/// checks that can be decided still are.
+#[derive(Debug)]
+pub struct Undecided {
+    /// The check's name.
+    pub name: String,
+    /// Whether `.gitreceipts` marks it required.
+    pub required: bool,
+    /// Why it cannot be decided.
+    pub error: FreshnessError,
+}
+
 /// Options for [`evaluate`].
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
@@ -146,6 +160,8 @@ struct Ancestry {
     order: Vec<(ObjectId, usize)>,
     distance: HashMap<ObjectId, usize>,
     shallow_hit: Option<ObjectId>,
+    /// The walk stopped at its bound before running out of ancestors.
+    truncated: bool,
 }
 
 /// A trusted receipt found for a check, with where it came from.
@@ -154,14 +170,16 @@ struct Found {
     writer: String,
 }
 
-/// Evaluate every check of `contract` at commit `rev`.
+/// Evaluate every check of `contract` at commit `rev`. A check that only the missing
+/// history of a shallow clone could decide is [`Undecided`]; the others are still
+/// decided (rule 1 needs no history). Any other failure is an error for all.
 pub fn evaluate(
     store: &Store,
     rev: ObjectId,
     contract: &Contract,
     trust: &TrustSet,
     opts: Options,
-) -> Result<Vec<CheckState>, FreshnessError> {
+) -> Result<Vec<Result<CheckState, Undecided>>, FreshnessError> {
     let mut ev = Evaluation {
         store,
         trust,
@@ -172,11 +190,19 @@ pub fn evaluate(
         ancestry: None,
         noted: None,
     };
-    contract
-        .checks
-        .iter()
-        .map(|def| ev.check(def))
-        .collect()
+    let mut out = Vec::new();
+    for def in &contract.checks {
+        match ev.check(def) {
+            Ok(state) => out.push(Ok(state)),
+            Err(error @ FreshnessError::Shallow { .. }) => out.push(Err(Undecided {
+                name: def.name.clone(),
+                required: def.required,
+                error,
+            })),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }
 
 impl Evaluation<'_> {
@@ -258,14 +284,57 @@ impl Evaluation<'_> {
         Ok(self.ancestry()?.distance.get(&oid).copied())
     }
 
+    /// Where a tested commit that the bounded walk did not reach lies, in words:
+    /// "not an ancestor" only when that is known, never for a commit beyond the
+    /// walk's bound or outside a shallow clone's history.
+    fn not_reached(&mut self, commit_hex: &str) -> Result<String, FreshnessError> {
+        let limit = self.opts.walk_limit;
+        let oid = ObjectId::from_hex(commit_hex.as_bytes()).ok();
+        let here = oid.is_some_and(|o| self.store.repo().has_object(o));
+        let (truncated, shallow) = {
+            let a = self.ancestry()?;
+            (a.truncated, a.shallow_hit.is_some())
+        };
+        let Some(oid) = oid.filter(|_| here) else {
+            return Ok(if shallow {
+                "tested on a commit this shallow clone does not have".to_owned()
+            } else {
+                "tested on a commit this repository does not have".to_owned()
+            });
+        };
+        if !truncated {
+            // every ancestor available here was visited
+            return Ok(if shallow {
+                "tested on a commit that is not an ancestor within this shallow clone's history"
+            } else {
+                "tested on a commit that is not an ancestor"
+            }
+            .to_owned());
+        }
+        Ok(match self.store.repo().merge_base(oid, self.rev) {
+            Ok(Some(base)) if base.detach() == oid => {
+                format!("tested more than {} commits back", group_thousands(limit))
+            }
+            Ok(_) => "tested on a commit that is not an ancestor".to_owned(),
+            Err(_) => format!(
+                "tested on a commit that is not among the {} nearest ancestors",
+                group_thousands(limit)
+            ),
+        })
+    }
+
     fn check(&mut self, def: &CheckDef) -> Result<CheckState, FreshnessError> {
         let spec = spec_of(def);
         let definition = spec.definition();
         let inputs = self.store.inputs_tree(self.rev_tree, &def.paths, false)?;
         let inputs_hex = inputs.to_string();
         let mut untrusted = 0;
-        let by_inputs =
-            self.trusted_receipts(inputs, &def.name, |s| s.inputs == inputs_hex, &mut untrusted)?;
+        let by_inputs = self.trusted_receipts(
+            inputs,
+            &def.name,
+            |s| s.inputs == inputs_hex,
+            &mut untrusted,
+        )?;
         let mut state = CheckState {
             name: def.name.clone(),
             required: def.required,
@@ -287,7 +356,7 @@ impl Evaluation<'_> {
                 Some(0) => "tested on this commit".to_owned(),
                 Some(1) => "tested 1 commit back".to_owned(),
                 Some(d) => format!("tested {d} commits back"),
-                None => "tested on a commit that is not an ancestor".to_owned(),
+                None => self.not_reached(&b.subject.commit)?,
             };
             if b.result.passed {
                 state.state = State::Present;
@@ -299,7 +368,10 @@ impl Evaluation<'_> {
             } else {
                 state.state = State::Failed;
                 state.reason = if b.result.detail.is_empty() {
-                    format!("failed: exit {} at {} on {short}", b.result.exit_code, b.result.started_at)
+                    format!(
+                        "failed: exit {} at {} on {short}",
+                        b.result.exit_code, b.result.started_at
+                    )
                 } else {
                     format!(
                         "failed: {} at {} on {short}",
@@ -331,8 +403,11 @@ impl Evaluation<'_> {
             });
             return Ok(state);
         }
-        // Rule 2: the nearest ancestor with a trusted receipt for this check.
-        let order: Vec<(ObjectId, usize)> = self.ancestry()?.order.clone();
+        // Rule 2: the nearest ancestor with a trusted receipt for this check. H itself
+        // comes first: a receipt on H whose inputs are not I covered uncommitted
+        // changes, and H is stale against it rather than missing.
+        let mut order: Vec<(ObjectId, usize)> = vec![(self.rev, 0)];
+        order.extend(self.ancestry()?.order.iter().copied());
         let shallow_hit = self.ancestry()?.shallow_hit;
         for (commit, distance) in order {
             let any_note = self.noted()?.values().any(|set| set.contains(&commit));
@@ -345,29 +420,44 @@ impl Evaluation<'_> {
                 self.trusted_receipts(commit, &def.name, |s| s.commit == hex, &mut ignored)?;
             let Some(f) = found.first() else { continue };
             let b = f.receipt.body();
-            let old_tree = self.store.commit_tree(commit)?;
+            // Compare with what was tested: the receipt's inputs tree when this
+            // repository has it (a dirty run's tree is never pushed), else the commit's.
+            let tested = ObjectId::from_hex(b.subject.inputs.as_bytes())
+                .ok()
+                .filter(|t| self.store.repo().has_object(t));
+            let old_tree = match tested {
+                Some(t) => t,
+                None => self.store.commit_tree(commit)?,
+            };
             let changed = self
                 .store
                 .changed_paths(old_tree, self.rev_tree, &def.paths)?;
             let back = match distance {
+                0 => "this commit".to_owned(),
                 1 => "1 commit back".to_owned(),
                 d => format!("{d} commits back"),
             };
+            let dirty = if b.subject.dirty {
+                ", tested with uncommitted changes"
+            } else {
+                ""
+            };
             state.state = State::Stale;
             state.reason = if b.check.definition != definition {
-                format!(
-                    "stale: definition changed since {} ({back})",
-                    &hex[..7]
-                )
+                format!("stale: definition changed since {} ({back})", &hex[..7])
             } else if changed.is_empty() {
                 format!(
                     "stale: inputs differ from {} ({back}){}",
                     &hex[..7],
-                    if b.subject.dirty { ", whose receipt covered uncommitted changes" } else { "" }
+                    if b.subject.dirty {
+                        ", whose receipt covered uncommitted changes"
+                    } else {
+                        ""
+                    }
                 )
             } else {
                 format!(
-                    "stale: {} changed since {} ({back})",
+                    "stale: {} changed since {} ({back}{dirty})",
                     list_paths(&changed),
                     &hex[..7]
                 )
@@ -432,6 +522,7 @@ fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry,
     distance.insert(rev, 0);
     let mut order = Vec::new();
     let mut shallow_hit = None;
+    let mut truncated = false;
     if shallow.contains(&rev) {
         shallow_hit = Some(rev);
     }
@@ -445,6 +536,7 @@ fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry,
         let d = distance.get(&info.id).copied().unwrap_or(0);
         if info.id != rev {
             if order.len() >= limit {
+                truncated = true;
                 break;
             }
             order.push((info.id, d));
@@ -460,6 +552,7 @@ fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry,
         order,
         distance,
         shallow_hit,
+        truncated,
     })
 }
 

@@ -43,7 +43,19 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
     for rev in &revs {
-        let report = evaluate_rev(ctx, &store, rev)?;
+        let mut report = evaluate_rev(ctx, &store, rev)?;
+        // Only required checks matter: one that the history here cannot decide
+        // makes the gate unable to decide (exit 2); the others are not its business.
+        let required_undecided = report.undecided.iter().position(|u| {
+            if args.require.is_empty() {
+                u.required
+            } else {
+                args.require.contains(&u.name)
+            }
+        });
+        if let Some(i) = required_undecided {
+            return Err(report.undecided.swap_remove(i).error.into());
+        }
         let required: Vec<&CheckState> = if args.require.is_empty() {
             report.states.iter().filter(|s| s.required).collect()
         } else {
@@ -53,7 +65,13 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                     Some(s) => v.push(s),
                     None => bail!(
                         "--require {name}: no check {name:?} is declared in .gitreceipts at {rev}\nhint: declare it, or require one of: {}",
-                        report.states.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                        report
+                            .states
+                            .iter()
+                            .map(|s| s.name.as_str())
+                            .chain(report.undecided.iter().map(|u| u.name.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 }
             }
@@ -77,7 +95,10 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                 "{rev}: no required checks (mark one with `required = true` in .gitreceipts, or pass --require)\n"
             ));
         } else if failing.is_empty() {
-            text.push_str(&format!("{rev}: all {} required checks present\n", required.len()));
+            text.push_str(&format!(
+                "{rev}: all {} required checks present\n",
+                required.len()
+            ));
         } else {
             text.push_str(&format!(
                 "{rev} ({}): {} of {} required checks not present\n",
@@ -96,5 +117,9 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     } else {
         print!("{text}");
     }
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 
 use git_receipt::contract::Contract;
-use git_receipt::freshness::{self, CheckState, Options, State};
+use git_receipt::freshness::{self, CheckState, Options, State, Undecided};
 use git_receipt::store::Store;
 
 use super::{Context, colour, paint, short_id};
@@ -36,6 +36,8 @@ pub(super) struct RevReport {
     pub commit: gix::ObjectId,
     pub trust_root: String,
     pub states: Vec<CheckState>,
+    /// Checks only the history missing from a shallow clone could decide.
+    pub undecided: Vec<Undecided>,
 }
 
 /// Evaluate every declared check at `rev`.
@@ -54,12 +56,20 @@ pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<Re
         Some(n) if n > 0 => n as usize,
         Some(n) => bail!("receipt.walkLimit = {n} must be a positive number of commits"),
     };
-    let states = freshness::evaluate(store, commit, &contract, &trust, Options { walk_limit })?;
+    let mut states = Vec::new();
+    let mut undecided = Vec::new();
+    for outcome in freshness::evaluate(store, commit, &contract, &trust, Options { walk_limit })? {
+        match outcome {
+            Ok(s) => states.push(s),
+            Err(u) => undecided.push(u),
+        }
+    }
     Ok(RevReport {
         rev: rev.to_owned(),
         commit,
         trust_root: root.description,
         states,
+        undecided,
     })
 }
 
@@ -99,7 +109,12 @@ pub(super) fn state_colour(state: State) -> &'static str {
 
 /// Text rows for one revision.
 pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
-    let width = states.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+    let width = states
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = String::new();
     for s in states {
         let state = format!("{:<7}", s.state.as_str());
@@ -137,7 +152,11 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
 pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let rev = args.rev.as_deref().unwrap_or("HEAD");
-    let report = evaluate_rev(ctx, &store, rev)?;
+    let mut report = evaluate_rev(ctx, &store, rev)?;
+    // status answers for every check: one that cannot be decided makes it exit 2
+    if !report.undecided.is_empty() {
+        return Err(report.undecided.swap_remove(0).error.into());
+    }
     if args.json {
         let v = json!({
             "rev": report.rev,

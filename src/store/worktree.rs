@@ -146,7 +146,12 @@ impl Store {
     /// The paths under `paths` (the whole tree when empty) whose content differs
     /// between two trees, as `/`-separated paths of files (or of whole subtrees that
     /// appeared or vanished), sorted.
-    pub fn changed_paths(&self, old: ObjectId, new: ObjectId, paths: &[String]) -> Result<Vec<String>, StoreError> {
+    pub fn changed_paths(
+        &self,
+        old: ObjectId,
+        new: ObjectId,
+        paths: &[String],
+    ) -> Result<Vec<String>, StoreError> {
         let mut out = Vec::new();
         if paths.is_empty() {
             self.diff_trees(Some(old), Some(new), "", &mut out)?;
@@ -188,16 +193,17 @@ impl Store {
         out: &mut Vec<String>,
     ) -> Result<(), StoreError> {
         use std::collections::BTreeMap;
-        let entries = |t: Option<ObjectId>| -> Result<BTreeMap<String, (ObjectId, bool)>, StoreError> {
-            let mut m = BTreeMap::new();
-            if let Some(t) = t {
-                let tree = self.repo.find_tree(t).map_err(git_err("reading a tree"))?;
-                for e in tree.decode().map_err(git_err("decoding a tree"))?.entries {
-                    m.insert(e.filename.to_string(), (e.oid.to_owned(), e.mode.is_tree()));
+        let entries =
+            |t: Option<ObjectId>| -> Result<BTreeMap<String, (ObjectId, bool)>, StoreError> {
+                let mut m = BTreeMap::new();
+                if let Some(t) = t {
+                    let tree = self.repo.find_tree(t).map_err(git_err("reading a tree"))?;
+                    for e in tree.decode().map_err(git_err("decoding a tree"))?.entries {
+                        m.insert(e.filename.to_string(), (e.oid.to_owned(), e.mode.is_tree()));
+                    }
                 }
-            }
-            Ok(m)
-        };
+                Ok(m)
+            };
         let (a, b) = (entries(old)?, entries(new)?);
         let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
         for name in names {
@@ -210,8 +216,12 @@ impl Store {
                 (Some((tx, true)), Some((ty, true))) => {
                     self.diff_trees(Some(*tx), Some(*ty), &format!("{path}/"), out)?
                 }
-                (None, Some((ty, true))) => self.diff_trees(None, Some(*ty), &format!("{path}/"), out)?,
-                (Some((tx, true)), None) => self.diff_trees(Some(*tx), None, &format!("{path}/"), out)?,
+                (None, Some((ty, true))) => {
+                    self.diff_trees(None, Some(*ty), &format!("{path}/"), out)?
+                }
+                (Some((tx, true)), None) => {
+                    self.diff_trees(Some(*tx), None, &format!("{path}/"), out)?
+                }
                 _ => out.push(path),
             }
         }
