@@ -79,7 +79,7 @@ fn variant(edit: impl FnOnce(&mut Value)) -> Value {
     v
 }
 
-/// Object member `name` of `v`, which must be an object.
+/// The members of `v`, which must be an object.
 fn members(v: &mut Value) -> &mut serde_json::Map<String, Value> {
     v.as_object_mut().expect("an object")
 }
@@ -687,4 +687,49 @@ fn reader_rejects_a_malformed_key_fingerprint() {
         "a fingerprint that is not base64",
         &variant(|v| v["signature"]["key"] = json!(format!("SHA256:{}", "!".repeat(43)))),
     );
+}
+
+/// The rest of `text` after `marker`.
+fn after<'a>(text: &'a str, marker: &str) -> &'a str {
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} in docs/format.md"));
+    &text[at + marker.len()..]
+}
+
+/// The content of the first fenced block that opens with `fence` in `text`.
+fn block<'a>(text: &'a str, fence: &str) -> &'a str {
+    let content = after(text, fence);
+    &content[..content.find("\n```").expect("the block ends")]
+}
+
+/// The worked example in docs/format.md is a real receipt: it parses failing
+/// closed, its id and body bytes are the ones shown, its signature verifies
+/// against the key shown, and it validates against the schema.
+#[test]
+fn format_md_worked_example_is_a_valid_receipt() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format.md");
+    let doc = std::fs::read_to_string(&path).expect("docs/format.md is readable");
+    let example = after(&doc, "## 11. Worked example");
+    let stored = block(after(example, "**Stored bytes**"), "```json\n");
+    let body = block(after(example, "**Body bytes**"), "```json\n");
+    let id = block(after(example, "**Id**"), "```text\n");
+    let key_line = after(example, "$ cat key.pub\n")
+        .lines()
+        .next()
+        .expect("the key line");
+
+    let receipt = Receipt::parse(stored.as_bytes()).expect("the example parses");
+    assert_eq!(receipt.id(), id, "the id shown is the example's id");
+    assert_eq!(
+        receipt.body_bytes(),
+        body.as_bytes(),
+        "the body bytes shown are the signed message"
+    );
+    let key = git_receipt::sign::PublicKey::from_openssh(key_line).expect("the key shown");
+    receipt
+        .verify(&key)
+        .expect("the example's signature verifies against the key shown");
+    let envelope: Value = serde_json::from_str(stored).unwrap();
+    assert_eq!(schema_errors(&validator(), &envelope), Vec::<String>::new());
 }
