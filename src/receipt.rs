@@ -632,7 +632,7 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             format!("unknown algorithm {:?}", signature.alg),
         ));
     }
-    if !signature.key.starts_with("SHA256:") || signature.key.len() != 50 {
+    if !is_fingerprint(&signature.key) {
         return Err(invalid(
             "/signature/key",
             "not an OpenSSH SHA256 fingerprint",
@@ -645,6 +645,17 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
         ));
     }
     Ok(())
+}
+
+/// `SHA256:` + the unpadded base64 of 32 bytes, in its one canonical spelling.
+fn is_fingerprint(s: &str) -> bool {
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::STANDARD_NO_PAD;
+    s.strip_prefix("SHA256:").is_some_and(|b64| {
+        engine
+            .decode(b64)
+            .is_ok_and(|raw| raw.len() == 32 && engine.encode(&raw) == b64)
+    })
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the one spelling we write.
