@@ -16,12 +16,14 @@
 pub mod canon;
 pub mod contract;
 pub mod freshness;
+pub mod hooks;
 pub mod keyfile;
 pub mod receipt;
 pub mod recorder;
 pub mod runner;
 pub mod sign;
 pub mod store;
+pub mod sync;
 pub mod trust;
 
 /// This machine's host name, or `unknown`.

@@ -283,3 +283,42 @@ fn hundred_receipts_fsck_strict_clean_and_gc_loses_nothing() {
         }
     }
 }
+
+#[test]
+fn reindex_rebuilds_deleted_and_corrupted_notes_from_the_chain() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    for _ in 0..3 {
+        env.receipt_ok(&repo, &["run", "test"]);
+    }
+    let writer = env.only_writer(&repo);
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let before = noted_ids(&env, &repo, &writer, &head);
+    assert_eq!(before.len(), 3);
+    // corrupt the note with stock git, then delete another writer-free ref entirely
+    env.git_ok(
+        &repo,
+        &[
+            "notes",
+            &format!("--ref=receipts/{writer}"),
+            "add",
+            "-f",
+            "-m",
+            "garbage",
+            &head,
+        ],
+    );
+    let r = env.receipt(&repo, &["show"]);
+    assert_ne!(r.code, 0, "a corrupt note is reported: {r}");
+    assert!(r.stderr.contains("git receipt reindex"), "{r}");
+    let r = env.receipt_ok(&repo, &["reindex"]);
+    assert!(r.stderr.contains("rebuilt notes for 1 chain"), "{r}");
+    assert_eq!(noted_ids(&env, &repo, &writer, &head), before);
+    env.git_ok(
+        &repo,
+        &["update-ref", "-d", &format!("refs/notes/receipts/{writer}")],
+    );
+    env.receipt_ok(&repo, &["reindex"]);
+    assert_eq!(noted_ids(&env, &repo, &writer, &head), before);
+    assert_fsck_clean(&env, &repo);
+}

@@ -5,11 +5,16 @@
 //! Exit codes: 0 all good; 1 the verdict is no (for `run`: the check's own exit
 //! code); 2 could not decide (usage, I/O, corrupt repository).
 
+mod fetch;
 mod gate;
+mod hook;
+mod init;
 mod key;
 mod log;
 mod man;
+mod push;
 mod record;
+mod reindex;
 mod run;
 mod show;
 mod status;
@@ -54,6 +59,13 @@ enum Command {
     Log(log::LogArgs),
     Status(status::StatusArgs),
     Gate(gate::GateArgs),
+    Reindex(reindex::ReindexArgs),
+    Init(init::InitArgs),
+    Push(push::PushArgs),
+    Fetch(fetch::FetchArgs),
+    InstallHooks(hook::InstallHooksArgs),
+    UninstallHooks(hook::UninstallHooksArgs),
+    Hook(hook::HookArgs),
     Key(key::KeyArgs),
     #[command(hide = true)]
     Man(man::ManArgs),
@@ -94,8 +106,8 @@ impl Context {
         Ok(key)
     }
 
-    /// The writer id for a key in this repository.
-    fn writer(&self, store: &Store, key: &SigningKey) -> Result<String> {
+    /// The chain name: git config `receipt.chain`, default `default`.
+    fn chain_name(&self, store: &Store) -> Result<String> {
         let chain = store
             .config_string("receipt.chain")
             .unwrap_or_else(|| "default".into());
@@ -104,7 +116,12 @@ impl Context {
                 "receipt.chain = {chain:?} is not a valid chain name\nhint: use 1 to 32 of a-z, 0-9, '_' and '-', e.g. `git config receipt.chain laptop`"
             );
         }
-        Ok(writer_id(key.public(), &chain))
+        Ok(chain)
+    }
+
+    /// The writer id for a key in this repository.
+    fn writer(&self, store: &Store, key: &SigningKey) -> Result<String> {
+        Ok(writer_id(key.public(), &self.chain_name(store)?))
     }
 
     /// Keys this reader accepts when judging `rev`: its own, receipt.trustedKey, and
@@ -160,6 +177,13 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Log(a) => log::cmd_log(&ctx, a),
         Command::Status(a) => status::cmd_status(&ctx, a),
         Command::Gate(a) => gate::cmd_gate(&ctx, a),
+        Command::Reindex(a) => reindex::cmd_reindex(&ctx, a),
+        Command::Init(a) => init::cmd_init(&ctx, a),
+        Command::Push(a) => push::cmd_push(&ctx, a),
+        Command::Fetch(a) => fetch::cmd_fetch(&ctx, a),
+        Command::InstallHooks(a) => hook::cmd_install_hooks(&ctx, a),
+        Command::UninstallHooks(a) => hook::cmd_uninstall_hooks(&ctx, a),
+        Command::Hook(a) => hook::cmd_hook(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
     }

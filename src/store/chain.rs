@@ -52,43 +52,18 @@ pub struct Appended {
 impl Store {
     /// Every writer with a chain here, with its tip, sorted by writer id.
     pub fn writers(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
-        let refs = self
-            .repo
-            .references()
-            .map_err(git_err("listing references"))?;
-        let iter = refs
-            .prefixed(CHAIN_PREFIX)
-            .map_err(git_err("listing refs/receipts/"))?;
         let mut out = Vec::new();
-        for r in iter {
-            let mut r = r.map_err(git_err("reading a receipt ref"))?;
-            let name = r.name().as_bstr().to_string();
-            let writer = name[CHAIN_PREFIX.len()..].to_owned();
-            let id = r
-                .peel_to_id()
-                .map_err(git_err(format!("resolving {name}")))?
-                .detach();
-            out.push((writer, id));
+        for writer in self.names_under(CHAIN_PREFIX)? {
+            if let Some(tip) = self.chain_tip(&writer)? {
+                out.push((writer, tip));
+            }
         }
-        out.sort();
         Ok(out)
     }
 
     /// The tip of a writer's chain, if it has one.
     pub fn chain_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
-        let name = chain_ref(writer);
-        match self
-            .repo
-            .try_find_reference(name.as_str())
-            .map_err(git_err(format!("reading {name}")))?
-        {
-            None => Ok(None),
-            Some(mut r) => Ok(Some(
-                r.peel_to_id()
-                    .map_err(git_err(format!("resolving {name}")))?
-                    .detach(),
-            )),
-        }
+        self.ref_value(&chain_ref(writer))
     }
 
     /// Read the receipt held by one chain commit, checking the commit's shape.

@@ -10,6 +10,7 @@
 
 pub mod chain;
 pub mod notes;
+pub mod remote;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -120,6 +121,9 @@ pub(crate) fn git_err<E: Into<GitError>>(what: impl Into<String>) -> impl FnOnce
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
+    /// Proposed ref values that reads see instead of the real ones: a server's
+    /// pre-receive hook judges a push together with the receipt refs it carries.
+    overrides: std::collections::HashMap<String, Option<ObjectId>>,
 }
 
 impl Store {
@@ -143,7 +147,61 @@ impl Store {
         // a machine without a git identity (a fresh CI container) would otherwise
         // get chains but never notes. The user's identity, when set, still wins.
         let _ = repo.committer_or_set_fallback("git-receipt", "git-receipt@localhost");
-        Ok(Store { repo })
+        Ok(Store {
+            repo,
+            overrides: Default::default(),
+        })
+    }
+
+    /// Make reads see `refname` at `value` (`None`: deleted) instead of its real value.
+    pub fn override_ref(&mut self, refname: &str, value: Option<ObjectId>) {
+        self.overrides.insert(refname.to_owned(), value);
+    }
+
+    /// The value of a ref as reads should see it.
+    pub(crate) fn ref_value(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
+        if let Some(v) = self.overrides.get(name) {
+            return Ok(*v);
+        }
+        match self
+            .repo
+            .try_find_reference(name)
+            .map_err(git_err(format!("reading {name}")))?
+        {
+            None => Ok(None),
+            Some(mut r) => Ok(Some(
+                r.peel_to_id()
+                    .map_err(git_err(format!("resolving {name}")))?
+                    .detach(),
+            )),
+        }
+    }
+
+    /// Names under `prefix` (stripped), real and overridden, sorted.
+    pub(crate) fn names_under(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(git_err("listing references"))?;
+        let mut out = std::collections::BTreeSet::new();
+        for r in refs
+            .prefixed(prefix)
+            .map_err(git_err(format!("listing {prefix}")))?
+        {
+            let r = r.map_err(git_err("reading a ref"))?;
+            let name = r.name().as_bstr().to_string();
+            out.insert(name[prefix.len()..].to_owned());
+        }
+        for (name, value) in &self.overrides {
+            if let Some(rest) = name.strip_prefix(prefix) {
+                if value.is_some() {
+                    out.insert(rest.to_owned());
+                } else {
+                    out.remove(rest);
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
     }
 
     /// The underlying repository.

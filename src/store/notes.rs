@@ -127,21 +127,7 @@ fn note_paths(object: &ObjectId) -> [String; 3] {
 impl Store {
     /// Every writer with a notes ref here, sorted.
     pub fn notes_writers(&self) -> Result<Vec<String>, StoreError> {
-        let refs = self
-            .repo
-            .references()
-            .map_err(git_err("listing references"))?;
-        let mut out = Vec::new();
-        for r in refs
-            .prefixed(NOTES_PREFIX)
-            .map_err(git_err("listing refs/notes/receipts/"))?
-        {
-            let r = r.map_err(git_err("reading a notes ref"))?;
-            let name = r.name().as_bstr().to_string();
-            out.push(name[NOTES_PREFIX.len()..].to_owned());
-        }
-        out.sort();
-        Ok(out)
+        self.names_under(NOTES_PREFIX)
     }
 
     /// Every object that has a note in `writer`'s notes (any fanout).
@@ -173,19 +159,7 @@ impl Store {
 
     /// The tip of a writer's notes ref.
     pub fn notes_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
-        let name = notes_ref(writer);
-        match self
-            .repo
-            .try_find_reference(name.as_str())
-            .map_err(git_err(format!("reading {name}")))?
-        {
-            None => Ok(None),
-            Some(mut r) => Ok(Some(
-                r.peel_to_id()
-                    .map_err(git_err(format!("resolving {name}")))?
-                    .detach(),
-            )),
-        }
+        self.ref_value(&notes_ref(writer))
     }
 
     /// The raw note text on `object` in the notes tree `tree`.

@@ -1,0 +1,69 @@
+//! `git receipt fetch`: everyone's chains and notes, verified first.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::Args;
+
+use git_receipt::sync::{self, FetchOutcome};
+
+use super::Context;
+
+/// Fetch every writer's receipt chain and notes from a remote, verified first.
+///
+/// Fetches into a staging namespace (refs/receipts-incoming/<remote>/), checks the
+/// new receipts (canonical bytes, closed schema, contiguous index, prev links,
+/// writer id matching the signing key, and the signature when the key is trusted),
+/// then fast-forwards local chains. A local chain that is ahead or diverged is
+/// never overwritten. Exits 1 if a fetched chain was rejected.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The remote (default origin).
+    pub remote: Option<String>,
+}
+
+/// Fetch.
+pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let remote = args.remote.unwrap_or_else(|| "origin".into());
+    if !store.has_remote(&remote)? {
+        bail!("no remote named {remote:?}\nhint: add one with `git remote add {remote} <url>`");
+    }
+    if !git_receipt::store::remote::is_valid_remote_name(&remote) {
+        bail!("remote name {remote:?} cannot be used in a ref name");
+    }
+    let trust = ctx.trust(&store)?;
+    let report = sync::fetch(&store, &remote, &trust)?;
+    let mut rejected = false;
+    for (writer, outcome) in &report {
+        let line = match outcome {
+            FetchOutcome::Added(n) => format!("new chain {writer}: {n} receipts"),
+            FetchOutcome::Updated(n) => format!("{writer}: {n} new receipts"),
+            FetchOutcome::UpToDate => continue,
+            FetchOutcome::LocalAhead => {
+                format!("{writer}: yours is ahead of {remote}'s (push with `git receipt push`)")
+            }
+            FetchOutcome::Diverged => format!(
+                "{writer}: diverged from {remote}'s; kept yours (`git receipt push` re-appends yours on theirs if it is your key)"
+            ),
+            FetchOutcome::Rejected(why) => {
+                rejected = true;
+                format!("{writer}: REJECTED, local chain unchanged: {why}")
+            }
+        };
+        eprintln!("git-receipt: {line}");
+    }
+    let fresh = report
+        .values()
+        .filter(|o| matches!(o, FetchOutcome::Added(_) | FetchOutcome::Updated(_)))
+        .count();
+    eprintln!(
+        "git-receipt: fetched receipts from {remote}: {} chains, {fresh} with new receipts",
+        report.len()
+    );
+    Ok(if rejected {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

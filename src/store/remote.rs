@@ -1,0 +1,354 @@
+//! Moving receipts between repositories with stock `git fetch` and `git push`.
+//!
+//! gix cannot push, and users' remotes come with credentials, proxies and hooks
+//! that only git knows, so both directions run git as a subprocess. Fetching goes
+//! into a staging namespace (`refs/receipts-incoming/<remote>/<writer>`), is
+//! verified there, and only then fast-forwards local chains: a local chain that is
+//! ahead of or diverged from the remote's is never overwritten.
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+
+use gix::ObjectId;
+use gix::refs::transaction::PreviousValue;
+
+use super::chain::{ChainEntry, LOG_FILE, RECEIPT_FILE, chain_ref};
+use super::notes::notes_ref;
+use super::{CHAIN_PREFIX, NOTES_PREFIX, Store, StoreError, git_err, tool_signature};
+use crate::receipt::{Receipt, is_valid_writer_id};
+use crate::sign::SigningKey;
+
+/// Ref tips by writer id.
+pub type Tips = BTreeMap<String, ObjectId>;
+
+/// Where fetched chains are staged before they are verified.
+pub fn staged_chain_ref(remote: &str, writer: &str) -> String {
+    format!("refs/receipts-incoming/{remote}/{writer}")
+}
+
+/// Where fetched notes are staged.
+pub fn staged_notes_ref(remote: &str, writer: &str) -> String {
+    format!("refs/notes/receipts-incoming/{remote}/{writer}")
+}
+
+/// What a git subprocess said.
+#[derive(Debug)]
+pub struct GitOutput {
+    /// Exit status was 0.
+    pub ok: bool,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// How a local chain relates to a fetched one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// No local chain: take the fetched one.
+    New,
+    /// Same tip.
+    Same,
+    /// Local is an ancestor: fast-forward.
+    Behind,
+    /// Fetched is an ancestor: local has receipts the remote lacks.
+    Ahead,
+    /// Neither contains the other.
+    Diverged,
+}
+
+/// Whether a remote name can be part of a ref name.
+pub fn is_valid_remote_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['.', '-'])
+        && !name.contains("..")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+impl Store {
+    /// A `git` command running in this repository.
+    pub fn git_command(&self) -> Command {
+        let mut cmd = Command::new("git");
+        match self.repo.workdir() {
+            Some(w) => cmd.arg("-C").arg(w),
+            None => cmd.arg("--git-dir").arg(self.git_dir()),
+        };
+        cmd
+    }
+
+    /// Run git with `args`, capturing its output.
+    pub fn run_git(&self, args: &[&str]) -> Result<GitOutput, StoreError> {
+        let out = self
+            .git_command()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| StoreError::GitCommand {
+                args: args.join(" "),
+                stderr: format!("could not run git: {e}"),
+            })?;
+        Ok(GitOutput {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+
+    /// Whether `remote` is a configured remote name.
+    pub fn has_remote(&self, remote: &str) -> Result<bool, StoreError> {
+        Ok(self.run_git(&["remote", "get-url", remote])?.ok)
+    }
+
+    /// Whether `a` is an ancestor of (or equal to) `b`.
+    pub fn is_ancestor(&self, a: ObjectId, b: ObjectId) -> Result<bool, StoreError> {
+        if a == b {
+            return Ok(true);
+        }
+        match self.repo.merge_base(a, b) {
+            Ok(Some(base)) => Ok(base.detach() == a),
+            Ok(None) => Ok(false),
+            Err(e) => Err(StoreError::Git {
+                what: "computing a merge base".into(),
+                source: e.into(),
+            }),
+        }
+    }
+
+    /// How the local `ours` relates to a fetched `theirs`.
+    pub fn relation(
+        &self,
+        ours: Option<ObjectId>,
+        theirs: ObjectId,
+    ) -> Result<Relation, StoreError> {
+        Ok(match ours {
+            None => Relation::New,
+            Some(o) if o == theirs => Relation::Same,
+            Some(o) if self.is_ancestor(o, theirs)? => Relation::Behind,
+            Some(o) if self.is_ancestor(theirs, o)? => Relation::Ahead,
+            Some(_) => Relation::Diverged,
+        })
+    }
+
+    /// Refs under `prefix`, with their ids.
+    pub fn refs_under(&self, prefix: &str) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(git_err("listing references"))?;
+        let mut out = BTreeMap::new();
+        for r in refs
+            .prefixed(prefix)
+            .map_err(git_err(format!("listing {prefix}")))?
+        {
+            let mut r = r.map_err(git_err("reading a ref"))?;
+            let name = r.name().as_bstr().to_string();
+            let id = r
+                .peel_to_id()
+                .map_err(git_err(format!("resolving {name}")))?
+                .detach();
+            out.insert(name, id);
+        }
+        Ok(out)
+    }
+
+    /// Fetch every chain and notes ref of `remote` into the staging namespace.
+    /// Returns staged chain tips and staged notes tips by writer.
+    pub fn fetch_staged(
+        &self,
+        remote: &str,
+        only_writer: Option<&str>,
+    ) -> Result<(Tips, Tips), StoreError> {
+        let (chains, notes) = match only_writer {
+            Some(w) => (
+                format!("+{}:{}", chain_ref(w), staged_chain_ref(remote, w)),
+                format!("+{}:{}", notes_ref(w), staged_notes_ref(remote, w)),
+            ),
+            None => (
+                format!("+{CHAIN_PREFIX}*:refs/receipts-incoming/{remote}/*"),
+                format!("+{NOTES_PREFIX}*:refs/notes/receipts-incoming/{remote}/*"),
+            ),
+        };
+        // Remove what an earlier fetch staged, so a ref deleted remotely is not
+        // mistaken for a current one.
+        let chain_stage = format!("refs/receipts-incoming/{remote}/");
+        let notes_stage = format!("refs/notes/receipts-incoming/{remote}/");
+        for prefix in [&chain_stage, &notes_stage] {
+            for (name, _) in self.refs_under(prefix)? {
+                if only_writer.is_none_or(|w| name.ends_with(&format!("/{w}"))) {
+                    self.run_git(&["update-ref", "-d", &name])?;
+                }
+            }
+        }
+        let args = [
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--quiet",
+            remote,
+            &chains,
+            &notes,
+        ];
+        let out = self.run_git(&args)?;
+        // for one writer, a remote that does not have it yet is not an error
+        let absent_writer =
+            only_writer.is_some() && out.stderr.contains("couldn't find remote ref");
+        if !out.ok && !absent_writer {
+            return Err(StoreError::GitCommand {
+                args: format!("fetch {remote} (receipt refs)"),
+                stderr: out.stderr,
+            });
+        }
+        let strip = |m: BTreeMap<String, ObjectId>, prefix: &str| {
+            m.into_iter()
+                .filter_map(|(k, v)| {
+                    let w = k.strip_prefix(prefix)?.to_owned();
+                    is_valid_writer_id(&w).then_some((w, v))
+                })
+                .collect::<BTreeMap<_, _>>()
+        };
+        Ok((
+            strip(self.refs_under(&chain_stage)?, &chain_stage),
+            strip(self.refs_under(&notes_stage)?, &notes_stage),
+        ))
+    }
+
+    /// Set a local ref to `new`, expecting it to be `old` (compare-and-swap).
+    pub fn set_ref(
+        &self,
+        name: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        why: &str,
+    ) -> Result<(), StoreError> {
+        let expected = match old {
+            None => PreviousValue::MustNotExist,
+            Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
+        };
+        self.repo
+            .reference(name, new, expected, why)
+            .map_err(git_err(format!("updating {name}")))?;
+        Ok(())
+    }
+
+    /// Re-append `entries` (oldest first) on top of `onto`, re-signed with `key`
+    /// with new index and prev, and move the local chain from `old_tip` to the
+    /// result. Used when one key wrote on two machines: nothing is lost, and the
+    /// chain stays linear.
+    pub fn reappend(
+        &self,
+        writer: &str,
+        key: &SigningKey,
+        old_tip: ObjectId,
+        onto: ObjectId,
+        entries: &[ChainEntry],
+    ) -> Result<ObjectId, StoreError> {
+        let base = self.chain_entry(writer, onto)?;
+        let mut index = base.receipt.body().chain.index;
+        let mut prev_id = base.receipt.id().to_owned();
+        let mut parent = onto;
+        for e in entries {
+            index += 1;
+            let mut body = e.receipt.body().clone();
+            body.chain.index = index;
+            body.chain.prev = Some(prev_id.clone());
+            let receipt = Receipt::sign(body, key).map_err(|source| StoreError::BadReceipt {
+                writer: writer.to_owned(),
+                commit: e.commit,
+                source,
+            })?;
+            let blob = self
+                .repo
+                .write_blob(receipt.bytes())
+                .map_err(git_err("writing receipt.json"))?
+                .detach();
+            let old_tree = self
+                .repo
+                .find_commit(e.commit)
+                .map_err(git_err("reading a chain commit"))?
+                .tree()
+                .map_err(git_err("reading a chain tree"))?;
+            let mut entries_out = vec![gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: RECEIPT_FILE.into(),
+                oid: blob,
+            }];
+            if let Some(log) = old_tree.find_entry(LOG_FILE) {
+                entries_out.push(gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Blob.into(),
+                    filename: LOG_FILE.into(),
+                    oid: log.oid().to_owned(),
+                });
+            }
+            let tree = self
+                .repo
+                .write_object(&gix::objs::Tree {
+                    entries: entries_out,
+                })
+                .map_err(git_err("writing a chain tree"))?
+                .detach();
+            let b = receipt.body();
+            let sig = tool_signature();
+            let commit = gix::objs::Commit {
+                tree,
+                parents: [parent].into_iter().collect(),
+                author: sig.clone(),
+                committer: sig,
+                encoding: None,
+                message: format!(
+                    "receipt: {} {} #{}\n\n{}\n(re-appended after the chain diverged)\n",
+                    b.check.name,
+                    if b.result.passed { "passed" } else { "failed" },
+                    index,
+                    receipt.id()
+                )
+                .into(),
+                extra_headers: Vec::new(),
+            };
+            parent = self
+                .repo
+                .write_object(&commit)
+                .map_err(git_err("writing a chain commit"))?
+                .detach();
+            prev_id = receipt.id().to_owned();
+        }
+        self.set_ref(
+            &chain_ref(writer),
+            Some(old_tip),
+            parent,
+            "git-receipt: re-append after divergence",
+        )?;
+        Ok(parent)
+    }
+
+    /// Receipts on `tip` that are not on `base` (oldest first): walk back to the
+    /// merge base.
+    pub fn entries_since(
+        &self,
+        writer: &str,
+        tip: ObjectId,
+        base: Option<ObjectId>,
+    ) -> Result<Vec<ChainEntry>, StoreError> {
+        let mut out = Vec::new();
+        self.walk_chain(writer, tip, |e| {
+            if Some(e.commit) == base {
+                return Ok(false);
+            }
+            out.push(e);
+            Ok(true)
+        })?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The merge base of two commits, if any.
+    pub fn merge_base_of(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>, StoreError> {
+        Ok(self
+            .repo
+            .merge_base(a, b)
+            .map_err(git_err("computing a merge base"))?
+            .map(|id| id.detach()))
+    }
+}

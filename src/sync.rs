@@ -1,0 +1,375 @@
+//! Receipts travel: fetch (stage, verify, fast-forward) and push (atomic, with a
+//! lease, re-appending on divergence).
+//!
+//! Other writers never conflict: each writer owns its refs. The only conflict is
+//! one key writing on two machines (the same writer id); then `push` fetches the
+//! remote chain, re-appends this clone's unpushed receipts on top of it (re-signed,
+//! with new index and prev), and retries, a bounded number of times.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+
+use crate::receipt::writer_id;
+use crate::sign::SigningKey;
+use crate::store::chain::chain_ref;
+use crate::store::notes::notes_ref;
+use crate::store::remote::Relation;
+use crate::store::{Store, StoreError};
+use crate::trust::TrustSet;
+
+/// How often `push` re-fetches and retries after losing a race.
+pub const PUSH_ATTEMPTS: u32 = 8;
+
+/// What happened to one writer's chain during a fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FetchOutcome {
+    /// A chain this clone did not have, with its receipt count.
+    Added(u64),
+    /// Fast-forwarded by this many receipts.
+    Updated(u64),
+    /// Nothing new.
+    UpToDate,
+    /// The local chain has receipts the remote lacks (push them).
+    LocalAhead,
+    /// Neither contains the other; the local chain was kept.
+    Diverged,
+    /// The fetched chain failed verification and was not taken.
+    Rejected(String),
+}
+
+/// Why a fetched chain is refused.
+fn check_new_entries(
+    store: &Store,
+    writer: &str,
+    tip: ObjectId,
+    stop_at: Option<ObjectId>,
+    trust: &TrustSet,
+) -> Result<u64, String> {
+    let entries = store
+        .entries_since(writer, tip, stop_at)
+        .map_err(|e| e.to_string())?;
+    let mut expected_prev = match stop_at {
+        None => None,
+        Some(base) => {
+            let e = store.chain_entry(writer, base).map_err(|e| e.to_string())?;
+            Some((e.receipt.body().chain.index, e.receipt.id().to_owned()))
+        }
+    };
+    for e in &entries {
+        let b = e.receipt.body();
+        let at = format!("receipt {} (#{})", e.receipt.id(), b.chain.index);
+        if b.chain.writer != writer {
+            return Err(format!(
+                "{at} names writer {}, but sits in chain {writer}",
+                b.chain.writer
+            ));
+        }
+        if !writer_matches_key(writer, &e.receipt.signature().key) {
+            return Err(format!(
+                "{at} is signed by {}, which is not the key writer {writer} is named after",
+                e.receipt.signature().key
+            ));
+        }
+        match &expected_prev {
+            None if b.chain.index != 0 || b.chain.prev.is_some() => {
+                return Err(format!(
+                    "{at} is the root of the chain but has index {} or a prev link",
+                    b.chain.index
+                ));
+            }
+            Some((idx, id))
+                if b.chain.index != idx + 1 || b.chain.prev.as_deref() != Some(id.as_str()) =>
+            {
+                return Err(format!(
+                    "{at} does not follow #{idx} ({id}): gap, reorder or wrong prev link"
+                ));
+            }
+            _ => {}
+        }
+        if let Some(t) = trust.lookup(&e.receipt.signature().key)
+            && let Err(why) = e.receipt.clone().verify(&t.key)
+        {
+            return Err(format!("{at}: {why}"));
+        }
+        expected_prev = Some((b.chain.index, e.receipt.id().to_owned()));
+    }
+    Ok(entries.len() as u64)
+}
+
+/// Whether writer id `writer` is derived from the key with fingerprint `fp`.
+pub fn writer_matches_key(writer: &str, fp: &str) -> bool {
+    use base64::Engine;
+    let Some(b64) = fp.strip_prefix("SHA256:") else {
+        return false;
+    };
+    let Ok(digest) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64) else {
+        return false;
+    };
+    digest.len() == 32
+        && writer
+            .rsplit_once('-')
+            .is_some_and(|(_, h)| h == hex::encode(&digest[..16]))
+}
+
+/// Fetch every writer's chain and notes from `remote`, verify what is new, and
+/// fast-forward local refs. Never overwrites a local chain that is ahead or
+/// diverged.
+pub fn fetch(
+    store: &Store,
+    remote: &str,
+    trust: &TrustSet,
+) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
+    let (chains, notes) = store.fetch_staged(remote, None)?;
+    let mut report = BTreeMap::new();
+    for (writer, theirs) in &chains {
+        let ours = store.chain_tip(writer)?;
+        let outcome = match store.relation(ours, *theirs)? {
+            Relation::Same => FetchOutcome::UpToDate,
+            Relation::Ahead => FetchOutcome::LocalAhead,
+            Relation::Diverged => FetchOutcome::Diverged,
+            rel @ (Relation::New | Relation::Behind) => {
+                match check_new_entries(store, writer, *theirs, ours, trust) {
+                    Err(why) => FetchOutcome::Rejected(why),
+                    Ok(n) => {
+                        store.set_ref(
+                            &chain_ref(writer),
+                            ours,
+                            *theirs,
+                            "git-receipt: fetch (fast-forward)",
+                        )?;
+                        if rel == Relation::New {
+                            FetchOutcome::Added(n)
+                        } else {
+                            FetchOutcome::Updated(n)
+                        }
+                    }
+                }
+            }
+        };
+        // Notes are derived: take the remote's when they fast-forward ours, then
+        // index whatever the chain has that they lack.
+        if matches!(
+            outcome,
+            FetchOutcome::Added(_) | FetchOutcome::Updated(_) | FetchOutcome::UpToDate
+        ) && let Some(their_notes) = notes.get(writer)
+        {
+            let our_notes = store.notes_tip(writer)?;
+            if matches!(
+                store.relation(our_notes, *their_notes)?,
+                Relation::New | Relation::Behind
+            ) {
+                store.set_ref(
+                    &notes_ref(writer),
+                    our_notes,
+                    *their_notes,
+                    "git-receipt: fetch notes",
+                )?;
+            }
+        }
+        if !matches!(outcome, FetchOutcome::Rejected(_)) {
+            store.index_notes(writer)?;
+        }
+        report.insert(writer.clone(), outcome);
+    }
+    Ok(report)
+}
+
+/// What `push` did for one writer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushOutcome {
+    /// The writer.
+    pub writer: String,
+    /// Receipts the remote did not have before.
+    pub pushed: u64,
+    /// Receipts re-appended because the chain had diverged.
+    pub reappended: u64,
+}
+
+/// Why a push failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// The remote refused or could not be reached.
+    #[error(
+        "pushing receipts to {remote} failed; your local receipts are untouched\n{detail}\nhint: {hint}"
+    )]
+    Remote {
+        /// The remote.
+        remote: String,
+        /// What git said.
+        detail: String,
+        /// What to do.
+        hint: String,
+    },
+    /// Kept losing races with another push of the same writer.
+    #[error(
+        "could not push chain {writer} to {remote} after {attempts} attempts: another clone with the same key keeps pushing\nhint: try again"
+    )]
+    Contention {
+        /// The writer.
+        writer: String,
+        /// The remote.
+        remote: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// Local store trouble.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn remote_hint(stderr: &str) -> String {
+    let s = stderr.to_ascii_lowercase();
+    if s.contains("could not read from remote")
+        || s.contains("unable to connect")
+        || s.contains("connection refused")
+        || s.contains("could not resolve")
+        || s.contains("does not appear to be a git repository")
+    {
+        "check the remote's URL and that it is reachable (`git remote -v`, `git ls-remote <remote>`)".into()
+    } else if s.contains("hook declined")
+        || s.contains("denied")
+        || s.contains("refusing")
+        || s.contains("rejected")
+    {
+        "the server refused refs/receipts/* or refs/notes/receipts/*; ask its admin to allow them, or keep receipts local (push with --no-verify to skip the hook)".into()
+    } else {
+        "see git's message above".into()
+    }
+}
+
+/// The writer ids of this clone: the key's chains that exist locally.
+pub fn own_writers(
+    store: &Store,
+    key: &SigningKey,
+    chain_name: &str,
+) -> Result<Vec<String>, StoreError> {
+    let fp = key.public().fingerprint();
+    let mut out: Vec<String> = store
+        .writers()?
+        .into_iter()
+        .map(|(w, _)| w)
+        .filter(|w| writer_matches_key(w, &fp))
+        .collect();
+    let default = writer_id(key.public(), chain_name);
+    if out.is_empty() && store.chain_tip(&default)?.is_some() {
+        out.push(default);
+    }
+    Ok(out)
+}
+
+/// Push one writer's chain and notes to `remote`, atomically: the chain as a
+/// fast-forward, the notes with a lease on what the remote had. On divergence,
+/// re-append local receipts on the remote tip and retry.
+pub fn push_writer(
+    store: &Store,
+    remote: &str,
+    writer: &str,
+    key: &SigningKey,
+) -> Result<PushOutcome, PushError> {
+    let mut reappended = 0;
+    for _ in 0..PUSH_ATTEMPTS {
+        let Some(local) = store.chain_tip(writer)? else {
+            return Ok(PushOutcome {
+                writer: writer.into(),
+                pushed: 0,
+                reappended,
+            });
+        };
+        let (chains, notes) = match store.fetch_staged(remote, Some(writer)) {
+            Ok(v) => v,
+            Err(StoreError::GitCommand { stderr, .. }) => {
+                return Err(PushError::Remote {
+                    remote: remote.into(),
+                    hint: remote_hint(&stderr),
+                    detail: stderr,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let theirs = chains.get(writer).copied();
+        let their_notes = notes.get(writer).copied();
+        let mut tip = local;
+        if let Some(t) = theirs {
+            match store.relation(Some(local), t)? {
+                Relation::Same => {
+                    // chain already there; still make sure the notes are
+                }
+                Relation::Ahead | Relation::New => {}
+                Relation::Behind => {
+                    // the remote has receipts we lack (same key elsewhere): take them
+                    store.set_ref(
+                        &chain_ref(writer),
+                        Some(local),
+                        t,
+                        "git-receipt: push (fast-forward)",
+                    )?;
+                    tip = t;
+                }
+                Relation::Diverged => {
+                    let base = store.merge_base_of(local, t)?;
+                    let mine = store.entries_since(writer, local, base)?;
+                    tip = store.reappend(writer, key, local, t, &mine)?;
+                    reappended += mine.len() as u64;
+                    // rebuild our notes on top of the remote's, so they fast-forward
+                    if let Some(n) = their_notes {
+                        store.run_git(&["update-ref", &notes_ref(writer), &n.to_string()])?;
+                    }
+                    store.reindex_notes(writer)?;
+                }
+            }
+        }
+        store.index_notes(writer)?;
+        let pushed = match theirs {
+            None => store.entries_since(writer, tip, None)?.len() as u64,
+            Some(t) => {
+                let base = store.merge_base_of(tip, t)?;
+                store.entries_since(writer, tip, base)?.len() as u64
+            }
+        };
+        let lease = format!(
+            "--force-with-lease={}:{}",
+            notes_ref(writer),
+            their_notes.map(|n| n.to_string()).unwrap_or_default()
+        );
+        let chain_spec = format!("{0}:{0}", chain_ref(writer));
+        let notes_spec = format!("+{0}:{0}", notes_ref(writer));
+        let out = store.run_git(&[
+            "push",
+            "--atomic",
+            "--no-verify",
+            "--porcelain",
+            &lease,
+            remote,
+            &chain_spec,
+            &notes_spec,
+        ])?;
+        if out.ok {
+            return Ok(PushOutcome {
+                writer: writer.into(),
+                pushed,
+                reappended,
+            });
+        }
+        let lost_race = out.stdout.contains("[rejected]")
+            && (out.stdout.contains("fetch first")
+                || out.stdout.contains("stale info")
+                || out.stdout.contains("non-fast-forward"));
+        if !lost_race {
+            let detail = format!("{}\n{}", out.stdout.trim(), out.stderr)
+                .trim()
+                .to_owned();
+            return Err(PushError::Remote {
+                remote: remote.into(),
+                hint: remote_hint(&detail),
+                detail,
+            });
+        }
+        // another clone with this key pushed in between: fetch again and retry
+    }
+    Err(PushError::Contention {
+        writer: writer.into(),
+        remote: remote.into(),
+        attempts: PUSH_ATTEMPTS,
+    })
+}
