@@ -229,6 +229,7 @@ fn contract_at(store: &Store, commit: gix::ObjectId) -> Result<Contract> {
 
 fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     let mut store = ctx.store()?;
+    store.see_quarantine()?;
     let updates = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
     // receipts that arrive in this same push count: reads see the proposed refs
     for u in &updates {

@@ -124,6 +124,9 @@ pub struct Store {
     /// Proposed ref values that reads see instead of the real ones: a server's
     /// pre-receive hook judges a push together with the receipt refs it carries.
     overrides: std::collections::HashMap<String, Option<ObjectId>>,
+    /// Keeps the alternates directory of a push quarantine alive (see
+    /// [`Store::see_quarantine`]).
+    _quarantine_view: Option<tempfile::TempDir>,
 }
 
 impl Store {
@@ -150,6 +153,7 @@ impl Store {
         Ok(Store {
             repo,
             overrides: Default::default(),
+            _quarantine_view: None,
         })
     }
 
@@ -202,6 +206,38 @@ impl Store {
             }
         }
         Ok(out.into_iter().collect())
+    }
+
+    /// Inside a server's pre-receive hook, the pushed objects sit in a quarantine
+    /// directory that git names in `GIT_QUARANTINE_PATH` and passes to its children
+    /// through `GIT_OBJECT_DIRECTORY` and `GIT_ALTERNATE_OBJECT_DIRECTORIES`. gix
+    /// does not read those, so build an object store that chains to all of them
+    /// through an alternates file in a temporary directory. No-op outside a hook.
+    pub fn see_quarantine(&mut self) -> Result<(), StoreError> {
+        let Some(quarantine) = std::env::var_os("GIT_OBJECT_DIRECTORY") else {
+            return Ok(());
+        };
+        let view = tempfile::tempdir().map_err(git_err("creating a quarantine view"))?;
+        std::fs::create_dir_all(view.path().join("info"))
+            .map_err(git_err("creating a quarantine view"))?;
+        std::fs::create_dir_all(view.path().join("pack"))
+            .map_err(git_err("creating a quarantine view"))?;
+        let mut alternates = vec![std::path::PathBuf::from(&quarantine)];
+        if let Some(more) = std::env::var_os("GIT_ALTERNATE_OBJECT_DIRECTORIES") {
+            alternates.extend(std::env::split_paths(&more));
+        }
+        alternates.push(self.repo.common_dir().join("objects"));
+        let text: String = alternates
+            .iter()
+            .map(|p| format!("{}\n", p.display()))
+            .collect();
+        std::fs::write(view.path().join("info/alternates"), text)
+            .map_err(git_err("writing the quarantine view"))?;
+        let handle = gix::odb::at(view.path(), gix::hash::Kind::Sha1)
+            .map_err(git_err("opening the pushed objects"))?;
+        self.repo.objects = gix::odb::memory::Proxy::new(handle, gix::hash::Kind::Sha1);
+        self._quarantine_view = Some(view);
+        Ok(())
     }
 
     /// The underlying repository.

@@ -21,14 +21,31 @@ use crate::sign::SigningKey;
 /// Ref tips by writer id.
 pub type Tips = BTreeMap<String, ObjectId>;
 
+/// The staging name of a remote: its name, or for a URL or path (pushing to one
+/// directly) a digest of it, so it can be part of a ref name.
+pub fn staging_name(remote: &str) -> String {
+    if is_valid_remote_name(remote) {
+        remote.to_owned()
+    } else {
+        use sha2::Digest;
+        format!(
+            "url-{}",
+            &hex::encode(sha2::Sha256::digest(remote.as_bytes()))[..16]
+        )
+    }
+}
+
 /// Where fetched chains are staged before they are verified.
 pub fn staged_chain_ref(remote: &str, writer: &str) -> String {
-    format!("refs/receipts-incoming/{remote}/{writer}")
+    format!("refs/receipts-incoming/{}/{writer}", staging_name(remote))
 }
 
 /// Where fetched notes are staged.
 pub fn staged_notes_ref(remote: &str, writer: &str) -> String {
-    format!("refs/notes/receipts-incoming/{remote}/{writer}")
+    format!(
+        "refs/notes/receipts-incoming/{}/{writer}",
+        staging_name(remote)
+    )
 }
 
 /// What a git subprocess said.
@@ -167,14 +184,20 @@ impl Store {
                 format!("+{}:{}", notes_ref(w), staged_notes_ref(remote, w)),
             ),
             None => (
-                format!("+{CHAIN_PREFIX}*:refs/receipts-incoming/{remote}/*"),
-                format!("+{NOTES_PREFIX}*:refs/notes/receipts-incoming/{remote}/*"),
+                format!(
+                    "+{CHAIN_PREFIX}*:refs/receipts-incoming/{}/*",
+                    staging_name(remote)
+                ),
+                format!(
+                    "+{NOTES_PREFIX}*:refs/notes/receipts-incoming/{}/*",
+                    staging_name(remote)
+                ),
             ),
         };
         // Remove what an earlier fetch staged, so a ref deleted remotely is not
         // mistaken for a current one.
-        let chain_stage = format!("refs/receipts-incoming/{remote}/");
-        let notes_stage = format!("refs/notes/receipts-incoming/{remote}/");
+        let chain_stage = format!("refs/receipts-incoming/{}/", staging_name(remote));
+        let notes_stage = format!("refs/notes/receipts-incoming/{}/", staging_name(remote));
         for prefix in [&chain_stage, &notes_stage] {
             for (name, _) in self.refs_under(prefix)? {
                 if only_writer.is_none_or(|w| name.ends_with(&format!("/{w}"))) {
@@ -182,11 +205,14 @@ impl Store {
                 }
             }
         }
+        // --refmap= keeps git from also updating refs through the remote's configured
+        // refspecs: nothing reaches refs/receipts/* before it is verified.
         let args = [
             "fetch",
             "--no-tags",
             "--no-write-fetch-head",
             "--quiet",
+            "--refmap=",
             remote,
             &chains,
             &notes,

@@ -65,8 +65,13 @@ impl Env {
 
     /// Apply the sealed environment to a command.
     pub fn seal(&self, cmd: &mut Command) {
+        // the binary under test first on PATH, so hooks that call `git receipt` find it
+        let bin_dir = bin().parent().unwrap().to_owned();
+        let mut path = std::ffi::OsString::from(bin_dir);
+        path.push(":");
+        path.push(std::env::var_os("PATH").unwrap_or_default());
         cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PATH", path)
             .env("HOME", &self.home)
             .env("TZ", "UTC")
             .env("LC_ALL", "C")
@@ -153,5 +158,75 @@ impl Env {
         let out = cmd.output().unwrap();
         assert!(out.status.success());
         out.stdout
+    }
+}
+
+/// A `git daemon` serving bare repositories under a directory on 127.0.0.1 with
+/// push enabled; stopped when dropped.
+pub struct Daemon {
+    child: std::process::Child,
+    pub port: u16,
+    pub root: PathBuf,
+}
+
+impl Daemon {
+    pub fn start(env: &Env) -> Daemon {
+        let root = env.path("served");
+        std::fs::create_dir_all(&root).unwrap();
+        for _ in 0..20 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut cmd = Command::new("git");
+            env.seal(&mut cmd);
+            cmd.args([
+                "daemon",
+                "--reuseaddr",
+                "--export-all",
+                "--enable=receive-pack",
+                "--listen=127.0.0.1",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", root.display()))
+            .arg(&root)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+            let mut child = cmd.spawn().expect("git daemon");
+            for _ in 0..100 {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Daemon { child, port, root };
+                }
+                if child.try_wait().unwrap().is_some() {
+                    break; // port taken meanwhile: try another
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let _ = child.kill();
+        }
+        panic!("git daemon did not start");
+    }
+
+    /// A new bare repository served as `git://127.0.0.1:PORT/<name>`.
+    pub fn bare(&self, env: &Env, name: &str) -> (PathBuf, String) {
+        let dir = self.root.join(name);
+        let r = env.git(
+            &self.root,
+            &["init", "-q", "--bare", "-b", "main", dir.to_str().unwrap()],
+        );
+        assert_eq!(r.code, 0, "{r}");
+        (dir, self.url(name))
+    }
+
+    pub fn url(&self, name: &str) -> String {
+        format!("git://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

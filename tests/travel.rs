@@ -1,0 +1,413 @@
+//! Receipts travel through a real git server: `git daemon` on 127.0.0.1, started
+//! by each test, with bare repositories it creates.
+
+mod common;
+use common::{Daemon, Env};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// A served bare repository seeded with the basic fixture's history.
+fn seeded_server(env: &Env, daemon: &Daemon, name: &str) -> (PathBuf, String) {
+    let seed = env.fixture_repo("make_basic_repo.sh", &format!("seed-{name}"));
+    let (bare, url) = daemon.bare(env, name);
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    (bare, url)
+}
+
+fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
+    let dir = env.path(rel);
+    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
+    dir
+}
+
+fn remote_refs(env: &Env, dir: &Path, url: &str, pattern: &str) -> Vec<String> {
+    env.git_ok(dir, &["ls-remote", url, pattern])
+        .lines()
+        .map(|l| l.split('\t').nth(1).unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn two_writers_push_and_fetch_and_a_fresh_clone_sees_both_after_plain_fetch() {
+    let alice = Env::new();
+    let bob = Env::new(); // another HOME: another key
+    let daemon = Daemon::start(&alice);
+    let (_, url) = seeded_server(&alice, &daemon, "shared.git");
+    let a = clone(&alice, &url, "a");
+    let b = clone(&bob, &url, "b");
+    for (env, dir) in [(&alice, &a), (&bob, &b)] {
+        env.receipt_ok(dir, &["init"]);
+        env.receipt_ok(dir, &["run", "test"]);
+        let r = env.receipt_ok(dir, &["push"]);
+        assert!(r.stderr.contains("pushed 1 new receipt of default-"), "{r}");
+    }
+    assert_eq!(remote_refs(&alice, &a, &url, "refs/receipts/*").len(), 2);
+    for (env, dir) in [(&alice, &a), (&bob, &b)] {
+        let r = env.receipt_ok(dir, &["fetch"]);
+        assert!(r.stderr.contains("new chain default-"), "{r}");
+        let log = env.log_json(dir);
+        let writers: HashSet<&str> = log.iter().map(|r| r["writer"].as_str().unwrap()).collect();
+        assert_eq!(writers.len(), 2, "both writers' receipts are here");
+    }
+    let ids: Vec<String> = alice
+        .log_json(&a)
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    // a reviewer: fresh clone, init once, then plain git fetch brings everything
+    let carol = Env::new();
+    let c = clone(&carol, &url, "c");
+    carol.receipt_ok(&c, &["init"]);
+    let r = carol.git(&c, &["fetch"]);
+    assert_eq!(r.code, 0, "{r}");
+    let shown = carol.git_ok(&c, &["log", "--notes=receipts/*", "-1", "--format=%N"]);
+    for id in &ids {
+        assert!(shown.contains(id.as_str()), "git log shows {id}: {shown}");
+    }
+    // and plain `git log` shows them too (notes.displayRef)
+    let plain = carol.git_ok(&c, &["log", "-1"]);
+    assert!(plain.contains(&ids[0]), "{plain}");
+    // a second plain fetch is clean: nothing is forced into local chains
+    let again = carol.git(&c, &["fetch"]);
+    assert_eq!(again.code, 0, "{again}");
+}
+
+#[test]
+fn init_is_idempotent() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (_, url) = seeded_server(&env, &daemon, "idem.git");
+    let dir = clone(&env, &url, "c");
+    let first = env.receipt_ok(&dir, &["init"]);
+    assert!(first.stderr.contains("notes.displayRef"), "{first}");
+    let config_before = std::fs::read_to_string(dir.join(".git/config")).unwrap();
+    let second = env.receipt_ok(&dir, &["init"]);
+    assert!(
+        second.stderr.contains("already set up; nothing changed"),
+        "{second}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".git/config")).unwrap(),
+        config_before
+    );
+}
+
+#[test]
+fn same_key_on_two_clones_racing_loses_nothing() {
+    let env = Env::new(); // one HOME: one key, one writer id, two machines
+    let daemon = Daemon::start(&env);
+    let (_, url) = seeded_server(&env, &daemon, "race.git");
+    let a = clone(&env, &url, "a");
+    let b = clone(&env, &url, "b");
+    env.receipt_ok(&a, &["key", "generate"]);
+    let bin = common::bin();
+    let mut children = Vec::new();
+    for (tag, dir) in [("A", &a), ("B", &b)] {
+        let script = format!(
+            "i=0; while [ $i -lt 50 ]; do printf '{tag}-%s\\n' $i > ../log-{tag}; '{bin}' record test --exit-code 0 --log ../log-{tag} 2>/dev/null || exit 1; \
+             if [ $((i % 5)) -eq 4 ]; then '{bin}' push >/dev/null 2>&1 || exit 2; fi; i=$((i+1)); done; '{bin}' push 2>&1",
+            bin = bin.display()
+        );
+        let mut cmd = std::process::Command::new("sh");
+        env.seal(&mut cmd);
+        cmd.current_dir(dir)
+            .args(["-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        children.push(cmd.spawn().unwrap());
+    }
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "a racer failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // whoever pushed first may lack the other's tail: push once more from each
+    env.receipt_ok(&a, &["push"]);
+    env.receipt_ok(&b, &["push"]);
+    let reviewer = Env::new();
+    let c = clone(&reviewer, &url, "c");
+    reviewer.receipt_ok(&c, &["fetch"]);
+    let mut log = reviewer.log_json(&c);
+    assert_eq!(log.len(), 100, "all 100 receipts on the server");
+    log.sort_by_key(|r| r["index"].as_u64().unwrap());
+    for (i, r) in log.iter().enumerate() {
+        assert_eq!(
+            r["index"].as_u64().unwrap(),
+            i as u64,
+            "linear and gap-free"
+        );
+        if i > 0 {
+            assert_eq!(r["prev"], log[i - 1]["id"]);
+        }
+    }
+    let show: Vec<serde_json::Value> = log
+        .iter()
+        .map(|r| {
+            let out = reviewer.receipt_ok(&c, &["show", "--body", r["id"].as_str().unwrap()]);
+            serde_json::from_str(&out.stdout).unwrap()
+        })
+        .collect();
+    let tails: HashSet<String> = show
+        .iter()
+        .map(|b| {
+            b["result"]["stdout_tail"]
+                .as_str()
+                .unwrap()
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    let expected: HashSet<String> = (0..50)
+        .flat_map(|i| [format!("A-{i}"), format!("B-{i}")])
+        .collect();
+    assert_eq!(
+        tails, expected,
+        "every receipt of both clones arrived exactly once"
+    );
+}
+
+#[test]
+fn pre_push_blocks_without_fresh_receipts_and_pushes_them_when_fresh() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (_, url) = seeded_server(&env, &daemon, "hooked.git");
+    let dir = clone(&env, &url, "c");
+    env.receipt_ok(&dir, &["init"]);
+    std::fs::write(dir.join("src/lib.rs"), "pub fn changed() {}\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "change src"]);
+    let r = env.git(&dir, &["push", "origin", "main"]);
+    assert_ne!(r.code, 0, "the push is refused: {r}");
+    assert!(r.stderr.contains("refs/heads/main"), "{r}");
+    assert!(r.stderr.contains("test"), "names the check: {r}");
+    assert!(
+        r.stderr.contains("fix: git receipt run test"),
+        "names the fix: {r}"
+    );
+    assert!(
+        r.stderr.contains("git push --no-verify"),
+        "names the escape hatch: {r}"
+    );
+    assert!(remote_refs(&env, &dir, &url, "refs/receipts/*").is_empty());
+    env.receipt_ok(&dir, &["run", "test"]);
+    let r = env.git(&dir, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("pushed 1 receipt"), "{r}");
+    assert_eq!(
+        remote_refs(&env, &dir, &url, "refs/receipts/*").len(),
+        1,
+        "the server has the receipts"
+    );
+    assert_eq!(
+        remote_refs(&env, &dir, &url, "refs/notes/receipts/*").len(),
+        1
+    );
+    // deletions and tags pass without receipts
+    env.git_ok(&dir, &["tag", "v1", "HEAD~1"]);
+    let r = env.git(&dir, &["push", "origin", "v1"]);
+    assert_eq!(r.code, 0, "tags pass: {r}");
+    // --no-verify is the escape hatch
+    std::fs::write(dir.join("src/lib.rs"), "pub fn again() {}\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "again"]);
+    let r = env.git(&dir, &["push", "--no-verify", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+}
+
+#[test]
+fn pre_receive_refuses_unreceipted_tips_and_accepts_receipts_in_the_same_push() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    // the signer is declared in .gitreceipts on the server's main
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let pubkey = env.receipt_ok(&seed, &["key", "generate"]).stdout;
+    let mut contract = std::fs::read_to_string(seed.join(".gitreceipts")).unwrap();
+    contract.push_str(&format!("[signer \"dev\"]\n\tkey = {}", pubkey));
+    std::fs::write(seed.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&seed, &["commit", "-qam", "trust dev"]);
+    let (bare, url) = daemon.bare(&env, "guarded.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    env.receipt_ok(&bare, &["install-hooks", "--server"]);
+    assert!(bare.join("hooks/pre-receive").exists());
+
+    let dir = clone(&env, &url, "c");
+    std::fs::write(dir.join("src/lib.rs"), "pub fn guarded() {}\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "unreceipted"]);
+    let r = env.git(&dir, &["push", "--no-verify", "origin", "main"]);
+    assert_ne!(r.code, 0, "the server refuses: {r}");
+    assert!(r.stderr.contains("lacks present receipts"), "{r}");
+    assert!(
+        r.stderr
+            .contains("fix: git receipt run test && git receipt push"),
+        "{r}"
+    );
+
+    env.receipt_ok(&dir, &["run", "test"]);
+    let writer = env.only_writer(&dir);
+    let r = env.git(
+        &dir,
+        &[
+            "push",
+            "--no-verify",
+            "origin",
+            "main",
+            &format!("refs/receipts/{writer}"),
+            &format!("refs/notes/receipts/{writer}"),
+        ],
+    );
+    assert_eq!(r.code, 0, "receipts in the same push count: {r}");
+    assert_eq!(
+        env.git_ok(&bare, &["rev-parse", "main"]),
+        env.git_ok(&dir, &["rev-parse", "HEAD"])
+    );
+}
+
+#[test]
+fn squash_merge_by_another_clone_keeps_the_receipt_valid_by_tree() {
+    let alice = Env::new();
+    let daemon = Daemon::start(&alice);
+    let (_, url) = seeded_server(&alice, &daemon, "squash.git");
+    let a = clone(&alice, &url, "a");
+    alice.receipt_ok(&a, &["init"]);
+    alice.git_ok(&a, &["checkout", "-qb", "feature"]);
+    std::fs::write(a.join("src/lib.rs"), "pub fn feature() {}\n").unwrap();
+    alice.git_ok(&a, &["commit", "-qam", "feature work"]);
+    alice.receipt_ok(&a, &["run", "test"]);
+    alice.git_ok(&a, &["push", "-q", "origin", "feature"]);
+    // bob trusts alice's key, fetches, squash-merges feature into main
+    let bob = Env::new();
+    let b = clone(&bob, &url, "b");
+    bob.receipt_ok(&b, &["init"]);
+    let alice_key = alice.receipt_ok(&a, &["key", "show"]).stdout;
+    bob.git_ok(&b, &["config", "receipt.trustedKey", alice_key.trim()]);
+    bob.git_ok(&b, &["fetch", "-q"]);
+    bob.git_ok(&b, &["merge", "-q", "--squash", "origin/feature"]);
+    bob.git_ok(&b, &["commit", "-qm", "squash feature"]);
+    let r = bob.receipt(&b, &["gate", "HEAD", "--json"]);
+    assert_eq!(r.code, 0, "present by inputs tree: {r}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v[0]["checks"][0]["state"], "present");
+}
+
+#[test]
+fn unreachable_remote_fails_clearly_and_touches_nothing() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    env.git_ok(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("git://127.0.0.1:{port}/nothing.git"),
+        ],
+    );
+    let before = env.git_ok(&repo, &["for-each-ref", "refs/receipts/", "refs/notes/"]);
+    let r = env.receipt(&repo, &["push"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("your local receipts are untouched"),
+        "{r}"
+    );
+    assert!(
+        r.stderr.contains("reachable"),
+        "the hint names the fix: {r}"
+    );
+    assert_eq!(
+        env.git_ok(&repo, &["for-each-ref", "refs/receipts/", "refs/notes/"]),
+        before
+    );
+    let r = env.receipt(&repo, &["push", "nosuchremote"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("no remote named \"nosuchremote\""), "{r}");
+}
+
+#[test]
+fn a_server_that_forbids_custom_refs_is_reported_and_nothing_is_lost() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (bare, url) = seeded_server(&env, &daemon, "strict.git");
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do case $ref in refs/heads/*|refs/tags/*) ;; *) echo \"custom ref $ref is not allowed here\"; exit 1;; esac; done\n",
+    )
+    .unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(
+        &mut std::fs::metadata(&hook).unwrap().permissions(),
+        0o755,
+    );
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let dir = clone(&env, &url, "c");
+    env.receipt_ok(&dir, &["run", "test"]);
+    let before = env.git_ok(&dir, &["for-each-ref", "refs/receipts/", "refs/notes/"]);
+    let r = env.receipt(&dir, &["push"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("custom ref refs/receipts/"),
+        "the server's reason is shown: {r}"
+    );
+    assert!(
+        r.stderr.contains("the server refused refs/receipts/*"),
+        "{r}"
+    );
+    assert_eq!(
+        env.git_ok(&dir, &["for-each-ref", "refs/receipts/", "refs/notes/"]),
+        before
+    );
+}
+
+#[test]
+fn install_hooks_honours_core_hooks_path_and_keeps_an_existing_hook() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let hooks = env.path("shared-hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("pre-push"),
+        "#!/bin/sh\necho user-hook-ran >&2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        hooks.join("pre-push"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    env.git_ok(
+        &repo,
+        &["config", "core.hooksPath", hooks.to_str().unwrap()],
+    );
+    let r = env.receipt_ok(&repo, &["install-hooks"]);
+    assert!(r.stderr.contains("kept as"), "{r}");
+    assert!(
+        std::fs::read_to_string(hooks.join("pre-push"))
+            .unwrap()
+            .contains("git receipt hook pre-push")
+    );
+    let r = env.receipt_ok(&repo, &["install-hooks"]);
+    assert!(r.stderr.contains("already installed"), "{r}");
+    // the user's hook still runs after ours (push to a local bare repo)
+    let bare = env.path("bare.git");
+    env.git_ok(
+        env.tmp.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    env.receipt_ok(&repo, &["run", "test"]);
+    let r = env.git(&repo, &["push", bare.to_str().unwrap(), "main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("user-hook-ran"), "{r}");
+    let r = env.receipt_ok(&repo, &["uninstall-hooks"]);
+    assert!(r.stderr.contains("restored your original hook"), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
+        "#!/bin/sh\necho user-hook-ran >&2\n"
+    );
+}
