@@ -19,7 +19,7 @@ use crate::store::{Store, StoreError};
 use crate::trust::TrustSet;
 
 /// How often `push` re-fetches and retries after losing a race.
-pub const PUSH_ATTEMPTS: u32 = 8;
+pub const PUSH_ATTEMPTS: u32 = 20;
 
 /// What happened to one writer's chain during a fetch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,7 +268,7 @@ pub fn push_writer(
     key: &SigningKey,
 ) -> Result<PushOutcome, PushError> {
     let mut reappended = 0;
-    for _ in 0..PUSH_ATTEMPTS {
+    for attempt in 0..PUSH_ATTEMPTS {
         let Some(local) = store.chain_tip(writer)? else {
             return Ok(PushOutcome {
                 writer: writer.into(),
@@ -351,10 +351,13 @@ pub fn push_writer(
                 reappended,
             });
         }
-        let lost_race = out.stdout.contains("[rejected]")
+        let lost_race = (out.stdout.contains("[rejected]")
             && (out.stdout.contains("fetch first")
                 || out.stdout.contains("stale info")
-                || out.stdout.contains("non-fast-forward"));
+                || out.stdout.contains("non-fast-forward")))
+            // the server was updating the same ref for a concurrent push
+            || out.stdout.contains("atomic transaction failed")
+            || out.stderr.contains("cannot lock ref");
         if !lost_race {
             let detail = format!("{}\n{}", out.stdout.trim(), out.stderr)
                 .trim()
@@ -366,6 +369,7 @@ pub fn push_writer(
             });
         }
         // another clone with this key pushed in between: fetch again and retry
+        crate::store::chain::backoff(attempt);
     }
     Err(PushError::Contention {
         writer: writer.into(),

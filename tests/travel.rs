@@ -104,8 +104,8 @@ fn same_key_on_two_clones_racing_loses_nothing() {
     let mut children = Vec::new();
     for (tag, dir) in [("A", &a), ("B", &b)] {
         let script = format!(
-            "i=0; while [ $i -lt 50 ]; do printf '{tag}-%s\\n' $i > ../log-{tag}; '{bin}' record test --exit-code 0 --log ../log-{tag} 2>/dev/null || exit 1; \
-             if [ $((i % 5)) -eq 4 ]; then '{bin}' push >/dev/null 2>&1 || exit 2; fi; i=$((i+1)); done; '{bin}' push 2>&1",
+            "i=0; while [ $i -lt 50 ]; do printf '{tag}-%s\\n' $i > ../log-{tag}; '{bin}' record test --exit-code 0 --log ../log-{tag} || exit 1; \
+             if [ $((i % 5)) -eq 4 ]; then '{bin}' push >/dev/null || exit 2; fi; i=$((i+1)); done; '{bin}' push 2>&1",
             bin = bin.display()
         );
         let mut cmd = std::process::Command::new("sh");

@@ -194,52 +194,7 @@ impl Store {
                 commit: ObjectId::null(gix::hash::Kind::Sha1),
                 source,
             })?;
-            let blob = self
-                .repo
-                .write_blob(receipt.bytes())
-                .map_err(git_err("writing receipt.json"))?
-                .detach();
-            let mut entries = vec![Entry {
-                mode: EntryKind::Blob.into(),
-                filename: RECEIPT_FILE.into(),
-                oid: blob,
-            }];
-            if let Some(log) = log {
-                entries.push(Entry {
-                    mode: EntryKind::Blob.into(),
-                    filename: LOG_FILE.into(),
-                    oid: log,
-                });
-            }
-            entries.sort_by(|a, b| a.filename.cmp(&b.filename));
-            let tree = self
-                .repo
-                .write_object(&gix::objs::Tree { entries })
-                .map_err(git_err("writing a chain tree"))?
-                .detach();
-            let b = receipt.body();
-            let message = format!(
-                "receipt: {} {} #{}\n\n{}\n",
-                b.check.name,
-                if b.result.passed { "passed" } else { "failed" },
-                b.chain.index,
-                receipt.id()
-            );
-            let sig = tool_signature();
-            let commit = gix::objs::Commit {
-                tree,
-                parents: tip.into_iter().collect(),
-                author: sig.clone(),
-                committer: sig,
-                encoding: None,
-                message: message.into(),
-                extra_headers: Vec::new(),
-            };
-            let commit = self
-                .repo
-                .write_object(&commit)
-                .map_err(git_err("writing a chain commit"))?
-                .detach();
+            let commit = self.write_chain_commit(&receipt, log, tip, "")?;
             crash_point("objects");
             let expected = match tip {
                 None => PreviousValue::MustNotExist,
@@ -282,6 +237,66 @@ impl Store {
             refname,
             attempts: MAX_ATTEMPTS,
         })
+    }
+}
+
+impl Store {
+    /// Write the objects of one chain entry: `receipt.json` (and `output.log`) in a
+    /// tree, a commit on `parent`. `remark` is appended to the commit message.
+    pub(crate) fn write_chain_commit(
+        &self,
+        receipt: &Receipt<Verified>,
+        log: Option<ObjectId>,
+        parent: Option<ObjectId>,
+        remark: &str,
+    ) -> Result<ObjectId, StoreError> {
+        let blob = self
+            .repo
+            .write_blob(receipt.bytes())
+            .map_err(git_err("writing receipt.json"))?
+            .detach();
+        let mut entries = vec![Entry {
+            mode: EntryKind::Blob.into(),
+            filename: RECEIPT_FILE.into(),
+            oid: blob,
+        }];
+        if let Some(log) = log {
+            entries.push(Entry {
+                mode: EntryKind::Blob.into(),
+                filename: LOG_FILE.into(),
+                oid: log,
+            });
+        }
+        // git orders tree entries by name
+        entries.sort_by(|a, b| a.filename.cmp(&b.filename));
+        let tree = self
+            .repo
+            .write_object(&gix::objs::Tree { entries })
+            .map_err(git_err("writing a chain tree"))?
+            .detach();
+        let b = receipt.body();
+        let message = format!(
+            "receipt: {} {} #{}\n\n{}\n{remark}",
+            b.check.name,
+            if b.result.passed { "passed" } else { "failed" },
+            b.chain.index,
+            receipt.id()
+        );
+        let sig = tool_signature();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        Ok(self
+            .repo
+            .write_object(&commit)
+            .map_err(git_err("writing a chain commit"))?
+            .detach())
     }
 }
 

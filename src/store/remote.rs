@@ -12,9 +12,9 @@ use std::process::{Command, Stdio};
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::chain::{ChainEntry, LOG_FILE, RECEIPT_FILE, chain_ref};
+use super::chain::{ChainEntry, LOG_FILE, chain_ref};
 use super::notes::notes_ref;
-use super::{CHAIN_PREFIX, NOTES_PREFIX, Store, StoreError, git_err, tool_signature};
+use super::{CHAIN_PREFIX, NOTES_PREFIX, Store, StoreError, git_err};
 use crate::receipt::{Receipt, is_valid_writer_id};
 use crate::sign::SigningKey;
 
@@ -285,59 +285,19 @@ impl Store {
                 commit: e.commit,
                 source,
             })?;
-            let blob = self
-                .repo
-                .write_blob(receipt.bytes())
-                .map_err(git_err("writing receipt.json"))?
-                .detach();
             let old_tree = self
                 .repo
                 .find_commit(e.commit)
                 .map_err(git_err("reading a chain commit"))?
                 .tree()
                 .map_err(git_err("reading a chain tree"))?;
-            let mut entries_out = vec![gix::objs::tree::Entry {
-                mode: gix::objs::tree::EntryKind::Blob.into(),
-                filename: RECEIPT_FILE.into(),
-                oid: blob,
-            }];
-            if let Some(log) = old_tree.find_entry(LOG_FILE) {
-                entries_out.push(gix::objs::tree::Entry {
-                    mode: gix::objs::tree::EntryKind::Blob.into(),
-                    filename: LOG_FILE.into(),
-                    oid: log.oid().to_owned(),
-                });
-            }
-            let tree = self
-                .repo
-                .write_object(&gix::objs::Tree {
-                    entries: entries_out,
-                })
-                .map_err(git_err("writing a chain tree"))?
-                .detach();
-            let b = receipt.body();
-            let sig = tool_signature();
-            let commit = gix::objs::Commit {
-                tree,
-                parents: [parent].into_iter().collect(),
-                author: sig.clone(),
-                committer: sig,
-                encoding: None,
-                message: format!(
-                    "receipt: {} {} #{}\n\n{}\n(re-appended after the chain diverged)\n",
-                    b.check.name,
-                    if b.result.passed { "passed" } else { "failed" },
-                    index,
-                    receipt.id()
-                )
-                .into(),
-                extra_headers: Vec::new(),
-            };
-            parent = self
-                .repo
-                .write_object(&commit)
-                .map_err(git_err("writing a chain commit"))?
-                .detach();
+            let log = old_tree.find_entry(LOG_FILE).map(|l| l.oid().to_owned());
+            parent = self.write_chain_commit(
+                &receipt,
+                log,
+                Some(parent),
+                "(re-appended after the chain diverged)\n",
+            )?;
             prev_id = receipt.id().to_owned();
         }
         self.set_ref(
