@@ -49,6 +49,12 @@ pub struct SignerDef {
     pub name: String,
     /// Its public key.
     pub key: PublicKey,
+    /// Receipts started before this time (Unix ms) are not accepted from it.
+    pub valid_after: Option<u64>,
+    /// Receipts started at or after this time (Unix ms) are not accepted from it.
+    pub valid_before: Option<u64>,
+    /// The key is revoked: none of its receipts are accepted.
+    pub revoked: bool,
 }
 
 /// A parsed `.gitreceipts`.
@@ -290,6 +296,16 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
     let mut contract = Contract::default();
     // (name, section line, run, paths, required, env, timeout)
     let mut checks: Vec<(CheckDef, usize, bool)> = Vec::new();
+    // (name, section line, key, valid-after, valid-before, revoked)
+    #[allow(clippy::type_complexity)]
+    let mut signers: Vec<(
+        String,
+        usize,
+        Option<PublicKey>,
+        Option<u64>,
+        Option<u64>,
+        bool,
+    )> = Vec::new();
     for e in entries {
         let sub = e.subsection.clone().unwrap_or_default();
         match e.section.as_str() {
@@ -410,29 +426,64 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         "write [signer \"name\"]",
                     ));
                 }
-                if e.key != "key" {
-                    return Err(err(
-                        e.line,
-                        format!("signer {sub:?}: unknown key {:?}", e.key),
-                        "a signer takes one key = ssh-ed25519 AAAA... line",
-                    ));
-                }
+                let idx = match signers.iter().position(|(n, ..)| *n == sub) {
+                    Some(i) => i,
+                    None => {
+                        signers.push((sub.clone(), e.section_line, None, None, None, false));
+                        signers.len() - 1
+                    }
+                };
                 let v = e.value.clone().unwrap_or_default();
-                let key = PublicKey::from_openssh(&v).map_err(|why| {
-                    err(
-                        e.line,
-                        format!("signer {sub:?}: {why}"),
-                        "paste the public key line, e.g. the output of `git receipt key show`",
-                    )
-                })?;
-                if contract.signers.iter().any(|s| s.name == sub) {
-                    return Err(err(
-                        e.line,
-                        format!("signer {sub:?} is declared twice"),
-                        "give each signer one key; use another name for another key",
-                    ));
+                let entry = &mut signers[idx];
+                match e.key.as_str() {
+                    "key" => {
+                        if entry.2.is_some() {
+                            return Err(err(
+                                e.line,
+                                format!("signer {sub:?} is given two keys"),
+                                "give each signer one key; use another name for another key",
+                            ));
+                        }
+                        let key = PublicKey::from_openssh(&v).map_err(|why| {
+                            err(
+                                e.line,
+                                format!("signer {sub:?}: {why}"),
+                                "paste the public key line, e.g. the output of `git receipt key show`",
+                            )
+                        })?;
+                        entry.2 = Some(key);
+                    }
+                    "valid-after" | "valid-before" => {
+                        let t = crate::trust::parse_signer_time(&v).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!("signer {sub:?}: {} {v:?} is not a time", e.key),
+                                "write a UTC date or time: 2026-01-31, 2026-01-31T12:00:00Z or 20260131",
+                            )
+                        })?;
+                        if e.key == "valid-after" {
+                            entry.3 = Some(t);
+                        } else {
+                            entry.4 = Some(t);
+                        }
+                    }
+                    "revoked" => {
+                        entry.5 = parse_bool(e.value.as_deref()).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!("signer {sub:?}: revoked = {v:?} is not a boolean"),
+                                "write revoked = true",
+                            )
+                        })?;
+                    }
+                    other => {
+                        return Err(err(
+                            e.line,
+                            format!("signer {sub:?}: unknown key {other:?}"),
+                            "a signer takes key, valid-after, valid-before and revoked",
+                        ));
+                    }
                 }
-                contract.signers.push(SignerDef { name: sub, key });
             }
             "" => {
                 return Err(err(
@@ -449,6 +500,22 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                 ));
             }
         }
+    }
+    for (name, line, key, valid_after, valid_before, revoked) in signers {
+        let Some(key) = key else {
+            return Err(err(
+                line,
+                format!("signer {name:?} has no `key`"),
+                "add key = ssh-ed25519 AAAA... (the output of `git receipt key show`)",
+            ));
+        };
+        contract.signers.push(SignerDef {
+            name,
+            key,
+            valid_after,
+            valid_before,
+            revoked,
+        });
     }
     for (mut check, line, has_run) in checks {
         if !has_run {

@@ -236,6 +236,13 @@ impl Evaluation<'_> {
                     *untrusted += 1;
                     continue;
                 };
+                // a revoked key, or one used outside its validity window, counts for nothing
+                if t.refuses(crate::trust::timestamp_ms(&r.body().result.started_at))
+                    .is_some()
+                {
+                    *untrusted += 1;
+                    continue;
+                }
                 match r.verify(&t.key) {
                     Ok(v) => out.push(Found {
                         receipt: v,

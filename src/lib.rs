@@ -25,6 +25,7 @@ pub mod sign;
 pub mod store;
 pub mod sync;
 pub mod trust;
+pub mod verify;
 
 /// This machine's host name, or `unknown`.
 pub fn host_name() -> String {

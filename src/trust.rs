@@ -12,6 +12,8 @@ pub enum TrustOrigin {
     Contract(String),
     /// git config `receipt.trustedKey`.
     Config,
+    /// An entry of an allowed_signers file, with its principals.
+    AllowedSigners(String),
 }
 
 /// One trusted key.
@@ -21,6 +23,47 @@ pub struct Trusted {
     pub key: PublicKey,
     /// Why it is trusted.
     pub origin: TrustOrigin,
+    /// Receipts started before this time (Unix ms) are not accepted.
+    pub valid_after: Option<u64>,
+    /// Receipts started at or after this time (Unix ms) are not accepted.
+    pub valid_before: Option<u64>,
+    /// Revoked: no receipt by this key is accepted.
+    pub revoked: bool,
+}
+
+impl Trusted {
+    /// Why a receipt started at `started_at_ms` by this key is not acceptable, if it is not.
+    pub fn refuses(&self, started_at_ms: Option<u64>) -> Option<String> {
+        if self.revoked {
+            return Some(format!(
+                "key {} is revoked ({})",
+                self.key.fingerprint(),
+                self.origin
+            ));
+        }
+        let t = started_at_ms?;
+        if let Some(a) = self.valid_after
+            && t < a
+        {
+            return Some(format!(
+                "signed at {} but key {} is valid only after {}",
+                crate::receipt::format_timestamp(t),
+                self.key.fingerprint(),
+                crate::receipt::format_timestamp(a)
+            ));
+        }
+        if let Some(b) = self.valid_before
+            && t >= b
+        {
+            return Some(format!(
+                "signed at {} but key {} expired at {}",
+                crate::receipt::format_timestamp(t),
+                self.key.fingerprint(),
+                crate::receipt::format_timestamp(b)
+            ));
+        }
+        None
+    }
 }
 
 /// The keys a reader accepts.
@@ -30,18 +73,108 @@ pub struct TrustSet {
 }
 
 impl TrustSet {
-    /// Add a key (duplicates keep the first origin).
+    /// Add a key without a validity window (duplicates keep the first entry).
     pub fn add(&mut self, key: PublicKey, origin: TrustOrigin) {
-        if !self.keys.iter().any(|t| t.key == key) {
-            self.keys.push(Trusted { key, origin });
+        self.add_entry(Trusted {
+            key,
+            origin,
+            valid_after: None,
+            valid_before: None,
+            revoked: false,
+        });
+    }
+
+    /// Add a key with its window and revocation (duplicates keep the first entry,
+    /// except that a revocation always wins).
+    pub fn add_entry(&mut self, entry: Trusted) {
+        match self.keys.iter_mut().find(|t| t.key == entry.key) {
+            Some(existing) => existing.revoked |= entry.revoked,
+            None => self.keys.push(entry),
         }
     }
 
     /// Add every signer of a contract.
     pub fn add_contract(&mut self, contract: &Contract) {
         for s in &contract.signers {
-            self.add(s.key.clone(), TrustOrigin::Contract(s.name.clone()));
+            self.add_entry(Trusted {
+                key: s.key.clone(),
+                origin: TrustOrigin::Contract(s.name.clone()),
+                valid_after: s.valid_after,
+                valid_before: s.valid_before,
+                revoked: s.revoked,
+            });
         }
+    }
+
+    /// Add the entries of an OpenSSH allowed_signers file that may sign in the
+    /// `git-receipt` namespace.
+    pub fn add_allowed_signers(&mut self, text: &str, file: &str) -> Result<(), String> {
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let at = |why: String| format!("{file}:{}: {why}", i + 1);
+            let (principals, rest) = split_field(line).ok_or_else(|| at("no principals".into()))?;
+            let (options, key_text) = match rest.split_once(' ') {
+                // options come before the key type unless the key type is first
+                Some((first, more))
+                    if !first.starts_with("ssh-")
+                        && !first.starts_with("ecdsa-")
+                        && !first.starts_with("sk-") =>
+                {
+                    (first, more.trim())
+                }
+                _ => ("", rest),
+            };
+            let mut entry_namespaces: Option<String> = None;
+            let (mut after, mut before, mut cert) = (None, None, false);
+            for opt in split_options(options) {
+                let (name, value) = match opt.split_once('=') {
+                    Some((n, v)) => (n.to_ascii_lowercase(), Some(v.trim_matches('"').to_owned())),
+                    None => (opt.to_ascii_lowercase(), None),
+                };
+                match (name.as_str(), value) {
+                    ("namespaces", Some(v)) => entry_namespaces = Some(v),
+                    ("valid-after", Some(v)) => {
+                        after = Some(
+                            parse_signer_time(&v)
+                                .ok_or_else(|| at(format!("valid-after {v:?} is not a time")))?,
+                        )
+                    }
+                    ("valid-before", Some(v)) => {
+                        before = Some(
+                            parse_signer_time(&v)
+                                .ok_or_else(|| at(format!("valid-before {v:?} is not a time")))?,
+                        )
+                    }
+                    ("cert-authority", None) => cert = true,
+                    (other, _) => return Err(at(format!("unknown option {other:?}"))),
+                }
+            }
+            if cert {
+                return Err(at(
+                    "cert-authority entries are not supported; list the signing keys themselves"
+                        .into(),
+                ));
+            }
+            if let Some(ns) = &entry_namespaces
+                && !ns
+                    .split(',')
+                    .any(|n| namespace_matches(n.trim(), crate::sign::NAMESPACE))
+            {
+                continue; // this key may not sign receipts
+            }
+            let key = PublicKey::from_openssh(key_text).map_err(|e| at(e.to_string()))?;
+            self.add_entry(Trusted {
+                key,
+                origin: TrustOrigin::AllowedSigners(principals.to_owned()),
+                valid_after: after,
+                valid_before: before,
+                revoked: false,
+            });
+        }
+        Ok(())
     }
 
     /// The trusted key with this OpenSSH fingerprint.
@@ -63,6 +196,7 @@ impl std::fmt::Display for TrustOrigin {
             TrustOrigin::OwnKey => write!(f, "your key"),
             TrustOrigin::Contract(name) => write!(f, "signer {name:?} in .gitreceipts"),
             TrustOrigin::Config => write!(f, "receipt.trustedKey"),
+            TrustOrigin::AllowedSigners(p) => write!(f, "allowed signer {p}"),
         }
     }
 }
@@ -122,5 +256,150 @@ pub fn trust_root(store: &crate::store::Store, rev: gix::ObjectId) -> TrustRoot 
             commit: None,
             description: "no default branch found (set receipt.defaultBranch): only your key and receipt.trustedKey are trusted".into(),
         },
+    }
+}
+
+fn split_field(line: &str) -> Option<(&str, &str)> {
+    let (a, b) = line.split_once(char::is_whitespace)?;
+    Some((a, b.trim_start()))
+}
+
+/// Split `a,b="x,y",c` on commas outside quotes.
+fn split_options(options: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in options.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// OpenSSH namespace patterns: `*` and `?` wildcards.
+fn namespace_matches(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some(b'?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    go(pattern.as_bytes(), name.as_bytes())
+}
+
+/// A signer validity time, as Unix ms (UTC): `2026-01-31`, `2026-01-31T12:00:00Z`,
+/// or OpenSSH's `YYYYMMDD[HHMM[SS]][Z]`.
+pub fn parse_signer_time(text: &str) -> Option<u64> {
+    let t = text.trim().trim_end_matches('Z');
+    let digits: String = t.chars().filter(|c| c.is_ascii_digit()).collect();
+    if !t
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T'))
+    {
+        return None;
+    }
+    let field = |from: usize, len: usize| -> Option<u64> {
+        digits
+            .get(from..from + len)
+            .map(|s| s.parse().ok())
+            .unwrap_or(Some(0))
+    };
+    if !matches!(digits.len(), 8 | 12 | 14) {
+        return None;
+    }
+    let (y, m, d) = (field(0, 4)? as i64, field(4, 2)?, field(6, 2)?);
+    let (hh, mm, ss) = (field(8, 2)?, field(10, 2)?, field(12, 2)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // days from civil (Howard Hinnant)
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + (hh * 3600 + mm * 60 + ss) as i64;
+    u64::try_from(secs).ok().map(|s| s * 1000)
+}
+
+/// Unix ms of a receipt timestamp (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
+pub fn timestamp_ms(ts: &str) -> Option<u64> {
+    let (whole, ms) = ts.trim_end_matches('Z').split_once('.')?;
+    Some(parse_signer_time(whole)? + ms.parse::<u64>().ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_in_every_accepted_spelling() {
+        let day = parse_signer_time("2026-01-31").unwrap();
+        assert_eq!(parse_signer_time("20260131"), Some(day));
+        assert_eq!(parse_signer_time("20260131Z"), Some(day));
+        assert_eq!(
+            crate::receipt::format_timestamp(day),
+            "2026-01-31T00:00:00.000Z"
+        );
+        let t = parse_signer_time("2026-01-31T12:34:56Z").unwrap();
+        assert_eq!(parse_signer_time("20260131123456"), Some(t));
+        assert_eq!(timestamp_ms("2026-01-31T12:34:56.789Z"), Some(t + 789));
+        assert_eq!(parse_signer_time("2026-13-01"), None);
+        assert_eq!(parse_signer_time("yesterday"), None);
+    }
+
+    #[test]
+    fn allowed_signers_lines_parse_like_openssh() {
+        let k = crate::sign::SigningKey::from_seed(&[7; 32]);
+        let line = k.public().to_openssh();
+        let mut t = TrustSet::default();
+        let text = format!(
+            "# comment\nci@example.org namespaces=\"git,git-receipt\",valid-after=\"20260101\",valid-before=\"20270101\" {line} ci key\nother namespaces=\"file\" {line}\n"
+        );
+        t.add_allowed_signers(&text, "allowed").unwrap();
+        let e = t.lookup(&k.public().fingerprint()).unwrap();
+        assert_eq!(
+            e.origin,
+            TrustOrigin::AllowedSigners("ci@example.org".into())
+        );
+        assert_eq!(e.valid_after, parse_signer_time("20260101"));
+        assert!(
+            e.refuses(parse_signer_time("20251231"))
+                .unwrap()
+                .contains("valid only after")
+        );
+        assert!(e.refuses(parse_signer_time("20260601")).is_none());
+        assert!(
+            e.refuses(parse_signer_time("20270101"))
+                .unwrap()
+                .contains("expired")
+        );
+        let mut only_file = TrustSet::default();
+        only_file
+            .add_allowed_signers(&format!("x namespaces=\"file\" {line}\n"), "a")
+            .unwrap();
+        assert!(
+            only_file.keys().is_empty(),
+            "a key not allowed in our namespace is not trusted"
+        );
+        assert!(
+            TrustSet::default()
+                .add_allowed_signers("x cert-authority ssh-ed25519 AAAA\n", "a")
+                .is_err()
+        );
     }
 }

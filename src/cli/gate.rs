@@ -9,7 +9,7 @@ use serde_json::json;
 
 use git_receipt::freshness::{CheckState, State};
 
-use super::status::{evaluate_rev, render_rows, state_json};
+use super::status::{evaluate_rev_trusting, render_rows, state_json};
 use super::{Context, colour};
 
 /// Exit 0 when every required check is present at every named revision.
@@ -28,6 +28,12 @@ pub struct GateArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// First verify every chain and note (as `git receipt verify`); any finding fails the gate.
+    #[arg(long)]
+    pub verify: bool,
+    /// Trust only the signers in .gitreceipts at this revision (e.g. origin/main).
+    #[arg(long, value_name = "REV")]
+    pub trust: Option<String>,
 }
 
 /// Gate the revisions.
@@ -38,12 +44,42 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     } else {
         args.revs.clone()
     };
+    let trust = match &args.trust {
+        Some(rev) => Some(super::verify::verifier_trust(ctx, &store, Some(rev), None)?),
+        None => None,
+    };
+    if args.verify {
+        let (t, described) = match &trust {
+            Some(t) => t.clone(),
+            None => super::verify::verifier_trust(ctx, &store, None, None)?,
+        };
+        let report = super::verify::run_verify(&store, &t, None)?;
+        if !report.findings.is_empty() {
+            if args.json {
+                let v =
+                    json!({"ok": false, "trust": described, "verify_findings": report.findings});
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                super::verify::print_findings(&report);
+                eprintln!(
+                    "git-receipt: gate failed: {} findings verifying {} receipts against {described}\nhint: `git receipt verify` shows them again",
+                    report.findings.len(),
+                    report.receipts
+                );
+            }
+            return Ok(ExitCode::from(1));
+        }
+        eprintln!(
+            "git-receipt: verified {} receipts in {} chains against {described}",
+            report.receipts, report.chains
+        );
+    }
     let mut all_ok = true;
     let mut json_out = Vec::new();
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
     for rev in &revs {
-        let mut report = evaluate_rev(ctx, &store, rev)?;
+        let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref())?;
         // Only required checks matter: one that the history here cannot decide
         // makes the gate unable to decide (exit 2); the others are not its business.
         let required_undecided = report.undecided.iter().position(|u| {

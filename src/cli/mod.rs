@@ -18,6 +18,7 @@ mod reindex;
 mod run;
 mod show;
 mod status;
+mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -66,6 +67,7 @@ enum Command {
     InstallHooks(hook::InstallHooksArgs),
     UninstallHooks(hook::UninstallHooksArgs),
     Hook(hook::HookArgs),
+    Verify(verify::VerifyArgs),
     Key(key::KeyArgs),
     #[command(hide = true)]
     Man(man::ManArgs),
@@ -184,6 +186,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::InstallHooks(a) => hook::cmd_install_hooks(&ctx, a),
         Command::UninstallHooks(a) => hook::cmd_uninstall_hooks(&ctx, a),
         Command::Hook(a) => hook::cmd_hook(&ctx, a),
+        Command::Verify(a) => verify::cmd_verify(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
     }

@@ -42,6 +42,17 @@ pub(super) struct RevReport {
 
 /// Evaluate every declared check at `rev`.
 pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<RevReport> {
+    evaluate_rev_trusting(ctx, store, rev, None)
+}
+
+/// Evaluate every declared check at `rev`, with a given trust set instead of the
+/// one derived from the merge base.
+pub(super) fn evaluate_rev_trusting(
+    ctx: &Context,
+    store: &Store,
+    rev: &str,
+    trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
+) -> Result<RevReport> {
     let commit = store.resolve_commit(rev)?;
     let contract = match store.contract_at(commit)? {
         Some(bytes) => {
@@ -50,7 +61,13 @@ pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<Re
         }
         None => Contract::default(),
     };
-    let (trust, root) = ctx.trust_for(store, commit)?;
+    let (trust, root_description) = match trust_override {
+        Some((t, d)) => (t.clone(), d.clone()),
+        None => {
+            let (t, root) = ctx.trust_for(store, commit)?;
+            (t, root.description)
+        }
+    };
     let walk_limit = match store.config_integer("receipt.walkLimit") {
         None => freshness::DEFAULT_WALK_LIMIT,
         Some(n) if n > 0 => n as usize,
@@ -67,7 +84,7 @@ pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<Re
     Ok(RevReport {
         rev: rev.to_owned(),
         commit,
-        trust_root: root.description,
+        trust_root: root_description,
         states,
         undecided,
     })

@@ -188,6 +188,15 @@ impl Store {
         Ok(None)
     }
 
+    /// The raw text of the note on `object` in `writer`'s notes.
+    pub fn note_text(&self, writer: &str, object: ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(tip) = self.notes_tip(writer)? else {
+            return Ok(None);
+        };
+        let tree = self.commit_tree(tip)?;
+        self.note_in_tree(tree, &object)
+    }
+
     /// The note lines on `object` in `writer`'s notes, or `None` without a note.
     pub fn read_note(
         &self,

@@ -1,0 +1,195 @@
+//! `git receipt verify`: check every chain and note, report every finding.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use clap::Args;
+
+use git_receipt::contract::Contract;
+use git_receipt::store::Store;
+use git_receipt::trust::TrustSet;
+use git_receipt::verify::{self, Checkpoint, Report};
+
+use super::Context;
+
+/// Verify every receipt chain and note in this repository.
+///
+/// Walks each chain under refs/receipts/ from its root: canonical bytes, closed
+/// schema, id, contiguous index, prev links, writer id consistent with the key,
+/// and a strict Ed25519 signature by a trusted key inside its validity window;
+/// then every note: each line must name a verified receipt whose signed subject is
+/// the annotated commit or inputs tree. Reports every finding, not only the first.
+/// Exits 0 when all is valid, 1 on any finding, 2 when it cannot verify.
+///
+/// Trust: --trust REV takes the signers from .gitreceipts at REV (CI passes the
+/// target branch, e.g. origin/main, so a change cannot trust itself);
+/// --allowed-signers FILE reads OpenSSH's allowed_signers format; with neither,
+/// your own key, receipt.trustedKey and the signers at HEAD's merge base with the
+/// default branch.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Trust the signers in .gitreceipts at this revision.
+    #[arg(long, value_name = "REV", conflicts_with = "allowed_signers")]
+    pub trust: Option<String>,
+    /// Trust the keys in this OpenSSH allowed_signers file.
+    #[arg(long, value_name = "FILE")]
+    pub allowed_signers: Option<PathBuf>,
+    /// Fail if a chain no longer descends from the tip recorded here; record the
+    /// verified tips when everything is valid.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The trust set a verifier uses.
+pub(super) fn verifier_trust(
+    ctx: &Context,
+    store: &Store,
+    trust_rev: Option<&str>,
+    allowed: Option<&Path>,
+) -> Result<(TrustSet, String)> {
+    if let Some(rev) = trust_rev {
+        let commit = store.resolve_commit(rev)?;
+        let mut trust = TrustSet::default();
+        match store.contract_at(commit)? {
+            Some(bytes) => {
+                let label = format!(".gitreceipts at {rev}");
+                trust.add_contract(&Contract::parse(&bytes, Path::new(&label))?);
+            }
+            None => bail!(
+                "there is no .gitreceipts at {rev}, so it names no signers to trust\nhint: add [signer \"name\"] key = ... to .gitreceipts on {rev}"
+            ),
+        }
+        return Ok((trust, format!("signers of .gitreceipts at {rev}")));
+    }
+    if let Some(file) = allowed {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("reading allowed signers {}", file.display()))?;
+        let mut trust = TrustSet::default();
+        trust
+            .add_allowed_signers(&text, &file.display().to_string())
+            .map_err(anyhow::Error::msg)?;
+        return Ok((trust, format!("allowed signers in {}", file.display())));
+    }
+    match store.head() {
+        Ok((head, _)) => {
+            let (trust, root) = ctx.trust_for(store, head)?;
+            Ok((
+                trust,
+                format!("your key, receipt.trustedKey and {}", root.description),
+            ))
+        }
+        Err(_) => Ok((ctx.trust(store)?, "your key and receipt.trustedKey".into())),
+    }
+}
+
+/// Run verification with a progress line on a terminal.
+pub(super) fn run_verify(
+    store: &Store,
+    trust: &TrustSet,
+    checkpoint: Option<&Checkpoint>,
+) -> Result<Report> {
+    let tty = std::io::stderr().is_terminal();
+    let mut last = 0;
+    let report = verify::verify(store, trust, checkpoint, &mut |n| {
+        if tty && n - last >= 2048 {
+            last = n;
+            eprint!("\rgit-receipt: verifying… {n} receipts");
+        }
+    })?;
+    if tty && last > 0 {
+        eprint!("\r\x1b[K");
+    }
+    Ok(report)
+}
+
+/// Print findings in text.
+pub(super) fn print_findings(report: &Report) {
+    for f in &report.findings {
+        let at = match (&f.index, &f.id) {
+            (Some(i), Some(id)) => format!("#{i} {}", &id[..id.len().min(19)]),
+            (Some(i), None) => format!("#{i}"),
+            _ => f
+                .commit
+                .as_deref()
+                .map(|c| c[..7.min(c.len())].to_owned())
+                .unwrap_or_default(),
+        };
+        println!("{} {at}: [{}] {}", f.chain, f.kind, f.reason);
+    }
+}
+
+/// Verify.
+pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let (trust, described) = verifier_trust(
+        ctx,
+        &store,
+        args.trust.as_deref(),
+        args.allowed_signers.as_deref(),
+    )?;
+    let checkpoint = match &args.checkpoint {
+        Some(p) if p.exists() => {
+            let text =
+                std::fs::read(p).with_context(|| format!("reading checkpoint {}", p.display()))?;
+            Some(serde_json::from_slice::<Checkpoint>(&text).with_context(|| {
+                format!("checkpoint {} is not a git-receipt checkpoint; move it away to start a new one", p.display())
+            })?)
+        }
+        _ => None,
+    };
+    let report = run_verify(&store, &trust, checkpoint.as_ref())?;
+    let clean = report.findings.is_empty();
+    let mut recorded = false;
+    if clean && let Some(p) = &args.checkpoint {
+        let cp = Checkpoint::from_report(&report);
+        let tmp = p.with_extension("tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&cp)?)
+            .and_then(|_| std::fs::rename(&tmp, p))
+            .with_context(|| format!("writing checkpoint {}", p.display()))?;
+        recorded = true;
+    }
+    if args.json {
+        let v = serde_json::json!({
+            "ok": clean,
+            "trust": described,
+            "chains": report.chains,
+            "receipts": report.receipts,
+            "note_lines": report.note_lines,
+            "findings": report.findings,
+            "tips": report.tips,
+            "checkpoint_written": recorded,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print_findings(&report);
+        eprintln!(
+            "git-receipt: verified {} receipts in {} chains and {} note lines against {described}: {}",
+            report.receipts,
+            report.chains,
+            report.note_lines,
+            if clean {
+                "all valid".to_owned()
+            } else {
+                format!("{} findings", report.findings.len())
+            }
+        );
+        if recorded {
+            eprintln!(
+                "git-receipt: checkpoint written to {}",
+                args.checkpoint.as_ref().expect("recorded").display()
+            );
+        } else if !clean && args.checkpoint.is_some() {
+            eprintln!("git-receipt: checkpoint left unchanged (it records only clean runs)");
+        }
+    }
+    Ok(if clean {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,513 @@
+//! Chain verification: a report of every finding, as data (this module never prints).
+//!
+//! Every chain under `refs/receipts/*` is walked from its tip to its root. Each
+//! entry must be a one-parent commit whose tree holds `receipt.json` as a regular
+//! file of bounded size, with canonical bytes and the closed v1 schema; its index
+//! and `prev` must continue the chain; its writer field and writer id must match
+//! the ref and the signing key; the key must be trusted, not revoked, and inside
+//! its validity window; and the strict Ed25519 signature must verify. Every note
+//! line must name a receipt of that writer's chain whose signed subject is the
+//! annotated commit or inputs tree. A checkpoint file catches rollbacks, rewrites
+//! and deletions between runs.
+//!
+//! Signatures and parsing run on every core, in bounded batches, so memory stays
+//! flat however long the chains are.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
+
+use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, Unverified};
+use crate::store::chain::{RECEIPT_FILE, chain_ref};
+use crate::store::notes::{notes_ref, parse_note};
+use crate::store::{Store, StoreError};
+use crate::sync::writer_matches_key;
+use crate::trust::{TrustSet, timestamp_ms};
+
+/// How many chain entries are read before they are verified together.
+const BATCH: usize = 2048;
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// The writer (chain) it concerns.
+    pub chain: String,
+    /// The receipt's index, when known.
+    pub index: Option<u64>,
+    /// The receipt's id, when known.
+    pub id: Option<String>,
+    /// The chain commit (or notes object) it concerns.
+    pub commit: Option<String>,
+    /// A stable short code for machines: `format`, `signature`, `untrusted`,
+    /// `revoked`, `window`, `link`, `writer`, `shape`, `supersedes`, `note`,
+    /// `checkpoint`.
+    pub kind: &'static str,
+    /// One line saying what is wrong.
+    pub reason: String,
+}
+
+/// The outcome of a verification.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Report {
+    /// Chains walked.
+    pub chains: usize,
+    /// Receipts checked.
+    pub receipts: u64,
+    /// Note lines checked.
+    pub note_lines: u64,
+    /// Everything wrong, in chain order.
+    pub findings: Vec<Finding>,
+    /// The tip of every chain as verified.
+    pub tips: BTreeMap<String, String>,
+}
+
+/// A checkpoint: each chain's verified tip at the last clean run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    /// Always 1.
+    pub version: u32,
+    /// Writer id to chain tip.
+    pub chains: BTreeMap<String, String>,
+}
+
+/// One chain entry as read from git, before parsing.
+struct Raw {
+    commit: ObjectId,
+    parents: Vec<ObjectId>,
+    bytes: Result<Vec<u8>, String>,
+}
+
+/// What one entry turned out to be.
+struct Checked {
+    commit: ObjectId,
+    parents: Vec<ObjectId>,
+    receipt: Result<Receipt<Unverified>, (&'static str, String)>,
+    signature: Result<(), (&'static str, String)>,
+}
+
+/// What a note line needs to know about a receipt.
+struct Known {
+    id: String,
+    commit: String,
+    inputs: String,
+}
+
+fn read_raw(store: &Store, commit: ObjectId) -> Raw {
+    let repo = store.repo();
+    let c = match repo.find_commit(commit) {
+        Ok(c) => c,
+        Err(e) => {
+            return Raw {
+                commit,
+                parents: Vec::new(),
+                bytes: Err(format!("not a readable commit: {e}")),
+            };
+        }
+    };
+    let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+    let bytes = (|| {
+        let tree = c.tree().map_err(|e| format!("tree unreadable: {e}"))?;
+        let entry = tree
+            .find_entry(RECEIPT_FILE)
+            .ok_or_else(|| format!("no {RECEIPT_FILE} in its tree"))?;
+        let kind = entry.mode().kind();
+        if kind != EntryKind::Blob {
+            let what = match kind {
+                EntryKind::Tree => "a directory",
+                EntryKind::Link => "a symbolic link",
+                EntryKind::BlobExecutable => "an executable file",
+                EntryKind::Commit => "a submodule",
+                EntryKind::Blob => "a file",
+            };
+            return Err(format!("{RECEIPT_FILE} is {what}, not a regular file"));
+        }
+        let oid = entry.oid().to_owned();
+        let header = repo
+            .find_header(oid)
+            .map_err(|e| format!("{RECEIPT_FILE} unreadable: {e}"))?;
+        if header.size() as usize > MAX_RECEIPT_BYTES {
+            return Err(format!(
+                "{RECEIPT_FILE} is {} bytes, over the {MAX_RECEIPT_BYTES} byte limit",
+                header.size()
+            ));
+        }
+        let blob = repo
+            .find_blob(oid)
+            .map_err(|e| format!("{RECEIPT_FILE} unreadable: {e}"))?;
+        Ok(blob.data.clone())
+    })();
+    Raw {
+        commit,
+        parents,
+        bytes,
+    }
+}
+
+fn check_raw(raw: Raw, trust: &TrustSet) -> Checked {
+    let receipt = match raw.bytes {
+        Err(why) => Err(("shape", why)),
+        Ok(bytes) => Receipt::parse(&bytes).map_err(|e| ("format", e.to_string())),
+    };
+    let signature = match &receipt {
+        Err(_) => Ok(()),
+        Ok(r) => match trust.lookup(&r.signature().key) {
+            None => Err((
+                "untrusted",
+                format!(
+                    "signed by {}, which is not a trusted key",
+                    r.signature().key
+                ),
+            )),
+            Some(t) => match t.refuses(timestamp_ms(&r.body().result.started_at)) {
+                Some(why) => Err((if t.revoked { "revoked" } else { "window" }, why)),
+                None => r
+                    .clone()
+                    .verify(&t.key)
+                    .map(|_| ())
+                    .map_err(|e| ("signature", e.to_string())),
+            },
+        },
+    };
+    Checked {
+        commit: raw.commit,
+        parents: raw.parents,
+        receipt,
+        signature,
+    }
+}
+
+/// Parse and verify a batch on every core.
+fn check_batch(batch: Vec<Raw>, trust: &TrustSet) -> Vec<Checked> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    if threads == 1 || batch.len() < 64 {
+        return batch.into_iter().map(|r| check_raw(r, trust)).collect();
+    }
+    let chunk = batch.len().div_ceil(threads);
+    let mut parts: Vec<Vec<Raw>> = Vec::new();
+    let mut it = batch.into_iter();
+    loop {
+        let part: Vec<Raw> = it.by_ref().take(chunk).collect();
+        if part.is_empty() {
+            break;
+        }
+        parts.push(part);
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|p| {
+                s.spawn(move || {
+                    p.into_iter()
+                        .map(|r| check_raw(r, trust))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("verification threads do not panic"))
+            .collect()
+    })
+}
+
+/// Verify every chain and note. `progress` is called with the running count of
+/// receipts checked.
+pub fn verify(
+    store: &Store,
+    trust: &TrustSet,
+    checkpoint: Option<&Checkpoint>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, StoreError> {
+    let mut report = Report::default();
+    let mut known_by_writer: HashMap<String, HashMap<ObjectId, Known>> = HashMap::new();
+    let mut all_ids: HashSet<String> = HashSet::new();
+    // (writer, index, id, commit, supersedes) to check once every id is known
+    let mut supersedes: Vec<(String, u64, String, ObjectId, String)> = Vec::new();
+
+    for (writer, tip) in store.writers()? {
+        report.chains += 1;
+        report.tips.insert(writer.clone(), tip.to_string());
+        let known = known_by_writer.entry(writer.clone()).or_default();
+        let mut finding =
+            |index: Option<u64>, id: Option<&str>, commit: ObjectId, kind, reason: String| {
+                report.findings.push(Finding {
+                    chain: writer.clone(),
+                    index,
+                    id: id.map(str::to_owned),
+                    commit: Some(commit.to_string()),
+                    kind,
+                    reason,
+                })
+            };
+        // The entry just above (the child, newer) whose links the next one must satisfy.
+        let mut child: Option<(u64, Option<String>, ObjectId)> = None;
+        let mut next = Some(tip);
+        let mut seen = HashSet::new();
+        while next.is_some() {
+            let mut batch = Vec::with_capacity(BATCH);
+            while let Some(c) = next {
+                if !seen.insert(c) {
+                    next = None;
+                    break;
+                }
+                let raw = read_raw(store, c);
+                next = raw.parents.first().copied();
+                batch.push(raw);
+                if batch.len() == BATCH {
+                    break;
+                }
+            }
+            for e in check_batch(batch, trust) {
+                report.receipts += 1;
+                if e.parents.len() > 1 {
+                    finding(
+                        None,
+                        None,
+                        e.commit,
+                        "shape",
+                        format!(
+                            "chain commit has {} parents; a chain is linear (followed the first)",
+                            e.parents.len()
+                        ),
+                    );
+                }
+                let r = match e.receipt {
+                    Err((kind, why)) => {
+                        finding(
+                            None,
+                            None,
+                            e.commit,
+                            kind,
+                            format!("invalid receipt: {why}"),
+                        );
+                        child = None; // links around an unreadable entry cannot be checked
+                        continue;
+                    }
+                    Ok(r) => r,
+                };
+                let b = r.body();
+                let (idx, id) = (b.chain.index, r.id().to_owned());
+                if let Err((kind, why)) = e.signature {
+                    finding(Some(idx), Some(&id), e.commit, kind, why);
+                }
+                if b.chain.writer != writer {
+                    finding(
+                        Some(idx),
+                        Some(&id),
+                        e.commit,
+                        "writer",
+                        format!(
+                            "names writer {}, but sits in chain {writer}",
+                            b.chain.writer
+                        ),
+                    );
+                }
+                if !writer_matches_key(&writer, &r.signature().key) {
+                    finding(
+                        Some(idx),
+                        Some(&id),
+                        e.commit,
+                        "writer",
+                        format!(
+                            "signed by {}, but writer id {writer} names another key",
+                            r.signature().key
+                        ),
+                    );
+                }
+                if let Some((cidx, cprev, ccommit)) = &child {
+                    if *cidx != idx + 1 {
+                        finding(
+                            Some(*cidx),
+                            None,
+                            *ccommit,
+                            "link",
+                            format!(
+                                "index {cidx} follows index {idx}: a receipt is missing, duplicated or reordered"
+                            ),
+                        );
+                    }
+                    if cprev.as_deref() != Some(id.as_str()) {
+                        finding(
+                            Some(*cidx),
+                            None,
+                            *ccommit,
+                            "link",
+                            format!(
+                                "prev is {}, but the receipt before it is {id}",
+                                cprev.as_deref().unwrap_or("null")
+                            ),
+                        );
+                    }
+                }
+                if e.parents.is_empty() && (idx != 0 || b.chain.prev.is_some()) {
+                    finding(
+                        Some(idx),
+                        Some(&id),
+                        e.commit,
+                        "link",
+                        format!(
+                            "is the root of the chain but has index {idx}; earlier receipts were removed"
+                        ),
+                    );
+                }
+                if let Some(s) = &b.supersedes {
+                    supersedes.push((writer.clone(), idx, id.clone(), e.commit, s.clone()));
+                }
+                all_ids.insert(id.clone());
+                known.insert(
+                    e.commit,
+                    Known {
+                        id: id.clone(),
+                        commit: b.subject.commit.clone(),
+                        inputs: b.subject.inputs.clone(),
+                    },
+                );
+                child = Some((idx, b.chain.prev.clone(), e.commit));
+            }
+            progress(report.receipts);
+        }
+    }
+    for (writer, idx, id, commit, target) in supersedes {
+        if !all_ids.contains(&target) {
+            report.findings.push(Finding {
+                chain: writer,
+                index: Some(idx),
+                id: Some(id),
+                commit: Some(commit.to_string()),
+                kind: "supersedes",
+                reason: format!("claims to supersede {target}, which is in no chain here"),
+            });
+        }
+    }
+    verify_notes(store, &known_by_writer, &mut report)?;
+    if let Some(cp) = checkpoint {
+        verify_checkpoint(store, cp, &mut report)?;
+    }
+    Ok(report)
+}
+
+fn verify_notes(
+    store: &Store,
+    known_by_writer: &HashMap<String, HashMap<ObjectId, Known>>,
+    report: &mut Report,
+) -> Result<(), StoreError> {
+    let empty = HashMap::new();
+    for writer in store.notes_writers()? {
+        let known = known_by_writer.get(&writer).unwrap_or(&empty);
+        let refname = notes_ref(&writer);
+        for object in store.noted_objects(&writer)? {
+            let mut finding = |id: Option<String>, reason: String| {
+                report.findings.push(Finding {
+                    chain: writer.clone(),
+                    index: None,
+                    id,
+                    commit: Some(object.to_string()),
+                    kind: "note",
+                    reason,
+                })
+            };
+            let text = store.note_text(&writer, object)?.unwrap_or_default();
+            let lines = match parse_note(&refname, object, &text) {
+                Ok(l) => l,
+                Err(e) => {
+                    finding(
+                        None,
+                        e.to_string().lines().next().unwrap_or_default().to_owned(),
+                    );
+                    continue;
+                }
+            };
+            let hex = object.to_string();
+            for line in lines {
+                report.note_lines += 1;
+                match known.get(&line.commit) {
+                    None => finding(
+                        Some(line.id.clone()),
+                        format!(
+                            "note on {} names receipt {} at {}, which is in no verified chain of {writer}",
+                            &hex[..7],
+                            line.id,
+                            line.commit
+                        ),
+                    ),
+                    Some(k) if k.id != line.id => finding(
+                        Some(line.id.clone()),
+                        format!(
+                            "note names {} but chain commit {} holds {}",
+                            line.id, line.commit, k.id
+                        ),
+                    ),
+                    Some(k) if k.commit != hex && k.inputs != hex => finding(
+                        Some(line.id.clone()),
+                        format!(
+                            "note on {} names receipt {} whose signed subject is commit {} (inputs {}): the note was copied or moved",
+                            &hex[..7],
+                            line.id,
+                            &k.commit[..7],
+                            &k.inputs[..7]
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn verify_checkpoint(
+    store: &Store,
+    cp: &Checkpoint,
+    report: &mut Report,
+) -> Result<(), StoreError> {
+    for (writer, recorded) in &cp.chains {
+        let mut finding = |reason: String| {
+            report.findings.push(Finding {
+                chain: writer.clone(),
+                index: None,
+                id: None,
+                commit: Some(recorded.clone()),
+                kind: "checkpoint",
+                reason,
+            })
+        };
+        let Ok(recorded_id) = ObjectId::from_hex(recorded.as_bytes()) else {
+            finding(format!(
+                "checkpoint names {recorded:?}, which is not an object id"
+            ));
+            continue;
+        };
+        match store.chain_tip(writer)? {
+            None => finding(format!(
+                "chain {} was deleted; the checkpoint recorded its tip {recorded}",
+                chain_ref(writer)
+            )),
+            Some(tip) if tip == recorded_id => {}
+            Some(tip) => {
+                let descends = store.repo().find_commit(recorded_id).is_ok()
+                    && store.is_ancestor(recorded_id, tip).unwrap_or(false);
+                if !descends {
+                    finding(format!(
+                        "chain no longer descends from {recorded}, its tip at the checkpoint: it was rolled back or rewritten (now {tip})"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Checkpoint {
+    /// The checkpoint that records every tip of a clean report.
+    pub fn from_report(report: &Report) -> Checkpoint {
+        Checkpoint {
+            version: 1,
+            chains: report.tips.clone(),
+        }
+    }
+}
