@@ -373,6 +373,31 @@ impl Receipt<Unverified> {
                 max: MAX_RECEIPT_BYTES,
             });
         }
+        // Fast path, the common case: the typed envelope re-encodes to exactly the
+        // stored bytes. That alone proves canonical form and rules out duplicate,
+        // unknown and missing members and unsafe integers; only value rules remain.
+        // Anything else takes the slow path below, which says precisely what is wrong.
+        if let Ok(envelope) = serde_json::from_slice::<Envelope>(bytes)
+            && let Ok(re) = canon::to_canonical(&envelope)
+            && re == bytes
+        {
+            validate(&envelope.receipt, &envelope.signature)?;
+            // JCS is compositional: the body's canonical bytes are the stored bytes
+            // between `{"receipt":` and `,"signature":{...}}`.
+            let sig_len = canon::to_canonical(&envelope.signature)?.len();
+            let start = br#"{"receipt":"#.len();
+            let end = bytes.len() - 1 - sig_len - br#","signature":"#.len();
+            let body_bytes = bytes[start..end].to_vec();
+            debug_assert_eq!(body_bytes, canon::to_canonical(&envelope.receipt)?);
+            return Ok(Receipt {
+                id: id_of(&body_bytes),
+                body: envelope.receipt,
+                signature: envelope.signature,
+                body_bytes,
+                bytes: re,
+                state: PhantomData,
+            });
+        }
         // canonical bytes (which rules out duplicates and unsafe integers), then the
         // closed schema with JSON pointers, then types and values
         let value: serde_json::Value = canon::from_canonical(bytes)?;

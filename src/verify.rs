@@ -72,11 +72,11 @@ pub struct Checkpoint {
     pub chains: BTreeMap<String, String>,
 }
 
-/// One chain entry as read from git, before parsing.
+/// One chain commit as read from git: its parents and tree, before the receipt.
 struct Raw {
     commit: ObjectId,
     parents: Vec<ObjectId>,
-    bytes: Result<Vec<u8>, String>,
+    tree: Result<ObjectId, String>,
 }
 
 /// What one entry turned out to be.
@@ -95,58 +95,57 @@ struct Known {
 }
 
 fn read_raw(store: &Store, commit: ObjectId) -> Raw {
-    let repo = store.repo();
-    let c = match repo.find_commit(commit) {
-        Ok(c) => c,
-        Err(e) => {
-            return Raw {
-                commit,
-                parents: Vec::new(),
-                bytes: Err(format!("not a readable commit: {e}")),
-            };
-        }
-    };
-    let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
-    let bytes = (|| {
-        let tree = c.tree().map_err(|e| format!("tree unreadable: {e}"))?;
-        let entry = tree
-            .find_entry(RECEIPT_FILE)
-            .ok_or_else(|| format!("no {RECEIPT_FILE} in its tree"))?;
-        let kind = entry.mode().kind();
-        if kind != EntryKind::Blob {
-            let what = match kind {
-                EntryKind::Tree => "a directory",
-                EntryKind::Link => "a symbolic link",
-                EntryKind::BlobExecutable => "an executable file",
-                EntryKind::Commit => "a submodule",
-                EntryKind::Blob => "a file",
-            };
-            return Err(format!("{RECEIPT_FILE} is {what}, not a regular file"));
-        }
-        let oid = entry.oid().to_owned();
-        let header = repo
-            .find_header(oid)
-            .map_err(|e| format!("{RECEIPT_FILE} unreadable: {e}"))?;
-        if header.size() as usize > MAX_RECEIPT_BYTES {
-            return Err(format!(
-                "{RECEIPT_FILE} is {} bytes, over the {MAX_RECEIPT_BYTES} byte limit",
-                header.size()
-            ));
-        }
-        let blob = repo
-            .find_blob(oid)
-            .map_err(|e| format!("{RECEIPT_FILE} unreadable: {e}"))?;
-        Ok(blob.data.clone())
-    })();
-    Raw {
-        commit,
-        parents,
-        bytes,
+    match store.repo().find_commit(commit) {
+        Ok(c) => Raw {
+            commit,
+            parents: c.parent_ids().map(|p| p.detach()).collect(),
+            tree: c
+                .tree_id()
+                .map(|t| t.detach())
+                .map_err(|e| format!("tree unreadable: {e}")),
+        },
+        Err(e) => Raw {
+            commit,
+            parents: Vec::new(),
+            tree: Err(format!("not a readable commit: {e}")),
+        },
     }
 }
 
-fn check_raw(raw: Raw, trust: &TrustSet) -> Checked {
-    let receipt = match raw.bytes {
+/// The bytes of `receipt.json` in a chain commit's tree, checking its shape.
+fn receipt_bytes(repo: &gix::Repository, tree: ObjectId) -> Result<Vec<u8>, String> {
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| format!("tree unreadable: {e}"))?;
+    let entry = tree
+        .find_entry(RECEIPT_FILE)
+        .ok_or_else(|| format!("no {RECEIPT_FILE} in its tree"))?;
+    let kind = entry.mode().kind();
+    if kind != EntryKind::Blob {
+        let what = match kind {
+            EntryKind::Tree => "a directory",
+            EntryKind::Link => "a symbolic link",
+            EntryKind::BlobExecutable => "an executable file",
+            EntryKind::Commit => "a submodule",
+            EntryKind::Blob => "a file",
+        };
+        return Err(format!("{RECEIPT_FILE} is {what}, not a regular file"));
+    }
+    let oid = entry.oid().to_owned();
+    let mut blob = repo
+        .find_blob(oid)
+        .map_err(|e| format!("{RECEIPT_FILE} unreadable: {e}"))?;
+    if blob.data.len() > MAX_RECEIPT_BYTES {
+        return Err(format!(
+            "{RECEIPT_FILE} is {} bytes, over the {MAX_RECEIPT_BYTES} byte limit",
+            blob.data.len()
+        ));
+    }
+    Ok(blob.take_data())
+}
+
+fn check_raw(raw: Raw, repo: &gix::Repository, trust: &TrustSet) -> Checked {
+    let receipt = match raw.tree.and_then(|t| receipt_bytes(repo, t)) {
         Err(why) => Err(("shape", why)),
         Ok(bytes) => Receipt::parse(&bytes).map_err(|e| ("format", e.to_string())),
     };
@@ -179,13 +178,21 @@ fn check_raw(raw: Raw, trust: &TrustSet) -> Checked {
 }
 
 /// Parse and verify a batch on every core.
-fn check_batch(batch: Vec<Raw>, trust: &TrustSet) -> Vec<Checked> {
+fn check_batch(
+    batch: Vec<Raw>,
+    repo: &gix::ThreadSafeRepository,
+    trust: &TrustSet,
+) -> Vec<Checked> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
     if threads == 1 || batch.len() < 64 {
-        return batch.into_iter().map(|r| check_raw(r, trust)).collect();
+        let local = repo.to_thread_local();
+        return batch
+            .into_iter()
+            .map(|r| check_raw(r, &local, trust))
+            .collect();
     }
     let chunk = batch.len().div_ceil(threads);
     let mut parts: Vec<Vec<Raw>> = Vec::new();
@@ -197,13 +204,16 @@ fn check_batch(batch: Vec<Raw>, trust: &TrustSet) -> Vec<Checked> {
         }
         parts.push(part);
     }
+    // Reading blobs (delta chains, zlib), parsing and signature checks all run on
+    // the worker threads, each with its own repository handle and caches.
     std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .into_iter()
             .map(|p| {
                 s.spawn(move || {
+                    let local = repo.to_thread_local();
                     p.into_iter()
-                        .map(|r| check_raw(r, trust))
+                        .map(|r| check_raw(r, &local, trust))
                         .collect::<Vec<_>>()
                 })
             })
@@ -224,6 +234,7 @@ pub fn verify(
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, StoreError> {
     let mut report = Report::default();
+    let shared = store.repo().clone().into_sync();
     let mut known_by_writer: HashMap<String, HashMap<ObjectId, Known>> = HashMap::new();
     let mut all_ids: HashSet<String> = HashSet::new();
     // (writer, index, id, commit, supersedes) to check once every id is known
@@ -262,7 +273,7 @@ pub fn verify(
                     break;
                 }
             }
-            for e in check_batch(batch, trust) {
+            for e in check_batch(batch, &shared, trust) {
                 report.receipts += 1;
                 if e.parents.len() > 1 {
                     finding(
@@ -400,7 +411,7 @@ fn verify_notes(
     for writer in store.notes_writers()? {
         let known = known_by_writer.get(&writer).unwrap_or(&empty);
         let refname = notes_ref(&writer);
-        for object in store.noted_objects(&writer)? {
+        for (object, blob) in store.note_entries(&writer)? {
             let mut finding = |id: Option<String>, reason: String| {
                 report.findings.push(Finding {
                     chain: writer.clone(),
@@ -411,7 +422,7 @@ fn verify_notes(
                     reason,
                 })
             };
-            let text = store.note_text(&writer, object)?.unwrap_or_default();
+            let text = store.blob(blob)?;
             let lines = match parse_note(&refname, object, &text) {
                 Ok(l) => l,
                 Err(e) => {

@@ -132,7 +132,16 @@ impl Store {
 
     /// Every object that has a note in `writer`'s notes (any fanout).
     pub fn noted_objects(&self, writer: &str) -> Result<HashSet<ObjectId>, StoreError> {
-        let mut out = HashSet::new();
+        Ok(self
+            .note_entries(writer)?
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect())
+    }
+
+    /// Every note of `writer` as (annotated object, note blob), in any fanout.
+    pub fn note_entries(&self, writer: &str) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
+        let mut out = Vec::new();
         let Some(tip) = self.notes_tip(writer)? else {
             return Ok(out);
         };
@@ -150,11 +159,20 @@ impl Store {
                 } else if e.mode.is_blob()
                     && let Ok(oid) = ObjectId::from_hex(name.as_bytes())
                 {
-                    out.insert(oid);
+                    out.push((oid, e.oid.to_owned()));
                 }
             }
         }
         Ok(out)
+    }
+
+    /// The bytes of a blob.
+    pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, StoreError> {
+        Ok(self
+            .repo
+            .find_blob(id)
+            .map_err(git_err(format!("reading blob {id}")))?
+            .take_data())
     }
 
     /// The tip of a writer's notes ref.
