@@ -411,3 +411,81 @@ fn install_hooks_honours_core_hooks_path_and_keeps_an_existing_hook() {
         "#!/bin/sh\necho user-hook-ran >&2\n"
     );
 }
+
+#[test]
+fn receipts_travel_over_smart_http_too() {
+    let alice = Env::new();
+    let bob = Env::new();
+    let server = common::HttpServer::start(&alice);
+    let seed = alice.fixture_repo("make_basic_repo.sh", "seed");
+    let (_, url) = server.bare(&alice, "web.git");
+    alice.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    let a = clone(&alice, &url, "a");
+    let b = clone(&bob, &url, "b");
+    for (env, dir) in [(&alice, &a), (&bob, &b)] {
+        env.receipt_ok(dir, &["init"]);
+        env.receipt_ok(dir, &["run", "test"]);
+        env.receipt_ok(dir, &["push"]);
+    }
+    assert_eq!(remote_refs(&alice, &a, &url, "refs/receipts/*").len(), 2);
+    let r = alice.receipt_ok(&a, &["fetch"]);
+    assert!(r.stderr.contains("new chain default-"), "{r}");
+    let writers: HashSet<String> = alice
+        .log_json(&a)
+        .iter()
+        .map(|r| r["writer"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(writers.len(), 2);
+    let carol = Env::new();
+    let c = clone(&carol, &url, "c");
+    carol.receipt_ok(&c, &["init"]);
+    carol.git_ok(&c, &["fetch", "-q"]);
+    assert_eq!(
+        carol.log_json(&c).len(),
+        2,
+        "a plain fetch over HTTP brings both chains"
+    );
+}
+
+#[test]
+fn rebase_by_another_clone_onto_a_moved_main_keeps_the_receipt_valid_by_tree() {
+    let alice = Env::new();
+    let daemon = Daemon::start(&alice);
+    let (_, url) = seeded_server(&alice, &daemon, "rebase.git");
+    let a = clone(&alice, &url, "a");
+    alice.receipt_ok(&a, &["init"]);
+    alice.git_ok(&a, &["checkout", "-qb", "feature"]);
+    std::fs::write(a.join("src/lib.rs"), "pub fn feature() {}\n").unwrap();
+    alice.git_ok(&a, &["commit", "-qam", "feature work"]);
+    alice.receipt_ok(&a, &["run", "test"]);
+    alice.git_ok(&a, &["push", "-q", "origin", "feature"]);
+    // meanwhile main moves, outside the check's inputs (src)
+    let bob = Env::new();
+    let b = clone(&bob, &url, "b");
+    bob.receipt_ok(&b, &["init"]);
+    std::fs::write(b.join("docs/index.md"), "# moved on\n").unwrap();
+    bob.git_ok(&b, &["commit", "-qam", "docs on main"]);
+    bob.git_ok(&b, &["push", "-q", "--no-verify", "origin", "main"]);
+    let alice_key = alice.receipt_ok(&a, &["key", "show"]).stdout;
+    bob.git_ok(&b, &["config", "receipt.trustedKey", alice_key.trim()]);
+    bob.git_ok(&b, &["fetch", "-q"]);
+    bob.git_ok(&b, &["checkout", "-qb", "feature", "origin/feature"]);
+    bob.git_ok(&b, &["rebase", "-q", "main"]);
+    assert_ne!(
+        bob.git_ok(&b, &["rev-parse", "HEAD"]),
+        alice.git_ok(&a, &["rev-parse", "HEAD"]),
+        "a new commit"
+    );
+    let r = bob.receipt(&b, &["gate", "HEAD", "--json"]);
+    assert_eq!(r.code, 0, "present by inputs tree after the rebase: {r}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v[0]["checks"][0]["state"], "present");
+    assert!(
+        v[0]["checks"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("inputs identical"),
+        "{}",
+        v[0]["checks"][0]["reason"]
+    );
+}

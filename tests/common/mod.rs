@@ -230,3 +230,172 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// Smart HTTP: a minimal HTTP/1.1 server on 127.0.0.1 that runs `git http-backend`
+/// as CGI for each request (one thread per connection, `Connection: close`), over
+/// bare repositories under a directory. Pushing is enabled per repository with
+/// `http.receivepack`. Stopped when dropped.
+pub struct HttpServer {
+    pub port: u16,
+    pub root: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl HttpServer {
+    pub fn start(env: &Env) -> HttpServer {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let root = env.path("http-served");
+        std::fs::create_dir_all(&root).unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (stop2, root2, home) = (stop.clone(), root.clone(), env.home.clone());
+        std::thread::spawn(move || {
+            while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+                let Ok((stream, _)) = listener.accept() else {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    continue;
+                };
+                let (root, home) = (root2.clone(), home.clone());
+                std::thread::spawn(move || {
+                    stream.set_nonblocking(false).unwrap();
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).is_err() {
+                        return;
+                    }
+                    let mut parts = line.split_whitespace();
+                    let method = parts.next().unwrap_or("").to_owned();
+                    let target = parts.next().unwrap_or("/").to_owned();
+                    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+                    let mut headers = Vec::new();
+                    loop {
+                        let mut h = String::new();
+                        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                            break;
+                        }
+                        if let Some((k, v)) = h.trim_end().split_once(':') {
+                            headers.push((k.to_ascii_lowercase(), v.trim().to_owned()));
+                        }
+                    }
+                    let header = |name: &str| {
+                        headers
+                            .iter()
+                            .find(|(k, _)| k == name)
+                            .map(|(_, v)| v.clone())
+                    };
+                    let mut body = Vec::new();
+                    if let Some(len) =
+                        header("content-length").and_then(|l| l.parse::<usize>().ok())
+                    {
+                        body.resize(len, 0);
+                        reader.read_exact(&mut body).unwrap();
+                    } else if header("transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+                        loop {
+                            let mut size = String::new();
+                            reader.read_line(&mut size).unwrap();
+                            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                            if n == 0 {
+                                let mut end = String::new();
+                                let _ = reader.read_line(&mut end);
+                                break;
+                            }
+                            let mut chunk = vec![0; n + 2];
+                            reader.read_exact(&mut chunk).unwrap();
+                            body.extend_from_slice(&chunk[..n]);
+                        }
+                    }
+                    let mut cmd = Command::new("git");
+                    cmd.arg("http-backend")
+                        .env_clear()
+                        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                        .env("HOME", &home)
+                        .env("GIT_CONFIG_NOSYSTEM", "1")
+                        .env("GIT_PROJECT_ROOT", &root)
+                        .env("GIT_HTTP_EXPORT_ALL", "1")
+                        .env("REQUEST_METHOD", &method)
+                        .env("PATH_INFO", path)
+                        .env("QUERY_STRING", query)
+                        .env("CONTENT_LENGTH", body.len().to_string())
+                        .env("REMOTE_ADDR", "127.0.0.1")
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::null());
+                    if let Some(ct) = header("content-type") {
+                        cmd.env("CONTENT_TYPE", ct);
+                    }
+                    if let Some(enc) = header("content-encoding") {
+                        cmd.env("HTTP_CONTENT_ENCODING", enc);
+                    }
+                    if let Some(proto) = header("git-protocol") {
+                        cmd.env("GIT_PROTOCOL", proto);
+                    }
+                    let mut child = cmd.spawn().unwrap();
+                    let mut stdin = child.stdin.take().unwrap();
+                    let writer = std::thread::spawn(move || {
+                        let _ = stdin.write_all(&body);
+                    });
+                    let out = child.wait_with_output().unwrap();
+                    writer.join().unwrap();
+                    // CGI output: headers, blank line, body
+                    let split = out
+                        .stdout
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .map(|i| (i, 4))
+                        .or_else(|| {
+                            out.stdout
+                                .windows(2)
+                                .position(|w| w == b"\n\n")
+                                .map(|i| (i, 2))
+                        });
+                    let (head, rest) = match split {
+                        Some((i, n)) => (
+                            String::from_utf8_lossy(&out.stdout[..i]).into_owned(),
+                            &out.stdout[i + n..],
+                        ),
+                        None => (String::new(), &out.stdout[..]),
+                    };
+                    let mut status = "200 OK".to_owned();
+                    let mut response_headers = String::new();
+                    for h in head.lines() {
+                        match h.split_once(':') {
+                            Some((k, v)) if k.eq_ignore_ascii_case("status") => {
+                                status = v.trim().to_owned()
+                            }
+                            Some(_) => response_headers.push_str(&format!("{}\r\n", h.trim_end())),
+                            None => {}
+                        }
+                    }
+                    let mut stream = stream;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 {status}\r\n{response_headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                        rest.len()
+                    );
+                    let _ = stream.write_all(rest);
+                });
+            }
+        });
+        HttpServer { port, root, stop }
+    }
+
+    /// A new bare repository that accepts pushes, served as `http://127.0.0.1:PORT/<name>`.
+    pub fn bare(&self, env: &Env, name: &str) -> (PathBuf, String) {
+        let dir = self.root.join(name);
+        let r = env.git(
+            &self.root,
+            &["init", "-q", "--bare", "-b", "main", dir.to_str().unwrap()],
+        );
+        assert_eq!(r.code, 0, "{r}");
+        env.git_ok(&dir, &["config", "http.receivepack", "true"]);
+        (dir, format!("http://127.0.0.1:{}/{name}", self.port))
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
