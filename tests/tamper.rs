@@ -667,6 +667,54 @@ fn a_revoked_key_vouches_for_nothing() {
 }
 
 #[test]
+fn a_revocation_on_main_applies_at_once_to_a_branch_forked_before_it() {
+    let fx = honest();
+    fx.git(&["branch", "feature"]);
+    fx.git(&["config", "-f", ".gitreceipts", "signer.bob.revoked", "true"]);
+    fx.git(&["commit", "-q", "-am", "revoke bob"]);
+    fx.git(&["checkout", "-q", "feature"]);
+    // Without --trust, signers come from the merge base of HEAD with main, which
+    // predates the revocation; the revocation on main still applies: revoking
+    // only ever removes trust, so it cannot let a change trust itself.
+    let f = fx.caught(
+        &fx.verify(&[]),
+        &fx.writers[BOB],
+        "revoked",
+        &[&format!("key {} is revoked", fx.fingerprint(BOB))],
+        &[],
+    );
+    assert!(f["id"].is_string(), "{f}");
+}
+
+#[test]
+fn a_key_declared_twice_is_held_to_the_narrowest_window() {
+    let fx = honest();
+    // A second [signer] for Ada's key, after the first, that retires it in 2020.
+    fx.git(&[
+        "config",
+        "-f",
+        ".gitreceipts",
+        "signer.ada-old.key",
+        &fx.keys[ADA],
+    ]);
+    fx.git(&[
+        "config",
+        "-f",
+        ".gitreceipts",
+        "signer.ada-old.valid-before",
+        "2020-01-01",
+    ]);
+    fx.git(&["commit", "-q", "-am", "retire ada's key"]);
+    fx.caught(
+        &fx.verify_main(),
+        &fx.writers[ADA],
+        "window",
+        &["expired at 2020-01-01T00:00:00.000Z"],
+        &[],
+    );
+}
+
+#[test]
 fn a_receipt_signed_after_its_key_expired_is_refused() {
     let fx = honest();
     fx.git(&[
