@@ -99,10 +99,17 @@ fn read_raw(store: &Store, commit: ObjectId) -> Raw {
     let c = match repo.find_commit(commit) {
         Ok(c) => c,
         Err(e) => {
+            let why = if repo.has_object(commit) {
+                format!("not a readable commit: {e}")
+            } else if repo.is_shallow().unwrap_or(false) {
+                "the chain commit is not in this clone: a shallow fetch (--depth) cut the chain here; fetch refs/receipts/* without --depth (in this clone: `git fetch --unshallow`)".to_owned()
+            } else {
+                "the chain commit is not in this repository: the chain is incomplete".to_owned()
+            };
             return Raw {
                 commit,
                 parents: Vec::new(),
-                bytes: Err(format!("not a readable commit: {e}")),
+                bytes: Err(why),
             };
         }
     };

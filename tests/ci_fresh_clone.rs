@@ -404,3 +404,61 @@ fn a_chain_rewritten_on_the_server_is_caught_by_the_ci_checkpoint() {
     assert_ne!(r.code, 0, "plain git fetch refuses to rewind a chain: {r}");
     assert!(r.stderr.contains("non-fast-forward"), "{r}");
 }
+
+#[test]
+fn a_shallow_ci_clone_verifies_when_receipts_are_fetched_in_full_and_says_how_when_cut() {
+    let world = world();
+    let ci = Env::new();
+    let shallow_clone = |rel: &str| {
+        let dir = ci.path(rel);
+        ci.git_ok(
+            ci.tmp.path(),
+            &[
+                "clone",
+                "-q",
+                "--depth=1",
+                &world.url,
+                dir.to_str().unwrap(),
+            ],
+        );
+        dir
+    };
+    // A depth-1 checkout is enough: receipt chains share no history with the code,
+    // and `git receipt fetch` fetches them whole.
+    let dir = shallow_clone("ci");
+    ci.receipt_ok(&dir, &["fetch"]);
+    assert_verified(&ci, &dir, &world, &[]);
+    assert_eq!(gate(&ci, &dir).code, 0);
+
+    // Receipt refs fetched with --depth are cut short: verify says where and how
+    // to mend it, rather than only that an object is missing.
+    let dir = shallow_clone("ci-cut");
+    ci.git_ok(
+        &dir,
+        &[
+            "fetch",
+            "-q",
+            "--depth=1",
+            "origin",
+            "refs/receipts/*:refs/receipts/*",
+            "+refs/notes/receipts/*:refs/notes/receipts/*",
+        ],
+    );
+    let (r, v) = verify(&ci, &dir, &[]);
+    assert_eq!(r.code, 1, "{r}");
+    let cut = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "shape")
+        .unwrap_or_else(|| panic!("a [shape] finding: {r}"));
+    assert_eq!(cut["chain"], world.bob_writer.as_str(), "{r}");
+    assert!(
+        cut["reason"].as_str().unwrap().contains(
+            "a shallow fetch (--depth) cut the chain here; fetch refs/receipts/* without --depth (in this clone: `git fetch --unshallow`)"
+        ),
+        "{r}"
+    );
+    ci.git_ok(&dir, &["fetch", "-q", "--unshallow"]);
+    assert_verified(&ci, &dir, &world, &[]);
+}
