@@ -32,6 +32,16 @@ pub struct Trusted {
 }
 
 impl Trusted {
+    /// Hold this key to `other` as well: revoked if either is, inside both windows.
+    fn narrow(&mut self, other: &Trusted) {
+        self.revoked |= other.revoked;
+        self.valid_after = self.valid_after.max(other.valid_after);
+        self.valid_before = match (self.valid_before, other.valid_before) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
     /// Why a receipt started at `started_at_ms` by this key is not acceptable, if it is not.
     pub fn refuses(&self, started_at_ms: Option<u64>) -> Option<String> {
         if self.revoked {
@@ -84,12 +94,31 @@ impl TrustSet {
         });
     }
 
-    /// Add a key with its window and revocation (duplicates keep the first entry,
-    /// except that a revocation always wins).
+    /// Add a key with its window and revocation. A key given twice keeps its first
+    /// origin and is held to both entries: a revocation always wins, and the
+    /// validity window is the narrowest (the later `valid_after`, the earlier
+    /// `valid_before`), so a second, stricter declaration is never ignored.
     pub fn add_entry(&mut self, entry: Trusted) {
         match self.keys.iter_mut().find(|t| t.key == entry.key) {
-            Some(existing) => existing.revoked |= entry.revoked,
+            Some(existing) => existing.narrow(&entry),
             None => self.keys.push(entry),
+        }
+    }
+
+    /// Apply the revocations and validity windows of a contract's signers to the
+    /// keys already trusted, without trusting any new key: what the default
+    /// branch's tip says about a key only ever removes trust.
+    pub fn restrict(&mut self, contract: &Contract) {
+        for s in &contract.signers {
+            if let Some(existing) = self.keys.iter_mut().find(|t| t.key == s.key) {
+                existing.narrow(&Trusted {
+                    key: s.key.clone(),
+                    origin: TrustOrigin::Contract(s.name.clone()),
+                    valid_after: s.valid_after,
+                    valid_before: s.valid_before,
+                    revoked: s.revoked,
+                });
+            }
         }
     }
 
@@ -360,6 +389,46 @@ mod tests {
         assert_eq!(timestamp_ms("2026-01-31T12:34:56.789Z"), Some(t + 789));
         assert_eq!(parse_signer_time("2026-13-01"), None);
         assert_eq!(parse_signer_time("yesterday"), None);
+    }
+
+    #[test]
+    fn a_key_given_twice_is_held_to_both_entries_and_restrict_adds_no_key() {
+        let k = crate::sign::SigningKey::from_seed(&[7; 32]);
+        let other = crate::sign::SigningKey::from_seed(&[8; 32]);
+        let at = |t: &str| parse_signer_time(t).unwrap();
+        let entry = |after: Option<&str>, before: Option<&str>| Trusted {
+            key: k.public().clone(),
+            origin: TrustOrigin::Config,
+            valid_after: after.map(at),
+            valid_before: before.map(at),
+            revoked: false,
+        };
+        let mut t = TrustSet::default();
+        t.add(k.public().clone(), TrustOrigin::OwnKey);
+        t.add_entry(entry(Some("2026-01-01"), Some("2027-01-01")));
+        t.add_entry(entry(Some("2025-01-01"), Some("2026-06-01")));
+        let e = t.lookup(&k.public().fingerprint()).unwrap();
+        assert_eq!(e.origin, TrustOrigin::OwnKey, "the first origin is kept");
+        assert_eq!(e.valid_after, Some(at("2026-01-01")));
+        assert_eq!(e.valid_before, Some(at("2026-06-01")));
+
+        let signer = |key: &crate::sign::SigningKey, revoked| crate::contract::SignerDef {
+            name: "x".into(),
+            key: key.public().clone(),
+            valid_after: None,
+            valid_before: None,
+            revoked,
+        };
+        let contract = Contract {
+            signers: vec![signer(&k, true), signer(&other, false)],
+            ..Contract::default()
+        };
+        t.restrict(&contract);
+        assert!(t.lookup(&k.public().fingerprint()).unwrap().revoked);
+        assert!(
+            t.lookup(&other.public().fingerprint()).is_none(),
+            "restrict never trusts a new key"
+        );
     }
 
     #[test]

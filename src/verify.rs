@@ -95,7 +95,8 @@ struct Known {
 }
 
 fn read_raw(store: &Store, commit: ObjectId) -> Raw {
-    match store.repo().find_commit(commit) {
+    let repo = store.repo();
+    match repo.find_commit(commit) {
         Ok(c) => Raw {
             commit,
             parents: c.parent_ids().map(|p| p.detach()).collect(),
@@ -104,11 +105,20 @@ fn read_raw(store: &Store, commit: ObjectId) -> Raw {
                 .map(|t| t.detach())
                 .map_err(|e| format!("tree unreadable: {e}")),
         },
-        Err(e) => Raw {
-            commit,
-            parents: Vec::new(),
-            tree: Err(format!("not a readable commit: {e}")),
-        },
+        Err(e) => {
+            let why = if repo.has_object(commit) {
+                format!("not a readable commit: {e}")
+            } else if repo.is_shallow().unwrap_or(false) {
+                "the chain commit is not in this clone: a shallow fetch (--depth) cut the chain here; fetch refs/receipts/* without --depth (in this clone: `git fetch --unshallow`)".to_owned()
+            } else {
+                "the chain commit is not in this repository: the chain is incomplete".to_owned()
+            };
+            Raw {
+                commit,
+                parents: Vec::new(),
+                tree: Err(why),
+            }
+        }
     }
 }
 

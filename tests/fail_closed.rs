@@ -8,9 +8,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 
 use common::{Env, Run};
 use git_receipt::canon;
@@ -48,28 +46,6 @@ fn setup(n: usize) -> Fx {
         writer,
         chain,
     }
-}
-
-/// Run stock git with `input` on stdin; assert success; trimmed stdout.
-fn git_in(env: &Env, dir: &Path, args: &[&str], input: &[u8]) -> String {
-    let mut cmd = Command::new("git");
-    cmd.args(args);
-    env.seal(&mut cmd);
-    let mut child = cmd
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 impl Fx {
@@ -112,12 +88,8 @@ impl Fx {
     }
 
     fn write_blob(&self, bytes: &[u8]) -> String {
-        git_in(
-            &self.env,
-            &self.repo,
-            &["hash-object", "-w", "--stdin"],
-            bytes,
-        )
+        self.env
+            .git_input(&self.repo, &["hash-object", "-w", "--stdin"], bytes)
     }
 
     /// Replace entry `index` by a commit of `tree_lines` (mktree input) with `parents`,
@@ -128,7 +100,9 @@ impl Fx {
     fn forge(&mut self, index: usize, tree_lines: &[String], extra_parents: &[&str]) {
         let mut input = tree_lines.join("\n");
         input.push('\n');
-        let tree = git_in(&self.env, &self.repo, &["mktree"], input.as_bytes());
+        let tree = self
+            .env
+            .git_input(&self.repo, &["mktree"], input.as_bytes());
         let mut args = vec!["commit-tree".to_owned(), tree, "-m".into(), "forged".into()];
         if index > 0 {
             args.extend(["-p".into(), self.chain[index - 1].clone()]);

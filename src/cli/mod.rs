@@ -31,7 +31,7 @@ use git_receipt::keyfile::{self, KeySource};
 use git_receipt::receipt::{is_valid_chain_name, writer_id};
 use git_receipt::sign::SigningKey;
 use git_receipt::store::Store;
-use git_receipt::trust::{TrustOrigin, TrustRoot, TrustSet, trust_root};
+use git_receipt::trust::{TrustOrigin, TrustRoot, TrustSet, default_branch, trust_root};
 
 /// Signed, hash-chained receipts that a check ran, stored in git.
 ///
@@ -128,7 +128,8 @@ impl Context {
 
     /// Keys this reader accepts when judging `rev`: its own, receipt.trustedKey, and
     /// the signers of `.gitreceipts` at the trust root (the merge base of `rev` with
-    /// the default branch), never those of `rev` itself.
+    /// the default branch), never those of `rev` itself; held to the revocations and
+    /// validity windows at the default branch's tip.
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
         let mut trust = TrustSet::default();
         if let Ok(source) = self.key_source(Some(store))
@@ -149,6 +150,16 @@ impl Context {
             let label = format!(".gitreceipts at {}", commit.to_hex_with_len(7));
             let contract = Contract::parse(&bytes, std::path::Path::new(&label))?;
             trust.add_contract(&contract);
+        }
+        // Revocations and expiries on the default branch apply at once, also to
+        // branches forked before them; they only remove trust, so a change still
+        // cannot trust itself.
+        if let Some((name, tip)) = default_branch(store)
+            && root.commit != Some(tip)
+            && let Some(bytes) = store.contract_at(tip)?
+        {
+            let label = format!(".gitreceipts at {name}");
+            trust.restrict(&Contract::parse(&bytes, std::path::Path::new(&label))?);
         }
         Ok((trust, root))
     }

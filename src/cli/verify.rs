@@ -27,7 +27,7 @@ use super::Context;
 /// target branch, e.g. origin/main, so a change cannot trust itself);
 /// --allowed-signers FILE reads OpenSSH's allowed_signers format; with neither,
 /// your own key, receipt.trustedKey and the signers at HEAD's merge base with the
-/// default branch.
+/// default branch, held to the revocations and validity windows at its tip.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Trust the signers in .gitreceipts at this revision.

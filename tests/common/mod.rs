@@ -125,6 +125,30 @@ impl Env {
         r.stdout.trim().to_owned()
     }
 
+    /// Run stock git in `dir` with `input` on stdin, assert success, and return the
+    /// trimmed stdout (for plumbing such as `hash-object -w --stdin` and `mktree`).
+    pub fn git_input(&self, dir: &Path, args: &[&str], input: &[u8]) -> String {
+        use std::io::Write;
+        let mut cmd = Command::new("git");
+        cmd.args(args);
+        self.seal(&mut cmd);
+        let mut child = cmd
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run git");
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
     /// Run `git-receipt` and assert it exited 0.
     pub fn receipt_ok(&self, dir: &Path, args: &[&str]) -> Run {
         let r = self.receipt(dir, args);
