@@ -421,7 +421,21 @@ fn verify_notes(
     for writer in store.notes_writers()? {
         let known = known_by_writer.get(&writer).unwrap_or(&empty);
         let refname = notes_ref(&writer);
-        for (object, blob) in store.note_entries(&writer)? {
+        let entries = match store.note_entries(&writer) {
+            Ok(e) => e,
+            Err(e) => {
+                report.findings.push(Finding {
+                    chain: writer.clone(),
+                    index: None,
+                    id: None,
+                    commit: None,
+                    kind: "note",
+                    reason: format!("{refname} is not a readable notes commit: {e}; `git receipt reindex` rebuilds it from the chain"),
+                });
+                continue;
+            }
+        };
+        for (object, blob) in entries {
             let mut finding = |id: Option<String>, reason: String| {
                 report.findings.push(Finding {
                     chain: writer.clone(),

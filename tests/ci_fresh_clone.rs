@@ -386,17 +386,19 @@ fn a_chain_rewritten_on_the_server_is_caught_by_the_ci_checkpoint() {
         "{r}"
     );
 
-    // The clone that fetched before keeps its chain: fetching never rewinds one. It
-    // says so, without failing: this clone's copy is the intact one.
+    // The clone that fetched before keeps its chain: fetching never rewinds one. A
+    // writer's chain only grows, so a remote copy that no longer contains this one
+    // was rewritten: the fetch keeps the intact copy and fails loudly.
     let r = ci.receipt(&dir, &["fetch"]);
-    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(r.code, 1, "{r}");
     assert!(
         r.stderr.contains(&format!(
-            "{}: diverged from origin's; kept yours",
+            "{}: DIVERGED from origin's copy, which no longer contains the receipts you have",
             world.bob_writer
         )),
         "{r}"
     );
+    assert!(r.stderr.contains("kept yours"), "{r}");
     let r = ci.git(
         &dir,
         &["fetch", "origin", "refs/receipts/*:refs/receipts/*"],

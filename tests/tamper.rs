@@ -1373,3 +1373,19 @@ fn verifying_writes_no_key_for_the_verifier() {
         "verify and gate never create a signing key"
     );
 }
+
+#[test]
+fn a_notes_ref_that_is_not_a_notes_commit_is_a_finding_not_a_crash() {
+    let fx = honest();
+    // point Ada's notes ref at a blob (plumbing only: git itself allows it)
+    let some_blob = fx.git(&["rev-parse", &format!("{}:receipt.json", fx.chains[ADA][0])]);
+    fx.git(&["update-ref", &fx.notes_ref(ADA), &some_blob]);
+    let f = fx.caught(
+        &fx.verify_main(),
+        &fx.writers[ADA],
+        "note",
+        &["is not a readable notes commit", "git receipt reindex"],
+        &[],
+    );
+    assert!(f["commit"].is_null());
+}

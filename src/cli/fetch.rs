@@ -15,7 +15,8 @@ use super::Context;
 /// new receipts (canonical bytes, closed schema, contiguous index, prev links,
 /// writer id matching the signing key, and the signature when the key is trusted),
 /// then fast-forwards local chains. A local chain that is ahead or diverged is
-/// never overwritten. Exits 1 if a fetched chain was rejected.
+/// never overwritten. Exits 1 if a fetched chain was rejected, or if another
+/// writer's chain diverged (it was rewritten somewhere).
 #[derive(Debug, Args)]
 pub struct FetchArgs {
     /// The remote (default origin).
@@ -33,6 +34,12 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         bail!("remote name {remote:?} cannot be used in a ref name");
     }
     let trust = ctx.trust(&store)?;
+    let own_fingerprint = ctx
+        .key_source(Some(&store))
+        .ok()
+        .filter(|s| s.path().exists())
+        .and_then(|s| git_receipt::keyfile::load_existing(&s).ok())
+        .map(|k| k.public().fingerprint());
     let report = sync::fetch(&store, &remote, &trust)?;
     let mut rejected = false;
     for (writer, outcome) in &report {
@@ -43,9 +50,23 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
             FetchOutcome::LocalAhead => {
                 format!("{writer}: yours is ahead of {remote}'s (push with `git receipt push`)")
             }
-            FetchOutcome::Diverged => format!(
-                "{writer}: diverged from {remote}'s; kept yours (`git receipt push` re-appends yours on theirs if it is your key)"
-            ),
+            FetchOutcome::Diverged
+                if own_fingerprint
+                    .as_deref()
+                    .is_some_and(|fp| git_receipt::sync::writer_matches_key(writer, fp)) =>
+            {
+                format!(
+                    "{writer}: your chain diverged from {remote}'s (your key wrote elsewhere too); kept yours, and `git receipt push` re-appends yours on theirs"
+                )
+            }
+            FetchOutcome::Diverged => {
+                // Another writer's chain only ever grows; a copy that no longer
+                // contains ours was rewritten, here or on the server.
+                rejected = true;
+                format!(
+                    "{writer}: DIVERGED from {remote}'s copy, which no longer contains the receipts you have: the chain was rewritten (on the server or here); kept yours\nhint: compare with `git receipt verify --checkpoint FILE`, and ask the writer or the server's admin"
+                )
+            }
             FetchOutcome::Rejected(why) => {
                 rejected = true;
                 format!("{writer}: REJECTED, local chain unchanged: {why}")
