@@ -162,12 +162,12 @@ fn kill_9_at_random_points_of_a_write_loop_keeps_the_chain_valid() {
         let _ = round;
     }
     // Time passes: a lock a killed writer left behind is now stale (writers hold
-    // locks for microseconds), and the next writer removes it.
+    // locks for microseconds; stale means two minutes old), and the next writer removes it.
     let r = Command::new("sh")
         .current_dir(&repo)
         .args([
             "-c",
-            "find .git/refs -name '*.lock' -exec touch -d '1 minute ago' {} +",
+            "find .git/refs -name '*.lock' -exec touch -d '10 minutes ago' {} +",
         ])
         .status()
         .unwrap();

@@ -52,11 +52,14 @@ pub enum StoreError {
     )]
     NoCommit,
     /// A revision that does not resolve.
-    #[error("cannot resolve revision {rev:?}: {source}")]
+    #[error(
+        "cannot resolve revision {rev:?} to a commit\nhint: check the name with `git rev-parse --verify {rev}^{{commit}}`"
+    )]
     BadRevision {
         /// What the user typed.
         rev: String,
         /// Why.
+        #[source]
         source: GitError,
     },
     /// A stored receipt is not valid.
@@ -83,7 +86,7 @@ pub enum StoreError {
     },
     /// Others kept winning the compare-and-swap.
     #[error(
-        "could not update {refname} after {attempts} attempts: other processes kept moving it\nhint: try again; nothing was lost"
+        "could not update {refname} after {attempts} attempts: other processes kept moving or locking it\nhint: try again; nothing was lost. If no git-receipt or git process is running, a killed one may have left {refname}.lock in the git directory: it is removed automatically once it is two minutes old, or remove it by hand"
     )]
     Contention {
         /// The ref.
@@ -261,6 +264,9 @@ impl Store {
             rev: rev.to_owned(),
             source,
         };
+        if rev == "HEAD" && self.repo.head().is_ok_and(|h| h.is_unborn()) {
+            return Err(StoreError::NoCommit);
+        }
         let id = self.repo.rev_parse_single(rev).map_err(|e| bad(e.into()))?;
         let commit = id
             .object()
@@ -337,8 +343,10 @@ impl Store {
 }
 
 /// A ref lock older than this was left by a killed process: real writers hold a
-/// lock for microseconds (create, write, rename).
-pub const STALE_LOCK_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+/// lock for microseconds (create, write, rename). The margin is wide on purpose:
+/// removing the lock of a writer that is merely slow (a loaded machine, a stopped
+/// process) would let two writers commit through one lock file.
+pub const STALE_LOCK_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Store {
     /// Remove `<refname>.lock` if a killed writer left it behind; say so on stderr.
