@@ -322,3 +322,41 @@ fn reindex_rebuilds_deleted_and_corrupted_notes_from_the_chain() {
     assert_eq!(noted_ids(&env, &repo, &writer, &head), before);
     assert_fsck_clean(&env, &repo);
 }
+
+#[test]
+fn a_fresh_ref_lock_is_respected_and_a_stale_one_is_removed() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+    let writer = env.only_writer(&repo);
+    let tip = env.git_ok(&repo, &["rev-parse", &format!("refs/receipts/{writer}")]);
+    // another writer holds the lock right now: never steal it
+    let lock = repo.join(format!(".git/refs/receipts/{writer}.lock"));
+    std::fs::write(&lock, format!("{tip}\n")).unwrap();
+    let r = env.receipt(&repo, &["record", "test", "--exit-code", "0"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains(&format!("refs/receipts/{writer}.lock")),
+        "names the lock: {r}"
+    );
+    assert!(lock.exists(), "a young lock is left alone");
+    assert_eq!(
+        env.git_ok(&repo, &["rev-parse", &format!("refs/receipts/{writer}")]),
+        tip
+    );
+    // the holder was killed long ago: the lock is stale and the next writer removes it
+    let ok = Command::new("touch")
+        .arg("-d")
+        .arg("10 minutes ago")
+        .arg(&lock)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let r = env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+    assert!(
+        r.stderr
+            .contains("a stale lock left by a process that was killed"),
+        "{r}"
+    );
+    assert_eq!(assert_chain_valid(&env, &repo).len(), 2);
+}

@@ -11,7 +11,7 @@ use gix::ObjectId;
 use gix::objs::tree::{Entry, EntryKind};
 use gix::refs::transaction::PreviousValue;
 
-use super::{CHAIN_PREFIX, Store, StoreError, crash_point, git_err, tool_signature};
+use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, git_err, tool_signature};
 use crate::receipt::{
     Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
 };
@@ -21,8 +21,6 @@ use crate::sign::SigningKey;
 pub const RECEIPT_FILE: &str = "receipt.json";
 /// Name of the optional full output log in a chain commit's tree.
 pub const LOG_FILE: &str = "output.log";
-
-const MAX_ATTEMPTS: u32 = 400;
 
 /// One receipt as found in a chain.
 #[derive(Debug, Clone)]
@@ -178,23 +176,35 @@ impl Store {
     ) -> Result<Appended, StoreError> {
         debug_assert!(is_valid_writer_id(writer));
         let refname = chain_ref(writer);
-        for attempt in 0..MAX_ATTEMPTS {
+        // The entry built for a tip is kept: while the tip does not move (the ref
+        // is merely locked by another writer), retrying costs a ref read, not a
+        // new signature and new objects.
+        let mut built: Option<(Option<ObjectId>, Receipt<Verified>, ObjectId)> = None;
+        let mut retry = Retry::new();
+        loop {
             let tip = self.chain_tip(writer)?;
-            let (index, prev) = match tip {
-                None => (0, None),
-                Some(t) => {
-                    let e = self.chain_entry(writer, t)?;
-                    let b = e.receipt.body();
-                    (b.chain.index + 1, Some(e.receipt.id().to_owned()))
+            let (receipt, commit) = match built.take() {
+                Some((t, r, c)) if t == tip => (r, c),
+                _ => {
+                    let (index, prev) = match tip {
+                        None => (0, None),
+                        Some(t) => {
+                            let e = self.chain_entry(writer, t)?;
+                            let b = e.receipt.body();
+                            (b.chain.index + 1, Some(e.receipt.id().to_owned()))
+                        }
+                    };
+                    let body = make_body(index, prev);
+                    let receipt =
+                        Receipt::sign(body, key).map_err(|source| StoreError::BadReceipt {
+                            writer: writer.to_owned(),
+                            commit: ObjectId::null(gix::hash::Kind::Sha1),
+                            source,
+                        })?;
+                    let commit = self.write_chain_commit(&receipt, log, tip, "")?;
+                    (receipt, commit)
                 }
             };
-            let body = make_body(index, prev);
-            let receipt = Receipt::sign(body, key).map_err(|source| StoreError::BadReceipt {
-                writer: writer.to_owned(),
-                commit: ObjectId::null(gix::hash::Kind::Sha1),
-                source,
-            })?;
-            let commit = self.write_chain_commit(&receipt, log, tip, "")?;
             crash_point("objects");
             let expected = match tip {
                 None => PreviousValue::MustNotExist,
@@ -218,25 +228,17 @@ impl Store {
                     crash_point("notes");
                     return Ok(Appended { receipt, commit });
                 }
-                Err(e) if attempt + 1 == MAX_ATTEMPTS && self.chain_tip(writer)? == tip => {
-                    // The ref never moved, so this was not a lost race: say what it was.
-                    return Err(StoreError::Git {
-                        what: format!("updating {refname}"),
-                        source: e.into(),
-                    });
-                }
-                Err(_) => {
+                Err(e) => {
                     self.clear_stale_lock(&refname);
                     // Lost the race (or the ref was locked by a concurrent writer):
-                    // back off a little, with jitter, and rebuild on the new tip.
-                    backoff(attempt);
+                    // back off a little, with jitter, and rebuild if the tip moved.
+                    if !retry.again() {
+                        return Err(self.gave_up(&refname, &retry, e));
+                    }
+                    built = Some((tip, receipt, commit));
                 }
             }
         }
-        Err(StoreError::Contention {
-            refname,
-            attempts: MAX_ATTEMPTS,
-        })
     }
 }
 

@@ -348,7 +348,57 @@ impl Store {
 /// process) would let two writers commit through one lock file.
 pub const STALE_LOCK_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// How long a writer keeps retrying a ref it keeps losing (or finds locked)
+/// before it gives up. gix itself waits up to 100 ms for a lock on each attempt.
+pub const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Retrying a compare-and-swap on a ref, bounded in time.
+pub(crate) struct Retry {
+    start: std::time::Instant,
+    attempts: u32,
+}
+
+impl Retry {
+    pub(crate) fn new() -> Retry {
+        Retry {
+            start: std::time::Instant::now(),
+            attempts: 0,
+        }
+    }
+
+    /// Count a failed attempt; `false` once the time is up.
+    pub(crate) fn again(&mut self) -> bool {
+        self.attempts += 1;
+        if self.start.elapsed() > RETRY_FOR {
+            return false;
+        }
+        chain::backoff(self.attempts);
+        true
+    }
+}
+
 impl Store {
+    /// The error for giving up on `refname`: contention when it is still locked,
+    /// otherwise what the last attempt said.
+    pub(crate) fn gave_up(&self, refname: &str, retry: &Retry, last: gix::Error) -> StoreError {
+        if self
+            .repo
+            .common_dir()
+            .join(format!("{refname}.lock"))
+            .exists()
+        {
+            StoreError::Contention {
+                refname: refname.to_owned(),
+                attempts: retry.attempts,
+            }
+        } else {
+            StoreError::Git {
+                what: format!("updating {refname}"),
+                source: last.into(),
+            }
+        }
+    }
+
     /// Remove `<refname>.lock` if a killed writer left it behind; say so on stderr.
     pub(crate) fn clear_stale_lock(&self, refname: &str) {
         let lock = self.repo.common_dir().join(format!("{refname}.lock"));

@@ -21,10 +21,8 @@ use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 use gix::refs::transaction::PreviousValue;
 
-use super::chain::backoff;
-use super::{NOTES_PREFIX, Store, StoreError, git_err, tool_signature};
+use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err, tool_signature};
 
-const MAX_ATTEMPTS: u32 = 400;
 /// Above this many notes at the top level, switch to git's 2/38 fanout.
 const FLAT_LIMIT: usize = 256;
 
@@ -250,7 +248,8 @@ impl Store {
 
     fn update_notes(&self, writer: &str, from_scratch: bool) -> Result<(), StoreError> {
         let refname = notes_ref(writer);
-        for attempt in 0..MAX_ATTEMPTS {
+        let mut retry = Retry::new();
+        loop {
             let Some(chain_tip) = self.chain_tip(writer)? else {
                 return Ok(());
             };
@@ -339,22 +338,14 @@ impl Store {
                 "git-receipt: index notes",
             ) {
                 Ok(_) => return Ok(()),
-                Err(e) if attempt + 1 == MAX_ATTEMPTS => {
-                    return Err(StoreError::Git {
-                        what: format!("updating {refname}"),
-                        source: e.into(),
-                    });
-                }
-                Err(_) => {
+                Err(e) => {
                     self.clear_stale_lock(&refname);
-                    backoff(attempt)
+                    if !retry.again() {
+                        return Err(self.gave_up(&refname, &retry, e));
+                    }
                 }
             }
         }
-        Err(StoreError::Contention {
-            refname,
-            attempts: MAX_ATTEMPTS,
-        })
     }
 
     /// The `chain <oid> index <n>` a notes commit records, if it records one.
