@@ -150,46 +150,55 @@ pub struct ReceivedRef {
     pub name: String,
 }
 
-fn oid_or_none(hex: &str) -> Option<Option<ObjectId>> {
-    let id = ObjectId::from_hex(hex.as_bytes()).ok()?;
-    Some((!id.is_null()).then_some(id))
+/// The non-blank lines of a hook's input, each split into exactly `N` fields.
+fn hook_lines<'a, const N: usize>(
+    input: &'a str,
+    hook: &str,
+) -> impl Iterator<Item = Result<([&'a str; N], &'a str), String>> {
+    let hook = hook.to_owned();
+    input
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(move |l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            <[&str; N]>::try_from(fields)
+                .map(|f| (f, l))
+                .map_err(|_| format!("not a {hook} line: {l:?}"))
+        })
+}
+
+/// An object id in hook input; the null id means "none" (created or deleted).
+fn hook_oid(hex: &str, line: &str) -> Result<Option<ObjectId>, String> {
+    let id =
+        ObjectId::from_hex(hex.as_bytes()).map_err(|_| format!("bad object id in {line:?}"))?;
+    Ok((!id.is_null()).then_some(id))
 }
 
 /// Parse pre-push input; blank lines are skipped.
 pub fn parse_pre_push(input: &str) -> Result<Vec<PushedRef>, String> {
-    input
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let p: Vec<&str> = l.split_whitespace().collect();
-            match p.as_slice() {
-                [lr, lo, rr, ro] => Ok(PushedRef {
-                    local_ref: lr.to_string(),
-                    local: oid_or_none(lo).ok_or_else(|| format!("bad object id in {l:?}"))?,
-                    remote_ref: rr.to_string(),
-                    remote: oid_or_none(ro).ok_or_else(|| format!("bad object id in {l:?}"))?,
-                }),
-                _ => Err(format!("not a pre-push line: {l:?}")),
-            }
+    hook_lines::<4>(input, "pre-push")
+        .map(|r| {
+            let ([local_ref, local, remote_ref, remote], l) = r?;
+            Ok(PushedRef {
+                local_ref: local_ref.to_owned(),
+                local: hook_oid(local, l)?,
+                remote_ref: remote_ref.to_owned(),
+                remote: hook_oid(remote, l)?,
+            })
         })
         .collect()
 }
 
 /// Parse pre-receive input; blank lines are skipped.
 pub fn parse_pre_receive(input: &str) -> Result<Vec<ReceivedRef>, String> {
-    input
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let p: Vec<&str> = l.split_whitespace().collect();
-            match p.as_slice() {
-                [old, new, name] => Ok(ReceivedRef {
-                    old: oid_or_none(old).ok_or_else(|| format!("bad object id in {l:?}"))?,
-                    new: oid_or_none(new).ok_or_else(|| format!("bad object id in {l:?}"))?,
-                    name: name.to_string(),
-                }),
-                _ => Err(format!("not a pre-receive line: {l:?}")),
-            }
+    hook_lines::<3>(input, "pre-receive")
+        .map(|r| {
+            let ([old, new, name], l) = r?;
+            Ok(ReceivedRef {
+                old: hook_oid(old, l)?,
+                new: hook_oid(new, l)?,
+                name: name.to_owned(),
+            })
         })
         .collect()
 }
