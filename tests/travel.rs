@@ -90,6 +90,30 @@ fn init_is_idempotent() {
         std::fs::read_to_string(dir.join(".git/config")).unwrap(),
         config_before
     );
+    // init creates no key (a CI clone needs none); the first run that creates one
+    // excludes this clone's own chain from plain fetches
+    assert!(first.stderr.contains("no signing key yet"), "{first}");
+    assert!(!env.home.join(".config/git-receipt/signing_key").exists());
+    let run = env.receipt_ok(&dir, &["run", "test"]);
+    let writer = env.only_writer(&dir);
+    assert!(
+        run.stderr.contains(&format!("^refs/receipts/{writer}")),
+        "{run}"
+    );
+    let fetch = env.git_ok(&dir, &["config", "--get-all", "remote.origin.fetch"]);
+    assert!(
+        fetch.contains(&format!("^refs/receipts/{writer}")),
+        "{fetch}"
+    );
+    assert!(
+        fetch.contains(&format!("^refs/notes/receipts/{writer}")),
+        "{fetch}"
+    );
+    let third = env.receipt_ok(&dir, &["init"]);
+    assert!(
+        third.stderr.contains("already set up; nothing changed"),
+        "{third}"
+    );
 }
 
 #[test]

@@ -2,18 +2,17 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
 
-use git_receipt::store::Store;
-
-use super::Context;
+use super::{CHAIN_REFSPEC, Context, NOTES_REFSPEC, add_config, exclude_own_chain};
 
 /// Set this clone up so receipts travel with plain `git fetch` and show in `git log`.
 ///
 /// Adds fetch refspecs to the remote so that `git fetch` brings every writer's
 /// chain (refs/receipts/*, fast-forward only, never forced) and notes alongside
-/// branches, except your own chain, which only you write; sets notes.displayRef so
+/// branches, except your own chain, which only you write (excluded once you have a
+/// key; init creates none, so a CI clone stays keyless); sets notes.displayRef so
 /// `git log` shows receipts; installs the pre-push hook. Running it twice changes
 /// nothing.
 #[derive(Debug, Args)]
@@ -26,35 +25,28 @@ pub struct InitArgs {
     pub no_hooks: bool,
 }
 
-/// Add `value` to multi-valued git config `key` unless present; true if added.
-fn add_config(store: &Store, key: &str, value: &str) -> Result<bool> {
-    if store.config_strings(key).iter().any(|v| v == value) {
-        return Ok(false);
-    }
-    let out = store.run_git(&["config", "--add", key, value])?;
-    if !out.ok {
-        bail!("git config --add {key} {value}: {}", out.stderr);
-    }
-    Ok(true)
-}
-
 /// Configure.
 pub fn cmd_init(ctx: &Context, args: InitArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
-    let key = ctx.signing_key(&store)?;
-    let writer = ctx.writer(&store, &key)?;
     let mut changes = Vec::new();
     if store.has_remote(&args.remote)? {
         let key_name = format!("remote.{}.fetch", args.remote);
-        for spec in [
-            "refs/receipts/*:refs/receipts/*".to_owned(),
-            format!("^refs/receipts/{writer}"),
-            "+refs/notes/receipts/*:refs/notes/receipts/*".to_owned(),
-            format!("^refs/notes/receipts/{writer}"),
-        ] {
-            if add_config(&store, &key_name, &spec)? {
+        for spec in [CHAIN_REFSPEC, NOTES_REFSPEC] {
+            if add_config(&store, &key_name, spec)? {
                 changes.push(format!("{key_name} += {spec}"));
             }
+        }
+        // Your own chain is excluded from plain fetches (only you write it). With no
+        // key yet (a CI clone), none is created: the first `git receipt run` that
+        // creates one adds the exclusion.
+        let source = ctx.key_source(Some(&store))?;
+        if source.path().exists() {
+            let key = git_receipt::keyfile::load_existing(&source)?;
+            changes.extend(exclude_own_chain(&store, &ctx.writer(&store, &key)?)?);
+        } else {
+            eprintln!(
+                "git-receipt: no signing key yet (none is created here); your own chain is excluded from plain `git fetch` once `git receipt run` creates your key"
+            );
         }
     } else {
         eprintln!(
@@ -71,7 +63,6 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> Result<ExitCode> {
             changes.push(change.to_string());
         }
     }
-    // Store a fresh fetch's view without overwriting: pull what the remote has now.
     if changes.is_empty() {
         eprintln!("git-receipt: already set up; nothing changed");
     } else {

@@ -97,6 +97,9 @@ impl Context {
         let source = self.key_source(Some(store))?;
         let (key, created) = keyfile::load_or_create(&source)?;
         if created {
+            for line in exclude_own_chain(store, &self.writer(store, &key)?)? {
+                eprintln!("git-receipt: {line}");
+            }
             eprintln!(
                 "git-receipt: created a new signing key at {} ({})\n\
                  git-receipt: its public key, for a [signer] in .gitreceipts or receipt.trustedKey:\n  {}",
@@ -171,6 +174,49 @@ impl Context {
             Err(_) => Ok(TrustSet::default()),
         }
     }
+}
+
+/// The fetch refspec that brings every chain, fast-forward only (never forced).
+pub(crate) const CHAIN_REFSPEC: &str = "refs/receipts/*:refs/receipts/*";
+/// The fetch refspec that brings every notes index (derived, so forced).
+pub(crate) const NOTES_REFSPEC: &str = "+refs/notes/receipts/*:refs/notes/receipts/*";
+
+/// Add `value` to multi-valued git config `key` unless present; true if added.
+pub(crate) fn add_config(store: &Store, key: &str, value: &str) -> Result<bool> {
+    if store.config_strings(key).iter().any(|v| v == value) {
+        return Ok(false);
+    }
+    let out = store.run_git(&["config", "--add", key, value])?;
+    if !out.ok {
+        anyhow::bail!("git config --add {key} {value}: {}", out.stderr);
+    }
+    Ok(true)
+}
+
+/// Exclude `writer`'s refs from every remote that fetches receipt refs, so a
+/// plain `git fetch` never tries to rewind the chain only this clone writes.
+/// Returns the config lines added.
+pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<String>> {
+    let mut added = Vec::new();
+    for remote in store.repo().remote_names() {
+        let key = format!("remote.{remote}.fetch");
+        if !store
+            .config_strings(&key)
+            .iter()
+            .any(|v| v == CHAIN_REFSPEC)
+        {
+            continue;
+        }
+        for spec in [
+            format!("^refs/receipts/{writer}"),
+            format!("^refs/notes/receipts/{writer}"),
+        ] {
+            if add_config(store, &key, &spec)? {
+                added.push(format!("{key} += {spec}"));
+            }
+        }
+    }
+    Ok(added)
 }
 
 /// Run the parsed command.
