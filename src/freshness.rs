@@ -232,19 +232,9 @@ impl Evaluation<'_> {
                 {
                     continue;
                 }
-                let Some(t) = self.trust.lookup(&r.signature().key) else {
-                    *untrusted += 1;
-                    continue;
-                };
-                // a revoked key, or one used outside its validity window, counts for nothing
-                if t.refuses(crate::trust::timestamp_ms(&r.body().result.started_at))
-                    .is_some()
-                {
-                    *untrusted += 1;
-                    continue;
-                }
-                match r.verify(&t.key) {
-                    Ok(v) => out.push(Found {
+                // untrusted, revoked, out of its window or badly signed: counts for nothing
+                match self.trust.check(r) {
+                    Ok((v, _)) => out.push(Found {
                         receipt: v,
                         writer: writer.clone(),
                     }),

@@ -16,7 +16,7 @@ use crate::store::chain::chain_ref;
 use crate::store::notes::notes_ref;
 use crate::store::remote::Relation;
 use crate::store::{Store, StoreError};
-use crate::trust::TrustSet;
+use crate::trust::{Refusal, TrustSet};
 
 /// How often `push` re-fetches and retries after losing a race.
 pub const PUSH_ATTEMPTS: u32 = 20;
@@ -87,9 +87,9 @@ fn check_new_entries(
             }
             _ => {}
         }
-        if let Some(t) = trust.lookup(&e.receipt.signature().key)
-            && let Err(why) = e.receipt.clone().verify(&t.key)
-        {
+        // Untrusted, revoked or out-of-window receipts are stored (they never count);
+        // a bad signature by a trusted key is a forgery and refuses the chain.
+        if let Err(Refusal::BadSignature(why)) = trust.check(e.receipt.clone()) {
             return Err(format!("{at}: {why}"));
         }
         expected_prev = Some((b.chain.index, e.receipt.id().to_owned()));

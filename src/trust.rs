@@ -1,6 +1,7 @@
 //! The set of public keys a reader accepts, and where each came from.
 
 use crate::contract::Contract;
+use crate::receipt::{Receipt, Unverified, Verified};
 use crate::sign::PublicKey;
 
 /// Why a key is trusted.
@@ -73,6 +74,30 @@ impl Trusted {
             ));
         }
         None
+    }
+}
+
+/// Why a receipt does not count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// No trusted key has the receipt's fingerprint.
+    Untrusted,
+    /// The key is trusted but revoked.
+    Revoked(String),
+    /// The key is trusted, but the receipt was signed outside its validity window.
+    Window(String),
+    /// The signature does not verify against the trusted key.
+    BadSignature(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Untrusted => write!(f, "not signed by a trusted key"),
+            Refusal::Revoked(why) | Refusal::Window(why) | Refusal::BadSignature(why) => {
+                write!(f, "{why}")
+            }
+        }
     }
 }
 
@@ -204,6 +229,28 @@ impl TrustSet {
             });
         }
         Ok(())
+    }
+
+    /// The one decision every reader makes: is this receipt signed, strictly, by a
+    /// trusted key that is neither revoked nor used outside its validity window?
+    pub fn check(
+        &self,
+        receipt: Receipt<Unverified>,
+    ) -> Result<(Receipt<Verified>, &Trusted), Refusal> {
+        let Some(t) = self.lookup(&receipt.signature().key) else {
+            return Err(Refusal::Untrusted);
+        };
+        if let Some(why) = t.refuses(timestamp_ms(&receipt.body().result.started_at)) {
+            return Err(if t.revoked {
+                Refusal::Revoked(why)
+            } else {
+                Refusal::Window(why)
+            });
+        }
+        receipt
+            .verify(&t.key)
+            .map(|v| (v, t))
+            .map_err(|e| Refusal::BadSignature(e.to_string()))
     }
 
     /// The trusted key with this OpenSSH fingerprint.

@@ -23,7 +23,7 @@ use crate::store::chain::{RECEIPT_FILE, chain_ref};
 use crate::store::notes::{notes_ref, parse_note};
 use crate::store::{Store, StoreError};
 use crate::sync::writer_matches_key;
-use crate::trust::{TrustSet, timestamp_ms};
+use crate::trust::{Refusal, TrustSet};
 
 /// How many chain entries are read before they are verified together.
 const BATCH: usize = 2048;
@@ -161,23 +161,21 @@ fn check_raw(raw: Raw, repo: &gix::Repository, trust: &TrustSet) -> Checked {
     };
     let signature = match &receipt {
         Err(_) => Ok(()),
-        Ok(r) => match trust.lookup(&r.signature().key) {
-            None => Err((
-                "untrusted",
-                format!(
-                    "signed by {}, which is not a trusted key",
-                    r.signature().key
+        Ok(r) => trust
+            .check(r.clone())
+            .map(|_| ())
+            .map_err(|refusal| match refusal {
+                Refusal::Untrusted => (
+                    "untrusted",
+                    format!(
+                        "signed by {}, which is not a trusted key",
+                        r.signature().key
+                    ),
                 ),
-            )),
-            Some(t) => match t.refuses(timestamp_ms(&r.body().result.started_at)) {
-                Some(why) => Err((if t.revoked { "revoked" } else { "window" }, why)),
-                None => r
-                    .clone()
-                    .verify(&t.key)
-                    .map(|_| ())
-                    .map_err(|e| ("signature", e.to_string())),
-            },
-        },
+                Refusal::Revoked(why) => ("revoked", why),
+                Refusal::Window(why) => ("window", why),
+                Refusal::BadSignature(why) => ("signature", why),
+            }),
     };
     Checked {
         commit: raw.commit,

@@ -664,6 +664,26 @@ fn a_revoked_key_vouches_for_nothing() {
     // Trust is read at the revision named: before the revocation, Bob was trusted.
     let (r, v) = fx.verify(&["--trust", "main~1"]);
     fx.assert_clean(&r, &v);
+    // `log` (which shares the one trust decision) no longer calls Bob's receipts verified
+    let r = fx.ci.receipt(&fx.repo, &["log", "--json"]);
+    let log: Value = serde_json::from_str(&r.stdout).unwrap();
+    for entry in log.as_array().unwrap() {
+        let expected = if entry["writer"] == fx.writers[BOB].as_str() {
+            "untrusted"
+        } else {
+            "verified"
+        };
+        assert_eq!(entry["signature_status"], expected, "{entry}");
+        if expected == "untrusted" {
+            assert!(
+                entry["signature_detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("is revoked"),
+                "{entry}"
+            );
+        }
+    }
 }
 
 #[test]

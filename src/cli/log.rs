@@ -88,7 +88,9 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
         let b = e.receipt.body();
         let mark = match sig {
             SigStatus::Verified(_) => String::new(),
-            SigStatus::Untrusted => format!(" {}", paint(on, "33", "untrusted key")),
+            SigStatus::Untrusted | SigStatus::Refused(_) => {
+                format!(" {}", paint(on, "33", "untrusted key"))
+            }
             SigStatus::Invalid(_) => format!(" {}", paint(on, "31", "INVALID signature")),
         };
         let state = if b.result.passed {

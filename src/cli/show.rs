@@ -12,7 +12,7 @@ use git_receipt::receipt::{Receipt, Unverified};
 use git_receipt::sign::{PublicKey, armor_sshsig};
 use git_receipt::store::chain::ChainEntry;
 use git_receipt::store::{Store, short};
-use git_receipt::trust::TrustSet;
+use git_receipt::trust::{Refusal, TrustSet};
 
 use super::{Context, colour, human_ms, paint, short_id};
 
@@ -76,6 +76,8 @@ pub(super) fn find_receipt(store: &Store, wanted: &str) -> Result<(String, Chain
 pub(super) enum SigStatus {
     Verified(String),
     Untrusted,
+    /// A trusted key, but revoked or used outside its validity window.
+    Refused(String),
     Invalid(String),
 }
 
@@ -85,18 +87,21 @@ impl SigStatus {
         match self {
             SigStatus::Verified(o) => ("verified", Some(o.clone())),
             SigStatus::Untrusted => ("untrusted", None),
+            SigStatus::Refused(why) => ("untrusted", Some(why.clone())),
             SigStatus::Invalid(why) => ("invalid", Some(why.clone())),
         }
     }
 }
 
 pub(super) fn check_signature(trust: &TrustSet, r: &Receipt<Unverified>) -> SigStatus {
-    match trust.lookup(&r.signature().key) {
-        None => SigStatus::Untrusted,
-        Some(t) => match r.clone().verify(&t.key) {
-            Ok(_) => SigStatus::Verified(t.origin.to_string()),
-            Err(e) => SigStatus::Invalid(e.to_string()),
-        },
+    match trust.check(r.clone()) {
+        Ok((_, t)) => SigStatus::Verified(t.origin.to_string()),
+        Err(Refusal::Untrusted) => SigStatus::Untrusted,
+        // a revoked key, or one used outside its window, is not trusted for this receipt
+        Err(refusal @ (Refusal::Revoked(_) | Refusal::Window(_))) => {
+            SigStatus::Refused(refusal.to_string())
+        }
+        Err(Refusal::BadSignature(why)) => SigStatus::Invalid(why),
     }
 }
 
@@ -222,6 +227,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         let sig = match check_signature(&trust, &e.receipt) {
             SigStatus::Verified(o) => format!("verified ({o})"),
             SigStatus::Untrusted => paint(on, "33", "untrusted key"),
+            SigStatus::Refused(why) => paint(on, "33", &format!("untrusted key: {why}")),
             SigStatus::Invalid(why) => paint(on, "31", &format!("INVALID: {why}")),
         };
         out.push_str(&format!(
