@@ -16,10 +16,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
-use gix::objs::tree::EntryKind;
 
 use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, Unverified};
-use crate::store::chain::{RECEIPT_FILE, chain_ref};
+use crate::store::chain::{RECEIPT_FILE, ReceiptFileProblem, chain_ref, read_receipt_file};
 use crate::store::notes::{notes_ref, parse_note};
 use crate::store::{Store, StoreError};
 use crate::sync::writer_matches_key;
@@ -122,40 +121,16 @@ fn read_raw(store: &Store, commit: ObjectId) -> Raw {
     }
 }
 
-/// The bytes of `receipt.json` in a chain commit's tree, checking its shape.
-fn receipt_bytes(repo: &gix::Repository, tree: ObjectId) -> Result<Vec<u8>, String> {
-    let tree = repo
-        .find_tree(tree)
-        .map_err(|e| format!("tree unreadable: {e}"))?;
-    let entry = tree
-        .find_entry(RECEIPT_FILE)
-        .ok_or_else(|| format!("no {RECEIPT_FILE} in its tree"))?;
-    let kind = entry.mode().kind();
-    if kind != EntryKind::Blob {
-        let what = match kind {
-            EntryKind::Tree => "a directory",
-            EntryKind::Link => "a symbolic link",
-            EntryKind::BlobExecutable => "an executable file",
-            EntryKind::Commit => "a submodule",
-            EntryKind::Blob => "a file",
-        };
-        return Err(format!("{RECEIPT_FILE} is {what}, not a regular file"));
-    }
-    let oid = entry.oid().to_owned();
-    let mut blob = repo
-        .find_blob(oid)
-        .map_err(|e| format!("{RECEIPT_FILE} unreadable: {e}"))?;
-    if blob.data.len() > MAX_RECEIPT_BYTES {
-        return Err(format!(
-            "{RECEIPT_FILE} is {} bytes, over the {MAX_RECEIPT_BYTES} byte limit",
-            blob.data.len()
-        ));
-    }
-    Ok(blob.take_data())
-}
-
 fn check_raw(raw: Raw, repo: &gix::Repository, trust: &TrustSet) -> Checked {
-    let receipt = match raw.tree.and_then(|t| receipt_bytes(repo, t)) {
+    let bytes = raw.tree.and_then(|t| {
+        read_receipt_file(repo, t).map_err(|problem| match problem {
+            ReceiptFileProblem::Shape(why) => why,
+            ReceiptFileProblem::Oversized(size) => {
+                format!("{RECEIPT_FILE} is {size} bytes, over the {MAX_RECEIPT_BYTES} byte limit")
+            }
+        })
+    });
+    let receipt = match bytes {
         Err(why) => Err(("shape", why)),
         Ok(bytes) => Receipt::parse(&bytes).map_err(|e| ("format", e.to_string())),
     };

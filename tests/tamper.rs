@@ -1101,7 +1101,7 @@ fn a_receipt_json_that_is_a_tree_is_refused() {
         &fx.verify_main(),
         &fx.writers[ADA],
         "shape",
-        &["receipt.json is a directory, not a regular file"],
+        &["receipt.json is a directory (tree), not a regular file"],
         &["note"],
     );
     assert_eq!(f["commit"], fx.chains[ADA][2].as_str());

@@ -22,6 +22,55 @@ pub const RECEIPT_FILE: &str = "receipt.json";
 /// Name of the optional full output log in a chain commit's tree.
 pub const LOG_FILE: &str = "output.log";
 
+/// What is wrong with the `receipt.json` of a chain commit.
+pub(crate) enum ReceiptFileProblem {
+    /// Missing, not a regular file, or unreadable.
+    Shape(String),
+    /// Larger than [`MAX_RECEIPT_BYTES`] (refused before it is read).
+    Oversized(usize),
+}
+
+/// The bytes of `receipt.json` in a chain commit's tree, checking that it is a
+/// regular file of bounded size. Shared by every reader of chains (the store and
+/// the parallel verifier, which passes its thread's own repository handle).
+pub(crate) fn read_receipt_file(
+    repo: &gix::Repository,
+    tree: ObjectId,
+) -> Result<Vec<u8>, ReceiptFileProblem> {
+    let shape = ReceiptFileProblem::Shape;
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| shape(format!("tree unreadable: {e}")))?;
+    let entry = tree
+        .find_entry(RECEIPT_FILE)
+        .ok_or_else(|| shape(format!("no {RECEIPT_FILE} in its tree")))?;
+    let what = match entry.mode().kind() {
+        EntryKind::Blob => None,
+        EntryKind::BlobExecutable => Some("an executable file"),
+        EntryKind::Link => Some("a symbolic link"),
+        EntryKind::Tree => Some("a directory (tree)"),
+        EntryKind::Commit => Some("a submodule (commit)"),
+    };
+    if let Some(what) = what {
+        return Err(shape(format!(
+            "{RECEIPT_FILE} is {what}, not a regular file"
+        )));
+    }
+    let oid = entry.oid().to_owned();
+    // Refuse an oversized blob before reading it into memory.
+    let header = repo
+        .find_header(oid)
+        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+    let size = usize::try_from(header.size()).unwrap_or(usize::MAX);
+    if size > MAX_RECEIPT_BYTES {
+        return Err(ReceiptFileProblem::Oversized(size));
+    }
+    let mut blob = repo
+        .find_blob(oid)
+        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+    Ok(blob.take_data())
+}
+
 /// One receipt as found in a chain.
 #[derive(Debug, Clone)]
 pub struct ChainEntry {
@@ -83,45 +132,21 @@ impl Store {
             )));
         }
         let tree = c
-            .tree()
-            .map_err(|e| corrupt(format!("tree unreadable: {e}")))?;
-        let entry = tree
-            .find_entry(RECEIPT_FILE)
-            .ok_or_else(|| corrupt(format!("no {RECEIPT_FILE} in its tree")))?;
-        let what = match entry.mode().kind() {
-            EntryKind::Blob => None,
-            EntryKind::BlobExecutable => Some("an executable file"),
-            EntryKind::Link => Some("a symbolic link"),
-            EntryKind::Tree => Some("a directory (tree)"),
-            EntryKind::Commit => Some("a submodule (commit)"),
-        };
-        if let Some(what) = what {
-            return Err(corrupt(format!(
-                "{RECEIPT_FILE} is {what}, not a regular file"
-            )));
-        }
-        let oid = entry.oid().to_owned();
-        // Refuse an oversized blob before reading it into memory.
-        let header = self
-            .repo
-            .find_header(oid)
-            .map_err(|e| corrupt(format!("{RECEIPT_FILE} unreadable: {e}")))?;
-        let size = usize::try_from(header.size()).unwrap_or(usize::MAX);
-        if size > MAX_RECEIPT_BYTES {
-            return Err(StoreError::BadReceipt {
+            .tree_id()
+            .map_err(|e| corrupt(format!("tree unreadable: {e}")))?
+            .detach();
+        let bytes = read_receipt_file(&self.repo, tree).map_err(|problem| match problem {
+            ReceiptFileProblem::Shape(reason) => corrupt(reason),
+            ReceiptFileProblem::Oversized(size) => StoreError::BadReceipt {
                 writer: writer.to_owned(),
                 commit,
                 source: ReceiptError::Oversized {
                     size,
                     max: MAX_RECEIPT_BYTES,
                 },
-            });
-        }
-        let blob = self
-            .repo
-            .find_blob(oid)
-            .map_err(|e| corrupt(format!("{RECEIPT_FILE} unreadable: {e}")))?;
-        let receipt = Receipt::parse(&blob.data).map_err(|source| StoreError::BadReceipt {
+            },
+        })?;
+        let receipt = Receipt::parse(&bytes).map_err(|source| StoreError::BadReceipt {
             writer: writer.to_owned(),
             commit,
             source,
