@@ -260,11 +260,7 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
                 TrustOrigin::Config,
             );
         }
-        let walk_limit = store
-            .config_integer("receipt.walkLimit")
-            .filter(|n| *n > 0)
-            .map(|n| n as usize)
-            .unwrap_or(freshness::DEFAULT_WALK_LIMIT);
+        let walk_limit = super::status::walk_limit(&store)?;
         let outcomes =
             freshness::evaluate(&store, new, &new_contract, &trust, Options { walk_limit })?;
         let mut required: Vec<String> = new_contract

@@ -68,11 +68,7 @@ pub(super) fn evaluate_rev_trusting(
             (t, root.description)
         }
     };
-    let walk_limit = match store.config_integer("receipt.walkLimit") {
-        None => freshness::DEFAULT_WALK_LIMIT,
-        Some(n) if n > 0 => n as usize,
-        Some(n) => bail!("receipt.walkLimit = {n} must be a positive number of commits"),
-    };
+    let walk_limit = walk_limit(store)?;
     let mut states = Vec::new();
     let mut undecided = Vec::new();
     for outcome in freshness::evaluate(store, commit, &contract, &trust, Options { walk_limit })? {
@@ -88,6 +84,15 @@ pub(super) fn evaluate_rev_trusting(
         states,
         undecided,
     })
+}
+
+/// How far `status`, `gate` and the hooks walk back: `receipt.walkLimit`.
+pub(super) fn walk_limit(store: &Store) -> Result<usize> {
+    match store.config_integer("receipt.walkLimit") {
+        None => Ok(freshness::DEFAULT_WALK_LIMIT),
+        Some(n) if n > 0 => Ok(n as usize),
+        Some(n) => bail!("receipt.walkLimit = {n} must be a positive number of commits"),
+    }
 }
 
 /// JSON for one check's state.
