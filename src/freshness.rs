@@ -2,10 +2,11 @@
 //!
 //! The rules (see `docs/freshness.md`), for revision H and check C:
 //!
-//! 1. I = the inputs tree of C at H (computed, not written). Receipts noted on I,
-//!    signed by a trusted key, whose signed `subject.inputs` is I, whose check is C
-//!    and whose definition matches C decide: the most recent one gives present or
-//!    failed. One note lookup per writer, no history needed.
+//! 1. I = the inputs tree of C at H (computed, not written). Receipts the index
+//!    names for I, signed by a trusted key, whose signed `subject.inputs` is I, whose
+//!    check is C and whose definition matches C decide: the most recent one gives
+//!    present or failed. One index lookup, whatever the number of writers; no
+//!    history needed.
 //! 2. Otherwise the nearest ancestor of H (breadth first, bounded) that has a
 //!    trusted receipt for C makes C stale, with the paths that changed since. H
 //!    itself comes first: its receipt for other inputs (made with uncommitted
@@ -14,9 +15,14 @@
 //! 4. Nothing: missing. A walk that reaches a shallow boundary first cannot say
 //!    stale or missing and reports that instead, for that check only.
 //!
-//! Where a note hangs is never trusted: only the signed subject decides.
+//! Notes are never read here: anyone who can push can rewrite a notes ref. The
+//! receipt index ([`crate::store::index`]) only proposes candidates; each is opened
+//! from its chain, and only its signature, its key's trust and its signed subject
+//! decide.
 
 use std::collections::{HashMap, HashSet};
+
+use crate::store::index::{Index, Role, check_hash, definition_prefix};
 
 use gix::ObjectId;
 
@@ -141,17 +147,16 @@ pub fn spec_of(def: &CheckDef) -> CheckSpec {
     }
 }
 
-/// Lazily built view of the notes and the ancestry, shared by all checks of one
-/// revision so that the walk and the note indexes are paid for once.
+/// Lazily built view of the ancestry, shared by all checks of one revision so that
+/// the walk is paid for once; candidates come from the receipt index.
 struct Evaluation<'a> {
     store: &'a Store,
     trust: &'a TrustSet,
-    writers: Vec<String>,
+    index: std::sync::Arc<Index>,
     rev: ObjectId,
     rev_tree: ObjectId,
     opts: Options,
     ancestry: Option<Ancestry>,
-    noted: Option<HashMap<String, HashSet<ObjectId>>>,
 }
 
 /// The ancestors of the revision in BFS order with their distance, and the shallow
@@ -170,6 +175,15 @@ struct Found {
     writer: String,
 }
 
+/// What a lookup is after: receipts for `check` keyed by `object` as `role`, of
+/// one definition or of any.
+struct Wanted<'a> {
+    object: ObjectId,
+    role: Role,
+    check: &'a str,
+    definition: Option<&'a str>,
+}
+
 /// Evaluate every check of `contract` at commit `rev`. A check that only the missing
 /// history of a shallow clone could decide is [`Undecided`]; the others are still
 /// decided (rule 1 needs no history). Any other failure is an error for all.
@@ -183,12 +197,11 @@ pub fn evaluate(
     let mut ev = Evaluation {
         store,
         trust,
-        writers: store.notes_writers()?,
+        index: store.receipt_index()?,
         rev,
         rev_tree: store.commit_tree(rev)?,
         opts,
         ancestry: None,
-        noted: None,
     };
     let mut out = Vec::new();
     for def in &contract.checks {
@@ -206,51 +219,53 @@ pub fn evaluate(
 }
 
 impl Evaluation<'_> {
-    /// Trusted receipts for `check` noted on `object` in every writer's notes, whose
-    /// signed subject satisfies `subject_ok`. Also counts untrusted ones.
-    fn trusted_receipts(
-        &self,
-        object: ObjectId,
-        check: &str,
+    /// The newest trusted receipt the index names for `want`, opened from its chain
+    /// and checked: its signed check name, writer and subject (`subject_ok`), then
+    /// its signature and trust. The index only proposes candidates, newest first;
+    /// each is skipped when it cannot count (another check or definition, a chain
+    /// no trusted key owns) and opened otherwise. Counts in `untrusted` the
+    /// candidates that did not count for want of a trusted signature.
+    fn newest_trusted(
+        &mut self,
+        want: Wanted<'_>,
         subject_ok: impl Fn(&crate::receipt::Subject) -> bool,
         untrusted: &mut usize,
-    ) -> Result<Vec<Found>, FreshnessError> {
-        let mut out = Vec::new();
-        for writer in &self.writers {
-            let Some(lines) = self.store.read_note(writer, object)? else {
+    ) -> Result<Option<Found>, FreshnessError> {
+        let hits = self.store.index_lookup(&mut self.index, &want.object)?;
+        let check = check_hash(want.check);
+        let definition = want.definition.map(definition_prefix);
+        for hit in hits {
+            let rec = hit.record;
+            if hit.role != want.role
+                || rec.check != check
+                || definition.is_some_and(|d| d != rec.definition)
+            {
                 continue;
+            }
+            let writer = self.index.writer(rec.chain).to_owned();
+            if !self.trust.may_sign_as(&writer) {
+                *untrusted += 1;
+                continue;
+            }
+            let Ok(entry) = self.store.chain_entry(&writer, rec.commit) else {
+                continue; // an entry that does not parse counts for nothing
             };
-            for line in lines.iter().filter(|l| l.check == check) {
-                let Ok(entry) = self.store.chain_entry(writer, line.commit) else {
-                    continue; // a note pointing at nothing valid counts for nothing
-                };
-                let r = entry.receipt;
-                if r.id() != line.id
-                    || r.body().check.name != check
-                    || r.body().chain.writer != *writer
-                    || !subject_ok(&r.body().subject)
-                {
-                    continue;
-                }
-                // untrusted, revoked, out of its window or badly signed: counts for nothing
-                match self.trust.check(r) {
-                    Ok((v, _)) => out.push(Found {
-                        receipt: v,
-                        writer: writer.clone(),
-                    }),
-                    Err(_) => *untrusted += 1,
-                }
+            let r = entry.receipt;
+            let b = r.body();
+            if b.check.name != want.check
+                || b.chain.writer != writer
+                || want.definition.is_some_and(|d| b.check.definition != d)
+                || !subject_ok(&b.subject)
+            {
+                continue;
+            }
+            // untrusted, revoked, out of its window or badly signed: counts for nothing
+            match self.trust.check(r) {
+                Ok((receipt, _)) => return Ok(Some(Found { receipt, writer })),
+                Err(_) => *untrusted += 1,
             }
         }
-        // newest first: by start time, then chain position
-        out.sort_by(|a, b| {
-            let (x, y) = (a.receipt.body(), b.receipt.body());
-            y.result
-                .started_at
-                .cmp(&x.result.started_at)
-                .then(y.chain.index.cmp(&x.chain.index))
-        });
-        Ok(out)
+        Ok(None)
     }
 
     fn ancestry(&mut self) -> Result<&Ancestry, FreshnessError> {
@@ -258,17 +273,6 @@ impl Evaluation<'_> {
             self.ancestry = Some(walk_ancestry(self.store, self.rev, self.opts.walk_limit)?);
         }
         Ok(self.ancestry.as_ref().expect("just set"))
-    }
-
-    fn noted(&mut self) -> Result<&HashMap<String, HashSet<ObjectId>>, FreshnessError> {
-        if self.noted.is_none() {
-            let mut map = HashMap::new();
-            for w in &self.writers {
-                map.insert(w.clone(), self.store.noted_objects(w)?);
-            }
-            self.noted = Some(map);
-        }
-        Ok(self.noted.as_ref().expect("just set"))
     }
 
     fn distance_of(&mut self, commit_hex: &str) -> Result<Option<usize>, FreshnessError> {
@@ -326,10 +330,15 @@ impl Evaluation<'_> {
         let inputs = self.store.inputs_tree(self.rev_tree, &def.paths, false)?;
         let inputs_hex = inputs.to_string();
         let mut untrusted = 0;
-        let by_inputs = self.trusted_receipts(
-            inputs,
-            &def.name,
-            |s| s.inputs == inputs_hex,
+        let same_inputs = |s: &crate::receipt::Subject| s.inputs == inputs_hex;
+        let same_definition = self.newest_trusted(
+            Wanted {
+                object: inputs,
+                role: Role::Inputs,
+                check: &def.name,
+                definition: Some(&definition),
+            },
+            same_inputs,
             &mut untrusted,
         )?;
         let mut state = CheckState {
@@ -342,10 +351,7 @@ impl Evaluation<'_> {
             untrusted,
         };
         // Rule 1: same inputs, same definition.
-        if let Some(found) = by_inputs
-            .iter()
-            .find(|f| f.receipt.body().check.definition == definition)
-        {
+        if let Some(found) = same_definition {
             let b = found.receipt.body();
             let distance = self.distance_of(&b.subject.commit)?;
             let short = &b.subject.commit[..7];
@@ -377,14 +383,24 @@ impl Evaluation<'_> {
                 };
             }
             state.decider = Some(Decider {
-                receipt: found.receipt.clone(),
-                writer: found.writer.clone(),
+                receipt: found.receipt,
+                writer: found.writer,
                 distance,
             });
             return Ok(state);
         }
         // Rule 3: same inputs, but the check was defined differently then.
-        if let Some(found) = by_inputs.first() {
+        let any_definition = self.newest_trusted(
+            Wanted {
+                object: inputs,
+                role: Role::Inputs,
+                check: &def.name,
+                definition: None,
+            },
+            same_inputs,
+            &mut 0,
+        )?;
+        if let Some(found) = any_definition {
             let b = found.receipt.body();
             let distance = self.distance_of(&b.subject.commit)?;
             state.state = State::Stale;
@@ -394,8 +410,8 @@ impl Evaluation<'_> {
                 def.name
             );
             state.decider = Some(Decider {
-                receipt: found.receipt.clone(),
-                writer: found.writer.clone(),
+                receipt: found.receipt,
+                writer: found.writer,
                 distance,
             });
             return Ok(state);
@@ -407,15 +423,18 @@ impl Evaluation<'_> {
         order.extend(self.ancestry()?.order.iter().copied());
         let shallow_hit = self.ancestry()?.shallow_hit;
         for (commit, distance) in order {
-            let any_note = self.noted()?.values().any(|set| set.contains(&commit));
-            if !any_note {
-                continue;
-            }
             let hex = commit.to_string();
-            let mut ignored = 0;
-            let found =
-                self.trusted_receipts(commit, &def.name, |s| s.commit == hex, &mut ignored)?;
-            let Some(f) = found.first() else { continue };
+            let found = self.newest_trusted(
+                Wanted {
+                    object: commit,
+                    role: Role::Subject,
+                    check: &def.name,
+                    definition: None,
+                },
+                |s| s.commit == hex,
+                &mut 0,
+            )?;
+            let Some(f) = found else { continue };
             let b = f.receipt.body();
             // Compare with what was tested: the receipt's inputs tree when this
             // repository has it (a dirty run's tree is never pushed), else the commit's.
@@ -461,8 +480,8 @@ impl Evaluation<'_> {
             };
             state.changed_paths = changed;
             state.decider = Some(Decider {
-                receipt: f.receipt.clone(),
-                writer: f.writer.clone(),
+                receipt: f.receipt,
+                writer: f.writer,
                 distance: Some(distance),
             });
             return Ok(state);

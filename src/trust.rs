@@ -260,6 +260,18 @@ impl TrustSet {
             .find(|t| t.key.fingerprint() == fingerprint)
     }
 
+    /// Whether some trusted key could have written chain `writer`: a writer id ends
+    /// in the first 16 bytes of its key's fingerprint digest, so a chain no trusted
+    /// key owns is skipped without opening a receipt of it.
+    pub fn may_sign_as(&self, writer: &str) -> bool {
+        let Some((_, suffix)) = writer.rsplit_once('-') else {
+            return false;
+        };
+        self.keys
+            .iter()
+            .any(|t| hex::encode(&t.key.fingerprint_digest()[..16]) == suffix)
+    }
+
     /// All keys.
     pub fn keys(&self) -> &[Trusted] {
         &self.keys

@@ -11,17 +11,18 @@ use serde_json::json;
 use git_receipt::receipt::{Receipt, Unverified};
 use git_receipt::sign::{PublicKey, armor_sshsig};
 use git_receipt::store::chain::ChainEntry;
+use git_receipt::store::index::Role;
 use git_receipt::store::{Store, short};
 use git_receipt::trust::{Refusal, TrustSet};
 
-use super::{Context, colour, human_ms, paint, short_id};
+use super::{Context, colour, human_ms, paint};
 
 /// Show the receipts whose subject is a revision.
 ///
 /// Lists every receipt, from every writer, whose signed subject is the commit REV
 /// (default HEAD), with its result and whether its signature verifies against a
-/// trusted key. A note that hangs on REV but names another subject is reported
-/// and ignored.
+/// trusted key. Receipts are found through the chains (via the local receipt
+/// index), never through notes.
 ///
 /// To check a receipt with OpenSSH alone:
 ///   git receipt show --body ID > msg
@@ -145,41 +146,29 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let commit = store.resolve_commit(rev)?;
     let trust = ctx.trust(&store)?;
-    let mut shown = Vec::new();
-    for (writer, _) in store.writers()? {
-        let Some(lines) = store.read_note(&writer, commit)? else {
+    // Candidates come from the receipt index (built from the chains, never from
+    // notes); each is opened and listed only if its signed subject is this commit.
+    let mut index = store.receipt_index()?;
+    let mut shown: Vec<(String, ChainEntry)> = Vec::new();
+    for hit in store.index_lookup(&mut index, &commit)? {
+        if hit.role != Role::Subject {
             continue;
-        };
-        for line in lines {
-            let entry = store.chain_entry(&writer, line.commit)?;
-            let r = &entry.receipt;
-            if r.id() != line.id {
-                eprintln!(
-                    "git-receipt: warning: note on {} in {writer} names {} but chain commit {} holds {}; ignored",
-                    short(&commit),
-                    line.id,
-                    short(&line.commit),
-                    r.id()
-                );
-                continue;
-            }
-            if gix::ObjectId::from_hex(r.body().subject.commit.as_bytes()).ok() != Some(commit) {
-                eprintln!(
-                    "git-receipt: warning: a note on {} names receipt {}, whose signed subject is commit {}; ignored",
-                    short(&commit),
-                    short_id(r.id()),
-                    &r.body().subject.commit[..7]
-                );
-                continue;
-            }
-            // a note line given twice (notes merged or copied by hand) lists it once
-            if !shown
-                .iter()
-                .any(|(_, e): &(String, ChainEntry)| e.receipt.id() == r.id())
-            {
-                shown.push((writer.clone(), entry));
-            }
         }
+        let writer = index.writer(hit.record.chain).to_owned();
+        let entry = match store.chain_entry(&writer, hit.record.commit) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("git-receipt: warning: {e}; skipped");
+                continue;
+            }
+        };
+        if gix::ObjectId::from_hex(entry.receipt.body().subject.commit.as_bytes()).ok()
+            != Some(commit)
+            || entry.receipt.body().chain.writer != writer
+        {
+            continue;
+        }
+        shown.push((writer, entry));
     }
     shown.sort_by(|a, b| {
         b.1.receipt

@@ -9,6 +9,7 @@
 //! the next append (or `reindex`) completes.
 
 pub mod chain;
+pub mod index;
 pub mod notes;
 pub mod remote;
 pub mod worktree;
@@ -130,6 +131,8 @@ pub struct Store {
     /// Keeps the alternates directory of a push quarantine alive (see
     /// [`Store::see_quarantine`]).
     _quarantine_view: Option<tempfile::TempDir>,
+    /// The receipt index, once read (see [`index`]).
+    index: std::sync::Mutex<Option<std::sync::Arc<index::Index>>>,
 }
 
 impl Store {
@@ -157,12 +160,14 @@ impl Store {
             repo,
             overrides: Default::default(),
             _quarantine_view: None,
+            index: Default::default(),
         })
     }
 
     /// Make reads see `refname` at `value` (`None`: deleted) instead of its real value.
     pub fn override_ref(&mut self, refname: &str, value: Option<ObjectId>) {
         self.overrides.insert(refname.to_owned(), value);
+        *self.index.get_mut().expect("index slot") = None;
     }
 
     /// The value of a ref as reads should see it.

@@ -1,8 +1,11 @@
 //! The notes index: `refs/notes/receipts/<writer>`.
 //!
-//! Each receipt is noted on its subject commit (so `git log --notes='receipts/*'`
-//! shows it) and on its inputs tree (so a rewrite that keeps the inputs keeps the
-//! receipt). A note holds one line per receipt:
+//! Notes are a display for stock git, never an input to a decision: anyone who
+//! can push can rewrite a notes ref, so status, gate, show, the hooks and fetch read
+//! the chains through the receipt index ([`super::index`]) instead. Each receipt is
+//! noted on its subject commit (so `git log --notes='receipts/*'` shows it) and on
+//! its inputs tree. A note shows the newest receipt per check of its writer on
+//! that object, one line each:
 //!
 //! ```text
 //! <receipt id> <chain commit> <check name> <passed|failed>
@@ -428,10 +431,12 @@ impl Store {
                 }),
                 None => Vec::new(),
             };
+            // A note shows the newest receipt per check of its writer on the object
+            // (lines arrive oldest first), so its size is bounded by the number of
+            // checks, never by how often one commit was checked.
             for l in lines {
-                if !existing.iter().any(|x| x.id == l.id) {
-                    existing.push(l);
-                }
+                existing.retain(|x| x.check != l.check);
+                existing.push(l);
             }
             let text: String = existing.iter().map(NoteLine::format).collect();
             let blob = self

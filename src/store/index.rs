@@ -1,0 +1,1090 @@
+//! The receipt index: a local, derived map from object ids (subject commits and
+//! inputs trees) to the chain entries about them.
+//!
+//! Decisions read chains, never notes (anyone who can push can rewrite a notes
+//! ref), but reading every chain on every `gate` is too slow. So each repository
+//! keeps this index beside its objects, the way git keeps the commit-graph: in the
+//! git directory, never in a ref, never pushed or fetched, rebuilt from the chains
+//! at any time (`git receipt reindex`), and brought up to date incrementally by any
+//! command that reads it. It is only a hint: a decision opens every candidate it
+//! names, checks its signature, trust and signed subject, and a corrupt, stale or
+//! deleted index can only cost time, never make a receipt count.
+//!
+//! # File format (`<git dir>/receipt-index`, version 1, little-endian)
+//!
+//! ```text
+//! header   32 bytes  "GRIX", version u32, chains u32, records u32, keys u32,
+//!                    chain table length u32, 8 reserved bytes
+//! chains   per chain: tip (20), entries indexed u64, name length u16, name
+//! fanout   256 x u32 cumulative key counts by the key's first byte
+//! keys     24 bytes each, sorted: object id (20), record number u32 whose top bit
+//!          says whether the object is the receipt's inputs tree (set) or its
+//!          subject commit (clear)
+//! records  64 bytes each: chain commit (20), chain number u32, chain index u64,
+//!          start time u64 (the digits of `started_at`), first 8 bytes of the
+//!          receipt id, check name hash u32, first 8 bytes of the definition
+//!          digest, flags u8 (1 passed, 2 dirty), 3 zero bytes
+//! crcs     CRC-32 of each 4 KiB block of everything above
+//! trailer  24 bytes: length of everything above u64, blocks u32, CRC-32 of the
+//!          crc table u32, CRC-32 of these first 16 bytes u32, "GRIX"
+//! ```
+//!
+//! A lookup reads the trailer, the crc table, the header, the chain table, one
+//! fanout entry pair and a binary search's worth of key blocks, each block checked
+//! against its CRC before use: O(log n) and independent of the number of writers.
+//! A torn, truncated or corrupt file is detected and rebuilt, never trusted.
+//! Writes take `receipt-index.lock` exclusively, write, fsync and rename, so a
+//! reader sees the old index or the new one.
+//!
+//! `GIT_RECEIPT_INDEX=0` or `git config receipt.index false` turns the file off:
+//! every command then indexes the chains in memory (the debugging switch, like
+//! git's `core.commitGraph`).
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::Write as _;
+use std::os::unix::fs::FileExt as _;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use gix::ObjectId;
+use sha2::{Digest as _, Sha256};
+
+use super::chain::{ReceiptFileProblem, read_receipt_file};
+use super::{STALE_LOCK_AFTER, Store, StoreError, crash_point};
+
+/// The index file's name in the git directory.
+pub const INDEX_FILE: &str = "receipt-index";
+
+const MAGIC: &[u8; 4] = b"GRIX";
+const VERSION: u32 = 1;
+const BLOCK: usize = 4096;
+const HEADER_LEN: usize = 32;
+const FANOUT_LEN: usize = 256 * 4;
+const KEY_LEN: usize = 24;
+const RECORD_LEN: usize = 64;
+const TRAILER_LEN: usize = 24;
+const ROLE_INPUTS: u32 = 1 << 31;
+/// Records are numbered below the role bit.
+const MAX_RECORDS: usize = (ROLE_INPUTS - 1) as usize;
+
+/// Which object of a receipt a key names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The receipt's subject commit.
+    Subject,
+    /// The receipt's inputs tree.
+    Inputs,
+}
+
+/// One chain entry as the index knows it: enough to find it and to skip it
+/// without opening it. Nothing here decides anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// The chain commit that holds the receipt.
+    pub commit: ObjectId,
+    /// The chain (see [`Index::writer`]).
+    pub chain: u32,
+    /// The receipt's index in its chain.
+    pub position: u64,
+    /// `started_at` as a number that sorts like the timestamp (its digits).
+    pub started: u64,
+    /// The first 8 bytes of the receipt id.
+    pub id_prefix: [u8; 8],
+    /// [`check_hash`] of the check name.
+    pub check: u32,
+    /// [`definition_prefix`] of the check's definition digest.
+    pub definition: u64,
+    /// The receipt says it passed.
+    pub passed: bool,
+    /// The receipt covered uncommitted changes.
+    pub dirty: bool,
+}
+
+/// A record found for an object, and which of its objects the object is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// The record.
+    pub record: Record,
+    /// Subject commit or inputs tree.
+    pub role: Role,
+}
+
+/// One chain as indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainInfo {
+    /// The writer id.
+    pub writer: String,
+    /// The tip that was indexed.
+    pub tip: ObjectId,
+    /// How many entries were indexed.
+    pub count: u64,
+}
+
+/// Why the index file cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("the receipt index is unusable: {0}")]
+pub struct Corrupt(String);
+
+/// The hash of a check name kept in records (FNV-1a, 32 bits): a filter only.
+pub fn check_hash(name: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// The first 8 bytes of a `sha256:<hex>` digest (0 when it is not one): a filter only.
+pub fn definition_prefix(digest: &str) -> u64 {
+    digest
+        .strip_prefix("sha256:")
+        .and_then(|h| h.get(..16))
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+        .unwrap_or(0)
+}
+
+/// The first 8 bytes of a receipt id `sha256:<hex>` (zeros when it is not one).
+pub fn id_prefix(id: &str) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    if let Some(h) = id.strip_prefix("sha256:").and_then(|h| h.get(..16)) {
+        let _ = hex::decode_to_slice(h, &mut out);
+    }
+    out
+}
+
+/// `started_at` (`2026-01-31T12:00:00.000Z`) as its digits, which sort like it.
+fn started_key(ts: &str) -> u64 {
+    let digits: String = ts.chars().filter(char::is_ascii_digit).take(19).collect();
+    digits.parse().unwrap_or(0)
+}
+
+/// A record with the two objects it is keyed by.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    record: Record,
+    subject: ObjectId,
+    inputs: ObjectId,
+}
+
+/// The whole index in memory: what is built, updated and written.
+#[derive(Debug, Default)]
+struct Mem {
+    chains: Vec<ChainInfo>,
+    records: Vec<Record>,
+    /// Sorted by object, then record number (with the role bit).
+    keys: Vec<(ObjectId, u32)>,
+}
+
+impl Mem {
+    /// Build from chains (sorted by writer) and their entries.
+    fn from_entries(chains: Vec<(ChainInfo, Vec<Entry>)>) -> Mem {
+        let mut mem = Mem::default();
+        let mut chains = chains;
+        chains.sort_by(|a, b| a.0.writer.cmp(&b.0.writer));
+        for (n, (info, entries)) in chains.into_iter().enumerate() {
+            for e in entries {
+                if mem.records.len() >= MAX_RECORDS {
+                    break;
+                }
+                let r = mem.records.len() as u32;
+                mem.records.push(Record {
+                    chain: n as u32,
+                    ..e.record
+                });
+                mem.keys.push((e.subject, r));
+                mem.keys.push((e.inputs, r | ROLE_INPUTS));
+            }
+            mem.chains.push(info);
+        }
+        mem.keys.sort_unstable();
+        mem
+    }
+
+    /// Every chain's entries, regrouped (the inverse of [`Mem::from_entries`]).
+    fn into_entries(self) -> Vec<(ChainInfo, Vec<Entry>)> {
+        let zero = ObjectId::null(gix::hash::Kind::Sha1);
+        let mut entries: Vec<Entry> = self
+            .records
+            .iter()
+            .map(|r| Entry {
+                record: *r,
+                subject: zero,
+                inputs: zero,
+            })
+            .collect();
+        for (oid, r) in &self.keys {
+            let e = &mut entries[(r & !ROLE_INPUTS) as usize];
+            if r & ROLE_INPUTS != 0 {
+                e.inputs = *oid;
+            } else {
+                e.subject = *oid;
+            }
+        }
+        let mut out: Vec<(ChainInfo, Vec<Entry>)> =
+            self.chains.into_iter().map(|c| (c, Vec::new())).collect();
+        for e in entries {
+            out[e.record.chain as usize].1.push(e);
+        }
+        out
+    }
+
+    fn lookup(&self, oid: &ObjectId) -> Vec<Hit> {
+        let start = self.keys.partition_point(|(k, _)| k < oid);
+        self.keys[start..]
+            .iter()
+            .take_while(|(k, _)| k == oid)
+            .map(|(_, r)| hit(self.records[(r & !ROLE_INPUTS) as usize], *r))
+            .collect()
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut chains = Vec::new();
+        for c in &self.chains {
+            chains.extend_from_slice(c.tip.as_bytes());
+            chains.extend_from_slice(&c.count.to_le_bytes());
+            chains.extend_from_slice(&(c.writer.len() as u16).to_le_bytes());
+            chains.extend_from_slice(c.writer.as_bytes());
+        }
+        let mut out = Vec::with_capacity(
+            HEADER_LEN
+                + chains.len()
+                + FANOUT_LEN
+                + self.keys.len() * KEY_LEN
+                + self.records.len() * RECORD_LEN,
+        );
+        out.extend_from_slice(MAGIC);
+        for n in [
+            VERSION,
+            self.chains.len() as u32,
+            self.records.len() as u32,
+            self.keys.len() as u32,
+            chains.len() as u32,
+        ] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&chains);
+        let mut fanout = [0u32; 256];
+        for (oid, _) in &self.keys {
+            fanout[oid.as_bytes()[0] as usize] += 1;
+        }
+        let mut total = 0;
+        for f in fanout {
+            total += f;
+            out.extend_from_slice(&total.to_le_bytes());
+        }
+        for (oid, r) in &self.keys {
+            out.extend_from_slice(oid.as_bytes());
+            out.extend_from_slice(&r.to_le_bytes());
+        }
+        for r in &self.records {
+            out.extend_from_slice(r.commit.as_bytes());
+            out.extend_from_slice(&r.chain.to_le_bytes());
+            out.extend_from_slice(&r.position.to_le_bytes());
+            out.extend_from_slice(&r.started.to_le_bytes());
+            out.extend_from_slice(&r.id_prefix);
+            out.extend_from_slice(&r.check.to_le_bytes());
+            out.extend_from_slice(&r.definition.to_le_bytes());
+            out.push(u8::from(r.passed) | (u8::from(r.dirty) << 1));
+            out.extend_from_slice(&[0; 3]);
+        }
+        let body_len = out.len();
+        let crcs: Vec<u8> = out
+            .chunks(BLOCK)
+            .flat_map(|b| crc32fast::hash(b).to_le_bytes())
+            .collect();
+        let blocks = (crcs.len() / 4) as u32;
+        out.extend_from_slice(&crcs);
+        let mut trailer = Vec::with_capacity(TRAILER_LEN);
+        trailer.extend_from_slice(&(body_len as u64).to_le_bytes());
+        trailer.extend_from_slice(&blocks.to_le_bytes());
+        trailer.extend_from_slice(&crc32fast::hash(&crcs).to_le_bytes());
+        let self_crc = crc32fast::hash(&trailer);
+        trailer.extend_from_slice(&self_crc.to_le_bytes());
+        trailer.extend_from_slice(MAGIC);
+        out.extend_from_slice(&trailer);
+        out
+    }
+}
+
+fn hit(record: Record, r: u32) -> Hit {
+    Hit {
+        record,
+        role: if r & ROLE_INPUTS != 0 {
+            Role::Inputs
+        } else {
+            Role::Subject
+        },
+    }
+}
+
+fn decode_record(b: &[u8]) -> Record {
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+    Record {
+        commit: ObjectId::from_bytes_or_panic(&b[..20]),
+        chain: u32_at(20),
+        position: u64_at(24),
+        started: u64_at(32),
+        id_prefix: b[40..48].try_into().expect("8 bytes"),
+        check: u32_at(48),
+        definition: u64_at(52),
+        passed: b[60] & 1 != 0,
+        dirty: b[60] & 2 != 0,
+    }
+}
+
+/// The index file, read block by block, each block checked before use.
+#[derive(Debug)]
+struct FileView {
+    file: File,
+    body_len: usize,
+    crcs: Vec<u32>,
+    blocks: Mutex<HashMap<usize, Vec<u8>>>,
+    chains: Vec<ChainInfo>,
+    records: usize,
+    keys: usize,
+    fanout_at: usize,
+    keys_at: usize,
+    records_at: usize,
+}
+
+impl FileView {
+    fn open(path: &std::path::Path) -> Result<Option<FileView>, Corrupt> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Corrupt(format!("cannot open it: {e}"))),
+        };
+        let len = file
+            .metadata()
+            .map_err(|e| Corrupt(format!("cannot stat it: {e}")))?
+            .len() as usize;
+        let bad = |why: &str| Corrupt(why.to_owned());
+        if len < HEADER_LEN + FANOUT_LEN + TRAILER_LEN {
+            return Err(bad("too short (truncated?)"));
+        }
+        let mut trailer = [0u8; TRAILER_LEN];
+        file.read_exact_at(&mut trailer, (len - TRAILER_LEN) as u64)
+            .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
+        if &trailer[20..] != MAGIC
+            || crc32fast::hash(&trailer[..16])
+                != u32::from_le_bytes(trailer[16..20].try_into().expect("4"))
+        {
+            return Err(bad("its trailer is damaged (truncated or torn)"));
+        }
+        let body_len = u64::from_le_bytes(trailer[..8].try_into().expect("8")) as usize;
+        let blocks = u32::from_le_bytes(trailer[8..12].try_into().expect("4")) as usize;
+        if body_len.div_ceil(BLOCK) != blocks || body_len + blocks * 4 + TRAILER_LEN != len {
+            return Err(bad("its length does not match its trailer"));
+        }
+        let mut table = vec![0u8; blocks * 4];
+        file.read_exact_at(&mut table, body_len as u64)
+            .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
+        if crc32fast::hash(&table) != u32::from_le_bytes(trailer[12..16].try_into().expect("4")) {
+            return Err(bad("its block checksums are damaged"));
+        }
+        let crcs = table
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+            .collect();
+        let mut view = FileView {
+            file,
+            body_len,
+            crcs,
+            blocks: Mutex::new(HashMap::new()),
+            chains: Vec::new(),
+            records: 0,
+            keys: 0,
+            fanout_at: 0,
+            keys_at: 0,
+            records_at: 0,
+        };
+        let header = view.read(0, HEADER_LEN)?;
+        if &header[..4] != MAGIC {
+            return Err(bad("it does not start like a receipt index"));
+        }
+        let u32_at =
+            |o: usize| u32::from_le_bytes(header[o..o + 4].try_into().expect("4")) as usize;
+        if u32_at(4) != VERSION as usize {
+            return Err(Corrupt(format!(
+                "it has version {}, not {VERSION}",
+                u32_at(4)
+            )));
+        }
+        let (n_chains, records, keys, chains_len) = (u32_at(8), u32_at(12), u32_at(16), u32_at(20));
+        view.fanout_at = HEADER_LEN + chains_len;
+        view.keys_at = view.fanout_at + FANOUT_LEN;
+        view.records_at = view.keys_at + keys * KEY_LEN;
+        if view.records_at + records * RECORD_LEN != body_len || keys != records * 2 {
+            return Err(bad("its sections do not add up"));
+        }
+        view.records = records;
+        view.keys = keys;
+        let table = view.read(HEADER_LEN, chains_len)?;
+        let mut at = 0;
+        for _ in 0..n_chains {
+            let fixed = table
+                .get(at..at + 30)
+                .ok_or_else(|| bad("its chain table is cut short"))?;
+            let tip = ObjectId::from_bytes_or_panic(&fixed[..20]);
+            let count = u64::from_le_bytes(fixed[20..28].try_into().expect("8"));
+            let n = u16::from_le_bytes(fixed[28..30].try_into().expect("2")) as usize;
+            let name = table
+                .get(at + 30..at + 30 + n)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .ok_or_else(|| bad("its chain table is damaged"))?;
+            view.chains.push(ChainInfo {
+                writer: name.to_owned(),
+                tip,
+                count,
+            });
+            at += 30 + n;
+        }
+        if at != chains_len {
+            return Err(bad("its chain table has trailing bytes"));
+        }
+        Ok(Some(view))
+    }
+
+    /// `len` bytes at `offset` of the body, every block they touch checked.
+    fn read(&self, offset: usize, len: usize) -> Result<Vec<u8>, Corrupt> {
+        if offset + len > self.body_len {
+            return Err(Corrupt("a read runs past its end".into()));
+        }
+        let mut out = Vec::with_capacity(len);
+        let mut cache = self.blocks.lock().expect("index block cache");
+        let mut at = offset;
+        while at < offset + len {
+            let n = at / BLOCK;
+            let block = match cache.entry(n) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let start = n * BLOCK;
+                    let size = BLOCK.min(self.body_len - start);
+                    let mut block = vec![0u8; size];
+                    self.file
+                        .read_exact_at(&mut block, start as u64)
+                        .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
+                    if crc32fast::hash(&block) != self.crcs[n] {
+                        return Err(Corrupt(format!("block {n} fails its checksum")));
+                    }
+                    v.insert(block)
+                }
+            };
+            let from = at - n * BLOCK;
+            let take = (offset + len - at).min(block.len() - from);
+            out.extend_from_slice(&block[from..from + take]);
+            at += take;
+        }
+        Ok(out)
+    }
+
+    fn key(&self, i: usize) -> Result<(ObjectId, u32), Corrupt> {
+        let b = self.read(self.keys_at + i * KEY_LEN, KEY_LEN)?;
+        Ok((
+            ObjectId::from_bytes_or_panic(&b[..20]),
+            u32::from_le_bytes(b[20..24].try_into().expect("4")),
+        ))
+    }
+
+    fn record(&self, r: u32) -> Result<Record, Corrupt> {
+        let n = (r & !ROLE_INPUTS) as usize;
+        if n >= self.records {
+            return Err(Corrupt("a key names a record that does not exist".into()));
+        }
+        let rec = decode_record(&self.read(self.records_at + n * RECORD_LEN, RECORD_LEN)?);
+        if rec.chain as usize >= self.chains.len() {
+            return Err(Corrupt("a record names a chain that does not exist".into()));
+        }
+        Ok(rec)
+    }
+
+    fn lookup(&self, oid: &ObjectId) -> Result<Vec<Hit>, Corrupt> {
+        let first = oid.as_bytes()[0] as usize;
+        let fan = self.read(self.fanout_at, FANOUT_LEN)?;
+        let at =
+            |i: usize| u32::from_le_bytes(fan[i * 4..i * 4 + 4].try_into().expect("4")) as usize;
+        let (mut lo, hi) = (if first == 0 { 0 } else { at(first - 1) }, at(first));
+        if lo > hi || hi > self.keys {
+            return Err(Corrupt("its fanout table is damaged".into()));
+        }
+        let mut h = hi;
+        while lo < h {
+            let mid = (lo + h) / 2;
+            if self.key(mid)?.0 < *oid {
+                lo = mid + 1;
+            } else {
+                h = mid;
+            }
+        }
+        let mut out = Vec::new();
+        let mut i = lo;
+        while i < hi {
+            let (k, r) = self.key(i)?;
+            if k != *oid {
+                break;
+            }
+            out.push(hit(self.record(r)?, r));
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    fn to_mem(&self) -> Result<Mem, Corrupt> {
+        let keys_bytes = self.read(self.keys_at, self.keys * KEY_LEN)?;
+        let mut keys = Vec::with_capacity(self.keys);
+        for k in keys_bytes.chunks(KEY_LEN) {
+            let r = u32::from_le_bytes(k[20..24].try_into().expect("4"));
+            if (r & !ROLE_INPUTS) as usize >= self.records {
+                return Err(Corrupt("a key names a record that does not exist".into()));
+            }
+            keys.push((ObjectId::from_bytes_or_panic(&k[..20]), r));
+        }
+        let rec_bytes = self.read(self.records_at, self.records * RECORD_LEN)?;
+        let mut records = Vec::with_capacity(self.records);
+        for b in rec_bytes.chunks(RECORD_LEN) {
+            let r = decode_record(b);
+            if r.chain as usize >= self.chains.len() {
+                return Err(Corrupt("a record names a chain that does not exist".into()));
+            }
+            records.push(r);
+        }
+        // every record is keyed exactly twice: by its subject and by its inputs
+        let mut seen = vec![0u8; records.len()];
+        for (_, r) in &keys {
+            seen[(r & !ROLE_INPUTS) as usize] |= if r & ROLE_INPUTS != 0 { 2 } else { 1 };
+        }
+        if seen.iter().any(|s| *s != 3) {
+            return Err(Corrupt(
+                "a record is not keyed by both of its objects".into(),
+            ));
+        }
+        Ok(Mem {
+            chains: self.chains.clone(),
+            records,
+            keys,
+        })
+    }
+}
+
+#[derive(Debug)]
+enum Inner {
+    File(FileView),
+    Mem(Mem),
+}
+
+/// The receipt index, up to date with the chains when handed out by
+/// [`Store::receipt_index`].
+#[derive(Debug)]
+pub struct Index {
+    inner: Inner,
+}
+
+impl Index {
+    /// Every indexed chain, sorted by writer id.
+    pub fn chains(&self) -> &[ChainInfo] {
+        match &self.inner {
+            Inner::File(f) => &f.chains,
+            Inner::Mem(m) => &m.chains,
+        }
+    }
+
+    /// The writer id of chain number `chain`.
+    pub fn writer(&self, chain: u32) -> &str {
+        &self.chains()[chain as usize].writer
+    }
+
+    /// Every record keyed by `oid`, newest first (start time, then chain index).
+    pub fn lookup(&self, oid: &ObjectId) -> Result<Vec<Hit>, Corrupt> {
+        let mut hits = match &self.inner {
+            Inner::File(f) => f.lookup(oid)?,
+            Inner::Mem(m) => m.lookup(oid),
+        };
+        hits.sort_by(|a, b| {
+            (b.record.started, b.record.position, b.record.chain).cmp(&(
+                a.record.started,
+                a.record.position,
+                a.record.chain,
+            ))
+        });
+        Ok(hits)
+    }
+
+    /// Every (object, hit) pair, for whole-repository checks such as `verify`.
+    pub fn all(&self) -> Result<Vec<(ObjectId, Hit)>, Corrupt> {
+        let owned;
+        let mem = match &self.inner {
+            Inner::File(f) => {
+                owned = f.to_mem()?;
+                &owned
+            }
+            Inner::Mem(m) => m,
+        };
+        Ok(mem
+            .keys
+            .iter()
+            .map(|(oid, r)| (*oid, hit(mem.records[(r & !ROLE_INPUTS) as usize], *r)))
+            .collect())
+    }
+
+    fn into_mem(self) -> Result<Mem, Corrupt> {
+        match self.inner {
+            Inner::File(f) => f.to_mem(),
+            Inner::Mem(m) => Ok(m),
+        }
+    }
+}
+
+/// What indexing one chain commit needs from its receipt. Parsed leniently: the
+/// index is a hint, and the decision parses the receipt strictly when it opens it.
+#[derive(serde::Deserialize)]
+struct Light {
+    receipt: LightBody,
+}
+
+#[derive(serde::Deserialize)]
+struct LightBody {
+    chain: LightChain,
+    subject: LightSubject,
+    check: LightCheck,
+    result: LightResult,
+}
+
+#[derive(serde::Deserialize)]
+struct LightChain {
+    index: u64,
+}
+
+#[derive(serde::Deserialize)]
+struct LightSubject {
+    commit: String,
+    inputs: String,
+    dirty: bool,
+}
+
+#[derive(serde::Deserialize)]
+struct LightCheck {
+    name: String,
+    definition: String,
+}
+
+#[derive(serde::Deserialize)]
+struct LightResult {
+    passed: bool,
+    started_at: String,
+}
+
+/// The index entry for one receipt's stored bytes, or `None` when they are not a
+/// receipt (the entry is then simply not indexed; `verify` reports it).
+fn light_entry(commit: ObjectId, bytes: &[u8]) -> Option<Entry> {
+    let l: Light = serde_json::from_slice(bytes).ok()?;
+    // The body's canonical bytes sit between `{"receipt":` and `,"signature":{`.
+    const SIG: &[u8] = br#","signature":{"#;
+    let end = bytes.windows(SIG.len()).rposition(|w| w == SIG)?;
+    let body = bytes.get(br#"{"receipt":"#.len()..end)?;
+    let digest = Sha256::digest(body);
+    let b = l.receipt;
+    Some(Entry {
+        record: Record {
+            commit,
+            chain: 0,
+            position: b.chain.index,
+            started: started_key(&b.result.started_at),
+            id_prefix: digest[..8].try_into().expect("8 bytes"),
+            check: check_hash(&b.check.name),
+            definition: definition_prefix(&b.check.definition),
+            passed: b.result.passed,
+            dirty: b.subject.dirty,
+        },
+        subject: ObjectId::from_hex(b.subject.commit.as_bytes()).ok()?,
+        inputs: ObjectId::from_hex(b.subject.inputs.as_bytes()).ok()?,
+    })
+}
+
+/// Whether the index file is turned off (`GIT_RECEIPT_INDEX=0`, `receipt.index=false`).
+fn file_disabled(store: &Store) -> bool {
+    if let Some(v) = std::env::var_os("GIT_RECEIPT_INDEX") {
+        return v == "0" || v == "false";
+    }
+    store
+        .repo
+        .config_snapshot()
+        .boolean("receipt.index")
+        .is_some_and(|on| !on)
+}
+
+impl Store {
+    /// Where the index file lives.
+    pub fn index_path(&self) -> PathBuf {
+        self.repo.common_dir().join(INDEX_FILE)
+    }
+
+    /// The receipt index, brought up to date with every chain first (and written
+    /// back, unless reads see proposed refs, as in a server hook, or the file is
+    /// turned off). Cached for the life of this `Store`, and checked against the
+    /// chain tips on every call.
+    pub fn receipt_index(&self) -> Result<std::sync::Arc<Index>, StoreError> {
+        let mut slot = self.index.lock().expect("index slot");
+        let current = match slot.take() {
+            Some(i) => Some(i),
+            None => self.open_index_file().map(std::sync::Arc::new),
+        };
+        let fresh = self.update_index(current, false)?;
+        *slot = Some(fresh.clone());
+        Ok(fresh)
+    }
+
+    /// Rebuild the index from the chains alone, ignoring the file, and write it.
+    pub fn rebuild_index(&self) -> Result<std::sync::Arc<Index>, StoreError> {
+        let mut slot = self.index.lock().expect("index slot");
+        let fresh = self.update_index(None, true)?;
+        *slot = Some(fresh.clone());
+        Ok(fresh)
+    }
+
+    /// Candidates for `oid`: [`Index::lookup`] on the current index, rebuilt from
+    /// the chains when a damaged block turns up during the lookup.
+    pub fn index_lookup(
+        &self,
+        index: &mut std::sync::Arc<Index>,
+        oid: &ObjectId,
+    ) -> Result<Vec<Hit>, StoreError> {
+        match index.lookup(oid) {
+            Ok(h) => Ok(h),
+            Err(why) => {
+                eprintln!(
+                    "git-receipt: notice: {why}; rebuilding {} from the chains",
+                    self.index_path().display()
+                );
+                *index = self.rebuild_index()?;
+                Ok(index
+                    .lookup(oid)
+                    .expect("an index built in memory is whole"))
+            }
+        }
+    }
+
+    fn open_index_file(&self) -> Option<Index> {
+        if file_disabled(self) {
+            return None;
+        }
+        let path = self.index_path();
+        match FileView::open(&path) {
+            Ok(Some(view)) => Some(Index {
+                inner: Inner::File(view),
+            }),
+            Ok(None) => None,
+            Err(why) => {
+                eprintln!(
+                    "git-receipt: notice: {why} ({}); rebuilding it from the chains",
+                    path.display()
+                );
+                None
+            }
+        }
+    }
+
+    /// Index whatever the chains have that `current` lacks; `force` ignores it.
+    fn update_index(
+        &self,
+        current: Option<std::sync::Arc<Index>>,
+        force: bool,
+    ) -> Result<std::sync::Arc<Index>, StoreError> {
+        let tips: Vec<(String, ObjectId)> = self
+            .writers()?
+            .into_iter()
+            .filter(|(w, _)| crate::receipt::is_valid_writer_id(w))
+            .collect();
+        let current = if force { None } else { current };
+        if let Some(idx) = &current {
+            let same = idx.chains().len() == tips.len()
+                && idx
+                    .chains()
+                    .iter()
+                    .zip(&tips)
+                    .all(|(c, (w, t))| c.writer == *w && c.tip == *t);
+            if same {
+                return Ok(idx.clone());
+            }
+        }
+        let old = match current {
+            None => Mem::default(),
+            Some(arc) => match std::sync::Arc::try_unwrap(arc) {
+                Ok(idx) => idx.into_mem(),
+                Err(arc) => match &arc.inner {
+                    Inner::File(f) => f.to_mem(),
+                    Inner::Mem(m) => Ok(Mem {
+                        chains: m.chains.clone(),
+                        records: m.records.clone(),
+                        keys: m.keys.clone(),
+                    }),
+                },
+            }
+            .unwrap_or_else(|why| {
+                eprintln!("git-receipt: notice: {why}; rebuilding it from the chains");
+                Mem::default()
+            }),
+        };
+        let mut by_writer: HashMap<String, (ChainInfo, Vec<Entry>)> = old
+            .into_entries()
+            .into_iter()
+            .map(|(c, e)| (c.writer.clone(), (c, e)))
+            .collect();
+        let mut chains = Vec::with_capacity(tips.len());
+        for (writer, tip) in tips {
+            let known = by_writer.remove(&writer);
+            match known {
+                Some((info, entries)) if info.tip == tip => chains.push((info, entries)),
+                known => chains.push(self.index_chain(&writer, tip, known)?),
+            }
+        }
+        let mem = Mem::from_entries(chains);
+        if self.overrides.is_empty() && !file_disabled(self) {
+            self.write_index_file(&mem);
+        }
+        Ok(std::sync::Arc::new(Index {
+            inner: Inner::Mem(mem),
+        }))
+    }
+
+    /// Index one chain from `tip`, reusing what `known` indexed when the chain
+    /// still descends from it; a chain that moved backwards or sideways is
+    /// re-indexed whole, and said so.
+    fn index_chain(
+        &self,
+        writer: &str,
+        tip: ObjectId,
+        known: Option<(ChainInfo, Vec<Entry>)>,
+    ) -> Result<(ChainInfo, Vec<Entry>), StoreError> {
+        let stop = known.as_ref().map(|(i, _)| i.tip);
+        let mut walked: Vec<(ObjectId, ObjectId)> = Vec::new(); // (commit, tree)
+        let mut reached_stop = false;
+        let mut seen = HashSet::new();
+        let mut next = Some(tip);
+        while let Some(c) = next {
+            if Some(c) == stop {
+                reached_stop = true;
+                break;
+            }
+            if !seen.insert(c) {
+                break;
+            }
+            let commit = match self.repo.find_commit(c) {
+                Ok(commit) => commit,
+                Err(e) => {
+                    eprintln!(
+                        "git-receipt: warning: chain {writer} is unreadable at {c} ({e}); indexed the {} receipts above it\nhint: `git receipt verify` reports it",
+                        walked.len()
+                    );
+                    break;
+                }
+            };
+            next = commit.parent_ids().next().map(|p| p.detach());
+            match commit.tree_id() {
+                Ok(t) => walked.push((c, t.detach())),
+                Err(_) => continue,
+            }
+        }
+        let mut entries = Vec::new();
+        let mut count = 0;
+        if let Some((info, old)) = known {
+            if reached_stop {
+                entries = old;
+                count = info.count;
+            } else {
+                eprintln!(
+                    "git-receipt: notice: chain {writer} no longer descends from {}, the tip indexed before (now {tip}): it moved backwards or was rewritten; re-indexed it\nhint: `git receipt verify --checkpoint FILE` tells a rollback from a legitimate update",
+                    info.tip
+                );
+            }
+        }
+        count += walked.len() as u64;
+        // newest first from the walk; store oldest first
+        walked.reverse();
+        entries.extend(self.light_entries(&walked));
+        Ok((
+            ChainInfo {
+                writer: writer.to_owned(),
+                tip,
+                count,
+            },
+            entries,
+        ))
+    }
+
+    /// Read and parse the receipts of chain commits, on every core for long lists.
+    fn light_entries(&self, commits: &[(ObjectId, ObjectId)]) -> Vec<Entry> {
+        let one = |repo: &gix::Repository, (commit, tree): &(ObjectId, ObjectId)| {
+            match read_receipt_file(repo, *tree) {
+                Ok(bytes) => light_entry(*commit, &bytes),
+                Err(ReceiptFileProblem::Shape(_) | ReceiptFileProblem::Oversized(_)) => None,
+            }
+        };
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8);
+        if threads == 1 || commits.len() < 256 {
+            return commits.iter().filter_map(|c| one(&self.repo, c)).collect();
+        }
+        let shared = self.repo.clone().into_sync();
+        let chunk = commits.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = commits
+                .chunks(chunk)
+                .map(|part| {
+                    let shared = &shared;
+                    s.spawn(move || {
+                        let repo = shared.to_thread_local();
+                        part.iter()
+                            .filter_map(|c| one(&repo, c))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("indexing threads do not panic"))
+                .collect()
+        })
+    }
+
+    /// Write the index file atomically; give up quietly when another process holds
+    /// the lock or the git directory is read-only (the next reader writes it).
+    fn write_index_file(&self, mem: &Mem) {
+        let path = self.index_path();
+        let lock = path.with_extension("lock");
+        let stale = std::fs::metadata(&lock)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_LOCK_AFTER);
+        if stale {
+            let _ = std::fs::remove_file(&lock);
+        }
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)
+        else {
+            return;
+        };
+        let written = file.write_all(&mem.encode()).and_then(|_| file.sync_all());
+        crash_point("index-write");
+        if written.is_err() || std::fs::rename(&lock, &path).is_err() {
+            let _ = std::fs::remove_file(&lock);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oid(n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    fn entry(n: u8, subject: u8, inputs: u8) -> Entry {
+        Entry {
+            record: Record {
+                commit: oid(n),
+                chain: 0,
+                position: n as u64,
+                started: 20260101000000000 + n as u64,
+                id_prefix: [n; 8],
+                check: check_hash("test"),
+                definition: 7,
+                passed: n.is_multiple_of(2),
+                dirty: false,
+            },
+            subject: oid(subject),
+            inputs: oid(inputs),
+        }
+    }
+
+    fn sample() -> Mem {
+        Mem::from_entries(vec![
+            (
+                ChainInfo {
+                    writer: "b-00".into(),
+                    tip: oid(9),
+                    count: 2,
+                },
+                vec![entry(1, 100, 200), entry(2, 100, 201)],
+            ),
+            (
+                ChainInfo {
+                    writer: "a-00".into(),
+                    tip: oid(8),
+                    count: 1,
+                },
+                vec![entry(3, 101, 200)],
+            ),
+        ])
+    }
+
+    fn view_of(bytes: &[u8]) -> Result<Option<FileView>, Corrupt> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("idx");
+        std::fs::write(&path, bytes).unwrap();
+        FileView::open(&path)
+    }
+
+    #[test]
+    fn the_file_answers_like_memory() {
+        let mem = sample();
+        let view = view_of(&mem.encode()).unwrap().unwrap();
+        assert_eq!(view.chains, mem.chains);
+        for o in [100, 101, 200, 201, 5] {
+            assert_eq!(
+                view.lookup(&oid(o)).unwrap(),
+                mem.lookup(&oid(o)),
+                "object {o}"
+            );
+        }
+        assert_eq!(mem.lookup(&oid(200)).len(), 2);
+        let back = view.to_mem().unwrap();
+        assert_eq!(back.records, mem.records);
+        assert_eq!(back.keys, mem.keys);
+    }
+
+    #[test]
+    fn every_damaged_byte_is_caught() {
+        let bytes = sample().encode();
+        for i in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[i] ^= 0x40;
+            let caught = match view_of(&bad) {
+                Err(_) => true,
+                Ok(None) => false,
+                Ok(Some(v)) => v.to_mem().is_err() || v.lookup(&oid(100)).is_err(),
+            };
+            assert!(
+                caught,
+                "a flipped byte at {i} of {} went unnoticed",
+                bytes.len()
+            );
+        }
+        for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+            assert!(view_of(&bytes[..cut]).is_err(), "truncated to {cut}");
+        }
+    }
+
+    #[test]
+    fn light_entries_take_the_body_digest_as_id() {
+        let body = r#"{"chain":{"index":4,"prev":null,"writer":"w"},"check":{"definition":"sha256:00000000000000ff","name":"test"},"result":{"passed":true,"started_at":"2026-01-02T03:04:05.678Z"},"subject":{"commit":"1111111111111111111111111111111111111111","dirty":false,"inputs":"2222222222222222222222222222222222222222"}}"#;
+        let bytes =
+            format!(r#"{{"receipt":{body},"signature":{{"alg":"ed25519","key":"k","sig":"s"}}}}"#);
+        let e = light_entry(oid(1), bytes.as_bytes()).unwrap();
+        let id = crate::receipt::id_of(body.as_bytes());
+        assert_eq!(e.record.id_prefix, id_prefix(&id));
+        assert_eq!(e.record.position, 4);
+        assert_eq!(e.record.started, 20260102030405678);
+        assert_eq!(e.record.definition, 0xff);
+        assert!(light_entry(oid(1), b"{}").is_none());
+    }
+}
