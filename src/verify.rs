@@ -19,6 +19,7 @@ use gix::ObjectId;
 
 use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, Unverified};
 use crate::store::chain::{RECEIPT_FILE, ReceiptFileProblem, chain_ref, read_receipt_file};
+use crate::store::index::{Record, Role, id_prefix};
 use crate::store::notes::{notes_ref, parse_note};
 use crate::store::{Store, StoreError};
 use crate::sync::writer_matches_key;
@@ -57,6 +58,8 @@ pub struct Report {
     pub note_lines: u64,
     /// Everything wrong, in chain order.
     pub findings: Vec<Finding>,
+    /// What is worth mending but decides nothing (notes that lag their chain).
+    pub warnings: Vec<Finding>,
     /// The tip of every chain as verified.
     pub tips: BTreeMap<String, String>,
 }
@@ -84,13 +87,6 @@ struct Checked {
     parents: Vec<ObjectId>,
     receipt: Result<Receipt<Unverified>, (&'static str, String)>,
     signature: Result<(), (&'static str, String)>,
-}
-
-/// What a note line needs to know about a receipt.
-struct Known {
-    id: String,
-    commit: String,
-    inputs: String,
 }
 
 fn read_raw(store: &Store, commit: ObjectId) -> Raw {
@@ -218,7 +214,6 @@ pub fn verify(
 ) -> Result<Report, StoreError> {
     let mut report = Report::default();
     let shared = store.repo().clone().into_sync();
-    let mut known_by_writer: HashMap<String, HashMap<ObjectId, Known>> = HashMap::new();
     let mut all_ids: HashSet<String> = HashSet::new();
     // (writer, index, id, commit, supersedes) to check once every id is known
     let mut supersedes: Vec<(String, u64, String, ObjectId, String)> = Vec::new();
@@ -226,7 +221,6 @@ pub fn verify(
     for (writer, tip) in store.writers()? {
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
-        let known = known_by_writer.entry(writer.clone()).or_default();
         let mut finding =
             |index: Option<u64>, id: Option<&str>, commit: ObjectId, kind, reason: String| {
                 report.findings.push(Finding {
@@ -353,14 +347,6 @@ pub fn verify(
                     supersedes.push((writer.clone(), idx, id.clone(), e.commit, s.clone()));
                 }
                 all_ids.insert(id.clone());
-                known.insert(
-                    e.commit,
-                    Known {
-                        id: id.clone(),
-                        commit: b.subject.commit.clone(),
-                        inputs: b.subject.inputs.clone(),
-                    },
-                );
                 child = Some((idx, b.chain.prev.clone(), e.commit));
             }
             progress(report.receipts);
@@ -378,21 +364,75 @@ pub fn verify(
             });
         }
     }
-    verify_notes(store, &known_by_writer, &mut report)?;
+    verify_notes(store, &mut report)?;
     if let Some(cp) = checkpoint {
         verify_checkpoint(store, cp, &mut report)?;
     }
     Ok(report)
 }
 
-fn verify_notes(
-    store: &Store,
-    known_by_writer: &HashMap<String, HashMap<ObjectId, Known>>,
-    report: &mut Report,
-) -> Result<(), StoreError> {
+/// Notes are a display: a note line that names no receipt of its writer's chain,
+/// another receipt than its chain commit holds, or a receipt about another object
+/// is a finding (someone edited the display); a chain entry that its writer's
+/// notes do not show where they should (the newest receipt per check on each
+/// object) is only a warning, mended by `git receipt reindex`. Read through the
+/// receipt index, which is built from the chains, so this costs the same whether
+/// the chains were verified whole or from a checkpoint.
+fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
+    let index = store.receipt_index()?;
+    let all = match index.all() {
+        Ok(all) => all,
+        Err(_) => store
+            .rebuild_index()?
+            .all()
+            .expect("an index built in memory is whole"),
+    };
+    // per chain: chain commit -> (id prefix, subject, inputs)
+    struct Seen {
+        id_prefix: [u8; 8],
+        subject: Option<ObjectId>,
+        inputs: Option<ObjectId>,
+    }
+    let mut by_chain: HashMap<u32, HashMap<ObjectId, Seen>> = HashMap::new();
+    // per chain and object: the newest record per check, which its note should show
+    let mut newest: HashMap<(u32, ObjectId, u32), Record> = HashMap::new();
+    for (object, hit) in &all {
+        let r = hit.record;
+        let seen = by_chain
+            .entry(r.chain)
+            .or_default()
+            .entry(r.commit)
+            .or_insert(Seen {
+                id_prefix: r.id_prefix,
+                subject: None,
+                inputs: None,
+            });
+        match hit.role {
+            Role::Subject => seen.subject = Some(*object),
+            Role::Inputs => seen.inputs = Some(*object),
+        }
+        newest
+            .entry((r.chain, *object, r.check))
+            .and_modify(|n| {
+                if r.position > n.position {
+                    *n = r;
+                }
+            })
+            .or_insert(r);
+    }
+    let chain_of: HashMap<&str, u32> = index
+        .chains()
+        .iter()
+        .enumerate()
+        .map(|(n, c)| (c.writer.as_str(), n as u32))
+        .collect();
     let empty = HashMap::new();
+    // what each writer's notes show: (chain, object) -> chain commits named
+    let mut shown: HashMap<(u32, ObjectId), HashSet<ObjectId>> = HashMap::new();
+    let mut readable_notes: HashSet<u32> = HashSet::new();
     for writer in store.notes_writers()? {
-        let known = known_by_writer.get(&writer).unwrap_or(&empty);
+        let chain = chain_of.get(writer.as_str()).copied();
+        let known = chain.and_then(|c| by_chain.get(&c)).unwrap_or(&empty);
         let refname = notes_ref(&writer);
         let entries = match store.note_entries(&writer) {
             Ok(e) => e,
@@ -408,6 +448,9 @@ fn verify_notes(
                 continue;
             }
         };
+        if let Some(c) = chain {
+            readable_notes.insert(c);
+        }
         for (object, blob) in entries {
             let mut finding = |id: Option<String>, reason: String| {
                 report.findings.push(Finding {
@@ -437,33 +480,72 @@ fn verify_notes(
                     None => finding(
                         Some(line.id.clone()),
                         format!(
-                            "note on {} names receipt {} at {}, which is in no verified chain of {writer}",
+                            "note on {} names receipt {} at {}, which is in no chain of {writer}",
                             &hex[..7],
                             line.id,
                             line.commit
                         ),
                     ),
-                    Some(k) if k.id != line.id => finding(
+                    Some(k) if k.id_prefix != id_prefix(&line.id) => finding(
                         Some(line.id.clone()),
                         format!(
-                            "note names {} but chain commit {} holds {}",
-                            line.id, line.commit, k.id
+                            "note names {} but chain commit {} holds another receipt",
+                            line.id, line.commit
                         ),
                     ),
-                    Some(k) if k.commit != hex && k.inputs != hex => finding(
+                    Some(k) if k.subject != Some(object) && k.inputs != Some(object) => finding(
                         Some(line.id.clone()),
                         format!(
                             "note on {} names receipt {} whose signed subject is commit {} (inputs {}): the note was copied or moved",
                             &hex[..7],
                             line.id,
-                            &k.commit[..7],
-                            &k.inputs[..7]
+                            k.subject
+                                .map(|o| o.to_hex_with_len(7).to_string())
+                                .unwrap_or_default(),
+                            k.inputs
+                                .map(|o| o.to_hex_with_len(7).to_string())
+                                .unwrap_or_default(),
                         ),
                     ),
-                    Some(_) => {}
+                    Some(_) => {
+                        if let Some(c) = chain {
+                            shown.entry((c, object)).or_default().insert(line.commit);
+                        }
+                    }
                 }
             }
         }
+    }
+    let mut missing: Vec<(u32, ObjectId, Record)> = newest
+        .into_iter()
+        .filter(|((chain, object, _), r)| {
+            !shown
+                .get(&(*chain, *object))
+                .is_some_and(|s| s.contains(&r.commit))
+        })
+        .map(|((chain, object, _), r)| (chain, object, r))
+        .collect();
+    missing.sort_by_key(|(chain, object, r)| (*chain, r.position, *object));
+    for (chain, object, r) in missing {
+        let writer = index.writer(chain).to_owned();
+        let why = if readable_notes.contains(&chain) {
+            "its writer's notes do not show it"
+        } else {
+            "its writer has no readable notes"
+        };
+        report.warnings.push(Finding {
+            chain: writer,
+            index: Some(r.position),
+            id: None,
+            commit: Some(object.to_string()),
+            kind: "note",
+            reason: format!(
+                "receipt #{} (chain commit {}) is about {}, but {why}; `git receipt reindex` rebuilds the notes (a display only: decisions read the chains)",
+                r.position,
+                r.commit.to_hex_with_len(7),
+                object.to_hex_with_len(7)
+            ),
+        });
     }
     Ok(())
 }

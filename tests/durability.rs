@@ -3,7 +3,9 @@
 //! A crash is injected after each write step with `GIT_RECEIPT_TEST_STOP_AFTER`
 //! (the process aborts, as under `kill -9`), and real `kill -9` is sent to writers
 //! in flight. Afterwards `git fsck` must be clean, the chain linear and gap-free,
-//! and the next write must complete any notes the crash cut off.
+//! every receipt found (through the receipt index, exactly once), and the next write
+//! must complete any notes the crash cut off (a note shows the newest receipt per
+//! check of its writer).
 
 mod common;
 use common::Env;
@@ -55,6 +57,34 @@ fn assert_fsck_clean(env: &Env, repo: &Path) {
     );
 }
 
+/// Ids of the receipts `git receipt show REV --json` lists (found through the
+/// chains and the receipt index, never notes), in its order.
+fn shown_ids(env: &Env, repo: &Path, rev: &str) -> Vec<String> {
+    let r = env.receipt(repo, &["show", rev, "--json"]);
+    assert_eq!(r.code, 0, "{r}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The ids of `log`, sorted, and the id of its newest receipt.
+fn sorted_ids(log: &[serde_json::Value]) -> Vec<String> {
+    let mut ids: Vec<String> = log
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
 /// Ids listed by the note on `object` in the writer's notes (stock git reads them).
 fn noted_ids(env: &Env, repo: &Path, writer: &str, object: &str) -> Vec<String> {
     let r = env.git(
@@ -91,14 +121,16 @@ fn crash_after_each_write_step_leaves_a_consistent_repository() {
         let log = assert_chain_valid(&env, &repo);
         let writer = env.only_writer(&repo);
         let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
-        let noted: HashSet<String> = noted_ids(&env, &repo, &writer, &head).into_iter().collect();
-        for r in &log {
-            assert!(
-                noted.contains(r["id"].as_str().unwrap()),
-                "receipt {} noted after crash at {step}",
-                r["id"]
-            );
-        }
+        assert_eq!(
+            sorted(shown_ids(&env, &repo, "HEAD")),
+            sorted_ids(&log),
+            "every receipt found exactly once after a crash at {step}"
+        );
+        assert_eq!(
+            noted_ids(&env, &repo, &writer, &head),
+            vec![log.last().unwrap()["id"].as_str().unwrap().to_owned()],
+            "the note shows the newest receipt after a crash at {step}"
+        );
         assert_fsck_clean(&env, &repo);
     }
 }
@@ -177,8 +209,16 @@ fn kill_9_at_random_points_of_a_write_loop_keeps_the_chain_valid() {
     let log = assert_chain_valid(&env, &repo);
     let writer = env.only_writer(&repo);
     let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
-    let noted: HashSet<String> = noted_ids(&env, &repo, &writer, &head).into_iter().collect();
-    assert_eq!(noted.len(), log.len(), "every receipt noted exactly once");
+    assert_eq!(
+        sorted(shown_ids(&env, &repo, "HEAD")),
+        sorted_ids(&log),
+        "every receipt found exactly once, by id"
+    );
+    assert_eq!(
+        noted_ids(&env, &repo, &writer, &head),
+        vec![log.last().unwrap()["id"].as_str().unwrap().to_owned()],
+        "the note shows the newest receipt"
+    );
 }
 
 use std::os::unix::process::CommandExt;
@@ -218,14 +258,17 @@ fn eight_concurrent_writers_of_one_chain_lose_nothing() {
     assert_eq!(ids.len(), 200, "all distinct");
     let writer = env.only_writer(&repo);
     let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
-    let noted = noted_ids(&env, &repo, &writer, &head);
     assert_eq!(
-        noted.len(),
-        200,
-        "the note on HEAD lists every receipt once"
+        sorted(shown_ids(&env, &repo, "HEAD")),
+        sorted_ids(&log),
+        "show finds every receipt once"
     );
-    let noted: HashSet<String> = noted.into_iter().collect();
-    assert!(ids.iter().all(|id| noted.contains(*id)));
+    // two checks were written (run test, record test): one line, the newest
+    assert_eq!(
+        noted_ids(&env, &repo, &writer, &head),
+        vec![log.last().unwrap()["id"].as_str().unwrap().to_owned()],
+        "the note on HEAD shows the newest receipt only"
+    );
     assert_fsck_clean(&env, &repo);
 }
 
@@ -259,20 +302,27 @@ fn hundred_receipts_fsck_strict_clean_and_gc_loses_nothing() {
     assert_fsck_clean(&env, &repo);
     let after = env.receipt_ok(&repo, &["log", "--json"]).stdout;
     assert_eq!(before, after, "gc --prune=now loses no receipt");
-    // every receipt is still reachable through its notes, by commit and by inputs tree
+    // every receipt is still found through the chains by its commit, and the notes
+    // show the newest receipt per check on each commit and inputs tree
     let writer = env.only_writer(&repo);
+    let mut newest: HashMap<(String, String), String> = HashMap::new();
+    for r in &log {
+        let id = r["id"].as_str().unwrap().to_owned();
+        let check = r["check"].as_str().unwrap().to_owned();
+        newest.insert(
+            (r["commit"].as_str().unwrap().to_owned(), check.clone()),
+            id.clone(),
+        );
+        newest.insert((inputs_of[&id].clone(), check), id);
+    }
+    let mut shown_by_commit: HashMap<String, Vec<String>> = HashMap::new();
     for r in &log {
         let id = r["id"].as_str().unwrap();
-        assert!(
-            noted_ids(&env, &repo, &writer, r["commit"].as_str().unwrap())
-                .iter()
-                .any(|n| n == id)
-        );
-        assert!(
-            noted_ids(&env, &repo, &writer, &inputs_of[id])
-                .iter()
-                .any(|n| n == id)
-        );
+        let commit = r["commit"].as_str().unwrap();
+        let shown = shown_by_commit
+            .entry(commit.to_owned())
+            .or_insert_with(|| shown_ids(&env, &repo, commit));
+        assert!(shown.iter().any(|n| n == id), "{id} found by its commit");
         // the log blob (when there was output) survives gc too
         let chain_commit = r["chain_commit"].as_str().unwrap();
         if r["check"] == "test" {
@@ -281,6 +331,12 @@ fn hundred_receipts_fsck_strict_clean_and_gc_loses_nothing() {
                 &["cat-file", "-e", &format!("{chain_commit}:output.log")],
             );
         }
+    }
+    for ((object, check), id) in &newest {
+        assert!(
+            noted_ids(&env, &repo, &writer, object).contains(id),
+            "the note on {object} shows {id}, the newest {check} receipt"
+        );
     }
 }
 
@@ -294,7 +350,11 @@ fn reindex_rebuilds_deleted_and_corrupted_notes_from_the_chain() {
     let writer = env.only_writer(&repo);
     let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
     let before = noted_ids(&env, &repo, &writer, &head);
-    assert_eq!(before.len(), 3);
+    assert_eq!(
+        before.len(),
+        1,
+        "the note shows the newest receipt of check test"
+    );
     // corrupt the note with stock git, then delete another writer-free ref entirely
     env.git_ok(
         &repo,
@@ -308,11 +368,22 @@ fn reindex_rebuilds_deleted_and_corrupted_notes_from_the_chain() {
             &head,
         ],
     );
-    let r = env.receipt(&repo, &["show"]);
-    assert_ne!(r.code, 0, "a corrupt note is reported: {r}");
-    assert!(r.stderr.contains("git receipt reindex"), "{r}");
+    // decisions never read notes: show still finds all three receipts
+    assert_eq!(shown_ids(&env, &repo, "HEAD").len(), 3);
+    let r = env.receipt(&repo, &["verify"]);
+    assert_eq!(r.code, 1, "a corrupt note is a finding: {r}");
+    assert!(r.stdout.contains("is corrupt at line 1"), "{r}");
+    assert!(
+        r.stderr
+            .contains("notes do not show it; `git receipt reindex` rebuilds the notes"),
+        "the receipt the note no longer shows is a warning: {r}"
+    );
     let r = env.receipt_ok(&repo, &["reindex"]);
-    assert!(r.stderr.contains("rebuilt notes for 1 chain"), "{r}");
+    assert!(
+        r.stderr
+            .contains("rebuilt the receipt index (3 receipts) and the notes of 1 chain"),
+        "{r}"
+    );
     assert_eq!(noted_ids(&env, &repo, &writer, &head), before);
     env.git_ok(
         &repo,

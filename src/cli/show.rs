@@ -155,13 +155,8 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
             continue;
         }
         let writer = index.writer(hit.record.chain).to_owned();
-        let entry = match store.chain_entry(&writer, hit.record.commit) {
-            Ok(e) => e,
-            Err(e) => {
-                eprintln!("git-receipt: warning: {e}; skipped");
-                continue;
-            }
-        };
+        // fail closed: a corrupt receipt about this commit is an error, not a gap
+        let entry = store.chain_entry(&writer, hit.record.commit)?;
         if gix::ObjectId::from_hex(entry.receipt.body().subject.commit.as_bytes()).ok()
             != Some(commit)
             || entry.receipt.body().chain.writer != writer

@@ -161,12 +161,16 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "receipts": report.receipts,
             "note_lines": report.note_lines,
             "findings": report.findings,
+            "warnings": report.warnings,
             "tips": report.tips,
             "checkpoint_written": recorded,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print_findings(&report);
+        for w in &report.warnings {
+            eprintln!("git-receipt: warning: {} {}", w.chain, w.reason);
+        }
         eprintln!(
             "git-receipt: verified {} receipts in {} chains and {} note lines against {described}: {}",
             report.receipts,

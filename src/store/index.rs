@@ -682,10 +682,16 @@ struct LightResult {
 fn light_entry(commit: ObjectId, bytes: &[u8]) -> Option<Entry> {
     let l: Light = serde_json::from_slice(bytes).ok()?;
     // The body's canonical bytes sit between `{"receipt":` and `,"signature":{`.
+    // Stored bytes that are not canonical are still indexed (with no id), so that
+    // the decision opens them and refuses them loudly.
     const SIG: &[u8] = br#","signature":{"#;
-    let end = bytes.windows(SIG.len()).rposition(|w| w == SIG)?;
-    let body = bytes.get(br#"{"receipt":"#.len()..end)?;
-    let digest = Sha256::digest(body);
+    let id = bytes
+        .windows(SIG.len())
+        .rposition(|w| w == SIG)
+        .and_then(|end| bytes.get(br#"{"receipt":"#.len()..end))
+        .filter(|_| bytes.starts_with(br#"{"receipt":"#))
+        .map(|body| Sha256::digest(body)[..8].try_into().expect("8 bytes"))
+        .unwrap_or([0; 8]);
     let b = l.receipt;
     Some(Entry {
         record: Record {
@@ -693,7 +699,7 @@ fn light_entry(commit: ObjectId, bytes: &[u8]) -> Option<Entry> {
             chain: 0,
             position: b.chain.index,
             started: started_key(&b.result.started_at),
-            id_prefix: digest[..8].try_into().expect("8 bytes"),
+            id_prefix: id,
             check: check_hash(&b.check.name),
             definition: definition_prefix(&b.check.definition),
             passed: b.result.passed,
@@ -859,7 +865,11 @@ impl Store {
         tip: ObjectId,
         known: Option<(ChainInfo, Vec<Entry>)>,
     ) -> Result<(ChainInfo, Vec<Entry>), StoreError> {
+        // A chain indexed incompletely (cut by a shallow fetch, or a missing object)
+        // was recorded with a null tip, so it is read again whole until it is whole.
+        let known = known.filter(|(i, _)| !i.tip.is_null());
         let stop = known.as_ref().map(|(i, _)| i.tip);
+        let mut complete = true;
         let mut walked: Vec<(ObjectId, ObjectId)> = Vec::new(); // (commit, tree)
         let mut reached_stop = false;
         let mut seen = HashSet::new();
@@ -876,9 +886,10 @@ impl Store {
                 Ok(commit) => commit,
                 Err(e) => {
                     eprintln!(
-                        "git-receipt: warning: chain {writer} is unreadable at {c} ({e}); indexed the {} receipts above it\nhint: `git receipt verify` reports it",
+                        "git-receipt: warning: chain {writer} is unreadable at {c} ({e}); only the {} receipts above it count\nhint: a shallow fetch (--depth) cuts chains: fetch refs/receipts/* in full; `git receipt verify` reports the chain",
                         walked.len()
                     );
+                    complete = false;
                     break;
                 }
             };
@@ -908,7 +919,11 @@ impl Store {
         Ok((
             ChainInfo {
                 writer: writer.to_owned(),
-                tip,
+                tip: if complete {
+                    tip
+                } else {
+                    ObjectId::null(gix::hash::Kind::Sha1)
+                },
                 count,
             },
             entries,
@@ -1086,5 +1101,11 @@ mod tests {
         assert_eq!(e.record.started, 20260102030405678);
         assert_eq!(e.record.definition, 0xff);
         assert!(light_entry(oid(1), b"{}").is_none());
+        let reordered = format!(r#"{{"signature":{{"alg":"ed25519"}},"receipt":{body}}}"#);
+        let e = light_entry(oid(1), reordered.as_bytes()).unwrap();
+        assert_eq!(
+            e.record.id_prefix, [0; 8],
+            "not canonical: indexed without an id"
+        );
     }
 }
