@@ -330,10 +330,7 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
             continue;
         };
         let (trusted, label) = match u.old {
-            Some(old) => (
-                old,
-                format!("{} (its tip before this push)", old.to_hex_with_len(7)),
-            ),
+            Some(old) => (old, format!("{} ({})", u.name, old.to_hex_with_len(7))),
             None => match creation_baseline(&store, &u.name, &protected)? {
                 Some((name, tip)) => (tip, format!("{name} ({})", tip.to_hex_with_len(7))),
                 None => {

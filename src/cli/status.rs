@@ -205,9 +205,9 @@ pub(super) fn require_trusted_checks(
         .collect();
         if !changed.is_empty() {
             report.notices.push(format!(
-                "required check {:?} is defined differently here than at {label} ({} changed); the definition here is the one evaluated",
+                "required check {:?} is defined differently here than at {label}: its {} changed; the definition here is the one evaluated",
                 now.name,
-                changed.join(", ")
+                changed.join(" and ")
             ));
         }
     }
