@@ -299,6 +299,19 @@ fn a_branch_that_removes_required_true_still_needs_the_check_at_gate_and_at_the_
         server_ref(&env, &bare, "main"),
         Some(env.git_ok(&dir, &["rev-parse", "feature"]))
     );
+
+    // retiring the check, step two (docs/trust.md): main no longer requires it,
+    // so a push that deletes it needs no receipt for it
+    let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    let (start, end) = (
+        contract.find("[check \"test\"]").unwrap(),
+        contract.find("[check \"docs\"]").unwrap(),
+    );
+    let retired = format!("{}{}", &contract[..start], &contract[end..]);
+    std::fs::write(dir.join(".gitreceipts"), retired).unwrap();
+    commit_src_change(&env, &dir, "pub fn after_retirement() {}\n");
+    let r = raw_push(&env, &dir, &["feature:main"]);
+    assert_eq!(r.code, 0, "{r}");
 }
 
 #[test]
