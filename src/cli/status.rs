@@ -327,3 +327,88 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     print!("{}", render_rows(&states, on));
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contract(text: &str) -> Contract {
+        Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap()
+    }
+
+    fn present(name: &str, required: bool) -> CheckState {
+        CheckState {
+            name: name.into(),
+            required,
+            state: State::Present,
+            decider: None,
+            reason: String::new(),
+            changed_paths: Vec::new(),
+            untrusted: 0,
+        }
+    }
+
+    fn report(states: Vec<CheckState>) -> RevReport {
+        RevReport {
+            rev: "HEAD".into(),
+            commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
+            trust_root: String::new(),
+            states,
+            undecided: Vec::new(),
+            undeclared: Vec::new(),
+            notices: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn checks_required_at_the_trusted_revision_stay_required_and_redefinitions_are_noticed() {
+        let trusted = contract(
+            "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\trequired = true\n\
+             [check \"lint\"]\n\trun = cargo clippy\n\trequired = true\n\
+             [check \"docs\"]\n\trun = mdbook build\n\
+             [check \"bench\"]\n\trun = cargo bench\n\tenv = CI\n",
+        );
+        // test: no longer required, another path; lint: deleted; docs: redefined
+        // but required nowhere; bench: required here only, env changed
+        let here = contract(
+            "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\tpath = tests\n\
+             [check \"docs\"]\n\trun = true\n\
+             [check \"bench\"]\n\trun = cargo bench\n\trequired = true\n",
+        );
+        let mut r = report(vec![
+            present("test", false),
+            present("docs", false),
+            present("bench", true),
+        ]);
+        require_trusted_checks(&mut r, &here, &trusted, "origin/main");
+        let required: Vec<(&str, bool, &str)> = r
+            .states
+            .iter()
+            .map(|s| (s.name.as_str(), s.required, s.state.as_str()))
+            .collect();
+        assert_eq!(
+            required,
+            [
+                ("test", true, "present"),
+                ("docs", false, "present"),
+                ("bench", true, "present"),
+                ("lint", true, "missing"),
+            ]
+        );
+        assert_eq!(
+            r.states[3].reason,
+            "required at origin/main but no longer declared in .gitreceipts here"
+        );
+        assert_eq!(r.undeclared, ["lint"]);
+        assert!(r.fix(&r.states[3]).starts_with("declare [check \"lint\"]"));
+        assert_eq!(r.fix(&r.states[0]), "git receipt run test");
+        assert_eq!(
+            r.notices,
+            [
+                "required check \"test\" is defined differently here than at origin/main: its path changed; the definition here is the one evaluated",
+                "required check \"bench\" is defined differently here than at origin/main: its env changed; the definition here is the one evaluated",
+            ],
+            "docs changed too, but nothing requires it"
+        );
+    }
+}
