@@ -229,7 +229,8 @@ fn pre_push_blocks_without_fresh_receipts_and_pushes_them_when_fresh() {
         remote_refs(&env, &dir, &url, "refs/notes/receipts/*").len(),
         1
     );
-    // deletions and tags pass without receipts
+    // tags pass this client-side hook without receipts (deletions too; the
+    // server refuses deleting a protected branch or a chain: tests/server_bypass.rs)
     env.git_ok(&dir, &["tag", "v1", "HEAD~1"]);
     let r = env.git(&dir, &["push", "origin", "v1"]);
     assert_eq!(r.code, 0, "tags pass: {r}");

@@ -9,15 +9,19 @@ use serde_json::json;
 
 use git_receipt::freshness::{CheckState, State};
 
-use super::status::{evaluate_rev_trusting, render_rows, state_json};
+use super::status::{Baseline, evaluate_rev_trusting, render_rows, state_json};
 use super::{Context, colour};
 
 /// Exit 0 when every required check is present at every named revision.
 ///
 /// Required checks are those with `required = true` in .gitreceipts at each
-/// revision, or the ones named with --require. Exits 1 when any is missing, failed
-/// or stale (printing each with the command that fixes it), 2 when it cannot
-/// decide (for example a shallow clone whose history ends before an answer).
+/// revision, or the ones named with --require. With --trust REV (or --verify, whose
+/// trusted revision is the merge base with the default branch), the checks
+/// required at that trusted revision are required too, so a branch cannot drop a
+/// requirement by editing .gitreceipts; one it no longer declares reads missing.
+/// Exits 1 when any is missing, failed or stale (printing each with the command
+/// that fixes it), 2 when it cannot decide (for example a shallow clone whose
+/// history ends before an answer).
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// The revisions to gate (default HEAD).
@@ -47,6 +51,15 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let trust = match &args.trust {
         Some(rev) => Some(super::verify::verifier_trust(ctx, &store, Some(rev), None)?),
         None => None,
+    };
+    // the revision trust comes from also says which checks are required
+    let baseline = match &args.trust {
+        Some(rev) => Baseline::At {
+            commit: store.resolve_commit(rev)?,
+            label: rev.clone(),
+        },
+        None if args.verify => Baseline::TrustRoot,
+        None => Baseline::Own,
     };
     if args.verify {
         let (t, described) = match &trust {
@@ -79,7 +92,10 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
     for rev in &revs {
-        let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref())?;
+        let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), &baseline)?;
+        for notice in &report.notices {
+            eprintln!("git-receipt: notice: {rev}: {notice}");
+        }
         // Only required checks matter: one that the history here cannot decide
         // makes the gate unable to decide (exit 2); the others are not its business.
         let required_undecided = report.undecided.iter().position(|u| {
@@ -125,6 +141,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             "ok": failing.is_empty(),
             "trust": report.trust_root,
             "checks": required.iter().map(|s| state_json(s)).collect::<Vec<_>>(),
+            "notices": report.notices,
         }));
         if required.is_empty() {
             text.push_str(&format!(
@@ -144,7 +161,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             ));
             text.push_str(&render_rows(&failing, on));
             for s in &failing {
-                text.push_str(&format!("  fix: git receipt run {}\n", s.name));
+                text.push_str(&format!("  fix: {}\n", report.fix(s)));
             }
         }
     }

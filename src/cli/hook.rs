@@ -8,14 +8,13 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, Subcommand};
 
-use git_receipt::contract::Contract;
-use git_receipt::freshness::{self, CheckState, Options, State};
+use git_receipt::freshness::{CheckState, State};
 use git_receipt::hooks::{self, HookChange};
 use git_receipt::store::Store;
 use git_receipt::trust::{TrustOrigin, TrustSet};
 
 use super::Context;
-use super::status::{evaluate_rev, render_rows};
+use super::status::{Baseline, contract_at, evaluate_rev, evaluate_rev_trusting, render_rows};
 
 /// Install the pre-push hook (or, with --server, the pre-receive hook).
 ///
@@ -50,8 +49,9 @@ enum HookName {
         /// The remote's URL.
         url: Option<String>,
     },
-    /// Refuse updates of protected branches whose new tip lacks present receipts.
-    /// Reads git's pre-receive input on stdin.
+    /// Refuse updates and creations of protected branches whose new tip lacks
+    /// present receipts, deleting a protected branch, and any update of a receipt
+    /// chain that is not a fast-forward. Reads git's pre-receive input on stdin.
     PreReceive,
 }
 
@@ -217,95 +217,192 @@ fn protected_branches(store: &Store) -> Vec<String> {
     }
 }
 
-fn contract_at(store: &Store, commit: gix::ObjectId) -> Result<Contract> {
-    Ok(match store.contract_at(commit)? {
-        Some(bytes) => Contract::parse(
-            &bytes,
-            std::path::Path::new(&format!(".gitreceipts at {}", commit.to_hex_with_len(7))),
-        )?,
-        None => Contract::default(),
-    })
+/// Why an update of receipt chain `u` is refused, if it is: a chain is append-only,
+/// so a push may create one or add receipts on top of it, never rewind, replace or
+/// delete it. Ancestry is read from the pushed objects (the quarantine).
+fn chain_refusal(store: &Store, u: &hooks::ReceivedRef) -> Option<String> {
+    let old = u.old?; // a new chain is fine
+    let Some(new) = u.new else {
+        return Some(format!(
+            "{}: deleting a receipt chain by push is refused: chains are append-only\n",
+            u.name
+        ));
+    };
+    match store.is_ancestor(old, new) {
+        Ok(true) => None,
+        Ok(false) => Some(format!(
+            "{}: not a fast-forward ({} -> {}): chains are append-only, so a push may only add receipts on top of the chain the server has\n",
+            u.name,
+            old.to_hex_with_len(7),
+            new.to_hex_with_len(7)
+        )),
+        Err(e) => Some(format!(
+            "{}: cannot tell that {} descends from {} ({e}): chains are append-only, so only a fast-forward is accepted\n",
+            u.name,
+            new.to_hex_with_len(7),
+            old.to_hex_with_len(7)
+        )),
+    }
+}
+
+/// The branch whose tip gives signers and required checks to a protected branch
+/// that this push creates: the server's default branch (what HEAD names) when it
+/// exists and is not the one being created, else another protected branch that
+/// exists. `None` when there is none (the very first push).
+fn creation_baseline(
+    store: &Store,
+    created: &str,
+    protected: &[String],
+) -> Result<Option<(String, gix::ObjectId)>> {
+    let head = match store.repo().head_name() {
+        Ok(Some(name)) => Some(name.as_bstr().to_string()),
+        _ => None,
+    };
+    for name in head.iter().chain(protected) {
+        if name == created {
+            continue;
+        }
+        let Some(mut r) = store
+            .repo()
+            .try_find_reference(name.as_str())
+            .with_context(|| format!("reading {name}"))?
+        else {
+            continue;
+        };
+        let tip = r
+            .peel_to_commit()
+            .with_context(|| format!("resolving {name} to a commit"))?
+            .id;
+        return Ok(Some((name.clone(), tip)));
+    }
+    Ok(None)
+}
+
+/// The signers the server trusts when judging an update: those at the trusted
+/// revision, plus `receipt.trustedKey` in the server's config.
+fn server_trust(store: &Store, trusted: gix::ObjectId, label: &str) -> Result<(TrustSet, String)> {
+    let mut trust = TrustSet::default();
+    trust.add_contract(&contract_at(store, trusted, label)?);
+    for line in store.config_strings("receipt.trustedKey") {
+        trust.add(
+            git_receipt::sign::PublicKey::from_openssh(&line)
+                .with_context(|| format!("git config receipt.trustedKey = {line:?}"))?,
+            TrustOrigin::Config,
+        );
+    }
+    Ok((
+        trust,
+        format!("signers of .gitreceipts at {label} and receipt.trustedKey"),
+    ))
 }
 
 fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     let mut store = ctx.store()?;
     store.see_quarantine()?;
     let updates = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
+    let mut refused = String::new();
+    let mut chains_refused = Vec::new();
+    for u in updates
+        .iter()
+        .filter(|u| u.name.starts_with("refs/receipts/"))
+    {
+        if let Some(why) = chain_refusal(&store, u) {
+            refused.push_str(&why);
+            chains_refused.push(u.name.as_str());
+        }
+    }
     // receipts that arrive in this same push count: reads see the proposed refs
+    // (notes refs are display only and free to move)
     for u in &updates {
         if u.name.starts_with("refs/receipts/") || u.name.starts_with("refs/notes/receipts/") {
             store.override_ref(&u.name, u.new);
         }
     }
     let protected = protected_branches(&store);
-    let mut refused = String::new();
-    for u in &updates {
-        let (Some(new), true) = (u.new, protected.contains(&u.name)) else {
-            continue;
-        };
-        let Some(old) = u.old else {
-            eprintln!(
-                "git-receipt: {} is created by this push; there is no previous tip to take signers from, so it is not gated",
-                u.name
-            );
-            continue;
-        };
-        let old_contract = contract_at(&store, old)?;
-        let new_contract = contract_at(&store, new)?;
-        let mut trust = TrustSet::default();
-        trust.add_contract(&old_contract);
-        for line in store.config_strings("receipt.trustedKey") {
-            trust.add(
-                git_receipt::sign::PublicKey::from_openssh(&line)?,
-                TrustOrigin::Config,
-            );
-        }
-        let walk_limit = super::status::walk_limit(&store)?;
-        let outcomes =
-            freshness::evaluate(&store, new, &new_contract, &trust, Options { walk_limit })?;
-        let mut required: Vec<String> = new_contract
-            .checks
-            .iter()
-            .filter(|c| c.required)
-            .map(|c| c.name.clone())
-            .collect();
-        for c in old_contract.checks.iter().filter(|c| c.required) {
-            if !required.contains(&c.name) {
-                required.push(c.name.clone());
-            }
-        }
-        let mut failing = Vec::new();
-        for name in &required {
-            let found = outcomes.iter().find(|o| match o {
-                Ok(s) => &s.name == name,
-                Err(u) => &u.name == name,
-            });
-            match found {
-                None => refused.push_str(&format!("{} ({}): check {name:?} is required at the current tip but no longer declared in .gitreceipts\n", u.name, new.to_hex_with_len(7))),
-                Some(Err(und)) => refused.push_str(&format!("{} ({}): cannot decide {name}: {}\n", u.name, new.to_hex_with_len(7), und.error)),
-                Some(Ok(s)) if s.state != State::Present => failing.push(s),
-                Some(Ok(_)) => {}
-            }
-        }
-        if !failing.is_empty() {
+    let mut branches_deleted = Vec::new();
+    for u in updates.iter().filter(|u| protected.contains(&u.name)) {
+        let Some(new) = u.new else {
             refused.push_str(&format!(
-                "{} ({}) lacks present receipts signed by the signers in .gitreceipts at {}:\n",
-                u.name,
-                new.to_hex_with_len(7),
-                old.to_hex_with_len(7)
+                "{}: deleting a protected branch by push is refused\n",
+                u.name
             ));
-            refused.push_str(&render_rows(&failing, false));
-            for s in &failing {
-                refused.push_str(&format!(
-                    "  fix: git receipt run {} && git receipt push\n",
-                    s.name
-                ));
-            }
-        }
+            branches_deleted.push(u.name.as_str());
+            continue;
+        };
+        let (trusted, label) = match u.old {
+            Some(old) => (old, format!("{} ({})", u.name, old.to_hex_with_len(7))),
+            None => match creation_baseline(&store, &u.name, &protected)? {
+                Some((name, tip)) => (tip, format!("{name} ({})", tip.to_hex_with_len(7))),
+                None => {
+                    eprintln!(
+                        "git-receipt: {} is created by this push and the server has no branch yet to take signers and required checks from, so it is not gated",
+                        u.name
+                    );
+                    continue;
+                }
+            },
+        };
+        gate_update(ctx, &store, &u.name, new, trusted, &label, &mut refused)?;
     }
     if !refused.is_empty() {
-        eprint!("git-receipt: refusing the push\n{refused}");
+        let mut hints = String::new();
+        for name in chains_refused {
+            hints.push_str(&format!(
+                "hint: an administrator who must remove or rewind {name} does it on the server itself (e.g. git update-ref -d {name}), not by a push\n"
+            ));
+        }
+        for name in branches_deleted {
+            hints.push_str(&format!(
+                "hint: an administrator who must delete {name} does it on the server itself (e.g. git update-ref -d {name}), not by a push\n"
+            ));
+        }
+        eprint!("git-receipt: refusing the push\n{refused}{hints}");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Gate the new tip `new` of protected branch `name` on present receipts for every
+/// check required at `new` or at the trusted revision `trusted`, signed by the
+/// signers there; append what is wrong to `refused`.
+fn gate_update(
+    ctx: &Context,
+    store: &Store,
+    name: &str,
+    new: gix::ObjectId,
+    trusted: gix::ObjectId,
+    label: &str,
+    refused: &mut String,
+) -> Result<()> {
+    let trust = server_trust(store, trusted, label)?;
+    let baseline = Baseline::At {
+        commit: trusted,
+        label: label.to_owned(),
+    };
+    let report = evaluate_rev_trusting(ctx, store, &new.to_string(), Some(&trust), &baseline)?;
+    let short = new.to_hex_with_len(7);
+    for notice in &report.notices {
+        eprintln!("git-receipt: notice: {name} ({short}): {notice}");
+    }
+    for u in report.undecided.iter().filter(|u| u.required) {
+        refused.push_str(&format!(
+            "{name} ({short}): cannot decide {}: {}\n",
+            u.name, u.error
+        ));
+    }
+    let failing: Vec<&CheckState> = report
+        .states
+        .iter()
+        .filter(|s| s.required && s.state != State::Present)
+        .collect();
+    if !failing.is_empty() {
+        refused.push_str(&format!(
+            "{name} ({short}) lacks present receipts signed by the signers in .gitreceipts at {label}:\n"
+        ));
+        refused.push_str(&render_rows(&failing, false));
+        for s in &failing {
+            refused.push_str(&format!("  fix: {} && git receipt push\n", report.fix(s)));
+        }
+    }
+    Ok(())
 }

@@ -10,6 +10,7 @@ use serde_json::json;
 use git_receipt::contract::Contract;
 use git_receipt::freshness::{self, CheckState, Options, State, Undecided};
 use git_receipt::store::Store;
+use git_receipt::trust::trust_root;
 
 use super::{Context, colour, paint, short_id};
 
@@ -38,34 +39,75 @@ pub(super) struct RevReport {
     pub states: Vec<CheckState>,
     /// Checks only the history missing from a shallow clone could decide.
     pub undecided: Vec<Undecided>,
+    /// Checks required at the trusted revision that `.gitreceipts` here no longer
+    /// declares (each also has a `missing` entry in `states`).
+    pub undeclared: Vec<String>,
+    /// What a reviewer should see even when the verdict is yes: required checks
+    /// whose definition here differs from the trusted revision's.
+    pub notices: Vec<String>,
+}
+
+impl RevReport {
+    /// The command (or edit) that makes check `s` present.
+    pub fn fix(&self, s: &CheckState) -> String {
+        if self.undeclared.contains(&s.name) {
+            format!(
+                "declare [check \"{}\"] in .gitreceipts again, then git receipt run {}",
+                s.name, s.name
+            )
+        } else {
+            format!("git receipt run {}", s.name)
+        }
+    }
+}
+
+/// Which requirements a revision must meet besides those in its own `.gitreceipts`.
+pub(super) enum Baseline {
+    /// Only its own (`status`, plain `gate`, the pre-push hook).
+    Own,
+    /// Also those at the trust root [`Context::trust_for`] picks: the merge base
+    /// with the default branch (`gate --verify`).
+    TrustRoot,
+    /// Also those at this trusted revision (`gate --trust REV`, the pre-receive
+    /// hook); `label` names it in messages.
+    At {
+        commit: gix::ObjectId,
+        label: String,
+    },
 }
 
 /// Evaluate every declared check at `rev`.
 pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<RevReport> {
-    evaluate_rev_trusting(ctx, store, rev, None)
+    evaluate_rev_trusting(ctx, store, rev, None, &Baseline::Own)
+}
+
+/// `.gitreceipts` at `commit` (empty when there is none), named `label` in errors.
+pub(super) fn contract_at(store: &Store, commit: gix::ObjectId, label: &str) -> Result<Contract> {
+    Ok(match store.contract_at(commit)? {
+        Some(bytes) => {
+            let label = format!(".gitreceipts at {label}");
+            Contract::parse(&bytes, std::path::Path::new(&label))?
+        }
+        None => Contract::default(),
+    })
 }
 
 /// Evaluate every declared check at `rev`, with a given trust set instead of the
-/// one derived from the merge base.
+/// one derived from the merge base, held to the requirements of `baseline` too.
 pub(super) fn evaluate_rev_trusting(
     ctx: &Context,
     store: &Store,
     rev: &str,
     trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
+    baseline: &Baseline,
 ) -> Result<RevReport> {
     let commit = store.resolve_commit(rev)?;
-    let contract = match store.contract_at(commit)? {
-        Some(bytes) => {
-            let label = format!(".gitreceipts at {rev}");
-            Contract::parse(&bytes, std::path::Path::new(&label))?
-        }
-        None => Contract::default(),
-    };
-    let (trust, root_description) = match trust_override {
-        Some((t, d)) => (t.clone(), d.clone()),
+    let contract = contract_at(store, commit, rev)?;
+    let (trust, root_description, root_commit) = match trust_override {
+        Some((t, d)) => (t.clone(), d.clone(), None),
         None => {
             let (t, root) = ctx.trust_for(store, commit)?;
-            (t, root.description)
+            (t, root.description, root.commit)
         }
     };
     let walk_limit = walk_limit(store)?;
@@ -77,13 +119,98 @@ pub(super) fn evaluate_rev_trusting(
             Err(u) => undecided.push(u),
         }
     }
-    Ok(RevReport {
+    let mut report = RevReport {
         rev: rev.to_owned(),
         commit,
         trust_root: root_description,
         states,
         undecided,
-    })
+        undeclared: Vec::new(),
+        notices: Vec::new(),
+    };
+    let trusted = match baseline {
+        Baseline::Own => None,
+        Baseline::TrustRoot => root_commit
+            .or_else(|| trust_root(store, commit).commit)
+            .map(|c| {
+                let label = format!(
+                    "{} (the merge base with the default branch)",
+                    c.to_hex_with_len(7)
+                );
+                (c, label)
+            }),
+        Baseline::At { commit, label } => Some((*commit, label.clone())),
+    };
+    if let Some((trusted_commit, label)) = trusted
+        && trusted_commit != commit
+    {
+        let trusted_contract = contract_at(store, trusted_commit, &label)?;
+        require_trusted_checks(&mut report, &contract, &trusted_contract, &label);
+    }
+    Ok(report)
+}
+
+/// The one rule for which checks are required when a revision is judged against a
+/// revision already trusted (`gate --trust`, `gate --verify`, the pre-receive
+/// hook): those required in `.gitreceipts` here **and** those required at the
+/// trusted revision, so that a branch cannot drop a requirement by editing the
+/// file it is judged by.
+///
+/// Marks each of them required in `report`; adds a `missing` state for one required
+/// there that `here` no longer declares (there is nothing here to evaluate); and,
+/// for a required check whose `run`, `path` or `env` here differs from there, adds a
+/// notice: a branch may change its test command, so the definition here is the one
+/// evaluated, but a reviewer should see that it changed.
+pub(super) fn require_trusted_checks(
+    report: &mut RevReport,
+    here: &Contract,
+    trusted: &Contract,
+    label: &str,
+) {
+    for was in trusted.checks.iter().filter(|c| c.required) {
+        if here.check(&was.name).is_none() {
+            report.undeclared.push(was.name.clone());
+            report.states.push(CheckState {
+                name: was.name.clone(),
+                required: true,
+                state: State::Missing,
+                decider: None,
+                reason: format!("required at {label} but no longer declared in .gitreceipts here"),
+                changed_paths: Vec::new(),
+                untrusted: 0,
+            });
+            continue;
+        }
+        for s in report.states.iter_mut().filter(|s| s.name == was.name) {
+            s.required = true;
+        }
+        for u in report.undecided.iter_mut().filter(|u| u.name == was.name) {
+            u.required = true;
+        }
+    }
+    for now in here.checks.iter() {
+        let Some(was) = trusted.check(&now.name) else {
+            continue;
+        };
+        if !(now.required || was.required) {
+            continue;
+        }
+        let changed: Vec<&str> = [
+            ("run", now.run != was.run),
+            ("path", now.paths != was.paths),
+            ("env", now.env != was.env),
+        ]
+        .into_iter()
+        .filter_map(|(what, differs)| differs.then_some(what))
+        .collect();
+        if !changed.is_empty() {
+            report.notices.push(format!(
+                "required check {:?} is defined differently here than at {label}: its {} changed; the definition here is the one evaluated",
+                now.name,
+                changed.join(" and ")
+            ));
+        }
+    }
 }
 
 /// How far `status`, `gate` and the hooks walk back: `receipt.walkLimit`.
@@ -199,4 +326,89 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let states: Vec<&CheckState> = report.states.iter().collect();
     print!("{}", render_rows(&states, on));
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contract(text: &str) -> Contract {
+        Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap()
+    }
+
+    fn present(name: &str, required: bool) -> CheckState {
+        CheckState {
+            name: name.into(),
+            required,
+            state: State::Present,
+            decider: None,
+            reason: String::new(),
+            changed_paths: Vec::new(),
+            untrusted: 0,
+        }
+    }
+
+    fn report(states: Vec<CheckState>) -> RevReport {
+        RevReport {
+            rev: "HEAD".into(),
+            commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
+            trust_root: String::new(),
+            states,
+            undecided: Vec::new(),
+            undeclared: Vec::new(),
+            notices: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn checks_required_at_the_trusted_revision_stay_required_and_redefinitions_are_noticed() {
+        let trusted = contract(
+            "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\trequired = true\n\
+             [check \"lint\"]\n\trun = cargo clippy\n\trequired = true\n\
+             [check \"docs\"]\n\trun = mdbook build\n\
+             [check \"bench\"]\n\trun = cargo bench\n\tenv = CI\n",
+        );
+        // test: no longer required, another path; lint: deleted; docs: redefined
+        // but required nowhere; bench: required here only, env changed
+        let here = contract(
+            "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\tpath = tests\n\
+             [check \"docs\"]\n\trun = true\n\
+             [check \"bench\"]\n\trun = cargo bench\n\trequired = true\n",
+        );
+        let mut r = report(vec![
+            present("test", false),
+            present("docs", false),
+            present("bench", true),
+        ]);
+        require_trusted_checks(&mut r, &here, &trusted, "origin/main");
+        let required: Vec<(&str, bool, &str)> = r
+            .states
+            .iter()
+            .map(|s| (s.name.as_str(), s.required, s.state.as_str()))
+            .collect();
+        assert_eq!(
+            required,
+            [
+                ("test", true, "present"),
+                ("docs", false, "present"),
+                ("bench", true, "present"),
+                ("lint", true, "missing"),
+            ]
+        );
+        assert_eq!(
+            r.states[3].reason,
+            "required at origin/main but no longer declared in .gitreceipts here"
+        );
+        assert_eq!(r.undeclared, ["lint"]);
+        assert!(r.fix(&r.states[3]).starts_with("declare [check \"lint\"]"));
+        assert_eq!(r.fix(&r.states[0]), "git receipt run test");
+        assert_eq!(
+            r.notices,
+            [
+                "required check \"test\" is defined differently here than at origin/main: its path changed; the definition here is the one evaluated",
+                "required check \"bench\" is defined differently here than at origin/main: its env changed; the definition here is the one evaluated",
+            ],
+            "docs changed too, but nothing requires it"
+        );
+    }
 }
