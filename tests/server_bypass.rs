@@ -407,3 +407,97 @@ fn a_branch_that_changes_a_required_checks_command_is_judged_by_it_and_the_chang
         Some(env.git_ok(&dir, &["rev-parse", "feature"]))
     );
 }
+
+#[test]
+fn a_notes_commit_that_drops_the_failed_line_does_not_make_the_branch_pass() {
+    // The attack of issue 8: the newest trusted receipt for a branch's inputs
+    // failed; a pusher with no key at all rewrites the notes (a fast-forward) so
+    // they show only the older pass, and pushes the branch with them.
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (bare, url) = guarded_server(&env, &daemon, "notes-drop.git");
+    let dir = clone(&env, &url, "c");
+    let change = commit_src_change(&env, &dir, "pub fn flaky() {}\n");
+    env.receipt_ok(&dir, &["run", "test"]);
+    let writer = env.only_writer(&dir);
+    let notes = format!("refs/notes/receipts/{writer}");
+    let nref = format!("--ref={notes}");
+    let inputs = env.log_json(&dir)[0]["inputs"].as_str().unwrap().to_owned();
+    let passed_line = env.git_ok(&dir, &["notes", &nref, "show", &change]);
+    assert!(passed_line.ends_with(" test passed"), "{passed_line}");
+    let r = env.receipt(&dir, &["record", "test", "--exit-code", "1"]);
+    assert_eq!(r.code, 0, "{r}");
+    let failed_line = env.git_ok(&dir, &["notes", &nref, "show", &change]);
+    assert!(
+        failed_line.ends_with(" test failed"),
+        "the note shows the newest: {failed_line}"
+    );
+    env.receipt_ok(&dir, &["push"]);
+
+    // the forgery, with stock git only: both notes show the pass again
+    for object in [&change, &inputs] {
+        env.git_ok(
+            &dir,
+            &["notes", &nref, "add", "-f", "-m", &passed_line, object],
+        );
+    }
+    assert_eq!(
+        env.git_ok(&dir, &["notes", &nref, "show", &change]),
+        passed_line
+    );
+    let r = raw_push(&env, &dir, &[&notes, "main"]);
+    assert_ne!(r.code, 0, "the chain decides, not the note: {r}");
+    assert!(
+        r.stderr.contains("test") && r.stderr.contains("failed"),
+        "{r}"
+    );
+    assert_ne!(server_ref(&env, &bare, "main"), Some(change.clone()));
+    // pushed alone, the forged notes are accepted (a display) and change nothing
+    let r = raw_push(&env, &dir, &[&notes]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        server_ref(&env, &bare, &notes),
+        Some(env.git_ok(&dir, &["rev-parse", &notes]))
+    );
+    let r = raw_push(&env, &dir, &["main"]);
+    assert_ne!(
+        r.code, 0,
+        "still refused with the forged notes on the server: {r}"
+    );
+    assert!(r.stderr.contains("failed"), "{r}");
+
+    // a fresh clone reads the forged notes and still says failed
+    let ci = clone(&env, &url, "ci");
+    env.receipt_ok(&ci, &["fetch"]);
+    env.git_ok(
+        &ci,
+        &["fetch", "-q", "origin", &format!("+{notes}:{notes}")],
+    );
+    assert_eq!(
+        env.git_ok(&ci, &["notes", &nref, "show", &change]),
+        passed_line
+    );
+    env.git_ok(
+        &ci,
+        &[
+            "fetch",
+            "-q",
+            &dir.to_string_lossy(),
+            "main:refs/heads/branch",
+        ],
+    );
+    let r = env.receipt(&ci, &["status", "--json", "branch"]);
+    assert_eq!(r.code, 0, "{r}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["checks"][0]["name"], "test", "{r}");
+    assert_eq!(v["checks"][0]["state"], "failed", "{r}");
+    let r = env.receipt(&ci, &["gate", "branch"]);
+    assert_eq!(r.code, 1, "{r}");
+    // verify: the lagging display is a warning, not a finding
+    let r = env.receipt(&ci, &["verify", "--trust", "origin/main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains("notes do not show it"),
+        "the hidden receipt is named as a warning: {r}"
+    );
+}

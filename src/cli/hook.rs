@@ -298,6 +298,10 @@ fn server_trust(store: &Store, trusted: gix::ObjectId, label: &str) -> Result<(T
 
 fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     let mut store = ctx.store()?;
+    // Bring the server's own receipt index up to date (and write it) before reads
+    // see the proposed refs: the chains in the push are then indexed in memory on
+    // top of it, and never written, since the push may yet be refused.
+    store.receipt_index()?;
     store.see_quarantine()?;
     let updates = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
     let mut refused = String::new();
