@@ -154,8 +154,22 @@ impl Store {
         }
         // Ref updates write reflogs (always for refs/notes/), which need a committer;
         // a machine without a git identity (a fresh CI container) would otherwise
-        // get chains but never notes. The user's identity, when set, still wins.
-        let _ = repo.committer_or_set_fallback("git-receipt", "git-receipt@localhost");
+        // get chains but never notes. Install a fallback that the user's identity
+        // (environment, committer.*, user.*) still overrides, without asking for the
+        // committer now: that reads the clock's time zone database, which costs a
+        // reading command (gate in a hook) a whole directory walk.
+        let mut fallback = gix::config::File::new(gix::config::file::Metadata::api());
+        let name = fallback.set_raw_value(
+            &gix::config::tree::gitoxide::Committer::NAME_FALLBACK,
+            "git-receipt",
+        );
+        let email = fallback.set_raw_value(
+            &gix::config::tree::gitoxide::Committer::EMAIL_FALLBACK,
+            "git-receipt@localhost",
+        );
+        if name.is_ok() && email.is_ok() {
+            let _ = repo.config_snapshot_mut().append(fallback);
+        }
         Ok(Store {
             repo,
             overrides: Default::default(),
