@@ -160,11 +160,11 @@ impl Store {
         // reading command (gate in a hook) a whole directory walk.
         let mut fallback = gix::config::File::new(gix::config::file::Metadata::api());
         let name = fallback.set_raw_value(
-            &gix::config::tree::gitoxide::Committer::NAME_FALLBACK,
+            gix::config::tree::gitoxide::Committer::NAME_FALLBACK,
             "git-receipt",
         );
         let email = fallback.set_raw_value(
-            &gix::config::tree::gitoxide::Committer::EMAIL_FALLBACK,
+            gix::config::tree::gitoxide::Committer::EMAIL_FALLBACK,
             "git-receipt@localhost",
         );
         if name.is_ok() && email.is_ok() {
