@@ -185,6 +185,8 @@ fn main() {
                     log: None,
                     output_bytes: 15,
                     log_truncated: false,
+                    log_bytes: None,
+                    log_sha256: None,
                     detail: String::new(),
                 },
                 runner: Runner {

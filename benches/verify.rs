@@ -155,6 +155,8 @@ fn main() {
                     log: None,
                     output_bytes: 36,
                     log_truncated: false,
+                    log_bytes: None,
+                    log_sha256: None,
                     detail: String::new(),
                 },
                 runner: Runner {

@@ -1,6 +1,7 @@
 //! The receipt: its body, the signed envelope, and its id.
 //!
-//! This module owns format v1 (see `docs/format.md`). A receipt is stored as the
+//! This module owns formats v1 and v2 (see `docs/format.md`; v2 adds the stored
+//! log's size and SHA-256, so a log kept outside the chain is checked on arrival). A receipt is stored as the
 //! RFC 8785 bytes of an envelope `{"receipt": body, "signature": {...}}`; the id is
 //! the SHA-256 of the canonical body. Parsing yields a [`Receipt<Unverified>`]; only
 //! [`Receipt::verify`] against a public key turns it into a [`Receipt<Verified>`], so
@@ -15,8 +16,11 @@ use sha2::{Digest, Sha256};
 use crate::canon::{self, CanonError};
 use crate::sign::{self, PublicKey, SigningKey};
 
-/// The value of `schema` in every v1 body.
+/// The value of `schema` in every v1 body (still read and verified; no longer written).
 pub const SCHEMA: &str = "git-receipt/v1";
+/// The value of `schema` in v2 bodies, the ones written now: v1 plus
+/// `result.log_bytes` and `result.log_sha256`.
+pub const SCHEMA_V2: &str = "git-receipt/v2";
 /// The largest stored receipt we accept (bytes of `receipt.json`). Tails are capped
 /// far below this; anything larger is hostile or corrupt.
 pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
@@ -53,6 +57,13 @@ pub struct Subject {
     pub inputs: String,
     /// Whether `tree` differs from the tree of `commit`.
     pub dirty: bool,
+}
+
+/// A member that may be absent (`None`), `null` (`Some(None)`) or a string.
+fn present_nullable<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 /// Which check ran, and how it was defined.
@@ -105,6 +116,17 @@ pub struct Outcome {
     pub output_bytes: u64,
     /// True when the stored log was cut at the configured limit.
     pub log_truncated: bool,
+    /// v2 only: the stored log's size in bytes (0 without a log). Absent in v1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_bytes: Option<u64>,
+    /// v2 only: `sha256:<hex>` of the stored log, or `null` without a log (then
+    /// `Some(None)`). Absent in v1 (then `None`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_nullable"
+    )]
+    pub log_sha256: Option<Option<String>>,
     /// Why the result is not a plain exit code (signal, could not start, timeout); empty otherwise.
     pub detail: String,
 }
@@ -250,6 +272,13 @@ fn describe_format(e: &CanonError) -> String {
 /// The members of every object in format v1, by JSON pointer. All are required
 /// (optional values are `null`, never absent); `/receipt/check/env` is a map of
 /// variable names and is not listed. A unit test keeps this in step with the types.
+/// Members that one schema version requires and another forbids; `validate` says
+/// which, by `schema`.
+const VERSIONED: &[(&str, &str)] = &[
+    ("/receipt/result", "log_bytes"),
+    ("/receipt/result", "log_sha256"),
+];
+
 const MEMBERS: &[(&str, &[&str])] = &[
     ("", &["receipt", "signature"]),
     (
@@ -278,6 +307,8 @@ const MEMBERS: &[(&str, &[&str])] = &[
             "duration_ms",
             "exit_code",
             "log",
+            "log_bytes",
+            "log_sha256",
             "log_truncated",
             "mode",
             "output_bytes",
@@ -309,7 +340,11 @@ fn check_members(value: &serde_json::Value) -> Result<(), ReceiptError> {
                 "unknown member {name:?} in {place}"
             )));
         }
-        if let Some(name) = members.iter().find(|m| !object.contains_key(**m)) {
+        if let Some(name) = members
+            .iter()
+            .filter(|m| !VERSIONED.contains(&(pointer, **m)))
+            .find(|m| !object.contains_key(**m))
+        {
             return Err(ReceiptError::Schema(format!(
                 "missing member {name:?} in {place}"
             )));
@@ -586,11 +621,51 @@ fn invalid(member: &'static str, reason: impl Into<String>) -> ReceiptError {
 
 /// Value rules that the types alone do not enforce.
 fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> {
-    if body.schema != SCHEMA {
-        return Err(invalid(
-            "/receipt/schema",
-            format!("unknown schema {:?}, expected {SCHEMA:?}", body.schema),
-        ));
+    let v2 = match body.schema.as_str() {
+        SCHEMA => false,
+        SCHEMA_V2 => true,
+        other => {
+            return Err(invalid(
+                "/receipt/schema",
+                format!("unknown schema {other:?}, expected {SCHEMA_V2:?} or {SCHEMA:?}"),
+            ));
+        }
+    };
+    let r = &body.result;
+    match (v2, r.log_bytes, &r.log_sha256) {
+        (false, None, None) => {}
+        (false, _, _) => {
+            return Err(invalid(
+                "/receipt/result/log_sha256",
+                "log_bytes and log_sha256 are members of git-receipt/v2, not v1",
+            ));
+        }
+        (true, None, _) => {
+            return Err(ReceiptError::Schema(
+                "missing member \"log_bytes\" in \"/receipt/result\"".into(),
+            ));
+        }
+        (true, _, None) => {
+            return Err(ReceiptError::Schema(
+                "missing member \"log_sha256\" in \"/receipt/result\"".into(),
+            ));
+        }
+        (true, Some(bytes), Some(sha)) => match (&r.log, sha) {
+            (None, None) if bytes == 0 => {}
+            (None, _) => {
+                return Err(invalid(
+                    "/receipt/result/log_sha256",
+                    "must be null, and log_bytes 0, when log is null",
+                ));
+            }
+            (Some(_), Some(d)) if is_receipt_id(d) => {}
+            (Some(_), _) => {
+                return Err(invalid(
+                    "/receipt/result/log_sha256",
+                    "not a sha256: digest of the log",
+                ));
+            }
+        },
     }
     if !is_valid_writer_id(&body.chain.writer) {
         return Err(invalid(
@@ -742,7 +817,7 @@ mod tests {
         let oid = "0123456789abcdef0123456789abcdef01234567".to_owned();
         let id = format!("sha256:{}", "ab".repeat(32));
         Body {
-            schema: SCHEMA.into(),
+            schema: SCHEMA_V2.into(),
             kind: Kind::Check,
             chain: Chain {
                 writer: "default-0123456789abcdef0123456789abcdef".into(),
@@ -773,6 +848,8 @@ mod tests {
                 log: Some(oid),
                 output_bytes: 0,
                 log_truncated: false,
+                log_bytes: Some(3),
+                log_sha256: Some(Some(format!("sha256:{}", "cd".repeat(32)))),
                 detail: String::new(),
             },
             runner: Runner {
@@ -819,6 +896,43 @@ mod tests {
             assert_eq!(&keys, members, "{pointer}");
         }
         Receipt::parse(signed.bytes()).expect("a signed receipt parses");
+    }
+
+    /// v1 receipts (no log size or digest) still parse; the v2 members are refused
+    /// in v1 and required in v2, and must agree with `log`.
+    #[test]
+    fn v1_and_v2_each_have_their_own_log_members() {
+        let key = SigningKey::from_seed(&[1; 32]);
+        let mut v1 = sample_body();
+        v1.schema = SCHEMA.into();
+        v1.result.log_bytes = None;
+        v1.result.log_sha256 = None;
+        let signed = Receipt::sign(v1.clone(), &key).unwrap();
+        assert!(!String::from_utf8_lossy(signed.bytes()).contains("log_sha256"));
+        Receipt::parse(signed.bytes()).expect("a v1 receipt parses");
+        let mut mixed = v1.clone();
+        mixed.result.log_bytes = Some(3);
+        assert!(
+            Receipt::sign(mixed, &key).is_err(),
+            "log_bytes is not a v1 member"
+        );
+        let mut v2 = sample_body();
+        v2.result.log_sha256 = None;
+        assert!(
+            Receipt::sign(v2, &key).is_err(),
+            "log_sha256 is required in v2"
+        );
+        let mut v2 = sample_body();
+        v2.result.log = None;
+        assert!(
+            Receipt::sign(v2.clone(), &key).is_err(),
+            "a digest without a log"
+        );
+        v2.result.log_sha256 = Some(None);
+        v2.result.log_bytes = Some(0);
+        let signed = Receipt::sign(v2, &key).unwrap();
+        assert!(String::from_utf8_lossy(signed.bytes()).contains(r#""log_sha256":null"#));
+        Receipt::parse(signed.bytes()).expect("a v2 receipt without a log parses");
     }
 
     #[test]

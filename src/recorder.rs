@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::receipt::{
-    Body, Chain, Check, Kind, Mode, Outcome, Runner, SCHEMA, definition_digest, format_timestamp,
+    Body, Chain, Check, Kind, Mode, Outcome, Runner, SCHEMA_V2, definition_digest, format_timestamp,
 };
 use crate::runner::{Observation, tail_text};
 use crate::sign::SigningKey;
@@ -107,10 +107,16 @@ pub fn store_receipt(
         log: log.map(|l| l.to_string()),
         output_bytes: obs.output_bytes,
         log_truncated: obs.log_truncated,
+        log_bytes: Some(if log.is_some() {
+            obs.log.len() as u64
+        } else {
+            0
+        }),
+        log_sha256: Some(log.map(|_| crate::store::logs::log_digest(&obs.log))),
         detail: obs.detail.clone(),
     };
     store.append(writer, key, log, |index, prev| Body {
-        schema: SCHEMA.into(),
+        schema: SCHEMA_V2.into(),
         kind: Kind::Check,
         chain: Chain {
             writer: writer.to_owned(),

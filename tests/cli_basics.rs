@@ -180,14 +180,28 @@ fn record_stores_a_result_produced_elsewhere_with_its_log() {
     assert_eq!(result["duration_ms"], 1234);
     assert_eq!(result["stdout_tail"], "line 1\nline 2\n");
     assert_eq!(result["output_bytes"], 14);
+    // the chain commit holds the receipt only; the log lives under its log ref
     let chain_commit = v[0]["chain_commit"].as_str().unwrap();
+    assert_eq!(
+        env.git_ok(&repo, &["ls-tree", "--name-only", chain_commit]),
+        "receipt.json"
+    );
+    let log = result["log"].as_str().unwrap();
+    let writer = env.only_writer(&repo);
     assert_eq!(
         env.git_ok(
             &repo,
-            &["cat-file", "blob", &format!("{chain_commit}:output.log")]
+            &["rev-parse", &format!("refs/receipt-logs/{writer}/{log}")]
         ),
+        log
+    );
+    assert_eq!(
+        env.git_ok(&repo, &["cat-file", "blob", log]),
         "line 1\nline 2"
     );
+    assert_eq!(result["log_bytes"], 14);
+    let sha = env.git_input(&repo, &["hash-object", "--stdin"], b"line 1\nline 2\n");
+    assert_eq!(sha, log, "the log is the blob of the recorded output");
     // a failing recorded result
     let r = env.receipt_ok(&repo, &["record", "test", "--exit-code", "3"]);
     assert!(r.stderr.contains("recorded test failed (exit 3)"), "{r}");

@@ -323,12 +323,17 @@ fn hundred_receipts_fsck_strict_clean_and_gc_loses_nothing() {
             .entry(commit.to_owned())
             .or_insert_with(|| shown_ids(&env, &repo, commit));
         assert!(shown.iter().any(|n| n == id), "{id} found by its commit");
-        // the log blob (when there was output) survives gc too
-        let chain_commit = r["chain_commit"].as_str().unwrap();
+        // the log blob (when there was output) survives gc too, under its log ref
         if r["check"] == "test" {
+            let log = r["log"].as_str().expect("the test check prints output");
+            env.git_ok(&repo, &["cat-file", "-e", log]);
             env.git_ok(
                 &repo,
-                &["cat-file", "-e", &format!("{chain_commit}:output.log")],
+                &[
+                    "rev-parse",
+                    "--verify",
+                    &format!("refs/receipt-logs/{writer}/{log}"),
+                ],
             );
         }
     }

@@ -492,18 +492,17 @@ fn the_private_key_never_appears_in_output_objects_or_logs() {
             "--objects",
             "--glob=refs/receipts/*",
             "--glob=refs/notes/*",
+            "--glob=refs/receipt-logs/*",
         ],
     );
     assert!(reachable.lines().count() > 10, "{reachable}");
     for v in env.log_json(&repo) {
-        let commit = v["chain_commit"].as_str().unwrap();
-        let log = env.git(
-            &repo,
-            &["cat-file", "blob", &format!("{commit}:output.log")],
-        );
-        if log.code == 0 {
-            haystacks.push((format!("output.log of {commit}"), log.raw_stdout));
-        }
+        let Some(blob) = v["log"].as_str() else {
+            continue;
+        };
+        let log = env.git(&repo, &["cat-file", "blob", blob]);
+        assert_eq!(log.code, 0, "the log {blob} is kept: {log}");
+        haystacks.push((format!("log {blob}"), log.raw_stdout));
     }
     for entry in walk(&repo.join(".git/logs")) {
         haystacks.push((entry.display().to_string(), std::fs::read(&entry).unwrap()));

@@ -155,7 +155,14 @@ fn schema_is_closed_and_requires_every_member() {
                         .iter()
                         .map(|r| r.as_str().expect("member names are strings"))
                         .collect();
-                    let mut declared: Vec<&str> = props.keys().map(String::as_str).collect();
+                    // log_bytes and log_sha256 are v2 members: the body's
+                    // schema-version conditional requires them in v2, forbids them in v1
+                    let versioned = ["log_bytes", "log_sha256"];
+                    let mut declared: Vec<&str> = props
+                        .keys()
+                        .map(String::as_str)
+                        .filter(|k| !(pointer.ends_with("/result") && versioned.contains(k)))
+                        .collect();
                     required.sort_unstable();
                     declared.sort_unstable();
                     assert_eq!(required, declared, "{pointer} must require every member");
@@ -507,12 +514,60 @@ fn rejects_an_integer_beyond_2_pow_53_minus_1() {
 
 #[test]
 fn rejects_a_wrong_schema_value() {
-    for bad in ["git-receipt/v2", "git-receipt/v1 ", "", "GIT-RECEIPT/V1"] {
+    for bad in ["git-receipt/v3", "git-receipt/v2 ", "", "GIT-RECEIPT/V2"] {
         assert_rejected(
             &format!("schema {bad:?}"),
             &variant(|v| v["receipt"]["schema"] = json!(bad)),
         );
     }
+}
+
+/// A v2 body's log members are tied to its version and to `log`: v1 has none,
+/// v2 has both, and a digest goes with a log.
+#[test]
+fn log_members_follow_the_schema_version() {
+    let real = real_receipt();
+    assert_eq!(
+        real["receipt"]["schema"], "git-receipt/v2",
+        "receipts are written as v2"
+    );
+    let v1 = variant(|v| {
+        v["receipt"]["schema"] = json!("git-receipt/v1");
+        let result = v["receipt"]["result"].as_object_mut().unwrap();
+        result.remove("log_bytes");
+        result.remove("log_sha256");
+    });
+    assert_accepted("the same receipt as v1, without the v2 members", &v1);
+    assert_rejected(
+        "v1 with log_sha256",
+        &variant(|v| v["receipt"]["schema"] = json!("git-receipt/v1")),
+    );
+    assert_rejected(
+        "v2 without log_bytes",
+        &variant(|v| {
+            v["receipt"]["result"]
+                .as_object_mut()
+                .unwrap()
+                .remove("log_bytes");
+        }),
+    );
+    assert_rejected(
+        "v2 without log_sha256",
+        &variant(|v| {
+            v["receipt"]["result"]
+                .as_object_mut()
+                .unwrap()
+                .remove("log_sha256");
+        }),
+    );
+    assert_rejected(
+        "v2 with a log but no digest",
+        &variant(|v| v["receipt"]["result"]["log_sha256"] = Value::Null),
+    );
+    assert_rejected(
+        "v2 with a digest that is not one",
+        &variant(|v| v["receipt"]["result"]["log_sha256"] = json!("sha256:xyz")),
+    );
 }
 
 /// The other value rules of format v1 that JSON Schema can express.

@@ -1127,9 +1127,16 @@ fn a_receipt_json_that_is_a_symlink_is_refused() {
 fn a_chain_commit_without_receipt_json_is_refused() {
     let mut fx = honest();
     let mut entries = fx.entries(ADA);
-    let log_only = fx.git(&["ls-tree", &fx.chains[ADA][2], "output.log"]);
-    entries[2].tree =
-        fx.envs[ADA].git_input(&fx.repo, &["mktree"], format!("{log_only}\n").as_bytes());
+    let other = fx.envs[ADA].git_input(
+        &fx.repo,
+        &["hash-object", "-w", "--stdin"],
+        b"not a receipt\n",
+    );
+    entries[2].tree = fx.envs[ADA].git_input(
+        &fx.repo,
+        &["mktree"],
+        format!("100644 blob {other}\tREADME\n").as_bytes(),
+    );
     fx.rewrite(ADA, entries);
     fx.caught(
         &fx.verify_main(),

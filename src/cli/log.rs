@@ -73,6 +73,7 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
                     "dirty": b.subject.dirty,
                     "started_at": b.result.started_at,
                     "duration_ms": b.result.duration_ms,
+                    "log": b.result.log,
                     "signer": e.receipt.signature().key,
                     "signature_status": signature_status,
                     "signature_detail": signature_detail,

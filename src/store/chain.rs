@@ -191,7 +191,8 @@ impl Store {
 
     /// Append a receipt to `writer`'s chain. `make_body(index, prev)` builds the body
     /// for a given position; it is called again if another process appended first.
-    /// `log` is the blob id of the full output, stored beside the receipt.
+    /// `log` is the blob id of the full output, kept under its log ref
+    /// ([`super::logs`]), never in the chain.
     pub fn append(
         &self,
         writer: &str,
@@ -226,7 +227,7 @@ impl Store {
                             commit: ObjectId::null(gix::hash::Kind::Sha1),
                             source,
                         })?;
-                    let commit = self.write_chain_commit(&receipt, log, tip, "")?;
+                    let commit = self.write_chain_commit(&receipt, None, tip, "")?;
                     (receipt, commit)
                 }
             };
@@ -242,6 +243,16 @@ impl Store {
             {
                 Ok(_) => {
                     crash_point("chain");
+                    // The log ref, like the notes, is completed by the next append or
+                    // `reindex` if this fails: the chain already holds the receipt.
+                    if let Some(log) = log
+                        && let Err(e) = self.set_log_ref(writer, log)
+                    {
+                        eprintln!(
+                            "git-receipt: warning: receipt {} is stored, but its log ref was not written: {e}\nhint: run `git receipt reindex`",
+                            receipt.id()
+                        );
+                    }
                     // Notes are a derived index; failing to update them loses nothing
                     // (the next append or `reindex` completes them), so report but succeed.
                     if let Err(e) = self.index_notes(writer) {
@@ -268,8 +279,9 @@ impl Store {
 }
 
 impl Store {
-    /// Write the objects of one chain entry: `receipt.json` (and `output.log`) in a
-    /// tree, a commit on `parent`. `remark` is appended to the commit message.
+    /// Write the objects of one chain entry: `receipt.json` (and, for a v1 receipt
+    /// re-appended as it was, its `output.log`) in a tree, a commit on `parent`.
+    /// `remark` is appended to the commit message.
     pub(crate) fn write_chain_commit(
         &self,
         receipt: &Receipt<Verified>,

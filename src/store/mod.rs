@@ -10,6 +10,7 @@
 
 pub mod chain;
 pub mod index;
+pub mod logs;
 pub mod notes;
 pub mod remote;
 pub mod worktree;

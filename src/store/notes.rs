@@ -293,6 +293,22 @@ impl Store {
                 (Some(t), false) => self.commit_tree(t)?,
                 _ => ObjectId::empty_tree(gix::hash::Kind::Sha1),
             };
+            // Receipts whose log refs a crash cut off get them now (v2 logs live
+            // beside the chain; the blob is here when this clone wrote it).
+            for e in &missing {
+                if let Some(blob) = e
+                    .receipt
+                    .body()
+                    .result
+                    .log
+                    .as_deref()
+                    .filter(|_| e.receipt.body().result.log_bytes.is_some())
+                    .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+                    .filter(|b| self.repo.has_object(b))
+                {
+                    self.set_log_ref(writer, blob)?;
+                }
+            }
             // Group the new lines by annotated object, oldest receipt first.
             let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
             for e in missing.iter().rev() {

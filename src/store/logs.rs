@@ -1,0 +1,135 @@
+//! Full output logs, kept beside the chains: `refs/receipt-logs/<writer>/<blob>`.
+//!
+//! A v2 receipt's chain commit holds `receipt.json` only; the signed body names the
+//! log by blob id, size and SHA-256 (`result.log`, `log_bytes`, `log_sha256`). The
+//! log itself is a blob that one ref per log keeps reachable, named by the writer
+//! and the blob id, so a clone can fetch exactly the log it wants and nothing else,
+//! and a log fetched from anywhere is checked against the signature before it is
+//! shown. Log refs are the only receipt refs that may go away (`prune-logs`); the
+//! receipts stay, with their signed tails, and still verify. v1 receipts keep their
+//! log in the chain commit's tree (`output.log`).
+//!
+//! Written in the same crash-safe order as everything else: the blob first, then
+//! the chain ref, then the log ref (and notes); a crash before the log ref leaves a
+//! receipt whose log ref the next append or `git receipt reindex` creates.
+
+use gix::ObjectId;
+use gix::refs::transaction::PreviousValue;
+use sha2::{Digest as _, Sha256};
+
+use super::{Store, StoreError, git_err};
+use crate::receipt::Body;
+
+/// Prefix of log refs.
+pub const LOG_PREFIX: &str = "refs/receipt-logs/";
+
+/// The ref that keeps `writer`'s log blob `blob`.
+pub fn log_ref(writer: &str, blob: &ObjectId) -> String {
+    format!("{LOG_PREFIX}{writer}/{blob}")
+}
+
+/// `sha256:<hex>` of a log's bytes, as v2 receipts sign it.
+pub fn log_digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// Why a log's bytes are not the log a receipt signed.
+pub fn log_mismatch(body: &Body, blob: &ObjectId, bytes: &[u8]) -> Option<String> {
+    let r = &body.result;
+    if r.log.as_deref() != Some(blob.to_string().as_str()) {
+        return Some(format!(
+            "blob {blob} is not the log receipt names ({})",
+            r.log.as_deref().unwrap_or("none")
+        ));
+    }
+    if let Some(size) = r.log_bytes
+        && size != bytes.len() as u64
+    {
+        return Some(format!(
+            "the log has {} bytes, but the receipt signed {size}",
+            bytes.len()
+        ));
+    }
+    if let Some(Some(digest)) = &r.log_sha256
+        && *digest != log_digest(bytes)
+    {
+        return Some(format!(
+            "the log's SHA-256 is {}, but the receipt signed {digest}",
+            log_digest(bytes)
+        ));
+    }
+    // v1 receipts sign only the blob id: the bytes must hash to it
+    let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).ok()?;
+    (id != *blob).then(|| format!("the log's bytes hash to blob {id}, not {blob}"))
+}
+
+/// One log ref as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRef {
+    /// The full ref name.
+    pub name: String,
+    /// The writer part of the name.
+    pub writer: String,
+    /// The blob id the name gives, if it is one.
+    pub named: Option<ObjectId>,
+    /// What the ref points at.
+    pub target: ObjectId,
+}
+
+impl Store {
+    /// Keep `writer`'s log blob reachable under its log ref (no-op when it is).
+    pub fn set_log_ref(&self, writer: &str, blob: ObjectId) -> Result<(), StoreError> {
+        let name = log_ref(writer, &blob);
+        if self.ref_value(&name)? == Some(blob) {
+            return Ok(());
+        }
+        self.repo
+            .reference(
+                name.as_str(),
+                blob,
+                PreviousValue::Any,
+                "git-receipt: keep a log",
+            )
+            .map_err(git_err(format!("writing {name}")))?;
+        Ok(())
+    }
+
+    /// Every log ref here, sorted by name.
+    pub fn log_refs(&self) -> Result<Vec<LogRef>, StoreError> {
+        let mut out = Vec::new();
+        for rest in self.names_under(LOG_PREFIX)? {
+            let name = format!("{LOG_PREFIX}{rest}");
+            let Some(target) = self.ref_value(&name)? else {
+                continue;
+            };
+            let (writer, blob) = rest.rsplit_once('/').unwrap_or(("", rest.as_str()));
+            out.push(LogRef {
+                writer: writer.to_owned(),
+                named: ObjectId::from_hex(blob.as_bytes()).ok(),
+                target,
+                name,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The bytes of a log blob, if this repository has it.
+    pub fn log_bytes(&self, blob: ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
+        if !self.repo.has_object(blob) {
+            return Ok(None);
+        }
+        self.blob(blob).map(Some)
+    }
+
+    /// Delete a log ref (the log becomes unreachable here; `git gc` drops it).
+    pub fn delete_log_ref(&self, name: &str) -> Result<(), StoreError> {
+        let out = self.run_git(&["update-ref", "-d", name])?;
+        if !out.ok {
+            return Err(StoreError::GitCommand {
+                args: format!("update-ref -d {name}"),
+                stderr: out.stderr,
+            });
+        }
+        Ok(())
+    }
+}
