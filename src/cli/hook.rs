@@ -245,6 +245,42 @@ fn chain_refusal(store: &Store, u: &hooks::ReceivedRef) -> Option<String> {
     }
 }
 
+/// Why the server refuses an update of a log ref (`refs/receipt-logs/<writer>/<blob>`),
+/// if it does: a log ref is created pointing at the blob its name gives, or deleted
+/// (`prune-logs`); it never changes, so what a name promises is what it holds.
+fn log_refusal(store: &Store, u: &hooks::ReceivedRef) -> Option<String> {
+    let new = u.new?; // deletion: logs may be pruned
+    let rest = &u.name[git_receipt::store::logs::LOG_PREFIX.len()..];
+    let named = rest
+        .rsplit_once('/')
+        .filter(|(w, _)| git_receipt::receipt::is_valid_writer_id(w))
+        .and_then(|(_, b)| gix::ObjectId::from_hex(b.as_bytes()).ok());
+    let Some(named) = named else {
+        return Some(format!(
+            "{}: not a log ref name (refs/receipt-logs/<writer>/<blob id>)\n",
+            u.name
+        ));
+    };
+    if u.old.is_some() {
+        return Some(format!(
+            "{}: a log ref is never updated, only created or deleted\n",
+            u.name
+        ));
+    }
+    let is_blob = store
+        .repo()
+        .find_header(new)
+        .is_ok_and(|h| h.kind() == gix::object::Kind::Blob);
+    if new != named || !is_blob {
+        return Some(format!(
+            "{}: points at {}, but a log ref must point at the blob its name gives\n",
+            u.name,
+            new.to_hex_with_len(7)
+        ));
+    }
+    None
+}
+
 /// The branch whose tip gives signers and required checks to a protected branch
 /// that this push creates: the server's default branch (what HEAD names) when it
 /// exists and is not the one being created, else another protected branch that
@@ -313,6 +349,14 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
         if let Some(why) = chain_refusal(&store, u) {
             refused.push_str(&why);
             chains_refused.push(u.name.as_str());
+        }
+    }
+    for u in updates
+        .iter()
+        .filter(|u| u.name.starts_with(git_receipt::store::logs::LOG_PREFIX))
+    {
+        if let Some(why) = log_refusal(&store, u) {
+            refused.push_str(&why);
         }
     }
     // receipts that arrive in this same push count: reads see the proposed refs

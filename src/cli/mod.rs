@@ -12,6 +12,7 @@ mod init;
 mod key;
 mod log;
 mod man;
+mod prune_logs;
 mod push;
 mod record;
 mod reindex;
@@ -64,6 +65,7 @@ enum Command {
     Init(init::InitArgs),
     Push(push::PushArgs),
     Fetch(fetch::FetchArgs),
+    PruneLogs(prune_logs::PruneLogsArgs),
     InstallHooks(hook::InstallHooksArgs),
     UninstallHooks(hook::UninstallHooksArgs),
     Hook(hook::HookArgs),
@@ -240,6 +242,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Init(a) => init::cmd_init(&ctx, a),
         Command::Push(a) => push::cmd_push(&ctx, a),
         Command::Fetch(a) => fetch::cmd_fetch(&ctx, a),
+        Command::PruneLogs(a) => prune_logs::cmd_prune_logs(&ctx, a),
         Command::InstallHooks(a) => hook::cmd_install_hooks(&ctx, a),
         Command::UninstallHooks(a) => hook::cmd_uninstall_hooks(&ctx, a),
         Command::Hook(a) => hook::cmd_hook(&ctx, a),

@@ -44,6 +44,17 @@ pub struct ShowArgs {
     /// With --sshsig: the signer's public key file, when it is not a trusted key.
     #[arg(long, value_name = "FILE", requires = "sshsig")]
     pub key: Option<std::path::PathBuf>,
+    /// Print the full output log of receipt ID, checked against its signature.
+    ///
+    /// A log this clone lacks is fetched from the remote (just that one log ref).
+    /// When nobody pushed it, says so and prints the signed output tails instead
+    /// (exit 1). On a terminal, control characters are shown escaped; piped, the
+    /// bytes are exactly the log.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["rev", "json", "body", "sshsig"])]
+    pub log: Option<String>,
+    /// With --log: the remote to fetch a missing log from (default: receipt.remote, or origin).
+    #[arg(long, value_name = "REMOTE", requires = "log")]
+    pub remote: Option<String>,
 }
 
 /// Find one receipt by id or unique id prefix (with or without `sha256:`).
@@ -143,6 +154,9 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
+    if let Some(id) = &args.log {
+        return show_log(&store, id, args.remote.as_deref());
+    }
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let commit = store.resolve_commit(rev)?;
     let trust = ctx.trust(&store)?;
@@ -266,4 +280,97 @@ fn shell_words(argv: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `show --log ID`: the stored log, from this clone, the chain commit (v1) or the
+/// remote, always checked against what the receipt signed before it is printed.
+fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
+    use git_receipt::store::logs::{FetchedLog, log_mismatch, log_ref};
+    let (writer, e) = find_receipt(store, id)?;
+    let b = e.receipt.body();
+    let Some(blob) = b.result.log.as_deref() else {
+        eprintln!(
+            "git-receipt: receipt {} has no log: the check printed nothing",
+            e.receipt.id()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let blob = gix::ObjectId::from_hex(blob.as_bytes())?;
+    let remote = remote
+        .map(str::to_owned)
+        .or_else(|| store.config_string("receipt.remote"))
+        .unwrap_or_else(|| "origin".to_owned());
+    let tails = || {
+        eprintln!("git-receipt: the receipt's signed output tails:");
+        print!(
+            "--- stdout (last {} bytes)\n{}--- stderr (last {} bytes)\n{}",
+            b.result.stdout_tail.len(),
+            terminal_safe(&b.result.stdout_tail),
+            b.result.stderr_tail.len(),
+            terminal_safe(&b.result.stderr_tail)
+        );
+    };
+    let bytes = match store.log_bytes(blob)? {
+        Some(bytes) => bytes,
+        None if !store.has_remote(&remote)? && !remote.contains('/') && !remote.contains(':') => {
+            eprintln!(
+                "git-receipt: this clone does not have the log of receipt {} ({blob}), and there is no remote {remote:?} to fetch it from\nhint: pass --remote NAME",
+                e.receipt.id()
+            );
+            tails();
+            return Ok(ExitCode::from(1));
+        }
+        None => match store.fetch_log(&remote, &writer, blob)? {
+            FetchedLog::Bytes(bytes) => bytes,
+            FetchedLog::Absent => {
+                eprintln!(
+                    "git-receipt: nobody pushed the log of receipt {} to {remote} (its writer's receipt.pushLogs kept it local, or it was pruned)",
+                    e.receipt.id()
+                );
+                tails();
+                return Ok(ExitCode::from(1));
+            }
+            FetchedLog::Mismatch(why) => {
+                eprintln!(
+                    "git-receipt: refusing the log of receipt {} from {remote}: {why}",
+                    e.receipt.id()
+                );
+                tails();
+                return Ok(ExitCode::from(1));
+            }
+        },
+    };
+    if let Some(why) = log_mismatch(b, &blob, &bytes) {
+        eprintln!(
+            "git-receipt: refusing the log of receipt {}: {why}",
+            e.receipt.id()
+        );
+        tails();
+        return Ok(ExitCode::from(1));
+    }
+    // keep what was fetched, under its log ref (v2 logs; v1 logs live in the chain)
+    if b.result.log_bytes.is_some() && store.ref_value(&log_ref(&writer, &blob))?.is_none() {
+        store.set_log_ref(&writer, blob)?;
+    }
+    let mut out = std::io::stdout();
+    if out.is_terminal() {
+        out.write_all(terminal_safe(&String::from_utf8_lossy(&bytes)).as_bytes())?;
+    } else {
+        out.write_all(&bytes)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Text from a receipt or its log, safe to print on a terminal: control
+/// characters but newline and tab are shown escaped.
+fn terminal_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

@@ -133,3 +133,60 @@ impl Store {
         Ok(())
     }
 }
+
+/// What fetching one log from a remote gave.
+#[derive(Debug)]
+pub enum FetchedLog {
+    /// The remote's log ref points at the blob its name gives; its bytes.
+    Bytes(Vec<u8>),
+    /// The remote has no such log ref (nobody pushed the log, or it was pruned).
+    Absent,
+    /// The remote's log ref points at another object.
+    Mismatch(String),
+}
+
+impl Store {
+    /// Fetch exactly one log, `writer`'s blob `blob`, from `remote` (through a
+    /// staging ref, so nothing local changes unless it is the blob named).
+    pub fn fetch_log(
+        &self,
+        remote: &str,
+        writer: &str,
+        blob: ObjectId,
+    ) -> Result<FetchedLog, StoreError> {
+        let name = log_ref(writer, &blob);
+        let staged = format!(
+            "refs/receipt-logs-incoming/{}/{writer}/{blob}",
+            super::remote::staging_name(remote)
+        );
+        let spec = format!("+{name}:{staged}");
+        let out = self.run_git(&[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--refmap=",
+            remote,
+            &spec,
+        ])?;
+        if !out.ok {
+            let e = out.stderr.to_ascii_lowercase();
+            if e.contains("couldn't find remote ref") || e.contains("could not find remote ref") {
+                return Ok(FetchedLog::Absent);
+            }
+            return Err(StoreError::GitCommand {
+                args: format!("fetch {remote} {spec}"),
+                stderr: out.stderr,
+            });
+        }
+        let target = self.ref_value(&staged)?;
+        self.delete_log_ref(&staged)?;
+        match target {
+            Some(t) if t == blob => Ok(FetchedLog::Bytes(self.blob(blob)?)),
+            Some(t) => Ok(FetchedLog::Mismatch(format!(
+                "{remote}'s {name} points at {t}, not at the blob its name gives"
+            ))),
+            None => Ok(FetchedLog::Absent),
+        }
+    }
+}

@@ -185,8 +185,8 @@ impl Store {
         *self.index.get_mut().expect("index slot") = None;
     }
 
-    /// The value of a ref as reads should see it.
-    pub(crate) fn ref_value(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
+    /// The value of a ref (peeled to an object id) as reads should see it.
+    pub fn ref_value(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
         if let Some(v) = self.overrides.get(name) {
             return Ok(*v);
         }
