@@ -184,6 +184,121 @@ pub struct PushOutcome {
     pub pushed: u64,
     /// Receipts re-appended because the chain had diverged.
     pub reappended: u64,
+    /// Log refs sent along (some may have been on the remote already).
+    pub logs: u64,
+}
+
+/// Which full output logs travel with a push: `receipt.pushLogs`
+/// (`all`, `failed` or `none`; default `failed`, the logs a reviewer needs) and
+/// `receipt.pushLogLimit` (default 1 MiB; larger logs stay local unless asked for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogPolicy {
+    /// Which receipts' logs.
+    pub which: PushLogs,
+    /// The largest log pushed, in bytes; `None` for no limit.
+    pub limit: Option<u64>,
+    /// Every local log of the writer, not only those of the receipts pushed now.
+    pub backlog: bool,
+}
+
+/// `receipt.pushLogs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushLogs {
+    /// Every log.
+    All,
+    /// The logs of failed receipts.
+    Failed,
+    /// No log.
+    None,
+}
+
+/// The default `receipt.pushLogLimit`.
+pub const DEFAULT_PUSH_LOG_LIMIT: u64 = 1 << 20;
+
+impl LogPolicy {
+    /// Read `receipt.pushLogs` and `receipt.pushLogLimit`; a value that is not one
+    /// is an error naming the setting and the values it takes.
+    pub fn from_config(store: &Store) -> Result<LogPolicy, String> {
+        let which = match store.config_string("receipt.pushLogs").as_deref() {
+            None | Some("failed") => PushLogs::Failed,
+            Some("all") => PushLogs::All,
+            Some("none") => PushLogs::None,
+            Some(other) => {
+                return Err(format!(
+                    "receipt.pushLogs = {other:?} is not a setting\nhint: git config receipt.pushLogs all|failed|none"
+                ));
+            }
+        };
+        let limit = match store.config_string("receipt.pushLogLimit") {
+            None => DEFAULT_PUSH_LOG_LIMIT,
+            Some(text) => match store.config_integer("receipt.pushLogLimit") {
+                Some(n) if n >= 0 => n as u64,
+                _ => {
+                    return Err(format!(
+                        "receipt.pushLogLimit = {text:?} is not a size in bytes\nhint: e.g. git config receipt.pushLogLimit 4m"
+                    ));
+                }
+            },
+        };
+        Ok(LogPolicy {
+            which,
+            limit: Some(limit),
+            backlog: false,
+        })
+    }
+
+    /// Every log of the writer, whatever its size or result (`push --logs`).
+    pub fn everything() -> LogPolicy {
+        LogPolicy {
+            which: PushLogs::All,
+            limit: None,
+            backlog: true,
+        }
+    }
+
+    /// The log refs of `writer` to push along with `entries` (the receipts the
+    /// remote lacks): only logs this clone keeps under their log refs.
+    pub fn select(
+        &self,
+        store: &Store,
+        writer: &str,
+        entries: &[crate::store::chain::ChainEntry],
+    ) -> Result<Vec<String>, StoreError> {
+        use crate::store::logs::log_ref;
+        if self.backlog {
+            return Ok(store
+                .log_refs()?
+                .into_iter()
+                .filter(|l| l.writer == writer && l.named == Some(l.target))
+                .map(|l| l.name)
+                .collect());
+        }
+        let mut out = Vec::new();
+        for e in entries {
+            let r = &e.receipt.body().result;
+            let wanted = match self.which {
+                PushLogs::All => true,
+                PushLogs::Failed => !r.passed,
+                PushLogs::None => false,
+            };
+            let (Some(size), Some(blob)) = (
+                r.log_bytes,
+                r.log
+                    .as_deref()
+                    .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
+            ) else {
+                continue; // no log, or a v1 log that travels in its chain commit
+            };
+            if !wanted || self.limit.is_some_and(|l| size > l) {
+                continue;
+            }
+            let name = log_ref(writer, &blob);
+            if store.ref_value(&name)? == Some(blob) && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Why a push failed.
@@ -266,6 +381,7 @@ pub fn push_writer(
     remote: &str,
     writer: &str,
     key: &SigningKey,
+    logs: &LogPolicy,
 ) -> Result<PushOutcome, PushError> {
     let mut reappended = 0;
     for attempt in 0..PUSH_ATTEMPTS {
@@ -274,6 +390,7 @@ pub fn push_writer(
                 writer: writer.into(),
                 pushed: 0,
                 reappended,
+                logs: 0,
             });
         };
         let (chains, notes) = match store.fetch_staged(remote, Some(writer)) {
@@ -320,13 +437,19 @@ pub fn push_writer(
             }
         }
         store.index_notes(writer)?;
-        let pushed = match theirs {
-            None => store.entries_since(writer, tip, None)?.len() as u64,
+        let new_entries = match theirs {
+            None => store.entries_since(writer, tip, None)?,
             Some(t) => {
                 let base = store.merge_base_of(tip, t)?;
-                store.entries_since(writer, tip, base)?.len() as u64
+                store.entries_since(writer, tip, base)?
             }
         };
+        let pushed = new_entries.len() as u64;
+        let log_specs: Vec<String> = logs
+            .select(store, writer, &new_entries)?
+            .iter()
+            .map(|name| format!("{name}:{name}"))
+            .collect();
         let lease = format!(
             "--force-with-lease={}:{}",
             notes_ref(writer),
@@ -334,7 +457,7 @@ pub fn push_writer(
         );
         let chain_spec = format!("{0}:{0}", chain_ref(writer));
         let notes_spec = format!("+{0}:{0}", notes_ref(writer));
-        let out = store.run_git(&[
+        let mut argv = vec![
             "push",
             "--atomic",
             "--no-verify",
@@ -343,12 +466,15 @@ pub fn push_writer(
             remote,
             &chain_spec,
             &notes_spec,
-        ])?;
+        ];
+        argv.extend(log_specs.iter().map(String::as_str));
+        let out = store.run_git(&argv)?;
         if out.ok {
             return Ok(PushOutcome {
                 writer: writer.into(),
                 pushed,
                 reappended,
+                logs: log_specs.len() as u64,
             });
         }
         let lost_race = (out.stdout.contains("[rejected]")

@@ -17,10 +17,17 @@ use super::Context;
 /// then fast-forwards local chains. A local chain that is ahead or diverged is
 /// never overwritten. Exits 1 if a fetched chain was rejected, or if another
 /// writer's chain diverged (it was rewritten somewhere).
+///
+/// Full output logs stay on the remote unless --logs is given (`git receipt show
+/// --log ID` fetches the one log it needs); each fetched log ref must point at the
+/// blob its name gives.
 #[derive(Debug, Args)]
 pub struct FetchArgs {
     /// The remote (default origin).
     pub remote: Option<String>,
+    /// Fetch every full output log the remote has, too.
+    #[arg(long)]
+    pub logs: bool,
 }
 
 /// Fetch.
@@ -82,6 +89,17 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         "git-receipt: fetched receipts from {remote}: {} chains, {fresh} with new receipts",
         report.len()
     );
+    if args.logs {
+        let (taken, refused) = store.fetch_all_logs(&remote)?;
+        for why in &refused {
+            eprintln!("git-receipt: log REJECTED: {why}");
+        }
+        rejected |= !refused.is_empty();
+        eprintln!(
+            "git-receipt: fetched {taken} new log{} from {remote}",
+            if taken == 1 { "" } else { "s" }
+        );
+    }
     Ok(if rejected {
         ExitCode::from(1)
     } else {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Args;
 
-use git_receipt::sync::{self, PushOutcome};
+use git_receipt::sync::{self, LogPolicy, PushOutcome};
 
 use super::Context;
 
@@ -16,10 +16,17 @@ use super::Context;
 /// with a lease). If the same key wrote elsewhere and the chains diverged, your
 /// unpushed receipts are re-appended on the remote's tip (re-signed, new index and
 /// prev) and the push is retried. Other writers never conflict: they own other refs.
+///
+/// Full output logs travel as git config receipt.pushLogs says (all, failed or
+/// none; default failed: the logs a reviewer needs), each at most
+/// receipt.pushLogLimit bytes (default 1 MiB); --logs pushes every log of yours.
 #[derive(Debug, Args)]
 pub struct PushArgs {
     /// The remote (default origin).
     pub remote: Option<String>,
+    /// Push every full output log of yours too, whatever its size or result.
+    #[arg(long)]
+    pub logs: bool,
 }
 
 /// Push every own chain; print one line per writer.
@@ -27,13 +34,19 @@ pub(super) fn push_own(
     ctx: &Context,
     store: &git_receipt::store::Store,
     remote: &str,
+    all_logs: bool,
 ) -> Result<Vec<PushOutcome>> {
+    let logs = if all_logs {
+        LogPolicy::everything()
+    } else {
+        LogPolicy::from_config(store).map_err(anyhow::Error::msg)?
+    };
     let key = ctx.signing_key(store)?;
     let chain = ctx.chain_name(store)?;
     let writers = sync::own_writers(store, &key, &chain)?;
     let mut out = Vec::new();
     for w in writers {
-        out.push(sync::push_writer(store, remote, &w, &key)?);
+        out.push(sync::push_writer(store, remote, &w, &key, &logs)?);
     }
     Ok(out)
 }
@@ -47,7 +60,7 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             "no remote named {remote:?}\nhint: add one with `git remote add {remote} <url>`, or name another: git receipt push <remote>"
         );
     }
-    let outcomes = push_own(ctx, &store, &remote)?;
+    let outcomes = push_own(ctx, &store, &remote, args.logs)?;
     if outcomes.is_empty() {
         eprintln!(
             "git-receipt: no receipts of yours to push\nhint: `git receipt run <check>` writes one"
@@ -59,8 +72,17 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
         } else {
             String::new()
         };
+        let logs = if o.logs > 0 {
+            format!(
+                ", with {} log{}",
+                o.logs,
+                if o.logs == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "git-receipt: pushed {} new receipt{} of {} to {remote}{extra}",
+            "git-receipt: pushed {} new receipt{} of {} to {remote}{logs}{extra}",
             o.pushed,
             if o.pushed == 1 { "" } else { "s" },
             o.writer

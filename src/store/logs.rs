@@ -190,3 +190,62 @@ impl Store {
         }
     }
 }
+
+impl Store {
+    /// Fetch every log ref `remote` has into a staging namespace, and keep those
+    /// that point at the blob their name gives (and that this clone lacks). Returns
+    /// how many were taken and why others were refused.
+    pub fn fetch_all_logs(&self, remote: &str) -> Result<(usize, Vec<String>), StoreError> {
+        let staging = format!(
+            "refs/receipt-logs-incoming/{}/",
+            super::remote::staging_name(remote)
+        );
+        let spec = format!("+{LOG_PREFIX}*:{staging}*");
+        let out = self.run_git(&[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--refmap=",
+            remote,
+            &spec,
+        ])?;
+        if !out.ok {
+            return Err(StoreError::GitCommand {
+                args: format!("fetch {remote} {spec}"),
+                stderr: out.stderr,
+            });
+        }
+        let mut taken = 0;
+        let mut refused = Vec::new();
+        for rest in self.names_under(&staging)? {
+            let staged = format!("{staging}{rest}");
+            let Some(target) = self.ref_value(&staged)? else {
+                continue;
+            };
+            self.delete_log_ref(&staged)?;
+            let named = rest.rsplit_once('/').and_then(|(w, b)| {
+                crate::receipt::is_valid_writer_id(w)
+                    .then(|| ObjectId::from_hex(b.as_bytes()).ok())
+                    .flatten()
+                    .map(|b| (w.to_owned(), b))
+            });
+            let is_blob = self
+                .repo
+                .find_header(target)
+                .is_ok_and(|h| h.kind() == gix::object::Kind::Blob);
+            match named {
+                Some((writer, blob)) if blob == target && is_blob => {
+                    if self.ref_value(&log_ref(&writer, &blob))?.is_none() {
+                        self.set_log_ref(&writer, blob)?;
+                        taken += 1;
+                    }
+                }
+                _ => refused.push(format!(
+                    "{remote}'s {LOG_PREFIX}{rest} points at {target}, not at the blob its name gives"
+                )),
+            }
+        }
+        Ok((taken, refused))
+    }
+}
