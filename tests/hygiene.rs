@@ -1,0 +1,135 @@
+//! Write hygiene: a dirty `run` scans the work tree once and still checks exactly
+//! the tree `git add -A` would stage (stock git is the oracle); writers leave the
+//! repository packed the way git's own commands do (`git gc --auto`, detached);
+//! your own notes survive a plain `git fetch` in a clone where `init` ran after
+//! the key existed.
+
+mod common;
+use common::Env;
+use std::path::Path;
+
+/// The tree stock git writes for the work tree as if everything were staged:
+/// `git add -A` into a copy of the index, then `git write-tree`.
+fn oracle_tree(env: &Env, dir: &Path) -> String {
+    let index = env.path("oracle-index");
+    std::fs::copy(dir.join(".git/index"), &index).unwrap();
+    let mut add = std::process::Command::new("git");
+    env.seal(&mut add);
+    let out = add
+        .current_dir(dir)
+        .env("GIT_INDEX_FILE", &index)
+        .args(["add", "-A"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut write = std::process::Command::new("git");
+    env.seal(&mut write);
+    let out = write
+        .current_dir(dir)
+        .env("GIT_INDEX_FILE", &index)
+        .arg("write-tree")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// The subject tree of the newest receipt in `dir`.
+fn receipt_tree(env: &Env, dir: &Path) -> (String, bool) {
+    let log = env.log_json(dir);
+    let newest = &log[0];
+    (
+        newest["tree"].as_str().unwrap().to_owned(),
+        newest["dirty"].as_bool().unwrap(),
+    )
+}
+
+fn messy(env: &Env, rel: &str, extra_files: usize) -> std::path::PathBuf {
+    let dir = env.path(rel);
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(common::fixture("make_messy_worktree.sh"))
+        .arg(&dir)
+        .arg(extra_files.to_string());
+    env.seal(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "fixture failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
+fn assert_checks_what_git_add_all_stages(extra_files: usize) {
+    let env = Env::new();
+    let dir = messy(&env, "messy", extra_files);
+    let status = env.git_ok(&dir, &["status", "--porcelain=v1"]);
+    let index = |env: &Env| {
+        // entries and what is staged (an intent-to-add entry shows as added)
+        let entries = env.git_ok(&dir, &["ls-files", "--stage", "-z"]);
+        let staged = env.git_ok(&dir, &["diff", "--cached", "--name-status", "-z"]);
+        (entries, staged)
+    };
+    let index_before = index(&env);
+    env.receipt_ok(&dir, &["run", "noop", "--", "true"]);
+    let (tree, dirty) = receipt_tree(&env, &dir);
+    assert_eq!(index(&env), index_before, "the user's index is untouched");
+    let oracle = oracle_tree(&env, &dir);
+    assert_eq!(
+        tree, oracle,
+        "the receipt's tree is the tree `git add -A && git write-tree` gives, for a work tree with:\n{status}"
+    );
+    assert!(dirty, "a work tree with changes is dirty");
+    // and the tree holds what the mess made, so the oracle is not trivially equal
+    let listed = env.git_ok(&dir, &["ls-tree", "-r", "-z", "--name-only", &tree]);
+    let names: Vec<&str> = listed.split('\0').collect();
+    for present in [
+        "*",
+        ":(exclude)src",
+        "src/[ab].rs",
+        "line\nbreak.txt",
+        "docs/new-name.md",
+        "docs/new-name-2.md",
+        "new/deeper/x.rs",
+        "embedded",
+        "sub",
+    ] {
+        assert!(names.contains(&present), "{present:?} in {names:?}");
+    }
+    for absent in [
+        "docs/old-name.md",
+        "docs/old-name-2.md",
+        "docs/gone-staged.md",
+        "docs/gone-unstaged.md",
+        "debug.log",
+    ] {
+        assert!(!names.contains(&absent), "{absent:?} not in {names:?}");
+    }
+}
+
+#[test]
+fn a_dirty_run_checks_exactly_the_tree_git_add_all_stages() {
+    assert_checks_what_git_add_all_stages(0);
+}
+
+#[test]
+fn a_dirty_run_with_thousands_of_changed_paths_checks_the_same_tree() {
+    // more paths than are staged one pathspec each: the whole tree is staged
+    assert_checks_what_git_add_all_stages(2500);
+}
+
+#[test]
+fn a_run_with_only_staged_changes_checks_the_index_tree() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    std::fs::write(dir.join("src/lib.rs"), "pub fn staged() {}\n").unwrap();
+    env.git_ok(&dir, &["add", "src/lib.rs"]);
+    env.receipt_ok(&dir, &["run", "noop", "--", "true"]);
+    let (tree, dirty) = receipt_tree(&env, &dir);
+    assert_eq!(tree, env.git_ok(&dir, &["write-tree"]));
+    assert!(dirty);
+}
