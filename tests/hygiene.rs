@@ -133,3 +133,74 @@ fn a_run_with_only_staged_changes_checks_the_index_tree() {
     assert_eq!(tree, env.git_ok(&dir, &["write-tree"]));
     assert!(dirty);
 }
+
+/// Loose objects in one fan-out directory of `dir`'s object store.
+fn loose_in(dir: &Path, fanout: &str) -> usize {
+    std::fs::read_dir(dir.join(".git/objects").join(fanout))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+fn is_loose(dir: &Path, oid: &str) -> bool {
+    dir.join(".git/objects")
+        .join(&oid[..2])
+        .join(&oid[2..])
+        .exists()
+}
+
+#[test]
+fn receipts_in_a_repository_with_a_small_gc_auto_end_up_packed() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    // Enough loose objects (deterministic: fixed contents and dates) that git's own
+    // estimate, loose objects in objects/17 against gc.auto/256, is over a small
+    // gc.auto.
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    for i in 0..600 {
+        std::fs::write(dir.join(format!("data/{i}")), format!("{i}\n")).unwrap();
+    }
+    env.git_ok(&dir, &["add", "data"]);
+    env.git_ok(&dir, &["commit", "-q", "-m", "data"]);
+    assert!(
+        loose_in(&dir, "17") >= 2,
+        "the fixture leaves more than 1 loose object in objects/17"
+    );
+    // gc.auto = 0 disables: many receipts, nothing packed
+    env.git_ok(&dir, &["config", "gc.auto", "0"]);
+    for _ in 0..10 {
+        env.receipt_ok(&dir, &["run", "noop", "--", "true"]);
+    }
+    let writer = env.only_writer(&dir);
+    let chain = env.git_ok(&dir, &["rev-list", &format!("refs/receipts/{writer}")]);
+    let chain: Vec<&str> = chain.lines().collect();
+    assert_eq!(chain.len(), 10);
+    assert!(
+        chain.iter().all(|c| is_loose(&dir, c)),
+        "nothing packed yet"
+    );
+    // gc.auto = 256 (one object in objects/17): the next receipt starts gc --auto
+    env.git_ok(&dir, &["config", "gc.auto", "256"]);
+    let r = env.receipt_ok(&dir, &["run", "noop", "--", "true"]);
+    assert!(
+        !r.stderr.to_lowercase().contains("pack"),
+        "the detached gc says nothing: {r}"
+    );
+    let tip = env.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]);
+    // The gc runs detached: wait for it, bounded (this asserts nothing about speed).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let packed = |c: &&str| !is_loose(&dir, c);
+    while !(chain.iter().all(packed) && packed(&tip.as_str()) && !dir.join(".git/gc.pid").exists())
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        chain.iter().all(packed) && packed(&tip.as_str()),
+        "every receipt's chain commit ends up in a pack"
+    );
+    assert!(
+        loose_in(&dir, "17") <= 1,
+        "git's own estimate is under gc.auto again"
+    );
+    env.receipt_ok(&dir, &["verify"]);
+}

@@ -48,6 +48,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         .and_then(|s| git_receipt::keyfile::load_existing(&s).ok())
         .map(|k| k.public().fingerprint());
     let report = sync::fetch(&store, &remote, &trust)?;
+    store.gc_auto_detached();
     let mut rejected = false;
     for (writer, outcome) in &report {
         let line = match outcome {

@@ -11,6 +11,7 @@
 pub mod chain;
 pub mod index;
 pub mod logs;
+pub mod maintenance;
 pub mod notes;
 pub mod remote;
 pub mod worktree;
