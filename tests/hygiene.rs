@@ -5,7 +5,7 @@
 //! the key existed.
 
 mod common;
-use common::Env;
+use common::{Daemon, Env};
 use std::path::Path;
 
 /// The tree stock git writes for the work tree as if everything were staged:
@@ -203,4 +203,66 @@ fn receipts_in_a_repository_with_a_small_gc_auto_end_up_packed() {
         "git's own estimate is under gc.auto again"
     );
     env.receipt_ok(&dir, &["verify"]);
+}
+
+fn clone(env: &Env, url: &str, rel: &str) -> std::path::PathBuf {
+    let dir = env.path(rel);
+    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
+    dir
+}
+
+#[test]
+fn init_in_a_clone_where_the_key_already_exists_keeps_plain_fetch_off_your_own_chain() {
+    let env = Env::new(); // one HOME, one key, two clones
+    let daemon = Daemon::start(&env);
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let (_, url) = daemon.bare(&env, "shared.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    // clone a creates the key and pushes a receipt
+    let a = clone(&env, &url, "a");
+    env.receipt_ok(&a, &["init"]);
+    env.receipt_ok(&a, &["run", "test"]);
+    env.receipt_ok(&a, &["push"]);
+    let me = env.only_writer(&a);
+    // clone b: the key exists already when init runs
+    let b = clone(&env, &url, "b");
+    env.receipt_ok(&b, &["init"]);
+    let fetch_specs = env.git_ok(&b, &["config", "--get-all", "remote.origin.fetch"]);
+    for spec in [
+        format!("^refs/receipts/{me}"),
+        format!("^refs/notes/receipts/{me}"),
+    ] {
+        assert!(
+            fetch_specs.lines().any(|l| l == spec),
+            "init excludes your own refs: {spec} in\n{fetch_specs}"
+        );
+    }
+    std::fs::write(b.join("docs/index.md"), "# more docs\n").unwrap();
+    env.git_ok(&b, &["commit", "-qam", "docs"]);
+    env.receipt_ok(&b, &["run", "docs"]); // not pushed
+    let mine = env.log_json(&b)[0]["id"].as_str().unwrap().to_owned();
+    let chain_before = env.git_ok(&b, &["rev-parse", &format!("refs/receipts/{me}")]);
+    // clone a writes and pushes again: the remote's notes of this writer move on
+    env.receipt_ok(&a, &["run", "docs"]);
+    env.receipt_ok(&a, &["push"]);
+    let r = env.git(&b, &["fetch"]);
+    assert_eq!(
+        r.code, 0,
+        "a plain fetch neither rejects nor forces your refs: {r}"
+    );
+    assert_eq!(
+        env.git_ok(&b, &["rev-parse", &format!("refs/receipts/{me}")]),
+        chain_before,
+        "your chain is untouched"
+    );
+    let note = env.git_ok(
+        &b,
+        &["notes", &format!("--ref=receipts/{me}"), "show", "HEAD"],
+    );
+    assert!(
+        note.contains(&mine),
+        "your unpushed receipt still shows in your notes: {note}"
+    );
+    let status = env.receipt(&b, &["status", "--json"]);
+    assert!(status.stdout.contains(&mine), "and in status: {status}");
 }
