@@ -61,7 +61,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
             FetchOutcome::Diverged
                 if own_fingerprint
                     .as_deref()
-                    .is_some_and(|fp| git_receipt::sync::writer_matches_key(writer, fp)) =>
+                    .is_some_and(|fp| git_receipt::receipt::writer_matches_key(writer, fp)) =>
             {
                 format!(
                     "{writer}: your chain diverged from {remote}'s (your key wrote elsewhere too); kept yours, and `git receipt push` re-appends yours on theirs"

@@ -36,8 +36,9 @@ pub struct VerifyArgs {
     /// Trust the keys in this OpenSSH allowed_signers file.
     #[arg(long, value_name = "FILE")]
     pub allowed_signers: Option<PathBuf>,
-    /// Fail if a chain no longer descends from the tip recorded here; record the
-    /// verified tips when everything is valid.
+    /// Fail if a chain no longer descends from the tip recorded here, and check
+    /// only the receipts after that tip (the checkpoint vouches for the rest);
+    /// record the verified tips when everything is valid.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
     /// Print the report as JSON.
@@ -136,9 +137,17 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         Some(p) if p.exists() => {
             let text =
                 std::fs::read(p).with_context(|| format!("reading checkpoint {}", p.display()))?;
-            Some(serde_json::from_slice::<Checkpoint>(&text).with_context(|| {
+            let cp = serde_json::from_slice::<Checkpoint>(&text).with_context(|| {
                 format!("checkpoint {} is not a git-receipt checkpoint; move it away to start a new one", p.display())
-            })?)
+            })?;
+            if cp.version != 1 {
+                bail!(
+                    "checkpoint {} has version {}, which this git-receipt does not read\nhint: upgrade git-receipt, or move the file away to start a new checkpoint",
+                    p.display(),
+                    cp.version
+                );
+            }
+            Some(cp)
         }
         _ => None,
     };
@@ -159,6 +168,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "trust": described,
             "chains": report.chains,
             "receipts": report.receipts,
+            "covered_by_checkpoint": report.covered,
             "note_lines": report.note_lines,
             "findings": report.findings,
             "warnings": report.warnings,
@@ -171,8 +181,13 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         for w in &report.warnings {
             eprintln!("git-receipt: warning: {} {}", w.chain, w.reason);
         }
+        let covered = if checkpoint.is_some() {
+            format!(" ({} more covered by the checkpoint)", report.covered)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "git-receipt: verified {} receipts in {} chains and {} note lines against {described}: {}",
+            "git-receipt: verified {} receipts{covered} in {} chains and {} note lines against {described}: {}",
             report.receipts,
             report.chains,
             report.note_lines,
