@@ -150,7 +150,7 @@ impl Context {
         }
         let root = trust_root(store, rev);
         if let Some(commit) = root.commit
-            && let Some(bytes) = store.contract_at(commit)?
+            && let Some(bytes) = store.file_at(commit, git_receipt::contract::FILE_NAME)?
         {
             let label = format!(".gitreceipts at {}", commit.to_hex_with_len(7));
             let contract = Contract::parse(&bytes, std::path::Path::new(&label))?;
@@ -161,7 +161,7 @@ impl Context {
         // cannot trust itself.
         if let Some((name, tip)) = default_branch(store)
             && root.commit != Some(tip)
-            && let Some(bytes) = store.contract_at(tip)?
+            && let Some(bytes) = store.file_at(tip, git_receipt::contract::FILE_NAME)?
         {
             let label = format!(".gitreceipts at {name}");
             trust.restrict(&Contract::parse(&bytes, std::path::Path::new(&label))?);

@@ -83,13 +83,15 @@ pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<Re
 
 /// `.gitreceipts` at `commit` (empty when there is none), named `label` in errors.
 pub(super) fn contract_at(store: &Store, commit: gix::ObjectId, label: &str) -> Result<Contract> {
-    Ok(match store.contract_at(commit)? {
-        Some(bytes) => {
-            let label = format!(".gitreceipts at {label}");
-            Contract::parse(&bytes, std::path::Path::new(&label))?
-        }
-        None => Contract::default(),
-    })
+    Ok(
+        match store.file_at(commit, git_receipt::contract::FILE_NAME)? {
+            Some(bytes) => {
+                let label = format!(".gitreceipts at {label}");
+                Contract::parse(&bytes, std::path::Path::new(&label))?
+            }
+            None => Contract::default(),
+        },
+    )
 }
 
 /// Evaluate every declared check at `rev`, with a given trust set instead of the

@@ -56,7 +56,7 @@ pub(super) fn verifier_trust(
     if let Some(rev) = trust_rev {
         let commit = store.resolve_commit(rev)?;
         let mut trust = TrustSet::default();
-        match store.contract_at(commit)? {
+        match store.file_at(commit, git_receipt::contract::FILE_NAME)? {
             Some(bytes) => {
                 let label = format!(".gitreceipts at {rev}");
                 trust.add_contract(&Contract::parse(&bytes, Path::new(&label))?);
