@@ -67,13 +67,48 @@ pub struct Report {
 }
 
 /// A checkpoint: each chain's verified tip at the last clean run.
+///
+/// Version 2 also records the trust set that run verified against (see
+/// [`trust_digest`]): only under the same trust does it vouch for the receipts
+/// below its tips. Version 1 files (tips only) are still read: their tips are held
+/// to the same descent checks, and every receipt is checked again.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Checkpoint {
-    /// Always 1.
+    /// 1 or 2; written as 2.
     pub version: u32,
+    /// Version 2: the [`trust_digest`] of the trust set the tips were verified against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<String>,
     /// Writer id to chain tip.
     pub chains: BTreeMap<String, String>,
+}
+
+/// The checkpoint version this tool writes.
+pub const CHECKPOINT_VERSION: u32 = 2;
+
+/// A digest of everything in a trust set that decides whether a receipt counts:
+/// each key's fingerprint, validity window and revocation, in a fixed order (not
+/// where the key came from). A checkpoint vouches for what it covers only under the
+/// same digest: a revoked key or a narrowed window must reach old receipts too.
+pub fn trust_digest(trust: &TrustSet) -> String {
+    use sha2::{Digest, Sha256};
+    let mut keys: Vec<String> = trust
+        .keys()
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {:?} {:?} {}\n",
+                t.key.fingerprint(),
+                t.valid_after,
+                t.valid_before,
+                t.revoked
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    format!("sha256:{}", hex::encode(Sha256::digest(keys.concat())))
 }
 
 /// One chain commit as read from git: its parents and tree, before the receipt.
@@ -466,7 +501,8 @@ fn checkpointed_base(
 }
 
 /// Verify every chain and note. `progress` is called with the running count of
-/// receipts checked. With a checkpoint, a chain that still descends from its
+/// receipts checked. With a checkpoint written under the same trust (see
+/// [`Checkpoint::vouches_under`]), a chain that still descends from its
 /// checkpointed tip is checked only above it (the checkpoint vouches for the rest,
 /// counted in [`Report::covered`]); any other chain is checked whole.
 pub fn verify(
@@ -483,10 +519,11 @@ pub fn verify(
     // chains checked only above their checkpointed tip: (writer, that tip)
     let mut covered: Vec<(String, ObjectId)> = Vec::new();
 
+    let vouching = checkpoint.filter(|cp| cp.vouches_under(trust));
     for (writer, tip) in store.writers()? {
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
-        let base = checkpointed_base(store, checkpoint, &writer, tip);
+        let base = checkpointed_base(store, vouching, &writer, tip);
         let done = report.receipts;
         let walk = walk_range(store, &shared, &writer, tip, base, trust, &mut |n| {
             progress(done + n)
@@ -756,11 +793,18 @@ fn verify_checkpoint(
 }
 
 impl Checkpoint {
-    /// The checkpoint that records every tip of a clean report.
-    pub fn from_report(report: &Report) -> Checkpoint {
+    /// The checkpoint that records every tip of a clean report, verified against `trust`.
+    pub fn from_report(report: &Report, trust: &TrustSet) -> Checkpoint {
         Checkpoint {
-            version: 1,
+            version: CHECKPOINT_VERSION,
+            trust: Some(trust_digest(trust)),
             chains: report.tips.clone(),
         }
+    }
+
+    /// Whether this checkpoint vouches for the receipts below its tips when
+    /// verifying against `trust`: a version 2 checkpoint written under the same trust.
+    pub fn vouches_under(&self, trust: &TrustSet) -> bool {
+        self.version >= 2 && self.trust.as_deref() == Some(trust_digest(trust).as_str())
     }
 }

@@ -307,3 +307,74 @@ fn a_checkpoint_of_an_unknown_version_is_refused_with_a_hint() {
         "{r}"
     );
 }
+
+#[test]
+fn a_key_revoked_on_main_after_the_checkpoint_reaches_the_receipts_it_covers() {
+    // A checkpoint vouches only under the trust it was written with: a revocation
+    // must not be skipped by the incremental walk.
+    let fx = checkpointed();
+    let ada = writer(&fx.ada);
+    let contract = std::fs::read_to_string(fx.repo.join(".gitreceipts")).unwrap();
+    let revoked = contract.replace("[signer \"ada\"]\n", "[signer \"ada\"]\n\trevoked = true\n");
+    assert_ne!(revoked, contract);
+    std::fs::write(fx.repo.join(".gitreceipts"), revoked).unwrap();
+    fx.ada
+        .git_ok(&fx.repo, &["commit", "-q", "-am", "revoke ada"]);
+    let (r, v) = fx.verify();
+    assert_finding(&r, &v, "revoked", &ada, Some(0), "revoked");
+    assert_finding(&r, &v, "revoked", &ada, Some(1), "revoked");
+    assert_eq!(v["receipts"], 2, "every receipt is checked again: {r}");
+    assert_eq!(v["covered_by_checkpoint"], 0, "{r}");
+    assert!(
+        r.stderr.contains("was written against another trust set"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_version_1_checkpoint_is_read_its_tips_held_and_every_receipt_checked() {
+    let fx = checkpointed();
+    let ada = writer(&fx.ada);
+    let tip = fx.tip(&ada);
+    std::fs::write(
+        &fx.cp,
+        format!("{{\"version\":1,\"chains\":{{\"{ada}\":\"{tip}\"}}}}"),
+    )
+    .unwrap();
+    fx.ada.receipt_ok(&fx.repo, &["run", "test"]);
+    let (r, v) = fx.verify();
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(v["receipts"], 3, "no trust recorded: all checked: {r}");
+    assert_eq!(v["covered_by_checkpoint"], 0, "{r}");
+    assert!(r.stderr.contains("is version 1"), "{r}");
+    // the clean run wrote version 2, which the next run relies on
+    let cp: Value = serde_json::from_slice(&std::fs::read(&fx.cp).unwrap()).unwrap();
+    assert_eq!(cp["version"], 2, "{cp}");
+    assert!(cp["trust"].as_str().unwrap().starts_with("sha256:"), "{cp}");
+    let (r, v) = fx.verify();
+    assert_eq!(
+        (v["receipts"].as_u64(), v["covered_by_checkpoint"].as_u64()),
+        (Some(0), Some(3)),
+        "{r}"
+    );
+    // and a version 1 tip is still held: roll the chain back below it
+    std::fs::write(
+        &fx.cp,
+        format!("{{\"version\":1,\"chains\":{{\"{ada}\":\"{tip}\"}}}}"),
+    )
+    .unwrap();
+    fx.git(&[
+        "update-ref",
+        &format!("refs/receipts/{ada}"),
+        &format!("{tip}~1"),
+    ]);
+    let (r, v) = fx.verify();
+    assert_finding(
+        &r,
+        &v,
+        "checkpoint",
+        &ada,
+        None,
+        &format!("chain no longer descends from {tip}"),
+    );
+}

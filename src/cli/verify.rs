@@ -140,7 +140,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             let cp = serde_json::from_slice::<Checkpoint>(&text).with_context(|| {
                 format!("checkpoint {} is not a git-receipt checkpoint; move it away to start a new one", p.display())
             })?;
-            if cp.version != 1 {
+            if !(1..=verify::CHECKPOINT_VERSION).contains(&cp.version) {
                 bail!(
                     "checkpoint {} has version {}, which this git-receipt does not read\nhint: upgrade git-receipt, or move the file away to start a new checkpoint",
                     p.display(),
@@ -151,11 +151,23 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         }
         _ => None,
     };
+    if let Some(cp) = &checkpoint
+        && !cp.vouches_under(&trust)
+    {
+        let why = if cp.version < 2 {
+            "is version 1, which does not record the trust it was verified against"
+        } else {
+            "was written against another trust set (a signer added, revoked or re-windowed)"
+        };
+        eprintln!(
+            "git-receipt: the checkpoint {why}: every receipt is checked again (its tips still must hold); a clean run records the current trust"
+        );
+    }
     let report = run_verify(&store, &trust, checkpoint.as_ref())?;
     let clean = report.findings.is_empty();
     let mut recorded = false;
     if clean && let Some(p) = &args.checkpoint {
-        let cp = Checkpoint::from_report(&report);
+        let cp = Checkpoint::from_report(&report, &trust);
         let tmp = p.with_extension("tmp");
         std::fs::write(&tmp, serde_json::to_vec_pretty(&cp)?)
             .and_then(|_| std::fs::rename(&tmp, p))
