@@ -59,10 +59,14 @@ fn git(
     if let Some(input) = input {
         let mut stdin = child.stdin.take().expect("stdin is piped");
         // git reads all of its pathspecs before it writes anything, so writing
-        // them all first cannot dead-lock on a full stdout pipe.
-        stdin
-            .write_all(input)
-            .map_err(|e| failed(format!("could not write to git: {e}")))?;
+        // them all first cannot dead-lock on a full stdout pipe. A git that stops
+        // reading has failed: its own message (below) says why.
+        match stdin.write_all(input) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                return Err(failed(format!("could not write to git: {e}")));
+            }
+            _ => drop(stdin),
+        }
     }
     let out = child
         .wait_with_output()
