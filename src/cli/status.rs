@@ -83,15 +83,14 @@ pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<Re
 
 /// `.gitreceipts` at `commit` (empty when there is none), named `label` in errors.
 pub(super) fn contract_at(store: &Store, commit: gix::ObjectId, label: &str) -> Result<Contract> {
-    Ok(
-        match store.file_at(commit, git_receipt::contract::FILE_NAME)? {
-            Some(bytes) => {
-                let label = format!(".gitreceipts at {label}");
-                Contract::parse(&bytes, std::path::Path::new(&label))?
-            }
-            None => Contract::default(),
-        },
-    )
+    let bytes = store.file_at(commit, git_receipt::contract::FILE_NAME)?;
+    Ok(match bytes {
+        Some(bytes) => {
+            let label = format!(".gitreceipts at {label}");
+            Contract::parse(&bytes, std::path::Path::new(&label))?
+        }
+        None => Contract::default(),
+    })
 }
 
 /// Evaluate every declared check at `rev`, with a given trust set instead of the
