@@ -8,7 +8,12 @@
 //! its validity window; and the strict Ed25519 signature must verify. Every note
 //! line must name a receipt of that writer's chain whose signed subject is the
 //! annotated commit or inputs tree. A checkpoint file catches rollbacks, rewrites
-//! and deletions between runs.
+//! and deletions between runs, and spares what it covers: under the same trust, a
+//! chain that still descends from its checkpointed tip is walked only down to that
+//! tip, the oldest new entry linked to it.
+//!
+//! The walk of one chain ([`walk_chain`]) is also how `fetch` checks what it would
+//! add: from the fetched tip down to the local one.
 //!
 //! Signatures and parsing run on every core, in bounded batches, so memory stays
 //! flat however long the chains are.
