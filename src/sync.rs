@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
-use crate::receipt::writer_id;
+use crate::receipt::{writer_id, writer_matches_key};
 use crate::sign::SigningKey;
 use crate::store::chain::chain_ref;
 use crate::store::notes::notes_ref;
 use crate::store::remote::Relation;
 use crate::store::{Store, StoreError};
-use crate::trust::{Refusal, TrustSet};
+use crate::trust::TrustSet;
 
 /// How often `push` re-fetches and retries after losing a race.
 pub const PUSH_ATTEMPTS: u32 = 20;
@@ -38,78 +38,38 @@ pub enum FetchOutcome {
     Rejected(String),
 }
 
-/// Why a fetched chain is refused.
+/// Check what a fetch would add to `writer`'s chain: the verifier's walk from the
+/// fetched `tip` down to the local tip `stop_at` (the whole chain when there is
+/// none). Untrusted, revoked or out-of-window receipts are stored (they never
+/// count for anything); any other finding (a forgery by a trusted key, a broken
+/// link, a wrong writer, a malformed entry) refuses the chain. Returns how many
+/// receipts are new, or why the chain is refused.
 fn check_new_entries(
     store: &Store,
     writer: &str,
     tip: ObjectId,
     stop_at: Option<ObjectId>,
     trust: &TrustSet,
-) -> Result<u64, String> {
-    let entries = store
-        .entries_since(writer, tip, stop_at)
-        .map_err(|e| e.to_string())?;
-    let mut expected_prev = match stop_at {
-        None => None,
-        Some(base) => {
-            let e = store.chain_entry(writer, base).map_err(|e| e.to_string())?;
-            Some((e.receipt.body().chain.index, e.receipt.id().to_owned()))
-        }
-    };
-    for e in &entries {
-        let b = e.receipt.body();
-        let at = format!("receipt {} (#{})", e.receipt.id(), b.chain.index);
-        if b.chain.writer != writer {
-            return Err(format!(
-                "{at} names writer {}, but sits in chain {writer}",
-                b.chain.writer
-            ));
-        }
-        if !writer_matches_key(writer, &e.receipt.signature().key) {
-            return Err(format!(
-                "{at} is signed by {}, which is not the key writer {writer} is named after",
-                e.receipt.signature().key
-            ));
-        }
-        match &expected_prev {
-            None if b.chain.index != 0 || b.chain.prev.is_some() => {
-                return Err(format!(
-                    "{at} is the root of the chain but has index {} or a prev link",
-                    b.chain.index
-                ));
-            }
-            Some((idx, id))
-                if b.chain.index != idx + 1 || b.chain.prev.as_deref() != Some(id.as_str()) =>
-            {
-                return Err(format!(
-                    "{at} does not follow #{idx} ({id}): gap, reorder or wrong prev link"
-                ));
-            }
-            _ => {}
-        }
-        // Untrusted, revoked or out-of-window receipts are stored (they never count);
-        // a bad signature by a trusted key is a forgery and refuses the chain.
-        if let Err(Refusal::BadSignature(why)) = trust.check(e.receipt.clone()) {
-            return Err(format!("{at}: {why}"));
-        }
-        expected_prev = Some((b.chain.index, e.receipt.id().to_owned()));
-    }
-    Ok(entries.len() as u64)
-}
-
-/// Whether writer id `writer` is derived from the key with fingerprint `fp`.
-pub fn writer_matches_key(writer: &str, fp: &str) -> bool {
-    use base64::Engine;
-    let Some(b64) = fp.strip_prefix("SHA256:") else {
-        return false;
-    };
-    let Ok(digest) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64) else {
-        return false;
-    };
-    digest.len() == 32
-        && writer
-            .rsplit_once('-')
-            .is_some_and(|(_, h)| h == hex::encode(&digest[..16]))
+) -> Result<Result<u64, String>, StoreError> {
+    let walk = crate::verify::walk_chain(store, writer, tip, stop_at, trust)?;
+    // newest first: report the oldest problem, where the chain first went wrong
+    let refusal = walk
+        .findings
+        .iter()
+        .rev()
+        .find(|f| !matches!(f.kind, "untrusted" | "revoked" | "window"));
+    Ok(match refusal {
+        None => Ok(walk.receipts),
+        Some(f) => Err(match (&f.id, f.index) {
+            (Some(id), Some(index)) => format!("receipt {id} (#{index}): {}", f.reason),
+            (None, Some(index)) => format!("receipt #{index}: {}", f.reason),
+            _ => format!(
+                "chain commit {}: {}",
+                f.commit.as_deref().unwrap_or("?"),
+                f.reason
+            ),
+        }),
+    })
 }
 
 /// Fetch every writer's chain and notes from `remote`, verify what is new, and
@@ -129,7 +89,7 @@ pub fn fetch(
             Relation::Ahead => FetchOutcome::LocalAhead,
             Relation::Diverged => FetchOutcome::Diverged,
             rel @ (Relation::New | Relation::Behind) => {
-                match check_new_entries(store, writer, *theirs, ours, trust) {
+                match check_new_entries(store, writer, *theirs, ours, trust)? {
                     Err(why) => FetchOutcome::Rejected(why),
                     Ok(n) => {
                         store.set_ref(

@@ -8,7 +8,12 @@
 //! its validity window; and the strict Ed25519 signature must verify. Every note
 //! line must name a receipt of that writer's chain whose signed subject is the
 //! annotated commit or inputs tree. A checkpoint file catches rollbacks, rewrites
-//! and deletions between runs.
+//! and deletions between runs, and spares what it covers: under the same trust, a
+//! chain that still descends from its checkpointed tip is walked only down to that
+//! tip, the oldest new entry linked to it.
+//!
+//! The walk of one chain ([`walk_chain`]) is also how `fetch` checks what it would
+//! add: from the fetched tip down to the local one.
 //!
 //! Signatures and parsing run on every core, in bounded batches, so memory stays
 //! flat however long the chains are.
@@ -17,12 +22,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
-use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, Unverified};
+use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, Unverified, writer_matches_key};
 use crate::store::chain::{RECEIPT_FILE, ReceiptFileProblem, chain_ref, read_receipt_file};
 use crate::store::index::{Record, Role, id_prefix};
 use crate::store::notes::{notes_ref, parse_note};
 use crate::store::{Store, StoreError};
-use crate::sync::writer_matches_key;
 use crate::trust::{Refusal, TrustSet};
 
 /// How many chain entries are read before they are verified together.
@@ -52,8 +56,11 @@ pub struct Finding {
 pub struct Report {
     /// Chains walked.
     pub chains: usize,
-    /// Receipts checked.
+    /// Receipts checked in this run.
     pub receipts: u64,
+    /// Receipts not checked again because the checkpoint vouches for them (at or
+    /// below a checkpointed tip the chain still descends from).
+    pub covered: u64,
     /// Note lines checked.
     pub note_lines: u64,
     /// Everything wrong, in chain order.
@@ -65,13 +72,48 @@ pub struct Report {
 }
 
 /// A checkpoint: each chain's verified tip at the last clean run.
+///
+/// Version 2 also records the trust set that run verified against (see
+/// [`trust_digest`]): only under the same trust does it vouch for the receipts
+/// below its tips. Version 1 files (tips only) are still read: their tips are held
+/// to the same descent checks, and every receipt is checked again.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Checkpoint {
-    /// Always 1.
+    /// 1 or 2; written as 2.
     pub version: u32,
+    /// Version 2: the [`trust_digest`] of the trust set the tips were verified against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<String>,
     /// Writer id to chain tip.
     pub chains: BTreeMap<String, String>,
+}
+
+/// The checkpoint version this tool writes.
+pub const CHECKPOINT_VERSION: u32 = 2;
+
+/// A digest of everything in a trust set that decides whether a receipt counts:
+/// each key's fingerprint, validity window and revocation, in a fixed order (not
+/// where the key came from). A checkpoint vouches for what it covers only under the
+/// same digest: a revoked key or a narrowed window must reach old receipts too.
+pub fn trust_digest(trust: &TrustSet) -> String {
+    use sha2::{Digest, Sha256};
+    let mut keys: Vec<String> = trust
+        .keys()
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {:?} {:?} {}\n",
+                t.key.fingerprint(),
+                t.valid_after,
+                t.valid_before,
+                t.revoked
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    format!("sha256:{}", hex::encode(Sha256::digest(keys.concat())))
 }
 
 /// One chain commit as read from git: its parents and tree, before the receipt.
@@ -204,8 +246,270 @@ fn check_batch(
     })
 }
 
+/// What checking one stretch of a chain found.
+#[derive(Debug, Default)]
+pub struct ChainWalk {
+    /// Entries checked.
+    pub receipts: u64,
+    /// Receipts at or below the base, not walked (the base's index + 1).
+    pub below_base: u64,
+    /// Everything wrong, newest first.
+    pub findings: Vec<Finding>,
+    /// The id of every receipt checked.
+    ids: HashSet<String>,
+    /// (index, id, chain commit, superseded id), checked once every id is known.
+    supersedes: Vec<(u64, String, ObjectId, String)>,
+}
+
+/// Check `writer`'s chain from `tip` down to `base` (not included; the whole chain
+/// when `None`): every entry's shape, bytes, schema, signature and trust, writer,
+/// and links, each to the entry below it, the oldest one checked to `base` (its
+/// index plus one, `prev` = the base's receipt id) or, at the root, to nothing. The one walk
+/// behind `verify` (the whole chain, or what is new since a checkpoint) and
+/// `fetch` (what is new since the local tip).
+pub fn walk_chain(
+    store: &Store,
+    writer: &str,
+    tip: ObjectId,
+    base: Option<ObjectId>,
+    trust: &TrustSet,
+) -> Result<ChainWalk, StoreError> {
+    let shared = store.repo().clone().into_sync();
+    walk_range(store, &shared, writer, tip, base, trust, &mut |_| {})
+}
+
+fn walk_range(
+    store: &Store,
+    shared: &gix::ThreadSafeRepository,
+    writer: &str,
+    tip: ObjectId,
+    base: Option<ObjectId>,
+    trust: &TrustSet,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ChainWalk, StoreError> {
+    let mut walk = ChainWalk::default();
+    let finding = |findings: &mut Vec<Finding>,
+                   index: Option<u64>,
+                   id: Option<&str>,
+                   commit: ObjectId,
+                   kind,
+                   reason: String| {
+        findings.push(Finding {
+            chain: writer.to_owned(),
+            index,
+            id: id.map(str::to_owned),
+            commit: Some(commit.to_string()),
+            kind,
+            reason,
+        })
+    };
+    // The entry the oldest walked one must follow: read that one entry.
+    let base = match base {
+        None => None,
+        Some(commit) => match store.chain_entry(writer, commit) {
+            Ok(e) => {
+                let index = e.receipt.body().chain.index;
+                walk.below_base = index + 1;
+                Some((commit, index, e.receipt.id().to_owned()))
+            }
+            Err(e) => {
+                finding(
+                    &mut walk.findings,
+                    None,
+                    None,
+                    commit,
+                    "link",
+                    format!("the entry that newer receipts must follow is unreadable: {e}"),
+                );
+                return Ok(walk);
+            }
+        },
+    };
+    // The entry just above (the child, newer) whose links the next one must satisfy.
+    let mut child: Option<(u64, Option<String>, ObjectId)> = None;
+    let mut next = Some(tip);
+    let mut reached_base = false;
+    let mut seen = HashSet::new();
+    while next.is_some() {
+        let mut batch = Vec::with_capacity(BATCH);
+        while let Some(c) = next {
+            if base.as_ref().is_some_and(|(b, _, _)| *b == c) {
+                reached_base = true;
+                next = None;
+                break;
+            }
+            if !seen.insert(c) {
+                next = None;
+                break;
+            }
+            let raw = read_raw(store, c);
+            next = raw.parents.first().copied();
+            batch.push(raw);
+            if batch.len() == BATCH {
+                break;
+            }
+        }
+        for e in check_batch(batch, shared, trust) {
+            walk.receipts += 1;
+            let findings = &mut walk.findings;
+            if e.parents.len() > 1 {
+                finding(
+                    findings,
+                    None,
+                    None,
+                    e.commit,
+                    "shape",
+                    format!(
+                        "chain commit has {} parents; a chain is linear (followed the first)",
+                        e.parents.len()
+                    ),
+                );
+            }
+            let r = match e.receipt {
+                Err((kind, why)) => {
+                    finding(
+                        findings,
+                        None,
+                        None,
+                        e.commit,
+                        kind,
+                        format!("invalid receipt: {why}"),
+                    );
+                    child = None; // links around an unreadable entry cannot be checked
+                    continue;
+                }
+                Ok(r) => r,
+            };
+            let b = r.body();
+            let (idx, id) = (b.chain.index, r.id().to_owned());
+            if let Err((kind, why)) = e.signature {
+                finding(findings, Some(idx), Some(&id), e.commit, kind, why);
+            }
+            if b.chain.writer != writer {
+                finding(
+                    findings,
+                    Some(idx),
+                    Some(&id),
+                    e.commit,
+                    "writer",
+                    format!(
+                        "names writer {}, but sits in chain {writer}",
+                        b.chain.writer
+                    ),
+                );
+            }
+            if !writer_matches_key(writer, &r.signature().key) {
+                finding(
+                    findings,
+                    Some(idx),
+                    Some(&id),
+                    e.commit,
+                    "writer",
+                    format!(
+                        "signed by {}, but writer id {writer} names another key",
+                        r.signature().key
+                    ),
+                );
+            }
+            if let Some(child) = &child {
+                check_link(findings, writer, child, idx, &id);
+            }
+            if e.parents.is_empty() && (idx != 0 || b.chain.prev.is_some()) {
+                finding(
+                    findings,
+                    Some(idx),
+                    Some(&id),
+                    e.commit,
+                    "link",
+                    format!(
+                        "is the root of the chain but has index {idx}; earlier receipts were removed"
+                    ),
+                );
+            }
+            if let Some(s) = &b.supersedes {
+                walk.supersedes.push((idx, id.clone(), e.commit, s.clone()));
+            }
+            walk.ids.insert(id);
+            child = Some((idx, b.chain.prev.clone(), e.commit));
+        }
+        progress(walk.receipts);
+    }
+    match base {
+        Some((_, idx, id)) if reached_base => {
+            if let Some(child) = &child {
+                check_link(&mut walk.findings, writer, child, idx, &id);
+            }
+        }
+        Some((commit, _, _)) => finding(
+            &mut walk.findings,
+            None,
+            None,
+            tip,
+            "link",
+            format!(
+                "following first parents from the tip never reaches {commit}, which it must descend from"
+            ),
+        ),
+        None => {}
+    }
+    Ok(walk)
+}
+
+/// The links of `child` (index, prev, chain commit) to the receipt `idx`/`id` below it.
+fn check_link(
+    findings: &mut Vec<Finding>,
+    writer: &str,
+    child: &(u64, Option<String>, ObjectId),
+    idx: u64,
+    id: &str,
+) {
+    let (cidx, cprev, ccommit) = child;
+    let mut finding = |reason: String| {
+        findings.push(Finding {
+            chain: writer.to_owned(),
+            index: Some(*cidx),
+            id: None,
+            commit: Some(ccommit.to_string()),
+            kind: "link",
+            reason,
+        })
+    };
+    if *cidx != idx + 1 {
+        finding(format!(
+            "index {cidx} follows index {idx}: a receipt is missing, duplicated or reordered"
+        ));
+    }
+    if cprev.as_deref() != Some(id) {
+        finding(format!(
+            "prev is {}, but the receipt before it is {id}",
+            cprev.as_deref().unwrap_or("null")
+        ));
+    }
+}
+
+/// The tip a checkpoint recorded for `writer`, when the chain still descends from
+/// it, so only what came after needs checking. A chain that does not (rolled back,
+/// rewritten, or a tip that is not even here) is walked whole, and
+/// `verify_checkpoint` reports it.
+fn checkpointed_base(
+    store: &Store,
+    checkpoint: Option<&Checkpoint>,
+    writer: &str,
+    tip: ObjectId,
+) -> Option<ObjectId> {
+    let recorded = checkpoint?.chains.get(writer)?;
+    let recorded = ObjectId::from_hex(recorded.as_bytes()).ok()?;
+    let descends = recorded == tip
+        || (store.repo().find_commit(recorded).is_ok()
+            && store.is_ancestor(recorded, tip).unwrap_or(false));
+    descends.then_some(recorded)
+}
+
 /// Verify every chain and note. `progress` is called with the running count of
-/// receipts checked.
+/// receipts checked. With a checkpoint written under the same trust (see
+/// [`Checkpoint::vouches_under`]), a chain that still descends from its
+/// checkpointed tip is checked only above it (the checkpoint vouches for the rest,
+/// counted in [`Report::covered`]); any other chain is checked whole.
 pub fn verify(
     store: &Store,
     trust: &TrustSet,
@@ -217,139 +521,40 @@ pub fn verify(
     let mut all_ids: HashSet<String> = HashSet::new();
     // (writer, index, id, commit, supersedes) to check once every id is known
     let mut supersedes: Vec<(String, u64, String, ObjectId, String)> = Vec::new();
+    // chains checked only above their checkpointed tip: (writer, that tip)
+    let mut covered: Vec<(String, ObjectId)> = Vec::new();
 
+    let vouching = checkpoint.filter(|cp| cp.vouches_under(trust));
     for (writer, tip) in store.writers()? {
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
-        let mut finding =
-            |index: Option<u64>, id: Option<&str>, commit: ObjectId, kind, reason: String| {
-                report.findings.push(Finding {
-                    chain: writer.clone(),
-                    index,
-                    id: id.map(str::to_owned),
-                    commit: Some(commit.to_string()),
-                    kind,
-                    reason,
-                })
-            };
-        // The entry just above (the child, newer) whose links the next one must satisfy.
-        let mut child: Option<(u64, Option<String>, ObjectId)> = None;
-        let mut next = Some(tip);
-        let mut seen = HashSet::new();
-        while next.is_some() {
-            let mut batch = Vec::with_capacity(BATCH);
-            while let Some(c) = next {
-                if !seen.insert(c) {
-                    next = None;
-                    break;
-                }
-                let raw = read_raw(store, c);
-                next = raw.parents.first().copied();
-                batch.push(raw);
-                if batch.len() == BATCH {
-                    break;
-                }
-            }
-            for e in check_batch(batch, &shared, trust) {
-                report.receipts += 1;
-                if e.parents.len() > 1 {
-                    finding(
-                        None,
-                        None,
-                        e.commit,
-                        "shape",
-                        format!(
-                            "chain commit has {} parents; a chain is linear (followed the first)",
-                            e.parents.len()
-                        ),
-                    );
-                }
-                let r = match e.receipt {
-                    Err((kind, why)) => {
-                        finding(
-                            None,
-                            None,
-                            e.commit,
-                            kind,
-                            format!("invalid receipt: {why}"),
-                        );
-                        child = None; // links around an unreadable entry cannot be checked
-                        continue;
-                    }
-                    Ok(r) => r,
-                };
-                let b = r.body();
-                let (idx, id) = (b.chain.index, r.id().to_owned());
-                if let Err((kind, why)) = e.signature {
-                    finding(Some(idx), Some(&id), e.commit, kind, why);
-                }
-                if b.chain.writer != writer {
-                    finding(
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "writer",
-                        format!(
-                            "names writer {}, but sits in chain {writer}",
-                            b.chain.writer
-                        ),
-                    );
-                }
-                if !writer_matches_key(&writer, &r.signature().key) {
-                    finding(
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "writer",
-                        format!(
-                            "signed by {}, but writer id {writer} names another key",
-                            r.signature().key
-                        ),
-                    );
-                }
-                if let Some((cidx, cprev, ccommit)) = &child {
-                    if *cidx != idx + 1 {
-                        finding(
-                            Some(*cidx),
-                            None,
-                            *ccommit,
-                            "link",
-                            format!(
-                                "index {cidx} follows index {idx}: a receipt is missing, duplicated or reordered"
-                            ),
-                        );
-                    }
-                    if cprev.as_deref() != Some(id.as_str()) {
-                        finding(
-                            Some(*cidx),
-                            None,
-                            *ccommit,
-                            "link",
-                            format!(
-                                "prev is {}, but the receipt before it is {id}",
-                                cprev.as_deref().unwrap_or("null")
-                            ),
-                        );
-                    }
-                }
-                if e.parents.is_empty() && (idx != 0 || b.chain.prev.is_some()) {
-                    finding(
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "link",
-                        format!(
-                            "is the root of the chain but has index {idx}; earlier receipts were removed"
-                        ),
-                    );
-                }
-                if let Some(s) = &b.supersedes {
-                    supersedes.push((writer.clone(), idx, id.clone(), e.commit, s.clone()));
-                }
-                all_ids.insert(id.clone());
-                child = Some((idx, b.chain.prev.clone(), e.commit));
-            }
-            progress(report.receipts);
+        let base = checkpointed_base(store, vouching, &writer, tip);
+        let done = report.receipts;
+        let walk = walk_range(store, &shared, &writer, tip, base, trust, &mut |n| {
+            progress(done + n)
+        })?;
+        report.receipts += walk.receipts;
+        report.covered += walk.below_base;
+        report.findings.extend(walk.findings);
+        all_ids.extend(walk.ids);
+        supersedes.extend(
+            walk.supersedes
+                .into_iter()
+                .map(|(idx, id, commit, target)| (writer.clone(), idx, id, commit, target)),
+        );
+        if let Some(base) = base {
+            covered.push((writer, base));
+        }
+    }
+    // What the checkpoint covers was verified before and cannot have changed (chain
+    // commits name their content): read its ids, without checking signatures again,
+    // only when a supersedes link names a receipt not seen in this run.
+    if supersedes.iter().any(|s| !all_ids.contains(&s.4)) {
+        for (writer, base) in &covered {
+            store.walk_chain(writer, *base, |e| {
+                all_ids.insert(e.receipt.id().to_owned());
+                Ok(true)
+            })?;
         }
     }
     for (writer, idx, id, commit, target) in supersedes {
@@ -593,11 +798,18 @@ fn verify_checkpoint(
 }
 
 impl Checkpoint {
-    /// The checkpoint that records every tip of a clean report.
-    pub fn from_report(report: &Report) -> Checkpoint {
+    /// The checkpoint that records every tip of a clean report, verified against `trust`.
+    pub fn from_report(report: &Report, trust: &TrustSet) -> Checkpoint {
         Checkpoint {
-            version: 1,
+            version: CHECKPOINT_VERSION,
+            trust: Some(trust_digest(trust)),
             chains: report.tips.clone(),
         }
+    }
+
+    /// Whether this checkpoint vouches for the receipts below its tips when
+    /// verifying against `trust`: a version 2 checkpoint written under the same trust.
+    pub fn vouches_under(&self, trust: &TrustSet) -> bool {
+        self.version >= 2 && self.trust.as_deref() == Some(trust_digest(trust).as_str())
     }
 }

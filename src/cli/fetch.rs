@@ -48,6 +48,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         .and_then(|s| git_receipt::keyfile::load_existing(&s).ok())
         .map(|k| k.public().fingerprint());
     let report = sync::fetch(&store, &remote, &trust)?;
+    store.gc_auto_detached();
     let mut rejected = false;
     for (writer, outcome) in &report {
         let line = match outcome {
@@ -60,7 +61,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
             FetchOutcome::Diverged
                 if own_fingerprint
                     .as_deref()
-                    .is_some_and(|fp| git_receipt::sync::writer_matches_key(writer, fp)) =>
+                    .is_some_and(|fp| git_receipt::receipt::writer_matches_key(writer, fp)) =>
             {
                 format!(
                     "{writer}: your chain diverged from {remote}'s (your key wrote elsewhere too); kept yours, and `git receipt push` re-appends yours on theirs"

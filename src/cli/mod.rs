@@ -150,7 +150,7 @@ impl Context {
         }
         let root = trust_root(store, rev);
         if let Some(commit) = root.commit
-            && let Some(bytes) = store.contract_at(commit)?
+            && let Some(bytes) = store.file_at(commit, git_receipt::contract::FILE_NAME)?
         {
             let label = format!(".gitreceipts at {}", commit.to_hex_with_len(7));
             let contract = Contract::parse(&bytes, std::path::Path::new(&label))?;
@@ -161,7 +161,7 @@ impl Context {
         // cannot trust itself.
         if let Some((name, tip)) = default_branch(store)
             && root.commit != Some(tip)
-            && let Some(bytes) = store.contract_at(tip)?
+            && let Some(bytes) = store.file_at(tip, git_receipt::contract::FILE_NAME)?
         {
             let label = format!(".gitreceipts at {name}");
             trust.restrict(&Contract::parse(&bytes, std::path::Path::new(&label))?);
@@ -183,9 +183,26 @@ pub(crate) const CHAIN_REFSPEC: &str = "refs/receipts/*:refs/receipts/*";
 /// The fetch refspec that brings every notes index (derived, so forced).
 pub(crate) const NOTES_REFSPEC: &str = "+refs/notes/receipts/*:refs/notes/receipts/*";
 
+/// Every value of multi-valued git config `key` as git has it now. Read through
+/// git, not the config snapshot taken when the repository was opened: that one
+/// does not see what `git config --add` wrote since (init adds the receipt
+/// refspecs and then excludes your own chain from them, in one process).
+pub(crate) fn current_config_values(store: &Store, key: &str) -> Result<Vec<String>> {
+    let out = store.run_git(&["config", "--get-all", key])?;
+    // exit 1: the key is not set
+    Ok(if out.ok {
+        out.stdout.lines().map(str::to_owned).collect()
+    } else {
+        Vec::new()
+    })
+}
+
 /// Add `value` to multi-valued git config `key` unless present; true if added.
 pub(crate) fn add_config(store: &Store, key: &str, value: &str) -> Result<bool> {
-    if store.config_strings(key).iter().any(|v| v == value) {
+    if current_config_values(store, key)?
+        .iter()
+        .any(|v| v == value)
+    {
         return Ok(false);
     }
     let out = store.run_git(&["config", "--add", key, value])?;
@@ -202,8 +219,7 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
     let mut added = Vec::new();
     for remote in store.repo().remote_names() {
         let key = format!("remote.{remote}.fetch");
-        if !store
-            .config_strings(&key)
+        if !current_config_values(store, &key)?
             .iter()
             .any(|v| v == CHAIN_REFSPEC)
         {

@@ -48,6 +48,8 @@ pub(super) fn push_own(
     for w in writers {
         out.push(sync::push_writer(store, remote, &w, &key, &logs)?);
     }
+    // pushing can re-append (write objects) and fetches the remote's chain
+    store.gc_auto_detached();
     Ok(out)
 }
 

@@ -89,5 +89,6 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         writer,
         b.chain.index
     );
+    store.gc_auto_detached();
     Ok(ExitCode::SUCCESS)
 }

@@ -176,5 +176,6 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         line.push_str(&format!(": {}", obs.detail));
     }
     eprintln!("{line}");
+    store.gc_auto_detached();
     Ok(ExitCode::from(obs.exit_code.clamp(0, 255) as u8))
 }

@@ -83,7 +83,8 @@ pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<Re
 
 /// `.gitreceipts` at `commit` (empty when there is none), named `label` in errors.
 pub(super) fn contract_at(store: &Store, commit: gix::ObjectId, label: &str) -> Result<Contract> {
-    Ok(match store.contract_at(commit)? {
+    let bytes = store.file_at(commit, git_receipt::contract::FILE_NAME)?;
+    Ok(match bytes {
         Some(bytes) => {
             let label = format!(".gitreceipts at {label}");
             Contract::parse(&bytes, std::path::Path::new(&label))?

@@ -36,8 +36,9 @@ pub struct VerifyArgs {
     /// Trust the keys in this OpenSSH allowed_signers file.
     #[arg(long, value_name = "FILE")]
     pub allowed_signers: Option<PathBuf>,
-    /// Fail if a chain no longer descends from the tip recorded here; record the
-    /// verified tips when everything is valid.
+    /// Fail if a chain no longer descends from the tip recorded here, and check
+    /// only the receipts after that tip (the checkpoint vouches for the rest);
+    /// record the verified tips when everything is valid.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
     /// Print the report as JSON.
@@ -55,7 +56,7 @@ pub(super) fn verifier_trust(
     if let Some(rev) = trust_rev {
         let commit = store.resolve_commit(rev)?;
         let mut trust = TrustSet::default();
-        match store.contract_at(commit)? {
+        match store.file_at(commit, git_receipt::contract::FILE_NAME)? {
             Some(bytes) => {
                 let label = format!(".gitreceipts at {rev}");
                 trust.add_contract(&Contract::parse(&bytes, Path::new(&label))?);
@@ -136,17 +137,37 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         Some(p) if p.exists() => {
             let text =
                 std::fs::read(p).with_context(|| format!("reading checkpoint {}", p.display()))?;
-            Some(serde_json::from_slice::<Checkpoint>(&text).with_context(|| {
+            let cp = serde_json::from_slice::<Checkpoint>(&text).with_context(|| {
                 format!("checkpoint {} is not a git-receipt checkpoint; move it away to start a new one", p.display())
-            })?)
+            })?;
+            if !(1..=verify::CHECKPOINT_VERSION).contains(&cp.version) {
+                bail!(
+                    "checkpoint {} has version {}, which this git-receipt does not read\nhint: upgrade git-receipt, or move the file away to start a new checkpoint",
+                    p.display(),
+                    cp.version
+                );
+            }
+            Some(cp)
         }
         _ => None,
     };
+    if let Some(cp) = &checkpoint
+        && !cp.vouches_under(&trust)
+    {
+        let why = if cp.version < 2 {
+            "is version 1, which does not record the trust it was verified against"
+        } else {
+            "was written against another trust set (a signer added, revoked or re-windowed)"
+        };
+        eprintln!(
+            "git-receipt: the checkpoint {why}: every receipt is checked again (its tips still must hold); a clean run records the current trust"
+        );
+    }
     let report = run_verify(&store, &trust, checkpoint.as_ref())?;
     let clean = report.findings.is_empty();
     let mut recorded = false;
     if clean && let Some(p) = &args.checkpoint {
-        let cp = Checkpoint::from_report(&report);
+        let cp = Checkpoint::from_report(&report, &trust);
         let tmp = p.with_extension("tmp");
         std::fs::write(&tmp, serde_json::to_vec_pretty(&cp)?)
             .and_then(|_| std::fs::rename(&tmp, p))
@@ -159,6 +180,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "trust": described,
             "chains": report.chains,
             "receipts": report.receipts,
+            "covered_by_checkpoint": report.covered,
             "note_lines": report.note_lines,
             "findings": report.findings,
             "warnings": report.warnings,
@@ -171,8 +193,13 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         for w in &report.warnings {
             eprintln!("git-receipt: warning: {} {}", w.chain, w.reason);
         }
+        let covered = if checkpoint.is_some() {
+            format!(" ({} more covered by the checkpoint)", report.covered)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "git-receipt: verified {} receipts in {} chains and {} note lines against {described}: {}",
+            "git-receipt: verified {} receipts{covered} in {} chains and {} note lines against {described}: {}",
             report.receipts,
             report.chains,
             report.note_lines,

@@ -11,6 +11,7 @@
 pub mod chain;
 pub mod index;
 pub mod logs;
+pub mod maintenance;
 pub mod notes;
 pub mod remote;
 pub mod worktree;
@@ -341,23 +342,25 @@ impl Store {
         self.repo.config_snapshot().integer(key)
     }
 
-    /// Read the whole `.gitreceipts` blob at a commit, if there is one.
-    pub fn contract_at(&self, commit: ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
+    /// The whole content of the file at `path` in a commit's tree, if there is one
+    /// (the caller names the file: the contract module knows what `.gitreceipts`
+    /// is called, the store only how to read a file at a commit).
+    pub fn file_at(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let tree = self.commit_tree(commit)?;
         let tree = self
             .repo
             .find_tree(tree)
             .map_err(git_err("reading a tree"))?;
         let Some(entry) = tree
-            .lookup_entry_by_path(crate::contract::FILE_NAME)
-            .map_err(git_err("looking up .gitreceipts"))?
+            .lookup_entry_by_path(path)
+            .map_err(git_err(format!("looking up {path}")))?
         else {
             return Ok(None);
         };
         let blob = self
             .repo
             .find_blob(entry.oid())
-            .map_err(git_err("reading .gitreceipts"))?;
+            .map_err(git_err(format!("reading {path}")))?;
         Ok(Some(blob.data.clone()))
     }
 }

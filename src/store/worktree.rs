@@ -2,13 +2,16 @@
 //!
 //! The subject tree is the work tree as if everything were staged (`git add -A`),
 //! computed in a throwaway index so the user's index is never touched. Stock git
-//! does this, because it knows every `.gitignore`, attribute and filter rule; the
-//! clean case (the common one, and the one a hook sits on) is a single
-//! `git status` call. Trees written for a dirty work tree stay unreachable from any
-//! ref, so uncommitted content is never pushed.
+//! does this, because it knows every `.gitignore`, attribute and filter rule. The
+//! work tree is scanned once: `git status` says what differs (and in the clean
+//! case, the common one and the one a hook sits on, that is all), and only the
+//! paths it reports are staged into the throwaway index before `git write-tree`.
+//! Trees written for a dirty work tree stay unreachable from any ref, so
+//! uncommitted content is never pushed.
 
+use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use gix::ObjectId;
 
@@ -23,23 +26,102 @@ pub struct SubjectTree {
     pub dirty: bool,
 }
 
-fn git(workdir: &Path, args: &[&str], index: Option<&Path>) -> Result<Vec<u8>, StoreError> {
+/// Above this many reported paths, staging them one pathspec each costs more
+/// than one more scan (git matches every path against every pathspec), so the
+/// whole tree is staged with `git add -A` instead.
+const MAX_PATHSPECS: usize = 2000;
+
+fn git(
+    workdir: &Path,
+    args: &[&str],
+    index: Option<&Path>,
+    input: Option<&[u8]>,
+) -> Result<Vec<u8>, StoreError> {
+    let failed = |stderr: String| StoreError::GitCommand {
+        args: args.join(" "),
+        stderr,
+    };
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(workdir).args(args);
     if let Some(index) = index {
         cmd.env("GIT_INDEX_FILE", index);
     }
-    let out = cmd.output().map_err(|e| StoreError::GitCommand {
-        args: args.join(" "),
-        stderr: format!("could not run git: {e}"),
-    })?;
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| failed(format!("could not run git: {e}")))?;
+    if let Some(input) = input {
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        // git reads all of its pathspecs before it writes anything, so writing
+        // them all first cannot dead-lock on a full stdout pipe. A git that stops
+        // reading has failed: its own message (below) says why.
+        match stdin.write_all(input) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                return Err(failed(format!("could not write to git: {e}")));
+            }
+            _ => drop(stdin),
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| failed(format!("could not run git: {e}")))?;
     if !out.status.success() {
-        return Err(StoreError::GitCommand {
-            args: args.join(" "),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
+        return Err(failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        ));
     }
     Ok(out.stdout)
+}
+
+/// The paths `git status --porcelain=v1 -z` reports whose work tree content
+/// differs from the index, as NUL-terminated literal pathspecs: what `git add -A`
+/// would stage. An entry whose work tree side is clean (`Y` is a space: a change
+/// that is already staged) needs nothing. A rename or copy found in the work tree
+/// (`Y` is `R` or `C`, for intent-to-add entries) carries its source path as a
+/// second field, which is staged too (the source is still in the index); a rename
+/// already staged (`X` is `R`) carries one too, but its source is no longer in the
+/// index and is skipped, since a pathspec that matches nothing is an error.
+fn paths_to_stage(status: &[u8]) -> Result<Vec<&[u8]>, String> {
+    let mut out = Vec::new();
+    let mut fields = status.split(|b| *b == 0);
+    while let Some(field) = fields.next() {
+        if field.is_empty() {
+            continue; // the NUL that ends the last entry
+        }
+        if field.len() < 4 || field[2] != b' ' {
+            return Err(format!(
+                "unexpected `git status` entry {:?}",
+                String::from_utf8_lossy(field)
+            ));
+        }
+        let (x, y, path) = (field[0], field[1], &field[3..]);
+        let source = if matches!(x, b'R' | b'C') || matches!(y, b'R' | b'C') {
+            Some(
+                fields
+                    .next()
+                    .filter(|source| !source.is_empty())
+                    .ok_or("a rename in `git status` without its source")?,
+            )
+        } else {
+            None
+        };
+        if y == b' ' {
+            continue;
+        }
+        out.push(path);
+        if matches!(y, b'R' | b'C')
+            && let Some(source) = source
+        {
+            out.push(source);
+        }
+    }
+    Ok(out)
 }
 
 impl Store {
@@ -57,6 +139,7 @@ impl Store {
                 "--ignore-submodules=dirty",
             ],
             None,
+            None,
         )?;
         if status.is_empty() {
             return Ok(SubjectTree {
@@ -64,7 +147,11 @@ impl Store {
                 dirty: false,
             });
         }
-        // A private copy of the index, so staging everything leaves the user's alone.
+        let paths = paths_to_stage(&status).map_err(|stderr| StoreError::GitCommand {
+            args: "status --porcelain=v1 -z".into(),
+            stderr,
+        })?;
+        // A private copy of the index, so staging leaves the user's alone.
         let tmp = tempfile::Builder::new()
             .prefix("receipt-index-")
             .tempfile_in(self.git_dir())
@@ -76,8 +163,28 @@ impl Store {
             // no index yet: let git create one from scratch
             std::fs::remove_file(tmp.path()).ok();
         }
-        git(&workdir, &["add", "-A", "--", "."], Some(tmp.path()))?;
-        let out = git(&workdir, &["write-tree"], Some(tmp.path()))?;
+        if paths.len() > MAX_PATHSPECS {
+            git(&workdir, &["add", "-A", "--", "."], Some(tmp.path()), None)?;
+        } else if !paths.is_empty() {
+            let mut spec = Vec::with_capacity(paths.iter().map(|p| p.len() + 1).sum());
+            for p in &paths {
+                spec.extend_from_slice(p);
+                spec.push(0);
+            }
+            git(
+                &workdir,
+                &[
+                    "--literal-pathspecs",
+                    "add",
+                    "-A",
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                ],
+                Some(tmp.path()),
+                Some(&spec),
+            )?;
+        }
+        let out = git(&workdir, &["write-tree"], Some(tmp.path()), None)?;
         let hex = String::from_utf8_lossy(&out).trim().to_owned();
         let tree =
             ObjectId::from_hex(hex.as_bytes()).map_err(git_err("parsing write-tree output"))?;
@@ -226,5 +333,48 @@ impl Store {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paths_to_stage;
+
+    fn staged(status: &[u8]) -> Vec<String> {
+        paths_to_stage(status)
+            .unwrap()
+            .into_iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn changes_already_staged_need_nothing() {
+        assert!(staged(b"M  a\0D  b\0A  c\0R  new\0old\0").is_empty());
+    }
+
+    #[test]
+    fn work_tree_changes_are_staged_by_their_literal_path() {
+        assert_eq!(
+            staged(b" M a b\0?? *\0 D gone\0?? line\nbreak\0MM twice\0"),
+            ["a b", "*", "gone", "line\nbreak", "twice"]
+        );
+    }
+
+    #[test]
+    fn a_staged_rename_changed_again_stages_only_its_new_path() {
+        // the source is no longer in the index: naming it would match nothing
+        assert_eq!(staged(b"RM new\0old\0 M next\0"), ["new", "next"]);
+    }
+
+    #[test]
+    fn a_work_tree_rename_stages_both_paths() {
+        assert_eq!(staged(b" R new\0old\0"), ["new", "old"]);
+    }
+
+    #[test]
+    fn a_malformed_entry_is_an_error() {
+        assert!(paths_to_stage(b"?\0").is_err());
+        assert!(paths_to_stage(b" R new\0").is_err());
     }
 }
