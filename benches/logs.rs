@@ -95,7 +95,13 @@ fn clone_and_fetch(work: &Path, url: &Path, name: &str) -> (PathBuf, u64) {
     let dir = work.join(name);
     git(
         work,
-        &["clone", "-q", "--no-local", url.to_str().unwrap(), dir.to_str().unwrap()],
+        &[
+            "clone",
+            "-q",
+            "--no-local",
+            url.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
     );
     let before = du(&dir.join(".git/objects"));
     receipt(&dir, &["fetch"]);
@@ -126,8 +132,21 @@ fn main() {
     git(&dev, &["add", "-A"]);
     git(&dev, &["commit", "-qm", "init"]);
     let after_bare = work.join("after.git");
-    git(work, &["init", "-q", "--bare", "-b", "main", after_bare.to_str().unwrap()]);
-    git(&dev, &["remote", "add", "origin", after_bare.to_str().unwrap()]);
+    git(
+        work,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            after_bare.to_str().unwrap(),
+        ],
+    );
+    git(
+        &dev,
+        &["remote", "add", "origin", after_bare.to_str().unwrap()],
+    );
     git(&dev, &["push", "-q", "origin", "main"]);
 
     let t = Instant::now();
@@ -139,7 +158,14 @@ fn main() {
         let code = if failed { "101" } else { "0" };
         let _ = receipt(
             &dev,
-            &["record", "test", "--exit-code", code, "--log", log_file.to_str().unwrap()],
+            &[
+                "record",
+                "test",
+                "--exit-code",
+                code,
+                "--log",
+                log_file.to_str().unwrap(),
+            ],
         );
         if failed {
             failed_ids.push(i);
@@ -147,12 +173,29 @@ fn main() {
     }
     eprintln!("recorded {n} receipts in {:.1}s", t.elapsed().as_secs_f64());
     receipt(&dev, &["push"]);
-    let writer = git(&dev, &["for-each-ref", "--format=%(refname:lstrip=2)", "refs/receipts/"]);
+    let writer = git(
+        &dev,
+        &[
+            "for-each-ref",
+            "--format=%(refname:lstrip=2)",
+            "refs/receipts/",
+        ],
+    );
     let chain = format!("refs/receipts/{writer}");
 
     // The baseline: the same receipts, each chain commit also holding its log.
     let before_bare = work.join("before.git");
-    git(work, &["init", "-q", "--bare", "-b", "main", before_bare.to_str().unwrap()]);
+    git(
+        work,
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "main",
+            before_bare.to_str().unwrap(),
+        ],
+    );
     git(&dev, &["push", "-q", before_bare.to_str().unwrap(), "main"]);
     let commits: Vec<String> = git(&dev, &["rev-list", "--reverse", &chain])
         .lines()
@@ -165,7 +208,12 @@ fn main() {
         let log = v["receipt"]["result"]["log"].as_str().unwrap().to_owned();
         let receipt_blob = git(&dev, &["rev-parse", &format!("{c}:receipt.json")]);
         let tree = mktree(&dev, &log, &receipt_blob);
-        let mut args = vec!["commit-tree".to_owned(), tree, "-m".into(), "receipt".into()];
+        let mut args = vec![
+            "commit-tree".to_owned(),
+            tree,
+            "-m".into(),
+            "receipt".into(),
+        ];
         if let Some(p) = &parent {
             args.push("-p".into());
             args.push(p.clone());
@@ -177,7 +225,12 @@ fn main() {
     git(&dev, &["update-ref", "refs/old-layout", &old_layout]);
     git(
         &dev,
-        &["push", "-q", before_bare.to_str().unwrap(), &format!("refs/old-layout:{chain}")],
+        &[
+            "push",
+            "-q",
+            before_bare.to_str().unwrap(),
+            &format!("refs/old-layout:{chain}"),
+        ],
     );
     for bare in [&after_bare, &before_bare] {
         git(bare, &["gc", "-q"]);
@@ -188,7 +241,10 @@ fn main() {
 
     // show --log of one failed receipt in the new clone
     let failed_commit = &commits[failed_ids[0]];
-    let bytes = git(&dev, &["cat-file", "blob", &format!("{failed_commit}:receipt.json")]);
+    let bytes = git(
+        &dev,
+        &["cat-file", "blob", &format!("{failed_commit}:receipt.json")],
+    );
     let v: serde_json::Value = serde_json::from_str(&bytes).unwrap();
     let log = v["receipt"]["result"]["log"].as_str().unwrap().to_owned();
     let id_out = receipt(&dev, &["log", "--json"]);
@@ -210,7 +266,11 @@ fn main() {
             .unwrap();
         use std::io::Write;
         let mut out = out;
-        out.stdin.take().unwrap().write_all(format!("{log}\n").as_bytes()).unwrap();
+        out.stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{log}\n").as_bytes())
+            .unwrap();
         let o = out.wait_with_output().unwrap();
         String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
     };
@@ -225,16 +285,24 @@ fn main() {
     assert!(shown.status.success());
     let show_fetch = du(&after_dir.join(".git/objects")) - before_show;
 
-    println!("\n## Receipts on the wire (issue 9), {n} receipts of ~500 KB output, one in ten failed\n");
+    println!(
+        "\n## Receipts on the wire (issue 9), {n} receipts of ~500 KB output, one in ten failed\n"
+    );
     println!("| measurement | bytes | ratio | target |");
     println!("|---|---|---|---|");
-    println!("| fresh clone + `git receipt fetch`, logs in the chain (before, baseline) | {} | 1.00 | |", mib(before));
+    println!(
+        "| fresh clone + `git receipt fetch`, logs in the chain (before, baseline) | {} | 1.00 | |",
+        mib(before)
+    );
     println!(
         "| fresh clone + `git receipt fetch`, logs beside the chain (now) | {} | {:.4} | < 0.02 |",
         mib(after),
         after as f64 / before as f64
     );
-    println!("| one failed log, packed on the server (baseline) | {} | 1.00 | |", mib(log_disk));
+    println!(
+        "| one failed log, packed on the server (baseline) | {} | 1.00 | |",
+        mib(log_disk)
+    );
     println!(
         "| `git receipt show --log` of that receipt: fetched | {} | {:.2} | < 2 |",
         mib(show_fetch),
@@ -258,7 +326,9 @@ fn main() {
         e.1 += raw.parse::<u64>().unwrap();
         e.2 += disk.parse::<u64>().unwrap();
     }
-    println!("\nobjects in the new clone after the fetch and one show --log (count, raw, on disk):");
+    println!(
+        "\nobjects in the new clone after the fetch and one show --log (count, raw, on disk):"
+    );
     for (k, (count, raw, disk)) in &kinds {
         println!("  {k:<6} {count:>6}  {:>12}  {:>12}", mib(*raw), mib(*disk));
     }
