@@ -348,6 +348,11 @@ fn main() {
     }
 
     let (mut big, signed) = generate(total);
+    if std::env::var_os("GIT_RECEIPT_BENCH_KEEP").is_some() {
+        // for profiling: leave the generated repository behind and say where
+        eprintln!("kept {}", big.repo.display());
+        let _ = std::mem::replace(&mut big.tmp, tempfile::tempdir().unwrap()).keep();
+    }
     let floor = floor(&big.keys, &signed);
     drop(signed);
     let full = time_verify(&big.repo, &[], &|| {}, total as u64, iterations);

@@ -80,7 +80,7 @@ pub fn fetch(
     remote: &str,
     trust: &TrustSet,
 ) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
-    let (chains, notes) = store.fetch_staged(remote, None)?;
+    let (chains, _) = store.fetch_staged(remote, None)?;
     let mut report = BTreeMap::new();
     for (writer, theirs) in &chains {
         let ours = store.chain_tip(writer)?;
@@ -107,26 +107,8 @@ pub fn fetch(
                 }
             }
         };
-        // Notes are derived: take the remote's when they fast-forward ours, then
-        // index whatever the chain has that they lack.
-        if matches!(
-            outcome,
-            FetchOutcome::Added(_) | FetchOutcome::Updated(_) | FetchOutcome::UpToDate
-        ) && let Some(their_notes) = notes.get(writer)
-        {
-            let our_notes = store.notes_tip(writer)?;
-            if matches!(
-                store.relation(our_notes, *their_notes)?,
-                Relation::New | Relation::Behind
-            ) {
-                store.set_ref(
-                    &notes_ref(writer),
-                    our_notes,
-                    *their_notes,
-                    "git-receipt: fetch notes",
-                )?;
-            }
-        }
+        // Notes are a display derived from the chain: build them here from what
+        // was verified, rather than take another clone's.
         if !matches!(outcome, FetchOutcome::Rejected(_)) {
             store.index_notes(writer)?;
         }

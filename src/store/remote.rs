@@ -207,7 +207,11 @@ impl Store {
         }
         // --refmap= keeps git from also updating refs through the remote's configured
         // refspecs: nothing reaches refs/receipts/* before it is verified.
-        let args = [
+        // Every writer's notes are not fetched: they are a display, derived from the
+        // chains, and each clone builds its own from the chains it verified (a
+        // notes history is as long as its chain, so this halves what a fetch
+        // carries). One writer's own notes come along for `push`'s lease.
+        let mut args = vec![
             "fetch",
             "--no-tags",
             "--no-write-fetch-head",
@@ -215,8 +219,10 @@ impl Store {
             "--refmap=",
             remote,
             &chains,
-            &notes,
         ];
+        if only_writer.is_some() {
+            args.push(&notes);
+        }
         let out = self.run_git(&args)?;
         // for one writer, a remote that does not have it yet is not an error
         let absent_writer =
