@@ -1,4 +1,4 @@
-//! `git receipt fetch`: everyone's chains and notes, verified first.
+//! `git receipt fetch`: everyone's chains, verified first.
 
 use std::process::ExitCode;
 
@@ -9,13 +9,14 @@ use git_receipt::sync::{self, FetchOutcome};
 
 use super::Context;
 
-/// Fetch every writer's receipt chain and notes from a remote, verified first.
+/// Fetch every writer's receipt chain from a remote, verified first.
 ///
 /// Fetches into a staging namespace (refs/receipts-incoming/<remote>/), checks the
 /// new receipts (canonical bytes, closed schema, contiguous index, prev links,
 /// writer id matching the signing key, and the signature when the key is trusted),
-/// then fast-forwards local chains. A local chain that is ahead or diverged is
-/// never overwritten. Exits 1 if a fetched chain was rejected, or if another
+/// then fast-forwards local chains and builds their notes here (notes are a
+/// display derived from the chains, so none are taken from the remote). A local
+/// chain that is ahead or diverged is never overwritten. Exits 1 if a fetched chain was rejected, or if another
 /// writer's chain diverged (it was rewritten somewhere).
 ///
 /// Full output logs stay on the remote unless --logs is given (`git receipt show
