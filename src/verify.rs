@@ -45,7 +45,7 @@ pub struct Finding {
     pub commit: Option<String>,
     /// A stable short code for machines: `format`, `signature`, `untrusted`,
     /// `revoked`, `window`, `link`, `writer`, `shape`, `supersedes`, `note`,
-    /// `checkpoint`.
+    /// `log`, `checkpoint`.
     pub kind: &'static str,
     /// One line saying what is wrong.
     pub reason: String,
@@ -570,6 +570,7 @@ pub fn verify(
         }
     }
     verify_notes(store, &mut report)?;
+    verify_log_refs(store, &mut report)?;
     if let Some(cp) = checkpoint {
         verify_checkpoint(store, cp, &mut report)?;
     }
@@ -583,6 +584,32 @@ pub fn verify(
 /// object) is only a warning, mended by `git receipt reindex`. Read through the
 /// receipt index, which is built from the chains, so this costs the same whether
 /// the chains were verified whole or from a checkpoint.
+/// A log ref (`refs/receipt-logs/<writer>/<blob>`) must point at the blob its name
+/// gives: readers check a log against its receipt anyway, but a ref that promises
+/// one thing and holds another was tampered with.
+fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError> {
+    for lr in store.log_refs()? {
+        let is_blob = store
+            .repo()
+            .find_header(lr.target)
+            .is_ok_and(|h| h.kind() == gix::object::Kind::Blob);
+        if lr.named != Some(lr.target) || !is_blob {
+            report.findings.push(Finding {
+                chain: lr.writer.clone(),
+                index: None,
+                id: None,
+                commit: Some(lr.target.to_string()),
+                kind: "log",
+                reason: format!(
+                    "{} points at {}, not at the blob its name gives; delete it (`git update-ref -d {}`) and fetch the log again",
+                    lr.name, lr.target, lr.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
     let index = store.receipt_index()?;
     let all = match index.all() {

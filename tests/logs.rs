@@ -214,8 +214,15 @@ fn a_tampered_log_ref_is_refused_and_the_server_keeps_log_refs_honest() {
         "{r}"
     );
 
-    // an administrator (or a server without the hook) moves it anyway
+    // an administrator (or a server without the hook) moves it anyway; verify
+    // on the server names it
     env.git_ok(&bare, &["update-ref", &name, &other_log]);
+    let r = env.receipt(&bare, &["verify"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stdout.contains("[log]") && r.stdout.contains("not at the blob its name gives"),
+        "{r}"
+    );
     let ci = clone(&env, &url, "ci");
     env.receipt_ok(&ci, &["fetch"]);
     let r = show_log(&env, &ci, &failed_id);
