@@ -213,7 +213,60 @@ pub fn tail_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[start..]).into_owned()
 }
 
-/// The last `max` bytes of a file's content, for `record --log`.
-pub fn tail_of(bytes: &[u8], max: usize) -> Vec<u8> {
-    bytes[bytes.len().saturating_sub(max)..].to_vec()
+/// Output read from elsewhere (`record --log`), as a run would keep it.
+#[derive(Debug, Default)]
+pub struct Captured {
+    /// The first `limit` bytes.
+    pub log: Vec<u8>,
+    /// How many bytes there were in all.
+    pub total: u64,
+    /// More than `limit` bytes.
+    pub truncated: bool,
+    /// The last `tail_bytes` bytes.
+    pub tail: Vec<u8>,
+}
+
+/// Read `from` to its end, keeping what a run keeps (the log up to `limit`, the
+/// tail, the count) and nothing more, so a log of any size costs bounded memory.
+pub fn capture(from: impl Read, limit: usize, tail_bytes: usize) -> std::io::Result<Captured> {
+    let combined = Arc::new(Mutex::new(Combined::default()));
+    let mut counting = ErrorKeeper {
+        inner: from,
+        error: None,
+    };
+    let tail = pump(
+        &mut counting,
+        std::io::sink(),
+        combined.clone(),
+        limit,
+        tail_bytes,
+    );
+    if let Some(e) = counting.error {
+        return Err(e);
+    }
+    let c = std::mem::take(&mut *combined.lock().expect("no panics while holding"));
+    Ok(Captured {
+        log: c.log,
+        total: c.total,
+        truncated: c.truncated,
+        tail,
+    })
+}
+
+/// A reader that remembers the error `pump` stops at, so `capture` can report it.
+struct ErrorKeeper<R> {
+    inner: R,
+    error: Option<std::io::Error>,
+}
+
+impl<R: Read> Read for ErrorKeeper<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.inner.read(buf) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => {
+                self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
+                Err(e)
+            }
+            other => other,
+        }
+    }
 }

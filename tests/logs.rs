@@ -484,3 +484,72 @@ fn a_v1_receipt_with_its_log_in_the_chain_still_reads_verifies_and_shows_its_log
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn record_streams_a_huge_log_in_bounded_memory() {
+    // issue 10, item 6: `record --log -` read 1 GB into memory (992 MB resident)
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.git_ok(&repo, &["config", "receipt.logLimit", "1m"]);
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "yes 'test case ... ok' | head -c 300000000 | /usr/bin/time -f 'maxrss %M' git receipt record test --exit-code 0 --log -",
+    ]);
+    env.seal(&mut cmd);
+    let out = cmd.current_dir(&repo).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let kb: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss "))
+        .expect("time reports the peak")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(kb < 64 * 1024, "300 MB of log took {kb} KB resident");
+    let show = env.receipt_ok(&repo, &["show", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    let result = &v[0]["receipt"]["receipt"]["result"];
+    assert_eq!(result["output_bytes"], 300_000_000u64);
+    assert_eq!(result["log_truncated"], true);
+    assert_eq!(result["log_bytes"], 1 << 20);
+    // the tail is exactly the last 4096 bytes of the stream
+    let line = b"test case ... ok\n";
+    let n = 300_000_000usize;
+    let tail: Vec<u8> = (n - 4096..n).map(|i| line[i % line.len()]).collect();
+    assert_eq!(
+        result["stdout_tail"].as_str().unwrap().as_bytes(),
+        &tail[..]
+    );
+}
+
+#[test]
+fn a_log_limit_that_is_not_a_size_is_refused_not_guessed() {
+    // issue 10, item 9: -1 silently dropped logs and `abc` silently meant the default
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    for bad in ["-1", "abc"] {
+        env.git_ok(&repo, &["config", "receipt.logLimit", bad]);
+        for args in [
+            &["run", "test"][..],
+            &["record", "test", "--exit-code", "0"],
+        ] {
+            let r = env.receipt(&repo, args);
+            assert_eq!(r.code, 2, "{args:?} with logLimit {bad}: {r}");
+            assert!(
+                r.stderr.contains(&format!(
+                    "receipt.logLimit = \"{bad}\" is not a size in bytes"
+                )),
+                "{r}"
+            );
+        }
+    }
+    assert_eq!(
+        env.git(&repo, &["for-each-ref", "refs/receipts/"]).stdout,
+        "",
+        "no receipt was written"
+    );
+    env.git_ok(&repo, &["config", "receipt.logLimit", "0"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+}

@@ -1,6 +1,5 @@
 //! `git receipt record`: write a receipt for a result produced elsewhere.
 
-use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
@@ -8,9 +7,9 @@ use clap::Args;
 
 use git_receipt::receipt::Mode;
 use git_receipt::recorder;
-use git_receipt::runner::{Observation, now_ms, tail_of};
+use git_receipt::runner::{Captured, Observation, capture, now_ms};
 
-use super::run::{DEFAULT_LOG_LIMIT, TAIL_BYTES, resolve_check};
+use super::run::{TAIL_BYTES, resolve_check};
 use super::{Context, short_id};
 
 /// Write a receipt for a check whose result was produced elsewhere.
@@ -47,35 +46,33 @@ pub struct RecordArgs {
 pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let (check, _, _) = resolve_check(ctx, &store, &args.name, &args.command, &[], &[])?;
-    let log_limit = store
-        .config_integer("receipt.logLimit")
-        .map(|v| v.max(0) as usize)
-        .unwrap_or(DEFAULT_LOG_LIMIT);
-    let log = match &args.log {
-        None => Vec::new(),
-        Some(p) if p.as_os_str() == "-" => {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut buf)
-                .context("reading the log from standard input")?;
-            buf
+    let log_limit = super::run::log_limit(&store)?;
+    // Read the log as a run reads output: the first receipt.logLimit bytes, the
+    // tail and the count, in bounded memory however large the file is.
+    let captured = match &args.log {
+        None => Captured::default(),
+        Some(p) if p.as_os_str() == "-" => capture(std::io::stdin().lock(), log_limit, TAIL_BYTES)
+            .context("reading the log from standard input")?,
+        Some(p) => {
+            let file = std::fs::File::open(p)
+                .with_context(|| format!("reading the log {}", p.display()))?;
+            capture(file, log_limit, TAIL_BYTES)
+                .with_context(|| format!("reading the log {}", p.display()))?
         }
-        Some(p) => std::fs::read(p).with_context(|| format!("reading the log {}", p.display()))?,
     };
     let key = ctx.signing_key(&store)?;
     let writer = ctx.writer(&store, &key)?;
     let subject = recorder::subject_now(&store, &check)?;
-    let output_bytes = log.len() as u64;
     let obs = Observation {
         exit_code: args.exit_code,
         detail: args.detail.clone(),
         started_at_ms: now_ms().saturating_sub(args.duration_ms),
         duration_ms: args.duration_ms,
-        stdout_tail: tail_of(&log, TAIL_BYTES),
+        stdout_tail: captured.tail,
         stderr_tail: Vec::new(),
-        log_truncated: log.len() > log_limit,
-        log: log[..log.len().min(log_limit)].to_vec(),
-        output_bytes,
+        log_truncated: captured.truncated,
+        log: captured.log,
+        output_bytes: captured.total,
     };
     let appended =
         recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Record)?;

@@ -117,6 +117,20 @@ pub(super) fn resolve_check(
     }
 }
 
+/// `receipt.logLimit`: bytes of output kept in the stored log. A value that is not
+/// a size (negative, or not a number) is refused rather than read as 0 or the default.
+pub(super) fn log_limit(store: &git_receipt::store::Store) -> Result<usize> {
+    match store.config_string("receipt.logLimit") {
+        None => Ok(DEFAULT_LOG_LIMIT),
+        Some(text) => match store.config_integer("receipt.logLimit") {
+            Some(n) if n >= 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+            _ => bail!(
+                "receipt.logLimit = {text:?} is not a size in bytes\nhint: e.g. `git config receipt.logLimit 8m` (0 keeps no log)"
+            ),
+        },
+    }
+}
+
 /// Run the check, store the receipt, exit with the check's code.
 pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
@@ -133,10 +147,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let writer = ctx.writer(&store, &key)?;
     // The subject is what the check is about to see, so compute it first.
     let subject = recorder::subject_now(&store, &check)?;
-    let log_limit = store
-        .config_integer("receipt.logLimit")
-        .map(|v| v.max(0) as usize)
-        .unwrap_or(DEFAULT_LOG_LIMIT);
+    let log_limit = log_limit(&store)?;
     let obs = runner::run(&RunSpec {
         argv: check.argv.clone(),
         cwd: declared.then(|| workdir.clone()),
