@@ -18,6 +18,7 @@ mod reindex;
 mod run;
 mod show;
 mod status;
+mod text;
 mod verify;
 
 use std::path::PathBuf;
@@ -269,7 +270,8 @@ pub fn report_error(e: &anyhow::Error) {
             text.push_str(&format!("\n  caused by: {cause}"));
         }
     }
-    eprintln!("{text}");
+    // errors quote what they could not parse, which may be someone else's bytes
+    eprintln!("{}", text::escape_lines(&text));
 }
 
 /// Whether to use colour on stderr/stdout.
@@ -285,8 +287,13 @@ fn paint(on: bool, code: &str, text: &str) -> String {
     }
 }
 
+/// The first 19 characters of a receipt id (`sha256:` and 12 digits); never
+/// splits a character, whatever the id holds.
 fn short_id(id: &str) -> &str {
-    &id[..id.len().min(19)]
+    match id.char_indices().nth(19) {
+        Some((end, _)) => &id[..end],
+        None => id,
+    }
 }
 
 fn human_ms(ms: u64) -> String {

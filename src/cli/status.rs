@@ -12,6 +12,7 @@ use git_receipt::freshness::{self, CheckState, Options, State, Undecided};
 use git_receipt::store::Store;
 use git_receipt::trust::trust_root;
 
+use super::text::escape;
 use super::{Context, colour, paint, short_id};
 
 /// Show the state of every check declared in .gitreceipts at a revision.
@@ -277,9 +278,9 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
         }
         out.push_str(&format!(
             "{:<width$}  {}  {}\n",
-            s.name,
+            escape(&s.name),
             paint(on, state_colour(s.state), &state),
-            reason
+            escape(&reason)
         ));
         if let Some(d) = &s.decider {
             let b = d.receipt.body();
@@ -287,7 +288,7 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
                 "{:<width$}           receipt {} by {} #{} at {} on {}\n",
                 "",
                 short_id(d.receipt.id()),
-                d.writer,
+                escape(&d.writer),
                 b.chain.index,
                 b.result.started_at,
                 &b.subject.commit[..7],

@@ -109,6 +109,23 @@ impl Env {
         to_run(cmd.output().expect("run git-receipt"))
     }
 
+    /// Run `git-receipt args...` in `dir` with `input` on stdin (hooks read it).
+    pub fn receipt_input(&self, dir: &Path, args: &[&str], input: &[u8]) -> Run {
+        use std::io::Write;
+        let mut cmd = Command::new(bin());
+        cmd.args(args);
+        self.seal(&mut cmd);
+        let mut child = cmd
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run git-receipt");
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        to_run(child.wait_with_output().unwrap())
+    }
+
     /// Run stock git in `dir`.
     pub fn git(&self, dir: &Path, args: &[&str]) -> Run {
         let mut cmd = Command::new("git");
