@@ -111,3 +111,105 @@ fn terminal_injection_through_detail_argv_and_paths_is_escaped_everywhere() {
     assert_eq!(err.code, 2, "{err}");
     assert_no_terminal_control("an error", &err);
 }
+
+/// `ssh-keygen -Y verify` accepts the receipt's signature with this allowed_signers file.
+fn ssh_keygen_accepts(
+    env: &Env,
+    allowed: &std::path::Path,
+    body: &[u8],
+    sig: &std::path::Path,
+) -> bool {
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("ssh-keygen");
+    env.seal(&mut cmd);
+    let mut child = cmd
+        .args(["-Y", "verify", "-f"])
+        .arg(allowed)
+        .args(["-I", "ci@example.org", "-n", "git-receipt", "-s"])
+        .arg(sig)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ssh-keygen (OpenSSH) must be installed for this interop test");
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), body).unwrap();
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap().status.success()
+}
+
+#[test]
+fn allowed_signers_negation_and_wildcards_trust_exactly_what_ssh_keygen_accepts() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let id = env.log_json(&repo)[0]["id"].as_str().unwrap().to_owned();
+    let body = env.receipt_ok(&repo, &["show", "--body", &id]).raw_stdout;
+    let sig = env.path("msg.sig");
+    std::fs::write(
+        &sig,
+        env.receipt_ok(&repo, &["show", "--sshsig", &id]).stdout,
+    )
+    .unwrap();
+    let pubkey = env
+        .receipt_ok(&repo, &["key", "show"])
+        .stdout
+        .trim()
+        .to_owned();
+    let allowed = env.path("allowed_signers");
+    let mut verdicts = Vec::new();
+    for options in [
+        "namespaces=\"*,!git-receipt\"",
+        "namespaces=\"!git-receipt,*\"",
+        "namespaces=\"git-*\"",
+        "namespaces=\"!other,*\"",
+        "namespaces=\"!other\"",
+        "namespaces=\"git-receipt\"",
+        "namespaces=\"GIT-RECEIPT\"",
+        "namespaces=\"git,file\"",
+        "namespaces=\"git-receip?\"",
+        "namespaces=\"git-receipt?\"",
+        "namespaces=\"g*t*r*t\"",
+        "namespaces=\"file,git-receipt\"",
+        "namespaces=\"file, git-receipt\"",
+        "namespaces=\"*\"",
+        "NAMESPACES=\"git-receipt\"",
+        "",
+    ] {
+        std::fs::write(&allowed, format!("ci@example.org {options} {pubkey}\n")).unwrap();
+        let oracle = ssh_keygen_accepts(&env, &allowed, &body, &sig);
+        let ours = env.receipt(
+            &repo,
+            &["verify", "--allowed-signers", allowed.to_str().unwrap()],
+        );
+        assert!(ours.code == 0 || ours.code == 1, "{options}: {ours}");
+        assert_eq!(
+            ours.code == 0,
+            oracle,
+            "{options}: ssh-keygen -Y verify {} the key; ours: {ours}",
+            if oracle { "accepts" } else { "refuses" }
+        );
+        verdicts.push(oracle);
+    }
+    assert!(
+        verdicts.contains(&true) && verdicts.contains(&false),
+        "the table has lines of both kinds: {verdicts:?}"
+    );
+
+    // cert-authority lines are refused with the way out, not silently skipped
+    std::fs::write(
+        &allowed,
+        format!("ci@example.org cert-authority {pubkey}\n"),
+    )
+    .unwrap();
+    assert!(!ssh_keygen_accepts(&env, &allowed, &body, &sig));
+    let r = env.receipt(
+        &repo,
+        &["verify", "--allowed-signers", allowed.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("allowed_signers:1: cert-authority"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("list the signing keys themselves"), "{r}");
+}
