@@ -121,6 +121,20 @@ impl Contract {
 
     /// Parse the bytes of a contract; `file` only labels errors.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
+        // A value converted lossily (`path = src\xff`) would name something else
+        // than what was written, so the contract is UTF-8 throughout.
+        if let Err(e) = std::str::from_utf8(bytes) {
+            let at = e.valid_up_to();
+            return Err(ContractError::Invalid {
+                file: file.to_owned(),
+                line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+                message: format!(
+                    "not UTF-8 (byte {} of the line)",
+                    1 + at - bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+                ),
+                hint: "write .gitreceipts in UTF-8 (names, paths and commands as they are in the repository)".into(),
+            });
+        }
         let events = Events::from_bytes(bytes, None).map_err(|e| ContractError::Syntax {
             file: file.to_owned(),
             line: e.line_number(),

@@ -213,3 +213,63 @@ fn allowed_signers_negation_and_wildcards_trust_exactly_what_ssh_keygen_accepts(
     );
     assert!(r.stderr.contains("list the signing keys themselves"), "{r}");
 }
+
+#[test]
+fn fresh_forever_non_utf8_path_is_refused_with_its_line() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let mut contract = b"[check \"test\"]\n\trun = true\n\tpath = src".to_vec();
+    contract.extend_from_slice(b"\xff\n");
+    std::fs::write(repo.join(".gitreceipts"), &contract).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "non-UTF-8 path"]);
+    for args in [&["run", "test"][..], &["status"], &["gate"]] {
+        let r = env.receipt(&repo, args);
+        assert_eq!(r.code, 2, "{args:?}: {r}");
+        assert!(
+            r.stderr.contains(":3: not UTF-8 (byte 12 of the line)"),
+            "{args:?} names the line: {r}"
+        );
+        assert!(r.stderr.contains("hint: write .gitreceipts in UTF-8"), "{r}");
+    }
+    assert!(
+        env.git_ok(&repo, &["for-each-ref", "refs/receipts/"]).is_empty(),
+        "no receipt was written for a check whose inputs cannot be named"
+    );
+}
+
+#[test]
+fn fresh_forever_path_matching_nothing_is_warned_at_run_and_status() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    std::fs::write(
+        repo.join(".gitreceipts"),
+        "[check \"test\"]\n\trun = true\n\tpath = srcx\n\tpath = src/*\n\tpath = docs\n",
+    )
+    .unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "typo and a pattern"]);
+    let run = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(run.code, 0, "{run}");
+    for path in ["srcx", "src/*"] {
+        assert!(
+            run.stderr.contains(&format!(
+                "warning: check \"test\": path \"{path}\" matches nothing in the work tree"
+            )),
+            "{path}: {run}"
+        );
+    }
+    assert!(!run.stderr.contains("path \"docs\""), "docs exists: {run}");
+    // a change under src/ leaves the check present, but status says why to distrust it
+    std::fs::write(repo.join("src/lib.rs"), "pub fn changed() {}\n").unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "change src"]);
+    let status = env.receipt(&repo, &["status"]);
+    assert_eq!(status.code, 0, "{status}");
+    for path in ["srcx", "src/*"] {
+        assert!(
+            status.stderr.contains(&format!(
+                "warning: check \"test\": path \"{path}\" matches nothing at HEAD ("
+            )),
+            "{path}: {status}"
+        );
+    }
+    assert!(status.stderr.contains("hint: correct the path in .gitreceipts"), "{status}");
+}

@@ -133,6 +133,13 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let writer = ctx.writer(&store, &key)?;
     // The subject is what the check is about to see, so compute it first.
     let subject = recorder::subject_now(&store, &check)?;
+    for path in store.paths_matching_nothing(subject.tree, &check.paths)? {
+        let warning = format!(
+            "git-receipt: warning: check {:?}: path {:?} matches nothing in the work tree, so no change to it makes the check stale\nhint: correct the path in .gitreceipts (a file or directory, relative to the top, without wildcards)",
+            check.name, path
+        );
+        eprintln!("{}", super::text::escape_lines(&warning));
+    }
     let log_limit = store
         .config_integer("receipt.logLimit")
         .map(|v| v.max(0) as usize)

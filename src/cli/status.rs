@@ -223,6 +223,27 @@ pub(super) fn walk_limit(store: &Store) -> Result<usize> {
     }
 }
 
+/// Warn on stderr about each declared `path` that names nothing in `tree` (`at`
+/// says where): a typo or a pattern (`src/*`) leaves the check's inputs without
+/// it, so changes there never make the check stale.
+pub(super) fn warn_paths_matching_nothing(
+    store: &Store,
+    contract: &Contract,
+    tree: gix::ObjectId,
+    at: &str,
+) -> Result<()> {
+    for check in &contract.checks {
+        for path in store.paths_matching_nothing(tree, &check.paths)? {
+            let warning = format!(
+                "git-receipt: warning: check {:?}: path {:?} matches nothing at {at}, so no change to it makes the check stale\nhint: correct the path in .gitreceipts (a file or directory, relative to the top, without wildcards)",
+                check.name, path
+            );
+            eprintln!("{}", super::text::escape_lines(&warning));
+        }
+    }
+    Ok(())
+}
+
 /// JSON for one check's state.
 pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
     let decider = s.decider.as_ref().map(|d| {
@@ -303,6 +324,9 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let mut report = evaluate_rev(ctx, &store, rev)?;
+    let contract = contract_at(&store, report.commit, rev)?;
+    let at = format!("{rev} ({})", report.commit.to_hex_with_len(7));
+    warn_paths_matching_nothing(&store, &contract, store.commit_tree(report.commit)?, &at)?;
     // status answers for every check: one that cannot be decided makes it exit 2
     if !report.undecided.is_empty() {
         return Err(report.undecided.swap_remove(0).error.into());
