@@ -244,7 +244,11 @@ fn parse_bool(value: Option<&str>) -> Option<bool> {
     }
 }
 
-/// `90`, `90s`, `10m`, `1h`.
+/// The longest `timeout` accepted: 7 days. A check is killed after it; a longer
+/// value is a mistake (or an attempt to overflow the clock), not a plan.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `90`, `90s`, `10m`, `1h`, up to [`MAX_TIMEOUT`].
 fn parse_duration(value: &str) -> Option<Duration> {
     let v = value.trim();
     let (digits, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
@@ -258,7 +262,7 @@ fn parse_duration(value: &str) -> Option<Duration> {
         "h" => n.checked_mul(3600)?,
         _ => return None,
     };
-    (secs > 0).then(|| Duration::from_secs(secs))
+    (secs > 0 && secs <= MAX_TIMEOUT.as_secs()).then(|| Duration::from_secs(secs))
 }
 
 /// Normalize one declared path: relative, `/`-separated, no `.`/`..`, no trailing slash.
@@ -418,8 +422,10 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         check.timeout = Some(parse_duration(&v).ok_or_else(|| {
                             err(
                                 e.line,
-                                format!("check {sub:?}: timeout {v:?} is not a duration"),
-                                "write seconds or a number with s, m or h, e.g. timeout = 10m",
+                                format!(
+                                    "check {sub:?}: timeout {v:?} is not a duration from 1s to 7 days"
+                                ),
+                                "write seconds or a number with s, m or h, e.g. timeout = 10m (at most 168h)",
                             )
                         })?);
                     }

@@ -481,7 +481,7 @@ pub fn parse_signer_time(text: &str) -> Option<u64> {
 /// Unix ms of a receipt timestamp (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
 pub fn timestamp_ms(ts: &str) -> Option<u64> {
     let (whole, ms) = ts.trim_end_matches('Z').split_once('.')?;
-    Some(parse_signer_time(whole)? + ms.parse::<u64>().ok()?)
+    parse_signer_time(whole)?.checked_add(ms.parse::<u64>().ok()?)
 }
 
 #[cfg(test)]
@@ -502,6 +502,11 @@ mod tests {
         assert_eq!(timestamp_ms("2026-01-31T12:34:56.789Z"), Some(t + 789));
         assert_eq!(parse_signer_time("2026-13-01"), None);
         assert_eq!(parse_signer_time("yesterday"), None);
+        // a millisecond field that overflows is no time, not a panic
+        assert_eq!(
+            timestamp_ms("2026-01-31T12:34:56.18446744073709551615Z"),
+            None
+        );
     }
 
     #[test]

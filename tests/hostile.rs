@@ -229,10 +229,14 @@ fn fresh_forever_non_utf8_path_is_refused_with_its_line() {
             r.stderr.contains(":3: not UTF-8 (byte 12 of the line)"),
             "{args:?} names the line: {r}"
         );
-        assert!(r.stderr.contains("hint: write .gitreceipts in UTF-8"), "{r}");
+        assert!(
+            r.stderr.contains("hint: write .gitreceipts in UTF-8"),
+            "{r}"
+        );
     }
     assert!(
-        env.git_ok(&repo, &["for-each-ref", "refs/receipts/"]).is_empty(),
+        env.git_ok(&repo, &["for-each-ref", "refs/receipts/"])
+            .is_empty(),
         "no receipt was written for a check whose inputs cannot be named"
     );
 }
@@ -271,5 +275,62 @@ fn fresh_forever_path_matching_nothing_is_warned_at_run_and_status() {
             "{path}: {status}"
         );
     }
-    assert!(status.stderr.contains("hint: correct the path in .gitreceipts"), "{status}");
+    assert!(
+        status
+            .stderr
+            .contains("hint: correct the path in .gitreceipts"),
+        "{status}"
+    );
+}
+
+/// Run with backtraces off and insist that nothing panicked.
+fn assert_no_panic(what: &str, r: &Run) {
+    assert_ne!(r.code, 101, "{what}: exit 101 is a panic: {r}");
+    assert!(
+        !r.stderr.contains("panicked") && !r.stderr.contains("backtrace"),
+        "{what}: {r}"
+    );
+}
+
+#[test]
+fn panic_on_huge_timeout_is_a_refused_contract_instead() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    for timeout in [
+        "18446744073709551615",
+        "307445734561825860m",
+        "8d",
+        "169h",
+        "604801",
+    ] {
+        std::fs::write(
+            repo.join(".gitreceipts"),
+            format!("[check \"test\"]\n\trun = true\n\ttimeout = {timeout}\n"),
+        )
+        .unwrap();
+        env.git_ok(&repo, &["commit", "-qam", timeout]);
+        for args in [&["run", "test"][..], &["status"]] {
+            let r = env.receipt_with(&repo, args, &[("RUST_BACKTRACE", "0")]);
+            assert_no_panic(timeout, &r);
+            assert_eq!(r.code, 2, "{timeout} {args:?}: {r}");
+            assert!(
+                r.stderr.contains(&format!(
+                    ":3: check \"test\": timeout \"{timeout}\" is not a duration from 1s to 7 days"
+                )),
+                "{timeout}: {r}"
+            );
+        }
+    }
+    assert!(
+        env.git_ok(&repo, &["for-each-ref", "refs/receipts/"])
+            .is_empty(),
+        "nothing ran"
+    );
+    // the bound itself is accepted
+    std::fs::write(
+        repo.join(".gitreceipts"),
+        "[check \"test\"]\n\trun = true\n\ttimeout = 168h\n",
+    )
+    .unwrap();
+    env.receipt_ok(&repo, &["run", "test"]);
 }
