@@ -334,3 +334,90 @@ fn panic_on_huge_timeout_is_a_refused_contract_instead() {
     .unwrap();
     env.receipt_ok(&repo, &["run", "test"]);
 }
+
+/// A writer id that is well-formed but belongs to nobody here.
+const FOREIGN: &str = "evil-0123456789abcdef0123456789abcdef";
+
+#[test]
+fn one_bad_ref_breaks_nobody_but_is_named_and_verify_reports_it() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let id = env.log_json(&repo)[0]["id"].as_str().unwrap().to_owned();
+    let blob = env.git_input(&repo, &["hash-object", "-w", "--stdin"], b"not a chain\n");
+    let tree = env.git_ok(&repo, &["rev-parse", "HEAD^{tree}"]);
+    env.git_ok(&repo, &["tag", "-a", "-m", "a tag", "v1", "HEAD"]);
+    let tag = env.git_ok(&repo, &["rev-parse", "refs/tags/v1"]);
+    let bad: Vec<(String, String)> = vec![
+        (format!("refs/receipts/{FOREIGN}"), blob.clone()),
+        (
+            "refs/receipts/evil-11111111111111111111111111111111".into(),
+            tree,
+        ),
+        (
+            "refs/receipts/evil-22222222222222222222222222222222".into(),
+            tag,
+        ),
+        (
+            "refs/receipts/x/y".into(),
+            env.git_ok(&repo, &["rev-parse", "HEAD"]),
+        ),
+        (format!("refs/notes/receipts/{FOREIGN}"), blob),
+    ];
+    for (name, value) in &bad {
+        env.git_ok(&repo, &["update-ref", name, value]);
+    }
+    // a ref whose file holds garbage, as a broken or hostile copy leaves it
+    let garbage = "refs/receipts/evil-33333333333333333333333333333333";
+    std::fs::write(repo.join(".git").join(garbage), "garbage\n").unwrap();
+    let named = |r: &Run, refname: &str| r.stderr.matches(refname).count();
+    for args in [
+        &["log"][..],
+        &["reindex"],
+        &["status"],
+        &["gate"],
+        &["show"],
+        &["show", "--body", &id],
+    ] {
+        let r = env.receipt_with(&repo, args, &[("RUST_BACKTRACE", "0")]);
+        assert_no_panic("bad refs", &r);
+        assert_eq!(r.code, 0, "{args:?} goes on past the bad writers: {r}");
+        for (name, _) in bad.iter().filter(|(n, _)| n.starts_with("refs/receipts/")) {
+            assert!(
+                named(&r, name) <= 1,
+                "{args:?} names {name} at most once: {r}"
+            );
+        }
+        if args[0] == "log" {
+            assert!(
+                r.stdout.contains(&id[..19]),
+                "the good receipt is listed: {r}"
+            );
+            for (name, _) in bad.iter().filter(|(n, _)| n.starts_with("refs/receipts/")) {
+                assert_eq!(named(&r, name), 1, "log names {name}: {r}");
+            }
+            assert_eq!(named(&r, garbage), 1, "log names {garbage}: {r}");
+        }
+    }
+    assert!(
+        env.git(&repo, &["rev-parse", "--verify", "-q", "refs/notes/receipts/x/y"]).code != 0,
+        "reindex wrote no notes for the invalid writer ref refs/receipts/x/y"
+    );
+    let r = env.receipt(&repo, &["verify"]);
+    assert_eq!(r.code, 1, "verify still reports them as findings: {r}");
+    assert!(r.stdout.contains("refs/receipts/x/y is not named by a writer id"), "{r}");
+    assert!(r.stdout.contains("evil-33333333333333333333333333333333 cannot be read"), "{r}");
+    assert!(
+        r.stdout.contains(&format!(
+            "refs/notes/receipts/{FOREIGN} is not a readable notes commit: it points at a blob"
+        )),
+        "{r}"
+    );
+    for name in [
+        FOREIGN,
+        "evil-11111111111111111111111111111111",
+        "evil-22222222222222222222222222222222",
+    ] {
+        assert!(r.stdout.contains(name), "verify names {name}: {r}");
+    }
+}

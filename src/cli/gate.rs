@@ -10,8 +10,8 @@ use serde_json::json;
 use git_receipt::freshness::{CheckState, State};
 
 use super::status::{Baseline, evaluate_rev_trusting, render_rows, state_json};
-use super::text::escape;
 use super::{Context, colour};
+use git_receipt::text::escape;
 
 /// Exit 0 when every required check is present at every named revision.
 ///

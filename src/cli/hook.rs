@@ -15,7 +15,7 @@ use git_receipt::trust::{TrustOrigin, TrustSet};
 
 use super::Context;
 use super::status::{Baseline, contract_at, evaluate_rev, evaluate_rev_trusting, render_rows};
-use super::text::{escape, escape_lines};
+use git_receipt::text::{escape, escape_lines};
 
 /// Install the pre-push hook (or, with --server, the pre-receive hook).
 ///

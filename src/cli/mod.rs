@@ -18,7 +18,6 @@ mod reindex;
 mod run;
 mod show;
 mod status;
-mod text;
 mod verify;
 
 use std::path::PathBuf;
@@ -271,7 +270,7 @@ pub fn report_error(e: &anyhow::Error) {
         }
     }
     // errors quote what they could not parse, which may be someone else's bytes
-    eprintln!("{}", text::escape_lines(&text));
+    eprintln!("{}", git_receipt::text::escape_lines(&text));
 }
 
 /// Whether to use colour on stderr/stdout.

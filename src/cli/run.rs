@@ -138,7 +138,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
             "git-receipt: warning: check {:?}: path {:?} matches nothing in the work tree, so no change to it makes the check stale\nhint: correct the path in .gitreceipts (a file or directory, relative to the top, without wildcards)",
             check.name, path
         );
-        eprintln!("{}", super::text::escape_lines(&warning));
+        eprintln!("{}", git_receipt::text::escape_lines(&warning));
     }
     let log_limit = store
         .config_integer("receipt.logLimit")

@@ -15,8 +15,8 @@ use git_receipt::store::index::Role;
 use git_receipt::store::{Store, short};
 use git_receipt::trust::{Refusal, TrustSet};
 
-use super::text::escape;
 use super::{Context, colour, human_ms, paint};
+use git_receipt::text::escape;
 
 /// Show the receipts whose subject is a revision.
 ///

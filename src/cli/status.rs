@@ -12,8 +12,8 @@ use git_receipt::freshness::{self, CheckState, Options, State, Undecided};
 use git_receipt::store::Store;
 use git_receipt::trust::trust_root;
 
-use super::text::escape;
 use super::{Context, colour, paint, short_id};
+use git_receipt::text::escape;
 
 /// Show the state of every check declared in .gitreceipts at a revision.
 ///
@@ -238,7 +238,7 @@ pub(super) fn warn_paths_matching_nothing(
                 "git-receipt: warning: check {:?}: path {:?} matches nothing at {at}, so no change to it makes the check stale\nhint: correct the path in .gitreceipts (a file or directory, relative to the top, without wildcards)",
                 check.name, path
             );
-            eprintln!("{}", super::text::escape_lines(&warning));
+            eprintln!("{}", git_receipt::text::escape_lines(&warning));
         }
     }
     Ok(())

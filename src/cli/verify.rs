@@ -12,8 +12,8 @@ use git_receipt::store::Store;
 use git_receipt::trust::TrustSet;
 use git_receipt::verify::{self, Checkpoint, Report};
 
-use super::text::escape;
 use super::{Context, short_id};
+use git_receipt::text::escape;
 
 /// Verify every receipt chain and note in this repository.
 ///

@@ -122,6 +122,29 @@ pub(crate) fn git_err<E: Into<GitError>>(what: impl Into<String>) -> impl FnOnce
     }
 }
 
+/// A ref under `refs/receipts/` or `refs/notes/receipts/` that no command reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusableRef {
+    /// The full ref name.
+    pub name: String,
+    /// Why it is skipped, to follow "which": `points at a blob, not a commit`.
+    pub reason: String,
+}
+
+/// Say once per process that `bad` is skipped (every listing meets it again).
+fn warn_once(bad: &UnusableRef) {
+    static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if warned.insert(bad.name.clone()) {
+        eprintln!(
+            "git-receipt: warning: skipping {}, which {}\nhint: `git receipt verify` reports it; `git update-ref -d` with that name removes it",
+            crate::text::escape(&bad.name),
+            bad.reason
+        );
+    }
+}
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
@@ -203,20 +226,21 @@ impl Store {
         }
     }
 
-    /// Names under `prefix` (stripped), real and overridden, sorted.
+    /// Writer ids under `prefix` (stripped), real and overridden, sorted: only the
+    /// refs that can be a writer's chain or notes. A ref that cannot (its file is
+    /// garbage, its name is not a writer id, it points at a blob, tree or tag) is
+    /// skipped, so one bad ref that a plain `git fetch` brought cannot stop every
+    /// command; it is named once on stderr, and `git receipt verify` reports it
+    /// (see [`Store::unusable_refs`]).
     pub(crate) fn names_under(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let refs = self
-            .repo
-            .references()
-            .map_err(git_err("listing references"))?;
         let mut out = std::collections::BTreeSet::new();
-        for r in refs
-            .prefixed(prefix)
-            .map_err(git_err(format!("listing {prefix}")))?
-        {
-            let r = r.map_err(git_err("reading a ref"))?;
-            let name = r.name().as_bstr().to_string();
-            out.insert(name[prefix.len()..].to_owned());
+        for r in self.scan_refs(prefix)? {
+            match r {
+                Ok(name) => {
+                    out.insert(name[prefix.len()..].to_owned());
+                }
+                Err(bad) => warn_once(&bad),
+            }
         }
         for (name, value) in &self.overrides {
             if let Some(rest) = name.strip_prefix(prefix) {
@@ -228,6 +252,70 @@ impl Store {
             }
         }
         Ok(out.into_iter().collect())
+    }
+
+    /// The refs under `refs/receipts/` and `refs/notes/receipts/` that
+    /// every listing of writers skips, each with why.
+    pub fn unusable_refs(&self) -> Result<Vec<UnusableRef>, StoreError> {
+        let mut out = Vec::new();
+        for prefix in [CHAIN_PREFIX, NOTES_PREFIX] {
+            out.extend(self.scan_refs(prefix)?.into_iter().filter_map(Result::err));
+        }
+        Ok(out)
+    }
+
+    /// Every ref under `prefix`: its full name when it can be a writer's chain or
+    /// notes ref, else why not.
+    fn scan_refs(&self, prefix: &str) -> Result<Vec<Result<String, UnusableRef>>, StoreError> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(git_err("listing references"))?;
+        let mut out = Vec::new();
+        for r in refs
+            .prefixed(prefix)
+            .map_err(git_err(format!("listing {prefix}")))?
+        {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    // the error names the ref; what the file holds is not repeated
+                    let what = e.to_string();
+                    let name = what
+                        .split('"')
+                        .nth(1)
+                        .filter(|n| n.starts_with(prefix))
+                        .unwrap_or(prefix)
+                        .to_owned();
+                    out.push(Err(UnusableRef {
+                        name,
+                        reason: "cannot be read: its file holds no object id".into(),
+                    }));
+                    continue;
+                }
+            };
+            let name = r.name().as_bstr().to_string();
+            let bad = |reason: String| {
+                Err(UnusableRef {
+                    name: name.clone(),
+                    reason,
+                })
+            };
+            let entry = if !crate::receipt::is_valid_writer_id(&name[prefix.len()..]) {
+                bad("is not named by a writer id (`<chain>-<32 hex digits>`)".into())
+            } else {
+                match r.target().try_id().map(|id| id.to_owned()) {
+                    None => bad("is a symbolic ref".into()),
+                    Some(id) => match self.repo.find_header(id) {
+                        Ok(h) if h.kind() == gix::object::Kind::Commit => Ok(name.clone()),
+                        Ok(h) => bad(format!("points at a {}, not a commit", h.kind())),
+                        Err(_) => bad(format!("points at {id}, which is not in the repository")),
+                    },
+                }
+            };
+            out.push(entry);
+        }
+        Ok(out)
     }
 
     /// Inside a server's pre-receive hook, the pushed objects sit in a quarantine

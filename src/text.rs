@@ -43,13 +43,13 @@ fn escape_with(s: &str, keep_newlines: bool) -> Cow<'_, str> {
 /// `s` as one line that cannot control a terminal: every control character
 /// (newline and tab too) and every bidi control is written visibly, as `\x1b`,
 /// `\x0a`, `\u{202e}`. Plain text, including other non-ASCII, is unchanged.
-pub(crate) fn escape(s: &str) -> Cow<'_, str> {
+pub fn escape(s: &str) -> Cow<'_, str> {
     escape_with(s, false)
 }
 
 /// Like [`escape`], but keeps line breaks: for a whole message whose lines are
 /// its own (an error with hints, a list of refusals).
-pub(crate) fn escape_lines(s: &str) -> Cow<'_, str> {
+pub fn escape_lines(s: &str) -> Cow<'_, str> {
     escape_with(s, true)
 }
 
