@@ -93,6 +93,16 @@ pub enum ContractError {
         /// How to fix it.
         hint: String,
     },
+    /// The contract is not a regular file (a symlink, directory, fifo, ...).
+    #[error(
+        "{file} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
+    )]
+    NotAFile {
+        /// The file.
+        file: PathBuf,
+        /// What it is instead, e.g. `a symbolic link`.
+        kind: String,
+    },
     /// The file could not be read.
     #[error("cannot read {file}: {source}")]
     Io {
@@ -105,13 +115,56 @@ pub enum ContractError {
 
 impl Contract {
     /// Read `.gitreceipts` from a work tree; a missing file is an empty contract.
+    ///
+    /// Only a regular file is read: a symlink (which could point anywhere, such as
+    /// `/etc/shadow`, while `status` reads the committed link itself), a directory
+    /// or a fifo is refused, so what `run` reads is what git commits.
     pub fn load(workdir: &Path) -> Result<Contract, ContractError> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
         let file = workdir.join(FILE_NAME);
-        match std::fs::read(&file) {
-            Ok(bytes) => Contract::parse(&bytes, Path::new(FILE_NAME)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Contract::default()),
-            Err(source) => Err(ContractError::Io { file, source }),
+        let not_regular = |kind: &str| ContractError::NotAFile {
+            file: file.clone(),
+            kind: kind.to_owned(),
+        };
+        // O_NOFOLLOW refuses a symlink at open; O_NONBLOCK keeps a fifo from
+        // blocking the open, and the fstat below refuses it.
+        let mut f = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&file)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contract::default()),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(not_regular("a symbolic link"));
+            }
+            Err(source) => return Err(ContractError::Io { file, source }),
+        };
+        let meta = f.metadata().map_err(|source| ContractError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        if !meta.is_file() {
+            use std::os::unix::fs::FileTypeExt;
+            let t = meta.file_type();
+            return Err(not_regular(if t.is_dir() {
+                "a directory"
+            } else if t.is_fifo() {
+                "a fifo"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            }));
         }
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)
+            .map_err(|source| ContractError::Io {
+                file: file.clone(),
+                source,
+            })?;
+        Contract::parse(&bytes, Path::new(FILE_NAME))
     }
 
     /// Find a check by name.
@@ -135,10 +188,19 @@ impl Contract {
                 hint: "write .gitreceipts in UTF-8 (names, paths and commands as they are in the repository)".into(),
             });
         }
-        let events = Events::from_bytes(bytes, None).map_err(|e| ContractError::Syntax {
-            file: file.to_owned(),
-            line: e.line_number(),
-            message: e.to_string(),
+        let events = Events::from_bytes(bytes, None).map_err(|e| {
+            // The parser's own message quotes what follows the error, which may run
+            // past the offending line; quote at most the start of that line.
+            let what = e.to_string();
+            let what = what.split(": '").next().unwrap_or_default();
+            let rest = e.remaining_data();
+            let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
+            let shown: String = String::from_utf8_lossy(line).chars().take(40).collect();
+            ContractError::Syntax {
+                file: file.to_owned(),
+                line: e.line_number(),
+                message: format!("{what} at {:?}", crate::text::escape(&shown)),
+            }
         })?;
         let raw = collect_entries(&events);
         build(raw, file)

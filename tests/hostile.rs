@@ -400,13 +400,26 @@ fn one_bad_ref_breaks_nobody_but_is_named_and_verify_reports_it() {
         }
     }
     assert!(
-        env.git(&repo, &["rev-parse", "--verify", "-q", "refs/notes/receipts/x/y"]).code != 0,
+        env.git(
+            &repo,
+            &["rev-parse", "--verify", "-q", "refs/notes/receipts/x/y"]
+        )
+        .code
+            != 0,
         "reindex wrote no notes for the invalid writer ref refs/receipts/x/y"
     );
     let r = env.receipt(&repo, &["verify"]);
     assert_eq!(r.code, 1, "verify still reports them as findings: {r}");
-    assert!(r.stdout.contains("refs/receipts/x/y is not named by a writer id"), "{r}");
-    assert!(r.stdout.contains("evil-33333333333333333333333333333333 cannot be read"), "{r}");
+    assert!(
+        r.stdout
+            .contains("refs/receipts/x/y is not named by a writer id"),
+        "{r}"
+    );
+    assert!(
+        r.stdout
+            .contains("evil-33333333333333333333333333333333 cannot be read"),
+        "{r}"
+    );
     assert!(
         r.stdout.contains(&format!(
             "refs/notes/receipts/{FOREIGN} is not a readable notes commit: it points at a blob"
@@ -419,5 +432,86 @@ fn one_bad_ref_breaks_nobody_but_is_named_and_verify_reports_it() {
         "evil-22222222222222222222222222222222",
     ] {
         assert!(r.stdout.contains(name), "verify names {name}: {r}");
+    }
+}
+
+#[test]
+fn reads_outside_the_repository_a_gitreceipts_that_is_not_a_regular_file_is_refused() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    // a secret outside the repository that a committed symlink points at
+    let secret = env.path("shadow");
+    std::fs::write(
+        &secret,
+        "[check \"test\"]\n\trun = true\nroot:SECRET-HASH:19000::::::\n",
+    )
+    .unwrap();
+    std::fs::remove_file(repo.join(".gitreceipts")).unwrap();
+    std::os::unix::fs::symlink(&secret, repo.join(".gitreceipts")).unwrap();
+    env.git_ok(&repo, &["add", "-A"]);
+    env.git_ok(&repo, &["commit", "-qm", "contract as a symlink"]);
+    for args in [&["run", "test"][..], &["status"], &["gate"]] {
+        let r = env.receipt(&repo, args);
+        assert_eq!(r.code, 2, "{args:?}: {r}");
+        assert!(
+            r.stderr.contains("is a symbolic link, not a regular file"),
+            "{args:?}: {r}"
+        );
+        assert!(
+            r.stderr.contains("hint: replace it with a regular file"),
+            "{r}"
+        );
+        assert!(
+            !r.stderr.contains("SECRET"),
+            "{args:?} quotes nothing of it: {r}"
+        );
+    }
+    assert!(
+        env.git_ok(&repo, &["for-each-ref", "refs/receipts/"])
+            .is_empty()
+    );
+    // a directory and a fifo in the work tree are refused by run, which reads it
+    std::fs::remove_file(repo.join(".gitreceipts")).unwrap();
+    for (kind, make) in [
+        (
+            "a directory",
+            &(|p: &std::path::Path| std::fs::create_dir(p).unwrap()) as &dyn Fn(&std::path::Path),
+        ),
+        ("a fifo", &|p: &std::path::Path| {
+            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc_mkfifo(c.as_ptr(), 0o600) }, 0);
+        }),
+    ] {
+        let p = repo.join(".gitreceipts");
+        make(&p);
+        let r = env.receipt(&repo, &["run", "test"]);
+        assert_eq!(r.code, 2, "{kind}: {r}");
+        assert!(
+            r.stderr.contains(&format!("is {kind}, not a regular file")),
+            "{r}"
+        );
+        let _ = std::fs::remove_dir(&p).or_else(|_| std::fs::remove_file(&p));
+    }
+}
+
+unsafe extern "C" {
+    #[link_name = "mkfifo"]
+    fn libc_mkfifo(path: *const std::ffi::c_char, mode: u32) -> i32;
+}
+
+#[test]
+fn a_contract_that_fails_to_parse_is_quoted_no_further_than_its_offending_line() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    for text in [
+        "[x\nSECRET-NEXT-LINE\n",
+        "[check \"test\"]\n\trun = \"open\nSECRET-NEXT-LINE\n",
+        "[check \"test\"\nSECRET-NEXT-LINE\n",
+    ] {
+        std::fs::write(repo.join(".gitreceipts"), text).unwrap();
+        let r = env.receipt(&repo, &["run", "test"]);
+        assert_eq!(r.code, 2, "{r}");
+        assert!(r.stderr.contains("not valid git-config syntax"), "{r}");
+        assert!(!r.stderr.contains("SECRET"), "{text:?}: {r}");
     }
 }

@@ -44,6 +44,16 @@ pub enum StoreError {
         "this repository uses the SHA-256 object format, which git-receipt does not support yet\nhint: receipts work in SHA-1 repositories (git's default)"
     )]
     Sha256Unsupported,
+    /// The committed `.gitreceipts` is not a regular file.
+    #[error(
+        ".gitreceipts at {commit} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
+    )]
+    ContractNotAFile {
+        /// The commit.
+        commit: ObjectId,
+        /// What it is instead.
+        kind: &'static str,
+    },
     /// A bare repository where a work tree is needed.
     #[error("this command needs a work tree, but the repository is bare")]
     Bare,
@@ -441,6 +451,22 @@ impl Store {
         else {
             return Ok(None);
         };
+        // What `run` reads must be what is judged: a committed symlink (or a
+        // submodule, or a tree) is no contract, whatever its blob holds.
+        let kind = entry.mode().kind();
+        if !matches!(
+            kind,
+            gix::object::tree::EntryKind::Blob | gix::object::tree::EntryKind::BlobExecutable
+        ) {
+            return Err(StoreError::ContractNotAFile {
+                commit,
+                kind: match kind {
+                    gix::object::tree::EntryKind::Link => "a symbolic link",
+                    gix::object::tree::EntryKind::Tree => "a directory",
+                    _ => "a submodule",
+                },
+            });
+        }
         let blob = self
             .repo
             .find_blob(entry.oid())
