@@ -33,6 +33,26 @@ pub struct CheckDef {
     pub env: Vec<String>,
     /// Kill the command after this long.
     pub timeout: Option<Duration>,
+    /// Which receipts count for this check: `accept = run` counts only those of
+    /// commands `git receipt run` observed, never a `record`ed result.
+    pub accept: Accept,
+}
+
+/// Which receipts count for a check (`accept` in `.gitreceipts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Accept {
+    /// Receipts of `run` and of `record` (the default).
+    #[default]
+    Any,
+    /// Only receipts of `run`: a result recorded from elsewhere counts for nothing.
+    Run,
+}
+
+impl Accept {
+    /// Whether a receipt obtained in `mode` counts.
+    pub fn counts(self, mode: crate::receipt::Mode) -> bool {
+        self == Accept::Any || mode == crate::receipt::Mode::Run
+    }
 }
 
 impl CheckDef {
@@ -408,6 +428,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                                 required: false,
                                 env: Vec::new(),
                                 timeout: None,
+                                accept: Accept::Any,
                             },
                             e.section_line,
                             false,
@@ -491,11 +512,25 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                             )
                         })?);
                     }
+                    "accept" => {
+                        let v = value.unwrap_or_default();
+                        check.accept = match v.as_str() {
+                            "run" => Accept::Run,
+                            "any" => Accept::Any,
+                            _ => {
+                                return Err(err(
+                                    e.line,
+                                    format!("check {sub:?}: accept = {v:?} is not `run` or `any`"),
+                                    "write accept = run to count only results `git receipt run` observed",
+                                ));
+                            }
+                        };
+                    }
                     other => {
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env and timeout",
+                            "a check takes run, path, required, env, timeout and accept",
                         ));
                     }
                 }

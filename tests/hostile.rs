@@ -515,3 +515,82 @@ fn a_contract_that_fails_to_parse_is_quoted_no_further_than_its_offending_line()
         assert!(!r.stderr.contains("SECRET"), "{text:?}: {r}");
     }
 }
+
+#[test]
+fn a_recorded_pass_silently_beating_an_observed_failure_is_shown_and_accept_run_refuses_it() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let contract = |accept: &str| {
+        format!("[check \"test\"]\n\trun = \"exit 3\"\n\tpath = src\n\trequired = true\n{accept}")
+    };
+    std::fs::write(repo.join(".gitreceipts"), contract("")).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "test fails"]);
+    assert_eq!(env.receipt(&repo, &["run", "test"]).code, 3);
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+
+    // without accept = run the recorded pass decides, and every output says so
+    let status = env.receipt_ok(&repo, &["status"]);
+    assert!(status.stdout.contains("test  present"), "{status}");
+    assert!(
+        status.stdout.contains("(recorded)\n"),
+        "status names the mode: {status}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&env.receipt_ok(&repo, &["status", "--json"]).stdout).unwrap();
+    assert_eq!(json["checks"][0]["decided_by"]["mode"], "recorded");
+    let gate = env.receipt(&repo, &["gate", "--json"]);
+    assert_eq!(gate.code, 0, "{gate}");
+    let json: serde_json::Value = serde_json::from_str(&gate.stdout).unwrap();
+    assert_eq!(json[0]["checks"][0]["decided_by"]["mode"], "recorded");
+    let log = env.receipt_ok(&repo, &["log"]);
+    assert!(log.stdout.contains(" test passed (recorded) "), "{log}");
+    assert!(log.stdout.contains(" test failed (run) "), "{log}");
+    let log = env.log_json(&repo);
+    assert_eq!(log[0]["mode"], "recorded");
+    assert_eq!(log[1]["mode"], "run");
+    let show = env.receipt_ok(&repo, &["show"]);
+    assert!(show.stdout.contains("(recorded)"), "{show}");
+
+    // accept = run: only the observed failure counts, and the reason says why
+    std::fs::write(repo.join(".gitreceipts"), contract("\taccept = run\n")).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "observed runs only"]);
+    let status = env.receipt_ok(&repo, &["status"]);
+    assert!(status.stdout.contains("test  failed"), "{status}");
+    assert!(
+        status
+            .stdout
+            .contains("(1 recorded receipt ignored: accept = run counts only observed runs)"),
+        "{status}"
+    );
+    assert!(status.stdout.contains("(run)\n"), "{status}");
+    let gate = env.receipt(&repo, &["gate"]);
+    assert_eq!(gate.code, 1, "{gate}");
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let input = format!(
+        "refs/heads/main {head} refs/heads/main {}\n",
+        "0".repeat(40)
+    );
+    let hook = env.receipt_input(&repo, &["hook", "pre-push", "origin"], input.as_bytes());
+    assert_eq!(hook.code, 1, "the pre-push hook refuses too: {hook}");
+    assert!(hook.stderr.contains("recorded receipt ignored"), "{hook}");
+    // a recorded result for a check that accepts only runs counts for nothing at all
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+    assert!(
+        env.receipt_ok(&repo, &["status"])
+            .stdout
+            .contains("test  failed")
+    );
+
+    // a branch that drops `accept = run` is still held to it against main
+    env.git_ok(&repo, &["checkout", "-qb", "weaken"]);
+    std::fs::write(repo.join(".gitreceipts"), contract("")).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "accept anything"]);
+    assert_eq!(
+        env.receipt(&repo, &["gate"]).code,
+        0,
+        "its own file accepts records"
+    );
+    let gate = env.receipt(&repo, &["gate", "--verify"]);
+    assert_eq!(gate.code, 1, "main's accept = run still holds: {gate}");
+    assert!(gate.stdout.contains("recorded receipts ignored"), "{gate}");
+}

@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::json;
 
-use git_receipt::contract::Contract;
+use git_receipt::contract::{Accept, Contract};
 use git_receipt::freshness::{self, CheckState, Options, State, Undecided};
 use git_receipt::store::Store;
 use git_receipt::trust::trust_root;
@@ -103,7 +103,7 @@ pub(super) fn evaluate_rev_trusting(
     baseline: &Baseline,
 ) -> Result<RevReport> {
     let commit = store.resolve_commit(rev)?;
-    let contract = contract_at(store, commit, rev)?;
+    let mut contract = contract_at(store, commit, rev)?;
     let (trust, root_description, root_commit) = match trust_override {
         Some((t, d)) => (t.clone(), d.clone(), None),
         None => {
@@ -111,6 +111,35 @@ pub(super) fn evaluate_rev_trusting(
             (t, root.description, root.commit)
         }
     };
+    let trusted = match baseline {
+        Baseline::Own => None,
+        Baseline::TrustRoot => root_commit
+            .or_else(|| trust_root(store, commit).commit)
+            .map(|c| {
+                let label = format!(
+                    "{} (the merge base with the default branch)",
+                    c.to_hex_with_len(7)
+                );
+                (c, label)
+            }),
+        Baseline::At { commit, label } => Some((*commit, label.clone())),
+    }
+    .filter(|(c, _)| *c != commit)
+    .map(|(c, label)| Ok::<_, anyhow::Error>((contract_at(store, c, &label)?, label)))
+    .transpose()?;
+    // A check that accepts only observed runs at the trusted revision does so here
+    // too: a branch cannot let a recorded result count by editing the file it is
+    // judged by.
+    if let Some((trusted_contract, _)) = &trusted {
+        for check in contract.checks.iter_mut() {
+            if trusted_contract
+                .check(&check.name)
+                .is_some_and(|was| was.accept == Accept::Run)
+            {
+                check.accept = Accept::Run;
+            }
+        }
+    }
     let walk_limit = walk_limit(store)?;
     let mut states = Vec::new();
     let mut undecided = Vec::new();
@@ -129,23 +158,7 @@ pub(super) fn evaluate_rev_trusting(
         undeclared: Vec::new(),
         notices: Vec::new(),
     };
-    let trusted = match baseline {
-        Baseline::Own => None,
-        Baseline::TrustRoot => root_commit
-            .or_else(|| trust_root(store, commit).commit)
-            .map(|c| {
-                let label = format!(
-                    "{} (the merge base with the default branch)",
-                    c.to_hex_with_len(7)
-                );
-                (c, label)
-            }),
-        Baseline::At { commit, label } => Some((*commit, label.clone())),
-    };
-    if let Some((trusted_commit, label)) = trusted
-        && trusted_commit != commit
-    {
-        let trusted_contract = contract_at(store, trusted_commit, &label)?;
+    if let Some((trusted_contract, label)) = trusted {
         require_trusted_checks(&mut report, &contract, &trusted_contract, &label);
     }
     Ok(report)
@@ -254,6 +267,7 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
             "commit": b.subject.commit,
             "started_at": b.result.started_at,
             "passed": b.result.passed,
+            "mode": mode_name(b.result.mode),
             "distance": d.distance,
         })
     });
@@ -267,6 +281,14 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
         "changed_paths": s.changed_paths,
         "untrusted_receipts": s.untrusted,
     })
+}
+
+/// How a receipt's result was obtained, as text and JSON show it.
+pub(super) fn mode_name(mode: git_receipt::receipt::Mode) -> &'static str {
+    match mode {
+        git_receipt::receipt::Mode::Run => "run",
+        git_receipt::receipt::Mode::Record => "recorded",
+    }
 }
 
 pub(super) fn state_colour(state: State) -> &'static str {
@@ -306,13 +328,14 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
         if let Some(d) = &s.decider {
             let b = d.receipt.body();
             out.push_str(&format!(
-                "{:<width$}           receipt {} by {} #{} at {} on {}\n",
+                "{:<width$}           receipt {} by {} #{} at {} on {} ({})\n",
                 "",
                 short_id(d.receipt.id()),
                 escape(&d.writer),
                 b.chain.index,
                 b.result.started_at,
                 &b.subject.commit[..7],
+                mode_name(b.result.mode),
             ));
         }
     }
