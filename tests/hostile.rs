@@ -594,3 +594,75 @@ fn a_recorded_pass_silently_beating_an_observed_failure_is_shown_and_accept_run_
     assert_eq!(gate.code, 1, "main's accept = run still holds: {gate}");
     assert!(gate.stdout.contains("recorded receipts ignored"), "{gate}");
 }
+
+#[test]
+fn messages_a_signing_key_readable_by_others_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let first = env.receipt_ok(&repo, &["run", "test"]);
+    assert!(!first.stderr.contains("readable by others"), "{first}");
+    let key = env.home.join(".config/git-receipt/signing_key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let r = env.receipt_ok(&repo, &["run", "test"]);
+    assert!(
+        r.stderr.contains(&format!(
+            "warning: the signing key {} is readable by others (mode 0644)",
+            key.display()
+        )),
+        "{r}"
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("hint: chmod 600 {}", key.display())),
+        "{r}"
+    );
+    assert!(!r.stderr.contains("PRIVATE KEY"), "no key material: {r}");
+}
+
+#[test]
+fn messages_a_chain_left_pointing_at_a_pruned_object_names_the_ref_and_the_way_out() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    let writer = env.only_writer(&repo);
+    let refname = format!("refs/receipts/{writer}");
+    // what a `git gc --prune=now` racing a writer leaves: the ref names a commit
+    // that was pruned before the ref made it reachable
+    let tip = env.git_ok(&repo, &["rev-parse", &refname]);
+    std::fs::remove_file(repo.join(".git/objects").join(&tip[..2]).join(&tip[2..])).unwrap();
+    let run = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert!(
+        run.stderr
+            .contains(&format!("{refname} points at {tip}, which is missing")),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains(&format!("git update-ref -d {refname}")),
+        "{run}"
+    );
+    assert!(run.stderr.contains("git receipt reindex"), "{run}");
+    let status = env.receipt(&repo, &["status"]);
+    assert_eq!(status.code, 0, "{status}");
+    assert!(
+        status.stderr.contains(&format!("skipping {refname}")),
+        "{status}"
+    );
+    assert!(
+        status
+            .stderr
+            .contains(&format!("git update-ref -d {refname}")),
+        "{status}"
+    );
+    // the way out works
+    env.git_ok(&repo, &["update-ref", "-d", &refname]);
+    env.receipt_ok(&repo, &["reindex"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    assert!(
+        env.receipt_ok(&repo, &["status"])
+            .stdout
+            .contains("test  present")
+    );
+}

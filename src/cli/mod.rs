@@ -96,6 +96,13 @@ impl Context {
     fn signing_key(&self, store: &Store) -> Result<SigningKey> {
         let source = self.key_source(Some(store))?;
         let (key, created) = keyfile::load_or_create(&source)?;
+        if let Some(mode) = keyfile::open_to_others(source.path()) {
+            eprintln!(
+                "git-receipt: warning: the signing key {} is readable by others (mode {mode:04o}): anyone who can read it can sign receipts as you\nhint: chmod 600 {}",
+                source.path().display(),
+                source.path().display()
+            );
+        }
         if created {
             for line in exclude_own_chain(store, &self.writer(store, &key)?)? {
                 eprintln!("git-receipt: {line}");

@@ -44,6 +44,17 @@ pub enum StoreError {
         "this repository uses the SHA-256 object format, which git-receipt does not support yet\nhint: receipts work in SHA-1 repositories (git's default)"
     )]
     Sha256Unsupported,
+    /// A ref names an object the repository does not have.
+    #[error(
+        "{refname} points at {id}, which is missing from the object store (a `git gc --prune=now` that ran while a receipt was being written leaves this)\n{}",
+        missing_object_hint(refname)
+    )]
+    RefToMissingObject {
+        /// The ref.
+        refname: String,
+        /// The object it names.
+        id: ObjectId,
+    },
     /// The committed `.gitreceipts` is not a regular file.
     #[error(
         ".gitreceipts at {commit} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
@@ -141,15 +152,29 @@ pub struct UnusableRef {
     pub reason: String,
 }
 
+/// The way out for a ref that names a missing object: back to its previous value,
+/// or away, then rebuild what derives from it.
+fn missing_object_hint(refname: &str) -> String {
+    format!(
+        "hint: if a remote has this chain, take it back from there (`git fetch origin +{refname}:{refname}`); otherwise delete the broken chain with `git update-ref -d {refname}`; then run `git receipt reindex`"
+    )
+}
+
 /// Say once per process that `bad` is skipped (every listing meets it again).
 fn warn_once(bad: &UnusableRef) {
     static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
     let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
     if warned.insert(bad.name.clone()) {
+        let name = crate::text::escape(&bad.name);
+        let hint = if bad.reason.contains("missing from the object store") {
+            missing_object_hint(&name)
+        } else {
+            "hint: `git receipt verify` reports it; `git update-ref -d` with that name removes it"
+                .to_owned()
+        };
         eprintln!(
-            "git-receipt: warning: skipping {}, which {}\nhint: `git receipt verify` reports it; `git update-ref -d` with that name removes it",
-            crate::text::escape(&bad.name),
+            "git-receipt: warning: skipping {name}, which {}\n{hint}",
             bad.reason
         );
     }
@@ -228,11 +253,21 @@ impl Store {
             .map_err(git_err(format!("reading {name}")))?
         {
             None => Ok(None),
-            Some(mut r) => Ok(Some(
-                r.peel_to_id()
-                    .map_err(git_err(format!("resolving {name}")))?
-                    .detach(),
-            )),
+            Some(mut r) => {
+                if let Some(id) = r.target().try_id().map(|id| id.to_owned())
+                    && !self.repo.has_object(id)
+                {
+                    return Err(StoreError::RefToMissingObject {
+                        refname: name.to_owned(),
+                        id,
+                    });
+                }
+                Ok(Some(
+                    r.peel_to_id()
+                        .map_err(git_err(format!("resolving {name}")))?
+                        .detach(),
+                ))
+            }
         }
     }
 
@@ -319,7 +354,9 @@ impl Store {
                     Some(id) => match self.repo.find_header(id) {
                         Ok(h) if h.kind() == gix::object::Kind::Commit => Ok(name.clone()),
                         Ok(h) => bad(format!("points at a {}, not a commit", h.kind())),
-                        Err(_) => bad(format!("points at {id}, which is not in the repository")),
+                        Err(_) => bad(format!(
+                            "points at {id}, which is missing from the object store (a `git gc --prune=now` that raced a writer leaves this)"
+                        )),
                     },
                 }
             };
