@@ -501,3 +501,20 @@ fn a_notes_commit_that_drops_the_failed_line_does_not_make_the_branch_pass() {
         "the hidden receipt is named as a warning: {r}"
     );
 }
+
+/// The harness once killed only the `git` wrapper, and the `git-daemon` it started
+/// kept listening after every test (12 per full run).
+#[test]
+fn leaked_servers_dropping_the_daemon_ends_git_daemon_and_frees_its_port() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let port = daemon.port;
+    let (_, url) = daemon.bare(&env, "leak.git");
+    let r = env.git(env.tmp.path(), &["ls-remote", &url]);
+    assert_eq!(r.code, 0, "the daemon serves: {r}");
+    drop(daemon);
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "nothing listens on {port} once the daemon is dropped"
+    );
+}

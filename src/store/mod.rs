@@ -612,11 +612,22 @@ pub(crate) fn tool_signature() -> gix::actor::Signature {
     }
 }
 
-/// Test hook: `GIT_RECEIPT_TEST_STOP_AFTER=<step>` aborts the process right after
+/// Test hooks: `GIT_RECEIPT_TEST_STOP_AFTER=<step>` aborts the process right after
 /// `step`, the way `kill -9` would, so crash safety can be tested at every step.
+/// `GIT_RECEIPT_TEST_PAUSE_AFTER=<step>` instead creates the file named by
+/// `GIT_RECEIPT_TEST_PAUSE_FILE` and waits there for ever, so that a test can send
+/// a real `kill -9` that provably lands in the middle of a write.
 pub(crate) fn crash_point(step: &str) {
     if std::env::var_os("GIT_RECEIPT_TEST_STOP_AFTER").is_some_and(|v| v == step) {
         std::process::abort();
+    }
+    if std::env::var_os("GIT_RECEIPT_TEST_PAUSE_AFTER").is_some_and(|v| v == step) {
+        if let Some(file) = std::env::var_os("GIT_RECEIPT_TEST_PAUSE_FILE") {
+            let _ = std::fs::write(file, step);
+        }
+        loop {
+            std::thread::park();
+        }
     }
 }
 
