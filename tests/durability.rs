@@ -233,7 +233,6 @@ fn kill_9_in_the_middle_of_each_write_step_keeps_the_chain_valid() {
     );
 }
 
-
 #[test]
 fn eight_concurrent_writers_of_one_chain_lose_nothing() {
     let env = Env::new();
