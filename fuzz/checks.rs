@@ -35,15 +35,21 @@ pub fn receipt(data: &[u8]) {
         );
     }
     if let Ok(c) = canonicalize_json(data) {
-        assert_eq!(
-            canonicalize_json(&c).expect("canonical is JSON"),
-            c,
-            "idempotent"
-        );
-        assert!(
-            from_canonical::<serde_json::Value>(&c).is_ok(),
-            "accepted as canonical"
-        );
+        match canonicalize_json(&c) {
+            Ok(again) => {
+                assert_eq!(again, c, "idempotent");
+                assert!(
+                    from_canonical::<serde_json::Value>(&c).is_ok(),
+                    "accepted as canonical"
+                );
+            }
+            // The documented asymmetry (canon.rs,
+            // `integral_floats_from_2_pow_53_to_1e21_do_not_round_trip`): an integral
+            // float from 2^53 to 1e21 is written in ES6 form as digits only, which a
+            // reader takes for an unsafe integer. No receipt member is a float.
+            Err(git_receipt::canon::CanonError::IntegerOutOfRange { .. }) => {}
+            Err(e) => panic!("canonical output does not read back: {e}"),
+        }
     }
 }
 
