@@ -160,7 +160,7 @@ struct Evaluation<'a> {
     /// Which receipts count for the check being evaluated, and how many recorded
     /// ones were passed over because it accepts only observed runs.
     accept: crate::contract::Accept,
-    recorded_ignored: usize,
+    recorded_ignored: HashSet<String>,
 }
 
 /// The ancestors of the revision in BFS order with their distance, and the shallow
@@ -207,18 +207,19 @@ pub fn evaluate(
         opts,
         ancestry: None,
         accept: Default::default(),
-        recorded_ignored: 0,
+        recorded_ignored: HashSet::new(),
     };
     let mut out = Vec::new();
     for def in &contract.checks {
-        (ev.accept, ev.recorded_ignored) = (def.accept, 0);
+        ev.accept = def.accept;
+        ev.recorded_ignored.clear();
         match ev.check(def) {
             Ok(mut state) => {
-                if ev.recorded_ignored > 0 {
+                let ignored = ev.recorded_ignored.len();
+                if ignored > 0 {
                     state.reason.push_str(&format!(
-                        " ({} recorded receipt{} ignored: accept = run counts only observed runs)",
-                        ev.recorded_ignored,
-                        if ev.recorded_ignored == 1 { "" } else { "s" }
+                        " ({ignored} recorded receipt{} ignored: accept = run counts only observed runs)",
+                        if ignored == 1 { "" } else { "s" }
                     ));
                 }
                 out.push(Ok(state))
@@ -276,7 +277,7 @@ impl Evaluation<'_> {
                 continue;
             }
             if !self.accept.counts(b.result.mode) {
-                self.recorded_ignored += 1;
+                self.recorded_ignored.insert(r.id().to_owned());
                 continue;
             }
             // untrusted, revoked, out of its window or badly signed: counts for nothing
