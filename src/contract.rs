@@ -33,6 +33,26 @@ pub struct CheckDef {
     pub env: Vec<String>,
     /// Kill the command after this long.
     pub timeout: Option<Duration>,
+    /// Which receipts count for this check: `accept = run` counts only those of
+    /// commands `git receipt run` observed, never a `record`ed result.
+    pub accept: Accept,
+}
+
+/// Which receipts count for a check (`accept` in `.gitreceipts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Accept {
+    /// Receipts of `run` and of `record` (the default).
+    #[default]
+    Any,
+    /// Only receipts of `run`: a result recorded from elsewhere counts for nothing.
+    Run,
+}
+
+impl Accept {
+    /// Whether a receipt obtained in `mode` counts.
+    pub fn counts(self, mode: crate::receipt::Mode) -> bool {
+        self == Accept::Any || mode == crate::receipt::Mode::Run
+    }
 }
 
 impl CheckDef {
@@ -93,6 +113,16 @@ pub enum ContractError {
         /// How to fix it.
         hint: String,
     },
+    /// The contract is not a regular file (a symlink, directory, fifo, ...).
+    #[error(
+        "{file} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
+    )]
+    NotAFile {
+        /// The file.
+        file: PathBuf,
+        /// What it is instead, e.g. `a symbolic link`.
+        kind: String,
+    },
     /// The file could not be read.
     #[error("cannot read {file}: {source}")]
     Io {
@@ -105,13 +135,56 @@ pub enum ContractError {
 
 impl Contract {
     /// Read `.gitreceipts` from a work tree; a missing file is an empty contract.
+    ///
+    /// Only a regular file is read: a symlink (which could point anywhere, such as
+    /// `/etc/shadow`, while `status` reads the committed link itself), a directory
+    /// or a fifo is refused, so what `run` reads is what git commits.
     pub fn load(workdir: &Path) -> Result<Contract, ContractError> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
         let file = workdir.join(FILE_NAME);
-        match std::fs::read(&file) {
-            Ok(bytes) => Contract::parse(&bytes, Path::new(FILE_NAME)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Contract::default()),
-            Err(source) => Err(ContractError::Io { file, source }),
+        let not_regular = |kind: &str| ContractError::NotAFile {
+            file: file.clone(),
+            kind: kind.to_owned(),
+        };
+        // O_NOFOLLOW refuses a symlink at open; O_NONBLOCK keeps a fifo from
+        // blocking the open, and the fstat below refuses it.
+        let mut f = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&file)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contract::default()),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(not_regular("a symbolic link"));
+            }
+            Err(source) => return Err(ContractError::Io { file, source }),
+        };
+        let meta = f.metadata().map_err(|source| ContractError::Io {
+            file: file.clone(),
+            source,
+        })?;
+        if !meta.is_file() {
+            use std::os::unix::fs::FileTypeExt;
+            let t = meta.file_type();
+            return Err(not_regular(if t.is_dir() {
+                "a directory"
+            } else if t.is_fifo() {
+                "a fifo"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            }));
         }
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes)
+            .map_err(|source| ContractError::Io {
+                file: file.clone(),
+                source,
+            })?;
+        Contract::parse(&bytes, Path::new(FILE_NAME))
     }
 
     /// Find a check by name.
@@ -121,10 +194,33 @@ impl Contract {
 
     /// Parse the bytes of a contract; `file` only labels errors.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
-        let events = Events::from_bytes(bytes, None).map_err(|e| ContractError::Syntax {
-            file: file.to_owned(),
-            line: e.line_number(),
-            message: e.to_string(),
+        // A value converted lossily (`path = src\xff`) would name something else
+        // than what was written, so the contract is UTF-8 throughout.
+        if let Err(e) = std::str::from_utf8(bytes) {
+            let at = e.valid_up_to();
+            return Err(ContractError::Invalid {
+                file: file.to_owned(),
+                line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+                message: format!(
+                    "not UTF-8 (byte {} of the line)",
+                    1 + at - bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+                ),
+                hint: "write .gitreceipts in UTF-8 (names, paths and commands as they are in the repository)".into(),
+            });
+        }
+        let events = Events::from_bytes(bytes, None).map_err(|e| {
+            // The parser's own message quotes what follows the error, which may run
+            // past the offending line; quote at most the start of that line.
+            let what = e.to_string();
+            let what = what.split(": '").next().unwrap_or_default();
+            let rest = e.remaining_data();
+            let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
+            let shown: String = String::from_utf8_lossy(line).chars().take(40).collect();
+            ContractError::Syntax {
+                file: file.to_owned(),
+                line: e.line_number(),
+                message: format!("{what} at {:?}", crate::text::escape(&shown)),
+            }
         })?;
         let raw = collect_entries(&events);
         build(raw, file)
@@ -230,7 +326,11 @@ fn parse_bool(value: Option<&str>) -> Option<bool> {
     }
 }
 
-/// `90`, `90s`, `10m`, `1h`.
+/// The longest `timeout` accepted: 7 days. A check is killed after it; a longer
+/// value is a mistake (or an attempt to overflow the clock), not a plan.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `90`, `90s`, `10m`, `1h`, up to [`MAX_TIMEOUT`].
 fn parse_duration(value: &str) -> Option<Duration> {
     let v = value.trim();
     let (digits, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
@@ -244,7 +344,7 @@ fn parse_duration(value: &str) -> Option<Duration> {
         "h" => n.checked_mul(3600)?,
         _ => return None,
     };
-    (secs > 0).then(|| Duration::from_secs(secs))
+    (secs > 0 && secs <= MAX_TIMEOUT.as_secs()).then(|| Duration::from_secs(secs))
 }
 
 /// Normalize one declared path: relative, `/`-separated, no `.`/`..`, no trailing slash.
@@ -328,6 +428,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                                 required: false,
                                 env: Vec::new(),
                                 timeout: None,
+                                accept: Accept::Any,
                             },
                             e.section_line,
                             false,
@@ -404,16 +505,32 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         check.timeout = Some(parse_duration(&v).ok_or_else(|| {
                             err(
                                 e.line,
-                                format!("check {sub:?}: timeout {v:?} is not a duration"),
-                                "write seconds or a number with s, m or h, e.g. timeout = 10m",
+                                format!(
+                                    "check {sub:?}: timeout {v:?} is not a duration from 1s to 7 days"
+                                ),
+                                "write seconds or a number with s, m or h, e.g. timeout = 10m (at most 168h)",
                             )
                         })?);
+                    }
+                    "accept" => {
+                        let v = value.unwrap_or_default();
+                        check.accept = match v.as_str() {
+                            "run" => Accept::Run,
+                            "any" => Accept::Any,
+                            _ => {
+                                return Err(err(
+                                    e.line,
+                                    format!("check {sub:?}: accept = {v:?} is not `run` or `any`"),
+                                    "write accept = run to count only results `git receipt run` observed",
+                                ));
+                            }
+                        };
                     }
                     other => {
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env and timeout",
+                            "a check takes run, path, required, env, timeout and accept",
                         ));
                     }
                 }

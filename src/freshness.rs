@@ -157,6 +157,10 @@ struct Evaluation<'a> {
     rev_tree: ObjectId,
     opts: Options,
     ancestry: Option<Ancestry>,
+    /// Which receipts count for the check being evaluated, and how many recorded
+    /// ones were passed over because it accepts only observed runs.
+    accept: crate::contract::Accept,
+    recorded_ignored: HashSet<String>,
 }
 
 /// The ancestors of the revision in BFS order with their distance, and the shallow
@@ -202,11 +206,24 @@ pub fn evaluate(
         rev_tree: store.commit_tree(rev)?,
         opts,
         ancestry: None,
+        accept: Default::default(),
+        recorded_ignored: HashSet::new(),
     };
     let mut out = Vec::new();
     for def in &contract.checks {
+        ev.accept = def.accept;
+        ev.recorded_ignored.clear();
         match ev.check(def) {
-            Ok(state) => out.push(Ok(state)),
+            Ok(mut state) => {
+                let ignored = ev.recorded_ignored.len();
+                if ignored > 0 {
+                    state.reason.push_str(&format!(
+                        " ({ignored} recorded receipt{} ignored: accept = run counts only observed runs)",
+                        if ignored == 1 { "" } else { "s" }
+                    ));
+                }
+                out.push(Ok(state))
+            }
             Err(error @ FreshnessError::Shallow { .. }) => out.push(Err(Undecided {
                 name: def.name.clone(),
                 required: def.required,
@@ -257,6 +274,10 @@ impl Evaluation<'_> {
                 || want.definition.is_some_and(|d| b.check.definition != d)
                 || !subject_ok(&b.subject)
             {
+                continue;
+            }
+            if !self.accept.counts(b.result.mode) {
+                self.recorded_ignored.insert(r.id().to_owned());
                 continue;
             }
             // untrusted, revoked, out of its window or badly signed: counts for nothing

@@ -118,3 +118,11 @@ pub fn load_existing(source: &KeySource) -> Result<SigningKey, KeyfileError> {
         source: e,
     })
 }
+
+/// The permission bits of the key file at `path` when group or others may read
+/// or write it (`ssh` refuses such a key; git-receipt warns), else `None`.
+pub fn open_to_others(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then_some(mode)
+}

@@ -24,6 +24,7 @@ pub mod runner;
 pub mod sign;
 pub mod store;
 pub mod sync;
+pub mod text;
 pub mod trust;
 pub mod verify;
 

@@ -213,9 +213,7 @@ impl TrustSet {
                 ));
             }
             if let Some(ns) = &entry_namespaces
-                && !ns
-                    .split(',')
-                    .any(|n| namespace_matches(n.trim(), crate::sign::NAMESPACE))
+                && match_pattern_list(crate::sign::NAMESPACE, ns) != PatternMatch::Positive
             {
                 continue; // this key may not sign receipts
             }
@@ -373,18 +371,74 @@ fn split_options(options: &str) -> Vec<String> {
     out
 }
 
-/// OpenSSH namespace patterns: `*` and `?` wildcards.
-fn namespace_matches(pattern: &str, name: &str) -> bool {
-    fn go(p: &[u8], n: &[u8]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some(b'?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
+/// What [`match_pattern_list`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatternMatch {
+    /// No pattern matched.
+    None,
+    /// A pattern matched and no negated one did.
+    Positive,
+    /// A negated pattern (`!pat`) matched: this wins over every positive match.
+    Negated,
+}
+
+/// OpenSSH's `match_pattern_list` (match.c), case-sensitive as `sshsig.c` calls it
+/// for `namespaces=`: `list` is comma-separated patterns, each with `*` and `?`
+/// wildcards and an optional leading `!`; a matching negated pattern refuses
+/// whatever else matched. Nothing is trimmed: `" git-receipt"` does not match.
+fn match_pattern_list(name: &str, list: &str) -> PatternMatch {
+    let mut positive = false;
+    for sub in list.split(',') {
+        let (negated, pattern) = match sub.strip_prefix('!') {
+            Some(p) => (true, p),
+            None => (false, sub),
+        };
+        // OpenSSH copies each pattern into a 1024-byte buffer and gives up on a longer one
+        if pattern.len() >= 1023 {
+            return PatternMatch::None;
+        }
+        if namespace_matches(pattern, name) {
+            if negated {
+                return PatternMatch::Negated;
+            }
+            positive = true;
         }
     }
-    go(pattern.as_bytes(), name.as_bytes())
+    if positive {
+        PatternMatch::Positive
+    } else {
+        PatternMatch::None
+    }
+}
+
+/// OpenSSH's `match_pattern`: `*` and `?` wildcards, bytewise, case-sensitive.
+fn namespace_matches(pattern: &str, name: &str) -> bool {
+    // Iterative, backtracking only to the last `*`: a file of `*a*a*a...` patterns
+    // costs time linear in their length, not exponential.
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0, 0);
+    let mut last_star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                last_star = Some((pi, ni));
+                pi += 1;
+            }
+            Some(&c) if c == b'?' || c == n[ni] => {
+                pi += 1;
+                ni += 1;
+            }
+            _ => match last_star {
+                Some((sp, sn)) => {
+                    last_star = Some((sp, sn + 1));
+                    pi = sp + 1;
+                    ni = sn + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// A signer validity time, as Unix ms (UTC): `2026-01-31`, `2026-01-31T12:00:00Z`,
@@ -427,7 +481,7 @@ pub fn parse_signer_time(text: &str) -> Option<u64> {
 /// Unix ms of a receipt timestamp (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
 pub fn timestamp_ms(ts: &str) -> Option<u64> {
     let (whole, ms) = ts.trim_end_matches('Z').split_once('.')?;
-    Some(parse_signer_time(whole)? + ms.parse::<u64>().ok()?)
+    parse_signer_time(whole)?.checked_add(ms.parse::<u64>().ok()?)
 }
 
 #[cfg(test)]
@@ -448,6 +502,11 @@ mod tests {
         assert_eq!(timestamp_ms("2026-01-31T12:34:56.789Z"), Some(t + 789));
         assert_eq!(parse_signer_time("2026-13-01"), None);
         assert_eq!(parse_signer_time("yesterday"), None);
+        // a millisecond field that overflows is no time, not a panic
+        assert_eq!(
+            timestamp_ms("2026-01-31T12:34:56.18446744073709551615Z"),
+            None
+        );
     }
 
     #[test]
@@ -487,6 +546,36 @@ mod tests {
         assert!(
             t.lookup(&other.public().fingerprint()).is_none(),
             "restrict never trusts a new key"
+        );
+    }
+
+    #[test]
+    fn pattern_lists_follow_openssh_match_pattern_list() {
+        use PatternMatch::*;
+        for (list, want) in [
+            ("git-receipt", Positive),
+            ("*", Positive),
+            ("git-*", Positive),
+            ("git-receip?", Positive),
+            ("*,!git-receipt", Negated),
+            ("!git-receipt,*", Negated),
+            ("!other,*", Positive),
+            ("!other", None),
+            ("GIT-RECEIPT", None),
+            (" git-receipt", None),
+            ("git,file", None),
+            ("", None),
+            ("**git**receipt**", Positive),
+            ("g*t*r*t", Positive),
+            ("g*t*r*x", None),
+        ] {
+            assert_eq!(match_pattern_list("git-receipt", list), want, "{list:?}");
+        }
+        let hostile = "*a".repeat(5000);
+        assert_eq!(match_pattern_list("git-receipt", &hostile), None);
+        assert_eq!(
+            match_pattern_list("aaaaaaaaaaa", &format!("{}b", "*a".repeat(400))),
+            None
         );
     }
 

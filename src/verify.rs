@@ -22,7 +22,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
-use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, Unverified, writer_matches_key};
+use crate::receipt::{
+    MAX_RECEIPT_BYTES, Receipt, Unverified, is_valid_writer_id, writer_matches_key,
+};
 use crate::store::chain::{RECEIPT_FILE, ReceiptFileProblem, chain_ref, read_receipt_file};
 use crate::store::index::{Record, Role, id_prefix};
 use crate::store::notes::{notes_ref, parse_note};
@@ -45,7 +47,8 @@ pub struct Finding {
     pub commit: Option<String>,
     /// A stable short code for machines: `format`, `signature`, `untrusted`,
     /// `revoked`, `window`, `link`, `writer`, `shape`, `supersedes`, `note`,
-    /// `log`, `checkpoint`.
+    /// `log`, `checkpoint`, `ref` (a ref under `refs/receipts/` or
+    /// `refs/notes/receipts/` that cannot be a writer's).
     pub kind: &'static str,
     /// One line saying what is wrong.
     pub reason: String,
@@ -525,6 +528,41 @@ pub fn verify(
     let mut covered: Vec<(String, ObjectId)> = Vec::new();
 
     let vouching = checkpoint.filter(|cp| cp.vouches_under(trust));
+    // Refs no reader uses (garbage, a blob, a tree, a tag, a name that is no
+    // writer id): every command skips them, so here they are findings.
+    for bad in store.unusable_refs()? {
+        let (prefix, kind, reason) = match bad.name.strip_prefix(crate::store::NOTES_PREFIX) {
+            Some(_) => (
+                crate::store::NOTES_PREFIX,
+                "note",
+                format!(
+                    "{} is not a readable notes commit: it {}; `git receipt reindex` rebuilds it from the chain",
+                    bad.name, bad.reason
+                ),
+            ),
+            None => (
+                crate::store::CHAIN_PREFIX,
+                "ref",
+                format!(
+                    "{} {}, so no command reads it; `git update-ref -d {}` removes it",
+                    bad.name, bad.reason, bad.name
+                ),
+            ),
+        };
+        let writer = &bad.name[prefix.len().min(bad.name.len())..];
+        report.findings.push(Finding {
+            chain: if is_valid_writer_id(writer) {
+                writer.to_owned()
+            } else {
+                bad.name.clone()
+            },
+            index: None,
+            id: None,
+            commit: None,
+            kind,
+            reason,
+        });
+    }
     for (writer, tip) in store.writers()? {
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());

@@ -269,8 +269,18 @@ fn dirty_tree_receipt_names_the_tree_a_commit_of_those_changes_gets() {
             "--glob=refs/notes/*",
         ],
     );
+    assert_eq!(
+        r.code, 0,
+        "git rev-list lists the receipt refs' objects: {r}"
+    );
+    let reachable: Vec<&str> = r.stdout.lines().map(|l| &l[..40]).collect();
+    let chain_commit = log[0]["chain_commit"].as_str().unwrap();
     assert!(
-        !r.stdout.contains(&tree),
+        reachable.contains(&chain_commit),
+        "the listing covers the chain (so an empty one cannot pass): {r}"
+    );
+    assert!(
+        !reachable.contains(&tree.as_str()),
         "the dirty tree is not reachable from receipt refs"
     );
 }

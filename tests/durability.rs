@@ -159,60 +159,72 @@ fn kill_9_during_a_check_writes_nothing_and_breaks_nothing() {
 }
 
 #[test]
-fn kill_9_at_random_points_of_a_write_loop_keeps_the_chain_valid() {
+fn kill_9_in_the_middle_of_each_write_step_keeps_the_chain_valid() {
     let env = Env::new();
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     env.receipt_ok(&repo, &["run", "test"]);
-    let bin = common::bin();
-    // a fixed sequence of kill delays, spread over the write steps of each record
-    for (round, delay_us) in [1500u64, 4000, 7000, 9500, 12000, 15000, 20000, 2500]
+    let mut ids = sorted_ids(&assert_chain_valid(&env, &repo));
+    // Each writer pauses right after a write step (objects written; chain ref
+    // moved; notes written) and says so in a file; only then is it killed, so every
+    // kill provably lands in the middle of a write.
+    for (round, step) in ["objects", "chain", "notes"]
         .iter()
+        .cycle()
+        .take(9)
         .enumerate()
     {
-        let mut cmd = Command::new("sh");
+        let paused = env.path(&format!("paused-{round}"));
+        let mut cmd = Command::new(common::bin());
         env.seal(&mut cmd);
         let mut child = cmd
             .current_dir(&repo)
-            .args([
-                "-c",
-                &format!(
-                    "while :; do '{}' record test --exit-code 0 2>/dev/null || exit 1; done",
-                    bin.display()
-                ),
-            ])
-            .process_group(0)
+            .args(["record", "test", "--exit-code", "0"])
+            .env("GIT_RECEIPT_TEST_PAUSE_AFTER", step)
+            .env("GIT_RECEIPT_TEST_PAUSE_FILE", &paused)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_micros(delay_us * 3));
-        // SIGKILL the whole group: the loop and the writer in flight
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .status();
-        child.wait().unwrap();
+        while !paused.exists() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("round {round}: the writer ended ({status}) before it reached {step}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let pid = i32::try_from(child.id()).unwrap();
+        // SAFETY: kill(2) on the pid of our own child, which has not been reaped.
+        let killed = unsafe { libc::kill(pid, libc::SIGKILL) };
+        assert_eq!(killed, 0, "round {round}: kill -9 reached the writer");
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGKILL),
+            "round {round}: {status}"
+        );
         assert_fsck_clean(&env, &repo);
-        assert_chain_valid(&env, &repo);
-        let _ = round;
+        let log = assert_chain_valid(&env, &repo);
+        let now = sorted_ids(&log);
+        // killed after the objects only: nothing was appended; after the chain
+        // ref moved: exactly one receipt, and every earlier one is still there
+        let expected = if *step == "objects" { 0 } else { 1 };
+        assert_eq!(now.len(), ids.len() + expected, "round {round} ({step})");
+        assert!(
+            ids.iter().all(|id| now.contains(id)),
+            "round {round} ({step}): no earlier receipt was lost"
+        );
+        ids = now;
     }
-    // Time passes: a lock a killed writer left behind is now stale (writers hold
-    // locks for microseconds; stale means two minutes old), and the next writer removes it.
-    let r = Command::new("sh")
-        .current_dir(&repo)
-        .args([
-            "-c",
-            "find .git/refs -name '*.lock' -exec touch -d '10 minutes ago' {} +",
-        ])
-        .status()
-        .unwrap();
-    assert!(r.success());
     // one clean append repairs every note a kill may have cut off
     env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
     let log = assert_chain_valid(&env, &repo);
+    assert_eq!(log.len(), ids.len() + 1);
     let writer = env.only_writer(&repo);
     let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
     assert_eq!(
         sorted(shown_ids(&env, &repo, "HEAD")),
         sorted_ids(&log),
-        "every receipt found exactly once, by id"
+        "every receipt found exactly once, by id (duplicates would show)"
     );
     assert_eq!(
         noted_ids(&env, &repo, &writer, &head),
@@ -220,8 +232,6 @@ fn kill_9_at_random_points_of_a_write_loop_keeps_the_chain_valid() {
         "the note shows the newest receipt"
     );
 }
-
-use std::os::unix::process::CommandExt;
 
 #[test]
 fn eight_concurrent_writers_of_one_chain_lose_nothing() {
@@ -234,11 +244,21 @@ fn eight_concurrent_writers_of_one_chain_lose_nothing() {
     for p in 0..8 {
         let mut cmd = Command::new("sh");
         env.seal(&mut cmd);
-        // half run a real command, half record; 25 receipts each
+        // half run a real command, half record; 25 receipts each; every word a
+        // writer says on stderr is kept
+        let err = env.path(&format!("writer-{p}.stderr"));
         let one = if p % 2 == 0 {
-            format!("'{}' run test >/dev/null 2>&1", bin.display())
+            format!(
+                "'{}' run test >/dev/null 2>>'{}'",
+                bin.display(),
+                err.display()
+            )
         } else {
-            format!("'{}' record test --exit-code 0 2>/dev/null", bin.display())
+            format!(
+                "'{}' record test --exit-code 0 >/dev/null 2>>'{}'",
+                bin.display(),
+                err.display()
+            )
         };
         cmd.current_dir(&repo).args([
             "-c",
@@ -251,6 +271,28 @@ fn eight_concurrent_writers_of_one_chain_lose_nothing() {
             c.wait().unwrap().success(),
             "every writer finished without error"
         );
+    }
+    // No writer gave up on a lock, failed to update its notes or warned about
+    // anything: each said only that its 25 receipts were written.
+    for p in 0..8 {
+        let said = std::fs::read_to_string(env.path(&format!("writer-{p}.stderr"))).unwrap();
+        let (done, expected_other) = if p % 2 == 0 {
+            ("git-receipt: test passed in ", "to-stderr")
+        } else {
+            ("git-receipt: recorded test passed (exit 0)", "")
+        };
+        let mut written = 0;
+        for line in said.lines() {
+            if line.starts_with(done) {
+                written += 1;
+            } else {
+                assert_eq!(
+                    line, expected_other,
+                    "writer {p} said something else:\n{said}"
+                );
+            }
+        }
+        assert_eq!(written, 25, "writer {p} reported 25 receipts:\n{said}");
     }
     let log = assert_chain_valid(&env, &repo);
     assert_eq!(log.len(), 200, "8 x 25 receipts on one linear chain");

@@ -10,7 +10,19 @@ fn jcs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/jcs")
 }
 
-/// Every `input/*.json` with its name stem, sorted so failures are reproducible.
+/// The six vectors of the reference suite.
+const VECTORS: [&str; 6] = [
+    "arrays",
+    "french",
+    "structures",
+    "unicode",
+    "values",
+    "weird",
+];
+
+/// Every `input/*.json` with its name stem, sorted so failures are reproducible;
+/// exactly the six of the reference suite, so that no loop over them can pass on
+/// an empty or partial copy.
 fn vector_names() -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(jcs_dir().join("input"))
         .expect("fixtures/jcs/input is readable")
@@ -19,6 +31,7 @@ fn vector_names() -> Vec<String> {
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    assert_eq!(names, VECTORS, "unexpected set of fixtures/jcs/input files");
     names
 }
 
@@ -40,19 +53,6 @@ fn decode_outhex(text: &[u8]) -> Vec<u8> {
 #[test]
 fn every_input_canonicalizes_to_its_output() {
     let names = vector_names();
-    // The six files of the reference suite; guard against an empty or partial copy.
-    assert_eq!(
-        names,
-        [
-            "arrays",
-            "french",
-            "structures",
-            "unicode",
-            "values",
-            "weird"
-        ],
-        "unexpected set of fixtures/jcs/input files"
-    );
     let mut failures = Vec::new();
     for name in &names {
         let input = read(&format!("input/{name}.json"));
@@ -76,20 +76,22 @@ fn every_input_canonicalizes_to_its_output() {
     );
 }
 
+/// The suite's second spelling of each expected output (hex bytes), compared with
+/// what our canonicalization produces, not with the other fixture.
 #[test]
-fn outhex_agrees_with_output() {
+fn every_input_canonicalizes_to_its_outhex_bytes() {
     let mut failures = Vec::new();
     for name in vector_names() {
-        let output = read(&format!("output/{name}.json"));
+        let input = read(&format!("input/{name}.json"));
         let outhex = decode_outhex(&read(&format!("outhex/{name}.txt")));
-        if output != outhex {
-            failures.push(name);
+        assert!(!outhex.is_empty(), "{name}: outhex holds bytes");
+        match canonicalize_json(&input) {
+            Ok(got) if got == outhex => {}
+            Ok(got) => failures.push(format!("{name}: got {got:02x?}")),
+            Err(e) => failures.push(format!("{name}: error {e}")),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "outhex differs from output for: {failures:?}"
-    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
@@ -188,7 +190,6 @@ fn es6_number_serialization_200k() {
         skipped, 0,
         "the fixture is documented to hold only finite doubles"
     );
-    assert_eq!(checked, LINES - skipped);
     assert!(
         mismatches == 0 && reparse_mismatches == 0,
         "{mismatches} serialization and {reparse_mismatches} parse mismatches out of {checked}; first:\n{}",

@@ -251,6 +251,44 @@ fn a_key_named_by_git_config_is_used_with_tilde_expanded_and_the_environment_win
         &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
     );
     assert_eq!(writers.lines().count(), 2, "{writers}");
+    let log = env.log_json(&repo);
+    let writer_of = |key: &Path| -> String {
+        let fp = ssh_fingerprint(key);
+        let w: Vec<&str> = log
+            .iter()
+            .filter(|r| r["signer"] == fp.as_str())
+            .map(|r| r["writer"].as_str().unwrap())
+            .collect();
+        assert_eq!(w.len(), 1, "one receipt signed by {fp}");
+        w[0].to_owned()
+    };
+    for (trusted, other) in [(&config_key, &env_key), (&env_key, &config_key)] {
+        let allowed = env.path("allowed_signers");
+        let public = std::fs::read_to_string(trusted.with_extension("pub")).unwrap();
+        std::fs::write(&allowed, format!("me namespaces=\"git-receipt\" {public}")).unwrap();
+        let r = env.receipt(
+            &repo,
+            &[
+                "verify",
+                "--json",
+                "--allowed-signers",
+                allowed.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(r.code, 1, "the other signer's receipt is not verified: {r}");
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let flagged: Vec<(&str, &str)> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["chain"].as_str().unwrap(), f["kind"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            flagged,
+            [(writer_of(other).as_str(), "untrusted")],
+            "only {other:?}'s receipt fails against {trusted:?}: {r}"
+        );
+    }
     // an empty variable does not count as set
     let r = env.receipt_with(
         &repo,

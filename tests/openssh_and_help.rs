@@ -89,6 +89,43 @@ fn sshsig_of_an_untrusted_receipt_needs_the_key() {
         &["show", "--sshsig", &id, "--key", pubfile.to_str().unwrap()],
     );
     assert_eq!(r.code, 0, "{r}");
+    // what --key produced is a signature OpenSSH accepts for that key
+    let sig_file = other.path("msg.sig");
+    std::fs::write(&sig_file, &r.stdout).unwrap();
+    let allowed = other.path("allowed_signers");
+    let pubkey = std::fs::read_to_string(&pubfile).unwrap();
+    std::fs::write(&allowed, format!("dev namespaces=\"git-receipt\" {pubkey}")).unwrap();
+    let body = other.receipt_ok(&repo, &["show", "--body", &id]).raw_stdout;
+    let mut cmd = Command::new("ssh-keygen");
+    other.seal(&mut cmd);
+    let mut child = cmd
+        .args(["-Y", "verify", "-f"])
+        .arg(&allowed)
+        .args(["-I", "dev", "-n", "git-receipt", "-s"])
+        .arg(&sig_file)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ssh-keygen (OpenSSH) must be installed for this interop test");
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &body).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "ssh-keygen verifies the --key signature: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // a key that did not sign it is refused, not re-armored
+    let r = other.receipt_ok(&repo, &["key", "generate"]);
+    let wrong = other.home.join(".config/git-receipt/signing_key.pub");
+    assert!(wrong.exists(), "{r}");
+    let r = other.receipt(
+        &repo,
+        &["show", "--sshsig", &id, "--key", wrong.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("but receipt"), "{r}");
     let r = other.receipt_ok(&repo, &["show"]);
     assert!(r.stdout.contains("untrusted key"), "{r}");
 }

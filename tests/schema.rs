@@ -493,23 +493,63 @@ fn rejects_a_bad_writer_id() {
     }
 }
 
+/// The reader's verdict on the canonical bytes of `envelope` with the text `from`
+/// replaced by `to`: bytes the writer would refuse to produce, as an attacker can.
+fn parser_verdict_edited(envelope: &Value, from: &str, to: &str) -> Result<(), String> {
+    let bytes = canon::to_canonical(envelope).expect("a safe variant canonicalizes");
+    let text = String::from_utf8(bytes).unwrap();
+    assert_eq!(text.matches(from).count(), 1, "{from} occurs once");
+    Receipt::parse(text.replace(from, to).as_bytes())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 #[test]
 fn rejects_an_integer_beyond_2_pow_53_minus_1() {
     assert_accepted(
         "duration_ms = 2^53-1",
         &variant(|v| v["receipt"]["result"]["duration_ms"] = json!(9_007_199_254_740_991u64)),
     );
-    assert_rejected(
+    // the schema's half
+    assert_schema_rejects(
         "duration_ms = 2^53",
         &variant(|v| v["receipt"]["result"]["duration_ms"] = json!(9_007_199_254_740_992u64)),
     );
-    assert_rejected(
-        "exit_code = -2^53",
-        &variant(|v| {
-            v["receipt"]["result"]["exit_code"] = json!(-9_007_199_254_740_992i64);
+    let negative = |n: i64| {
+        variant(|v| {
+            v["receipt"]["result"]["exit_code"] = json!(n);
             v["receipt"]["result"]["passed"] = json!(false);
-        }),
-    );
+        })
+    };
+    assert_schema_rejects("exit_code = -2^53", &negative(-9_007_199_254_740_992));
+    // The reader's half: the writer refuses to encode such a number at all, so
+    // hand the reader bytes that hold one (otherwise it never sees the case).
+    for (what, envelope, from, to) in [
+        (
+            "duration_ms = 2^53",
+            variant(|v| v["receipt"]["result"]["duration_ms"] = json!(9_007_199_254_740_991u64)),
+            "9007199254740991",
+            "9007199254740992",
+        ),
+        (
+            "exit_code = -2^53",
+            negative(-9_007_199_254_740_991),
+            "-9007199254740991",
+            "-9007199254740992",
+        ),
+    ] {
+        assert_eq!(
+            parser_verdict(&envelope),
+            Ok(()),
+            "{what}: the safe neighbour is read"
+        );
+        let verdict = parser_verdict_edited(&envelope, from, to);
+        let why = verdict.expect_err(&format!("the reader must reject {what}"));
+        assert!(
+            why.contains("2^53"),
+            "{what}: refused as an unsafe integer: {why}"
+        );
+    }
 }
 
 #[test]

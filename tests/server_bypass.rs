@@ -501,3 +501,69 @@ fn a_notes_commit_that_drops_the_failed_line_does_not_make_the_branch_pass() {
         "the hidden receipt is named as a warning: {r}"
     );
 }
+
+/// The harness once killed only the `git` wrapper, and the `git-daemon` it started
+/// kept listening after every test (12 per full run).
+#[test]
+fn leaked_servers_dropping_the_daemon_ends_git_daemon_and_frees_its_port() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let port = daemon.port;
+    let (_, url) = daemon.bare(&env, "leak.git");
+    let r = env.git(env.tmp.path(), &["ls-remote", &url]);
+    assert_eq!(r.code, 0, "the daemon serves: {r}");
+    drop(daemon);
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "nothing listens on {port} once the daemon is dropped"
+    );
+}
+
+/// Issue 10: a recorded pass silently beat an observed failure. With `accept = run`
+/// on the server's main, the pre-receive hook counts only observed runs, also for
+/// a branch whose own `.gitreceipts` drops `accept = run`.
+#[test]
+fn pre_receive_with_accept_run_refuses_a_recorded_pass_even_when_the_push_drops_it() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let seed = seed_with_signer(&env, "seed");
+    env.git_ok(
+        &seed,
+        &["config", "-f", ".gitreceipts", "check.test.accept", "run"],
+    );
+    env.git_ok(&seed, &["commit", "-qam", "observed runs only"]);
+    let (bare, url) = daemon.bare(&env, "accept.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    env.receipt_ok(&bare, &["install-hooks", "--server"]);
+    let dir = clone(&env, &url, "c");
+    let change = commit_src_change(&env, &dir, "pub fn recorded() {}\n");
+    env.receipt_ok(&dir, &["record", "test", "--exit-code", "0"]);
+    let writer = env.only_writer(&dir);
+    let (chain, notes) = (
+        format!("refs/receipts/{writer}"),
+        format!("refs/notes/receipts/{writer}"),
+    );
+    let r = raw_push(&env, &dir, &["main", &chain, &notes]);
+    assert_ne!(r.code, 0, "a recorded pass does not count: {r}");
+    assert!(r.stderr.contains("1 recorded receipt ignored"), "{r}");
+    // dropping `accept = run` in the pushed branch changes nothing
+    env.git_ok(
+        &dir,
+        &[
+            "config",
+            "-f",
+            ".gitreceipts",
+            "--unset",
+            "check.test.accept",
+        ],
+    );
+    env.git_ok(&dir, &["commit", "-qam", "accept recorded results"]);
+    let r = raw_push(&env, &dir, &["main", &chain, &notes]);
+    assert_ne!(r.code, 0, "main's accept = run holds: {r}");
+    assert!(r.stderr.contains("recorded receipt"), "{r}");
+    assert_ne!(server_ref(&env, &bare, "main"), Some(change));
+    // an observed run is accepted
+    env.receipt_ok(&dir, &["run", "test"]);
+    let r = raw_push(&env, &dir, &["main", &chain, &format!("+{notes}:{notes}")]);
+    assert_eq!(r.code, 0, "{r}");
+}

@@ -67,9 +67,45 @@ fn two_writers_push_and_fetch_and_a_fresh_clone_sees_both_after_plain_fetch() {
     // and plain `git log` shows them too (notes.displayRef)
     let plain = carol.git_ok(&c, &["log", "-1"]);
     assert!(plain.contains(&ids[0]), "{plain}");
-    // a second plain fetch is clean: nothing is forced into local chains
-    let again = carol.git(&c, &["fetch"]);
+    // a later plain fetch brings a new receipt as a fast-forward: nothing is
+    // forced into local chains
+    let chains = |env: &Env, dir: &Path| -> Vec<(String, String)> {
+        env.git_ok(
+            dir,
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+                "refs/receipts/",
+            ],
+        )
+        .lines()
+        .map(|l| {
+            let (name, oid) = l.split_once(' ').unwrap();
+            (name.to_owned(), oid.to_owned())
+        })
+        .collect()
+    };
+    let before = chains(&carol, &c);
+    assert_eq!(before.len(), 2, "{before:?}");
+    alice.receipt_ok(&a, &["run", "test"]);
+    alice.receipt_ok(&a, &["push"]);
+    let again = carol.git(&c, &["fetch", "--verbose"]);
     assert_eq!(again.code, 0, "{again}");
+    assert!(!again.stderr.contains("forced update"), "{again}");
+    let after = chains(&carol, &c);
+    let moved: Vec<&(String, String)> = after.iter().filter(|r| !before.contains(r)).collect();
+    assert_eq!(
+        moved.len(),
+        1,
+        "alice's chain moved: {before:?} -> {after:?}"
+    );
+    let (name, new) = moved[0];
+    let old = &before.iter().find(|(n, _)| n == name).unwrap().1;
+    let ff = carol.git(&c, &["merge-base", "--is-ancestor", old, new]);
+    assert_eq!(
+        ff.code, 0,
+        "{name} moved {old} -> {new} as a fast-forward: {ff}"
+    );
 }
 
 #[test]
@@ -237,8 +273,27 @@ fn pre_push_blocks_without_fresh_receipts_and_pushes_them_when_fresh() {
     // --no-verify is the escape hatch
     std::fs::write(dir.join("src/lib.rs"), "pub fn again() {}\n").unwrap();
     env.git_ok(&dir, &["commit", "-qam", "again"]);
-    let r = env.git(&dir, &["push", "--no-verify", "origin", "main"]);
+    let r = env.git(&dir, &["push", "origin", "HEAD:refs/heads/doomed"]);
+    assert_ne!(r.code, 0, "the hook gates this unreceipted tip: {r}");
+    let r = env.git(
+        &dir,
+        &[
+            "push",
+            "--no-verify",
+            "origin",
+            "main",
+            "HEAD:refs/heads/doomed",
+        ],
+    );
     assert_eq!(r.code, 0, "{r}");
+    assert_eq!(remote_refs(&env, &dir, &url, "refs/heads/doomed").len(), 1);
+    // deleting a branch whose tip lacks receipts passes the hook
+    let r = env.git(&dir, &["push", "origin", ":refs/heads/doomed"]);
+    assert_eq!(r.code, 0, "deletions pass: {r}");
+    assert!(
+        remote_refs(&env, &dir, &url, "refs/heads/doomed").is_empty(),
+        "the branch was deleted"
+    );
 }
 
 #[test]

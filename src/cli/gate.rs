@@ -11,6 +11,7 @@ use git_receipt::freshness::{CheckState, State};
 
 use super::status::{Baseline, evaluate_rev_trusting, render_rows, state_json};
 use super::{Context, colour};
+use git_receipt::text::escape;
 
 /// Exit 0 when every required check is present at every named revision.
 ///
@@ -94,7 +95,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     for rev in &revs {
         let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), &baseline)?;
         for notice in &report.notices {
-            eprintln!("git-receipt: notice: {rev}: {notice}");
+            eprintln!("git-receipt: notice: {}: {}", escape(rev), escape(notice));
         }
         // Only required checks matter: one that the history here cannot decide
         // makes the gate unable to decide (exit 2); the others are not its business.

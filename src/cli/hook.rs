@@ -15,6 +15,7 @@ use git_receipt::trust::{TrustOrigin, TrustSet};
 
 use super::Context;
 use super::status::{Baseline, contract_at, evaluate_rev, evaluate_rev_trusting, render_rows};
+use git_receipt::text::{escape, escape_lines};
 
 /// Install the pre-push hook (or, with --server, the pre-receive hook).
 ///
@@ -162,8 +163,10 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
         }
     }
     if !refused.is_empty() {
+        // ref names, check names and reasons may come from someone else's push
         eprint!(
-            "git-receipt: push to {remote} refused\n{refused}hint: run the fixes above and push again; to push anyway: git push --no-verify\n"
+            "git-receipt: push to {remote} refused\n{}hint: run the fixes above and push again; to push anyway: git push --no-verify\n",
+            escape_lines(&refused)
         );
         return Ok(ExitCode::from(1));
     }
@@ -384,7 +387,7 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
                 None => {
                     eprintln!(
                         "git-receipt: {} is created by this push and the server has no branch yet to take signers and required checks from, so it is not gated",
-                        u.name
+                        escape(&u.name)
                     );
                     continue;
                 }
@@ -404,7 +407,12 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
                 "hint: an administrator who must delete {name} does it on the server itself (e.g. git update-ref -d {name}), not by a push\n"
             ));
         }
-        eprint!("git-receipt: refusing the push\n{refused}{hints}");
+        // ref names, check names and reasons come from the pusher
+        eprint!(
+            "git-receipt: refusing the push\n{}{}",
+            escape_lines(&refused),
+            escape_lines(&hints)
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -430,7 +438,11 @@ fn gate_update(
     let report = evaluate_rev_trusting(ctx, store, &new.to_string(), Some(&trust), &baseline)?;
     let short = new.to_hex_with_len(7);
     for notice in &report.notices {
-        eprintln!("git-receipt: notice: {name} ({short}): {notice}");
+        eprintln!(
+            "git-receipt: notice: {} ({short}): {}",
+            escape(name),
+            escape(notice)
+        );
     }
     for u in report.undecided.iter().filter(|u| u.required) {
         refused.push_str(&format!(

@@ -12,7 +12,8 @@ use super::{Context, colour, human_ms, paint, short_id};
 
 /// List receipts from every chain, newest first, one line each.
 ///
-/// Columns: receipt id, start time, check, result, subject commit (`+` when the
+/// Columns: receipt id, start time, check, result and how it was obtained
+/// (`(run)` observed by `git receipt run`, `(recorded)` by `record`), subject commit (`+` when the
 /// work tree had uncommitted changes), duration, writer and index; then
 /// `untrusted key` or `INVALID signature` when the signature does not verify
 /// against a trusted key.
@@ -66,6 +67,7 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
                     "chain_commit": e.commit.to_string(),
                     "check": b.check.name,
                     "passed": b.result.passed,
+                    "mode": super::status::mode_name(b.result.mode),
                     "exit_code": b.result.exit_code,
                     "commit": b.subject.commit,
                     "tree": b.subject.tree,
@@ -100,10 +102,11 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
             paint(on, "31", "failed")
         };
         out.push_str(&format!(
-            "{} {} {} {state} {}{} {} {writer}#{}{mark}\n",
+            "{} {} {} {state} ({}) {}{} {} {writer}#{}{mark}\n",
             paint(on, "33", short_id(e.receipt.id())),
             b.result.started_at,
             b.check.name,
+            super::status::mode_name(b.result.mode),
             &b.subject.commit[..7],
             if b.subject.dirty { "+" } else { "" },
             human_ms(b.result.duration_ms),

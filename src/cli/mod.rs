@@ -98,6 +98,13 @@ impl Context {
     fn signing_key(&self, store: &Store) -> Result<SigningKey> {
         let source = self.key_source(Some(store))?;
         let (key, created) = keyfile::load_or_create(&source)?;
+        if let Some(mode) = keyfile::open_to_others(source.path()) {
+            eprintln!(
+                "git-receipt: warning: the signing key {} is readable by others (mode {mode:04o}): anyone who can read it can sign receipts as you\nhint: chmod 600 {}",
+                source.path().display(),
+                source.path().display()
+            );
+        }
         if created {
             for line in exclude_own_chain(store, &self.writer(store, &key)?)? {
                 eprintln!("git-receipt: {line}");
@@ -288,7 +295,8 @@ pub fn report_error(e: &anyhow::Error) {
             text.push_str(&format!("\n  caused by: {cause}"));
         }
     }
-    eprintln!("{text}");
+    // errors quote what they could not parse, which may be someone else's bytes
+    eprintln!("{}", git_receipt::text::escape_lines(&text));
 }
 
 /// Whether to use colour on stderr/stdout.
@@ -304,8 +312,13 @@ fn paint(on: bool, code: &str, text: &str) -> String {
     }
 }
 
+/// The first 19 characters of a receipt id (`sha256:` and 12 digits); never
+/// splits a character, whatever the id holds.
 fn short_id(id: &str) -> &str {
-    &id[..id.len().min(19)]
+    match id.char_indices().nth(19) {
+        Some((end, _)) => &id[..end],
+        None => id,
+    }
 }
 
 fn human_ms(ms: u64) -> String {

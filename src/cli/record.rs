@@ -63,6 +63,7 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     let key = ctx.signing_key(&store)?;
     let writer = ctx.writer(&store, &key)?;
     let subject = recorder::subject_now(&store, &check)?;
+    super::run::warn_paths_matching_nothing(&store, &check, subject.tree)?;
     let obs = Observation {
         exit_code: args.exit_code,
         detail: args.detail.clone(),

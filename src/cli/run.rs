@@ -117,6 +117,23 @@ pub(super) fn resolve_check(
     }
 }
 
+/// Warn about each declared path that matches nothing in `tree` (a typo, or a
+/// wildcard): no change to it can ever make the check stale.
+pub(super) fn warn_paths_matching_nothing(
+    store: &git_receipt::store::Store,
+    check: &CheckSpec,
+    tree: gix::ObjectId,
+) -> Result<()> {
+    for path in store.paths_matching_nothing(tree, &check.paths)? {
+        let warning = format!(
+            "git-receipt: warning: check {:?}: path {:?} matches nothing in the work tree, so no change to it makes the check stale\nhint: correct the path in .gitreceipts (a file or directory, relative to the top, without wildcards)",
+            check.name, path
+        );
+        eprintln!("{}", git_receipt::text::escape_lines(&warning));
+    }
+    Ok(())
+}
+
 /// `receipt.logLimit`: bytes of output kept in the stored log. A value that is not
 /// a size (negative, or not a number) is refused rather than read as 0 or the default.
 pub(super) fn log_limit(store: &git_receipt::store::Store) -> Result<usize> {
@@ -147,6 +164,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let writer = ctx.writer(&store, &key)?;
     // The subject is what the check is about to see, so compute it first.
     let subject = recorder::subject_now(&store, &check)?;
+    warn_paths_matching_nothing(&store, &check, subject.tree)?;
     let log_limit = log_limit(&store)?;
     let obs = runner::run(&RunSpec {
         argv: check.argv.clone(),

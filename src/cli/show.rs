@@ -16,6 +16,7 @@ use git_receipt::store::{Store, short};
 use git_receipt::trust::{Refusal, TrustSet};
 
 use super::{Context, colour, human_ms, paint};
+use git_receipt::text::escape;
 
 /// Show the receipts whose subject is a revision.
 ///
@@ -225,15 +226,15 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         let sig = match check_signature(&trust, &e.receipt) {
             SigStatus::Verified(o) => format!("verified ({o})"),
             SigStatus::Untrusted => paint(on, "33", "untrusted key"),
-            SigStatus::Refused(why) => paint(on, "33", &format!("untrusted key: {why}")),
-            SigStatus::Invalid(why) => paint(on, "31", &format!("INVALID: {why}")),
+            SigStatus::Refused(why) => paint(on, "33", &format!("untrusted key: {}", escape(&why))),
+            SigStatus::Invalid(why) => paint(on, "31", &format!("INVALID: {}", escape(&why))),
         };
         out.push_str(&format!(
             "receipt {}\n  check    {} {state}, exit {}{}, {}\n  subject  commit {} tree {} inputs {}{}\n  started  {}  ({})\n  writer   {} #{}\n  signed   {} {sig}\n",
             e.receipt.id(),
-            b.check.name,
+            escape(&b.check.name),
             b.result.exit_code,
-            if b.result.detail.is_empty() { String::new() } else { format!(" ({})", b.result.detail) },
+            if b.result.detail.is_empty() { String::new() } else { format!(" ({})", escape(&b.result.detail)) },
             human_ms(b.result.duration_ms),
             &b.subject.commit[..7],
             &b.subject.tree[..7],
@@ -244,14 +245,18 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
                 git_receipt::receipt::Mode::Run => "run",
                 git_receipt::receipt::Mode::Record => "recorded",
             },
-            writer,
+            escape(writer),
             b.chain.index,
-            e.receipt.signature().key,
+            escape(&e.receipt.signature().key),
         ));
-        out.push_str(&format!("  command  {}\n", shell_words(&b.check.argv)));
+        out.push_str(&format!(
+            "  command  {}\n",
+            escape(&shell_words(&b.check.argv))
+        ));
         if let Some(log) = &b.result.log {
             out.push_str(&format!(
-                "  log      {log} ({} bytes{})\n",
+                "  log      {} ({} bytes{})\n",
+                escape(log),
                 b.result.output_bytes,
                 if b.result.log_truncated {
                     ", truncated"

@@ -7,12 +7,13 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::json;
 
-use git_receipt::contract::Contract;
+use git_receipt::contract::{Accept, Contract};
 use git_receipt::freshness::{self, CheckState, Options, State, Undecided};
 use git_receipt::store::Store;
 use git_receipt::trust::trust_root;
 
 use super::{Context, colour, paint, short_id};
+use git_receipt::text::escape;
 
 /// Show the state of every check declared in .gitreceipts at a revision.
 ///
@@ -103,7 +104,7 @@ pub(super) fn evaluate_rev_trusting(
     baseline: &Baseline,
 ) -> Result<RevReport> {
     let commit = store.resolve_commit(rev)?;
-    let contract = contract_at(store, commit, rev)?;
+    let mut contract = contract_at(store, commit, rev)?;
     let (trust, root_description, root_commit) = match trust_override {
         Some((t, d)) => (t.clone(), d.clone(), None),
         None => {
@@ -111,6 +112,35 @@ pub(super) fn evaluate_rev_trusting(
             (t, root.description, root.commit)
         }
     };
+    let trusted = match baseline {
+        Baseline::Own => None,
+        Baseline::TrustRoot => root_commit
+            .or_else(|| trust_root(store, commit).commit)
+            .map(|c| {
+                let label = format!(
+                    "{} (the merge base with the default branch)",
+                    c.to_hex_with_len(7)
+                );
+                (c, label)
+            }),
+        Baseline::At { commit, label } => Some((*commit, label.clone())),
+    }
+    .filter(|(c, _)| *c != commit)
+    .map(|(c, label)| Ok::<_, anyhow::Error>((contract_at(store, c, &label)?, label)))
+    .transpose()?;
+    // A check that accepts only observed runs at the trusted revision does so here
+    // too: a branch cannot let a recorded result count by editing the file it is
+    // judged by.
+    if let Some((trusted_contract, _)) = &trusted {
+        for check in contract.checks.iter_mut() {
+            if trusted_contract
+                .check(&check.name)
+                .is_some_and(|was| was.accept == Accept::Run)
+            {
+                check.accept = Accept::Run;
+            }
+        }
+    }
     let walk_limit = walk_limit(store)?;
     let mut states = Vec::new();
     let mut undecided = Vec::new();
@@ -129,23 +159,7 @@ pub(super) fn evaluate_rev_trusting(
         undeclared: Vec::new(),
         notices: Vec::new(),
     };
-    let trusted = match baseline {
-        Baseline::Own => None,
-        Baseline::TrustRoot => root_commit
-            .or_else(|| trust_root(store, commit).commit)
-            .map(|c| {
-                let label = format!(
-                    "{} (the merge base with the default branch)",
-                    c.to_hex_with_len(7)
-                );
-                (c, label)
-            }),
-        Baseline::At { commit, label } => Some((*commit, label.clone())),
-    };
-    if let Some((trusted_commit, label)) = trusted
-        && trusted_commit != commit
-    {
-        let trusted_contract = contract_at(store, trusted_commit, &label)?;
+    if let Some((trusted_contract, label)) = trusted {
         require_trusted_checks(&mut report, &contract, &trusted_contract, &label);
     }
     Ok(report)
@@ -223,6 +237,27 @@ pub(super) fn walk_limit(store: &Store) -> Result<usize> {
     }
 }
 
+/// Warn on stderr about each declared `path` that names nothing in `tree` (`at`
+/// says where): a typo or a pattern (`src/*`) leaves the check's inputs without
+/// it, so changes there never make the check stale.
+pub(super) fn warn_paths_matching_nothing(
+    store: &Store,
+    contract: &Contract,
+    tree: gix::ObjectId,
+    at: &str,
+) -> Result<()> {
+    for check in &contract.checks {
+        for path in store.paths_matching_nothing(tree, &check.paths)? {
+            let warning = format!(
+                "git-receipt: warning: check {:?}: path {:?} matches nothing at {at}, so no change to it makes the check stale\nhint: correct the path in .gitreceipts (a file or directory, relative to the top, without wildcards)",
+                check.name, path
+            );
+            eprintln!("{}", git_receipt::text::escape_lines(&warning));
+        }
+    }
+    Ok(())
+}
+
 /// JSON for one check's state.
 pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
     let decider = s.decider.as_ref().map(|d| {
@@ -233,6 +268,7 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
             "commit": b.subject.commit,
             "started_at": b.result.started_at,
             "passed": b.result.passed,
+            "mode": mode_name(b.result.mode),
             "distance": d.distance,
         })
     });
@@ -246,6 +282,14 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
         "changed_paths": s.changed_paths,
         "untrusted_receipts": s.untrusted,
     })
+}
+
+/// How a receipt's result was obtained, as text and JSON show it.
+pub(super) fn mode_name(mode: git_receipt::receipt::Mode) -> &'static str {
+    match mode {
+        git_receipt::receipt::Mode::Run => "run",
+        git_receipt::receipt::Mode::Record => "recorded",
+    }
 }
 
 pub(super) fn state_colour(state: State) -> &'static str {
@@ -278,20 +322,21 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
         }
         out.push_str(&format!(
             "{:<width$}  {}  {}\n",
-            s.name,
+            escape(&s.name),
             paint(on, state_colour(s.state), &state),
-            reason
+            escape(&reason)
         ));
         if let Some(d) = &s.decider {
             let b = d.receipt.body();
             out.push_str(&format!(
-                "{:<width$}           receipt {} by {} #{} at {} on {}\n",
+                "{:<width$}           receipt {} by {} #{} at {} on {} ({})\n",
                 "",
                 short_id(d.receipt.id()),
-                d.writer,
+                escape(&d.writer),
                 b.chain.index,
                 b.result.started_at,
                 &b.subject.commit[..7],
+                mode_name(b.result.mode),
             ));
         }
     }
@@ -303,6 +348,9 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let mut report = evaluate_rev(ctx, &store, rev)?;
+    let contract = contract_at(&store, report.commit, rev)?;
+    let at = format!("{rev} ({})", report.commit.to_hex_with_len(7));
+    warn_paths_matching_nothing(&store, &contract, store.commit_tree(report.commit)?, &at)?;
     // status answers for every check: one that cannot be decided makes it exit 2
     if !report.undecided.is_empty() {
         return Err(report.undecided.swap_remove(0).error.into());

@@ -12,7 +12,8 @@ use git_receipt::store::Store;
 use git_receipt::trust::TrustSet;
 use git_receipt::verify::{self, Checkpoint, Report};
 
-use super::Context;
+use super::{Context, short_id};
+use git_receipt::text::escape;
 
 /// Verify every receipt chain and note in this repository.
 ///
@@ -112,15 +113,21 @@ pub(super) fn run_verify(
 pub(super) fn print_findings(report: &Report) {
     for f in &report.findings {
         let at = match (&f.index, &f.id) {
-            (Some(i), Some(id)) => format!("#{i} {}", &id[..id.len().min(19)]),
+            (Some(i), Some(id)) => format!("#{i} {}", short_id(id)),
             (Some(i), None) => format!("#{i}"),
             _ => f
                 .commit
                 .as_deref()
-                .map(|c| c[..7.min(c.len())].to_owned())
+                .map(|c| c.chars().take(7).collect())
                 .unwrap_or_default(),
         };
-        println!("{} {at}: [{}] {}", f.chain, f.kind, f.reason);
+        println!(
+            "{} {}: [{}] {}",
+            escape(&f.chain),
+            escape(&at),
+            f.kind,
+            escape(&f.reason)
+        );
     }
 }
 
@@ -191,7 +198,11 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
     } else {
         print_findings(&report);
         for w in &report.warnings {
-            eprintln!("git-receipt: warning: {} {}", w.chain, w.reason);
+            eprintln!(
+                "git-receipt: warning: {} {}",
+                escape(&w.chain),
+                escape(&w.reason)
+            );
         }
         let covered = if checkpoint.is_some() {
             format!(" ({} more covered by the checkpoint)", report.covered)

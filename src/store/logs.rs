@@ -94,15 +94,33 @@ impl Store {
         Ok(())
     }
 
+    /// Every ref under `prefix` that names an object, with it, sorted by name; a ref
+    /// that cannot be read is skipped (verify reports log refs that lie).
+    fn object_refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(git_err("listing references"))?;
+        let mut out = Vec::new();
+        for r in refs
+            .prefixed(prefix)
+            .map_err(git_err(format!("listing {prefix}")))?
+            .flatten()
+        {
+            if let Some(id) = r.target().try_id() {
+                out.push((r.name().as_bstr().to_string(), id.to_owned()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// Every log ref here, sorted by name.
     pub fn log_refs(&self) -> Result<Vec<LogRef>, StoreError> {
         let mut out = Vec::new();
-        for rest in self.names_under(LOG_PREFIX)? {
-            let name = format!("{LOG_PREFIX}{rest}");
-            let Some(target) = self.ref_value(&name)? else {
-                continue;
-            };
-            let (writer, blob) = rest.rsplit_once('/').unwrap_or(("", rest.as_str()));
+        for (name, target) in self.object_refs_under(LOG_PREFIX)? {
+            let rest = &name[LOG_PREFIX.len()..];
+            let (writer, blob) = rest.rsplit_once('/').unwrap_or(("", rest));
             out.push(LogRef {
                 writer: writer.to_owned(),
                 named: ObjectId::from_hex(blob.as_bytes()).ok(),
@@ -218,11 +236,8 @@ impl Store {
         }
         let mut taken = 0;
         let mut refused = Vec::new();
-        for rest in self.names_under(&staging)? {
-            let staged = format!("{staging}{rest}");
-            let Some(target) = self.ref_value(&staged)? else {
-                continue;
-            };
+        for (staged, target) in self.object_refs_under(&staging)? {
+            let rest = staged[staging.len()..].to_owned();
             self.delete_log_ref(&staged)?;
             let named = rest.rsplit_once('/').and_then(|(w, b)| {
                 crate::receipt::is_valid_writer_id(w)

@@ -46,6 +46,27 @@ pub enum StoreError {
         "this repository uses the SHA-256 object format, which git-receipt does not support yet\nhint: receipts work in SHA-1 repositories (git's default)"
     )]
     Sha256Unsupported,
+    /// A ref names an object the repository does not have.
+    #[error(
+        "{refname} points at {id}, which is missing from the object store (a `git gc --prune=now` that ran while a receipt was being written leaves this)\n{}",
+        missing_object_hint(refname)
+    )]
+    RefToMissingObject {
+        /// The ref.
+        refname: String,
+        /// The object it names.
+        id: ObjectId,
+    },
+    /// The committed `.gitreceipts` is not a regular file.
+    #[error(
+        ".gitreceipts at {commit} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
+    )]
+    ContractNotAFile {
+        /// The commit.
+        commit: ObjectId,
+        /// What it is instead.
+        kind: &'static str,
+    },
     /// A bare repository where a work tree is needed.
     #[error("this command needs a work tree, but the repository is bare")]
     Bare,
@@ -124,6 +145,43 @@ pub(crate) fn git_err<E: Into<GitError>>(what: impl Into<String>) -> impl FnOnce
     }
 }
 
+/// A ref under `refs/receipts/` or `refs/notes/receipts/` that no command reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusableRef {
+    /// The full ref name.
+    pub name: String,
+    /// Why it is skipped, to follow "which": `points at a blob, not a commit`.
+    pub reason: String,
+}
+
+/// The way out for a ref that names a missing object: back to its previous value,
+/// or away, then rebuild what derives from it.
+fn missing_object_hint(refname: &str) -> String {
+    format!(
+        "hint: if a remote has this chain, take it back from there (`git fetch origin +{refname}:{refname}`); otherwise delete the broken chain with `git update-ref -d {refname}`; then run `git receipt reindex`"
+    )
+}
+
+/// Say once per process that `bad` is skipped (every listing meets it again).
+fn warn_once(bad: &UnusableRef) {
+    static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+    if warned.insert(bad.name.clone()) {
+        let name = crate::text::escape(&bad.name);
+        let hint = if bad.reason.contains("missing from the object store") {
+            missing_object_hint(&name)
+        } else {
+            "hint: `git receipt verify` reports it; `git update-ref -d` with that name removes it"
+                .to_owned()
+        };
+        eprintln!(
+            "git-receipt: warning: skipping {name}, which {}\n{hint}",
+            bad.reason
+        );
+    }
+}
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
@@ -197,28 +255,39 @@ impl Store {
             .map_err(git_err(format!("reading {name}")))?
         {
             None => Ok(None),
-            Some(mut r) => Ok(Some(
-                r.peel_to_id()
-                    .map_err(git_err(format!("resolving {name}")))?
-                    .detach(),
-            )),
+            Some(mut r) => {
+                if let Some(id) = r.target().try_id().map(|id| id.to_owned())
+                    && !self.repo.has_object(id)
+                {
+                    return Err(StoreError::RefToMissingObject {
+                        refname: name.to_owned(),
+                        id,
+                    });
+                }
+                Ok(Some(
+                    r.peel_to_id()
+                        .map_err(git_err(format!("resolving {name}")))?
+                        .detach(),
+                ))
+            }
         }
     }
 
-    /// Names under `prefix` (stripped), real and overridden, sorted.
+    /// Writer ids under `prefix` (stripped), real and overridden, sorted: only the
+    /// refs that can be a writer's chain or notes. A ref that cannot (its file is
+    /// garbage, its name is not a writer id, it points at a blob, tree or tag) is
+    /// skipped, so one bad ref that a plain `git fetch` brought cannot stop every
+    /// command; it is named once on stderr, and `git receipt verify` reports it
+    /// (see [`Store::unusable_refs`]).
     pub(crate) fn names_under(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let refs = self
-            .repo
-            .references()
-            .map_err(git_err("listing references"))?;
         let mut out = std::collections::BTreeSet::new();
-        for r in refs
-            .prefixed(prefix)
-            .map_err(git_err(format!("listing {prefix}")))?
-        {
-            let r = r.map_err(git_err("reading a ref"))?;
-            let name = r.name().as_bstr().to_string();
-            out.insert(name[prefix.len()..].to_owned());
+        for r in self.scan_refs(prefix)? {
+            match r {
+                Ok(name) => {
+                    out.insert(name[prefix.len()..].to_owned());
+                }
+                Err(bad) => warn_once(&bad),
+            }
         }
         for (name, value) in &self.overrides {
             if let Some(rest) = name.strip_prefix(prefix) {
@@ -230,6 +299,72 @@ impl Store {
             }
         }
         Ok(out.into_iter().collect())
+    }
+
+    /// The refs under `refs/receipts/` and `refs/notes/receipts/` that
+    /// every listing of writers skips, each with why.
+    pub fn unusable_refs(&self) -> Result<Vec<UnusableRef>, StoreError> {
+        let mut out = Vec::new();
+        for prefix in [CHAIN_PREFIX, NOTES_PREFIX] {
+            out.extend(self.scan_refs(prefix)?.into_iter().filter_map(Result::err));
+        }
+        Ok(out)
+    }
+
+    /// Every ref under `prefix`: its full name when it can be a writer's chain or
+    /// notes ref, else why not.
+    fn scan_refs(&self, prefix: &str) -> Result<Vec<Result<String, UnusableRef>>, StoreError> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(git_err("listing references"))?;
+        let mut out = Vec::new();
+        for r in refs
+            .prefixed(prefix)
+            .map_err(git_err(format!("listing {prefix}")))?
+        {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    // the error names the ref; what the file holds is not repeated
+                    let what = e.to_string();
+                    let name = what
+                        .split('"')
+                        .nth(1)
+                        .filter(|n| n.starts_with(prefix))
+                        .unwrap_or(prefix)
+                        .to_owned();
+                    out.push(Err(UnusableRef {
+                        name,
+                        reason: "cannot be read: its file holds no object id".into(),
+                    }));
+                    continue;
+                }
+            };
+            let name = r.name().as_bstr().to_string();
+            let bad = |reason: String| {
+                Err(UnusableRef {
+                    name: name.clone(),
+                    reason,
+                })
+            };
+            let entry = if !crate::receipt::is_valid_writer_id(&name[prefix.len()..]) {
+                bad("is not named by a writer id (`<chain>-<32 hex digits>`)".into())
+            } else {
+                match r.target().try_id().map(|id| id.to_owned()) {
+                    None => bad("is a symbolic ref".into()),
+                    Some(id) => match self.repo.find_header(id) {
+                        Ok(h) if h.kind() == gix::object::Kind::Commit => Ok(name.clone()),
+                        Ok(h) => bad(format!("points at a {}, not a commit", h.kind())),
+                        Err(_) => bad(format!(
+                            "points at {id}, which is missing from the object store (a `git gc --prune=now` that raced a writer leaves this)"
+                        )),
+                    },
+                }
+            };
+            out.push(entry);
+        }
+        Ok(out)
     }
 
     /// Inside a server's pre-receive hook, the pushed objects sit in a quarantine
@@ -357,6 +492,22 @@ impl Store {
         else {
             return Ok(None);
         };
+        // What `run` reads must be what is judged: a committed symlink (or a
+        // submodule, or a tree) is no contract, whatever its blob holds.
+        let kind = entry.mode().kind();
+        if !matches!(
+            kind,
+            gix::object::tree::EntryKind::Blob | gix::object::tree::EntryKind::BlobExecutable
+        ) {
+            return Err(StoreError::ContractNotAFile {
+                commit,
+                kind: match kind {
+                    gix::object::tree::EntryKind::Link => "a symbolic link",
+                    gix::object::tree::EntryKind::Tree => "a directory",
+                    _ => "a submodule",
+                },
+            });
+        }
         let blob = self
             .repo
             .find_blob(entry.oid())
@@ -465,11 +616,22 @@ pub(crate) fn tool_signature() -> gix::actor::Signature {
     }
 }
 
-/// Test hook: `GIT_RECEIPT_TEST_STOP_AFTER=<step>` aborts the process right after
+/// Test hooks: `GIT_RECEIPT_TEST_STOP_AFTER=<step>` aborts the process right after
 /// `step`, the way `kill -9` would, so crash safety can be tested at every step.
+/// `GIT_RECEIPT_TEST_PAUSE_AFTER=<step>` instead creates the file named by
+/// `GIT_RECEIPT_TEST_PAUSE_FILE` and waits there for ever, so that a test can send
+/// a real `kill -9` that provably lands in the middle of a write.
 pub(crate) fn crash_point(step: &str) {
     if std::env::var_os("GIT_RECEIPT_TEST_STOP_AFTER").is_some_and(|v| v == step) {
         std::process::abort();
+    }
+    if std::env::var_os("GIT_RECEIPT_TEST_PAUSE_AFTER").is_some_and(|v| v == step) {
+        if let Some(file) = std::env::var_os("GIT_RECEIPT_TEST_PAUSE_FILE") {
+            let _ = std::fs::write(file, step);
+        }
+        loop {
+            std::thread::park();
+        }
     }
 }
 

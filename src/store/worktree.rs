@@ -250,6 +250,34 @@ impl Store {
         }
     }
 
+    /// The declared `paths` that name nothing in `tree`. Such a path adds nothing to
+    /// the inputs tree, so a check declared only with paths like that would have
+    /// the same (empty) inputs at every revision: fresh forever.
+    pub fn paths_matching_nothing(
+        &self,
+        tree: ObjectId,
+        paths: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let root = self
+            .repo
+            .find_tree(tree)
+            .map_err(git_err(format!("reading tree {tree}")))?;
+        let mut missing = Vec::new();
+        for p in paths {
+            if root
+                .lookup_entry_by_path(p)
+                .map_err(git_err(format!("looking up {p}")))?
+                .is_none()
+            {
+                missing.push(p.clone());
+            }
+        }
+        Ok(missing)
+    }
+
     /// The paths under `paths` (the whole tree when empty) whose content differs
     /// between two trees, as `/`-separated paths of files (or of whole subtrees that
     /// appeared or vanished), sorted.

@@ -109,6 +109,23 @@ impl Env {
         to_run(cmd.output().expect("run git-receipt"))
     }
 
+    /// Run `git-receipt args...` in `dir` with `input` on stdin (hooks read it).
+    pub fn receipt_input(&self, dir: &Path, args: &[&str], input: &[u8]) -> Run {
+        use std::io::Write;
+        let mut cmd = Command::new(bin());
+        cmd.args(args);
+        self.seal(&mut cmd);
+        let mut child = cmd
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run git-receipt");
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        to_run(child.wait_with_output().unwrap())
+    }
+
     /// Run stock git in `dir`.
     pub fn git(&self, dir: &Path, args: &[&str]) -> Run {
         let mut cmd = Command::new("git");
@@ -217,6 +234,9 @@ impl Daemon {
             .arg(&root)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+            // `git daemon` runs `git-daemon` as a child (and it forks one per
+            // connection): a process group of their own lets Drop end them all.
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
             let mut child = cmd.spawn().expect("git daemon");
             for _ in 0..100 {
                 if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -227,7 +247,7 @@ impl Daemon {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
-            let _ = child.kill();
+            kill_group(&mut child);
         }
         panic!("git daemon did not start");
     }
@@ -248,10 +268,41 @@ impl Daemon {
     }
 }
 
+/// SIGKILL the process group `child` leads (the `git` wrapper, `git-daemon` and
+/// its connection handlers), then reap the leader.
+fn kill_group(child: &mut std::process::Child) {
+    let pgid = i32::try_from(child.id()).expect("pid fits");
+    // SAFETY: kill(2) on the process group our own unreaped child leads.
+    let killed = unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let errno = std::io::Error::last_os_error();
+    let _ = child.wait();
+    assert!(
+        killed == 0 || errno.raw_os_error() == Some(libc::ESRCH),
+        "kill -9 of git daemon's process group {pgid}: {errno}"
+    );
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        kill_group(&mut self.child);
+        // Nothing of the daemon may outlive the test: its port is free again. A
+        // killed listener's socket closes with the process, so a connection is
+        // refused at once; wait for the kernel only as long as it takes.
+        let mut listening = true;
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+                listening = false;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if !std::thread::panicking() {
+            assert!(
+                !listening,
+                "git daemon still listens on 127.0.0.1:{} after the test",
+                self.port
+            );
+        }
     }
 }
 
