@@ -701,6 +701,8 @@ fn body(
             log: None,
             output_bytes: 36,
             log_truncated: false,
+            log_bytes: None,
+            log_sha256: None,
             detail: String::new(),
         },
         runner: Runner {
