@@ -520,15 +520,46 @@ impl FileView {
                 h = mid;
             }
         }
-        let mut out = Vec::new();
+        // The keys of `oid`: read a run of keys at a time, not one by one.
+        const RUN: usize = 64;
+        let mut found: Vec<u32> = Vec::new();
         let mut i = lo;
-        while i < hi {
-            let (k, r) = self.key(i)?;
-            if k != *oid {
-                break;
+        'keys: while i < hi {
+            let n = RUN.min(hi - i);
+            let bytes = self.read(self.keys_at + i * KEY_LEN, n * KEY_LEN)?;
+            for k in bytes.chunks(KEY_LEN) {
+                if k[..20] != *oid.as_bytes() {
+                    break 'keys;
+                }
+                found.push(u32::from_le_bytes(k[20..24].try_into().expect("4")));
             }
-            out.push(hit(self.record(r)?, r));
-            i += 1;
+            i += n;
+        }
+        // Their records: one read of the span when they lie close together (one
+        // chain's receipts about one object do), else one read each.
+        let numbers: Vec<usize> = found.iter().map(|r| (r & !ROLE_INPUTS) as usize).collect();
+        let (Some(&first), Some(&last)) = (numbers.iter().min(), numbers.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        if last >= self.records {
+            return Err(Corrupt("a key names a record that does not exist".into()));
+        }
+        let span = last - first + 1;
+        let mut out = Vec::with_capacity(found.len());
+        if span <= 4 * numbers.len() + 64 {
+            let bytes = self.read(self.records_at + first * RECORD_LEN, span * RECORD_LEN)?;
+            for (r, n) in found.iter().zip(&numbers) {
+                let at = (n - first) * RECORD_LEN;
+                let rec = decode_record(&bytes[at..at + RECORD_LEN]);
+                if rec.chain as usize >= self.chains.len() {
+                    return Err(Corrupt("a record names a chain that does not exist".into()));
+                }
+                out.push(hit(rec, *r));
+            }
+        } else {
+            for r in &found {
+                out.push(hit(self.record(*r)?, *r));
+            }
         }
         Ok(out)
     }
@@ -870,7 +901,7 @@ impl Store {
         let known = known.filter(|(i, _)| !i.tip.is_null());
         let stop = known.as_ref().map(|(i, _)| i.tip);
         let mut complete = true;
-        let mut walked: Vec<(ObjectId, ObjectId)> = Vec::new(); // (commit, tree)
+        let mut walked: Vec<(ObjectId, ObjectId)> = Vec::new(); // (commit, tree), newest first
         let mut reached_stop = false;
         let mut seen = HashSet::new();
         let mut next = Some(tip);
@@ -913,9 +944,12 @@ impl Store {
             }
         }
         count += walked.len() as u64;
-        // newest first from the walk; store oldest first
-        walked.reverse();
-        entries.extend(self.light_entries(&walked));
+        // Read newest first, the walk's order: packs keep the newest receipt whole
+        // and older ones as deltas against newer, so this order reuses delta bases.
+        // Entries are stored oldest first.
+        let mut fresh = self.light_entries(&walked);
+        fresh.reverse();
+        entries.extend(fresh);
         Ok((
             ChainInfo {
                 writer: writer.to_owned(),
