@@ -163,6 +163,10 @@ fn missing_object_hint(refname: &str) -> String {
 }
 
 /// Say once per process that `bad` is skipped (every listing meets it again).
+/// One ref as [`Store::scan_refs`] found it: its name and commit, or why no
+/// reader can use it.
+type Scanned = Result<(String, ObjectId), UnusableRef>;
+
 fn warn_once(bad: &UnusableRef) {
     static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
@@ -326,10 +330,7 @@ impl Store {
 
     /// Every ref under `prefix`: its full name when it can be a writer's chain or
     /// notes ref, else why not.
-    fn scan_refs(
-        &self,
-        prefix: &str,
-    ) -> Result<Vec<Result<(String, ObjectId), UnusableRef>>, StoreError> {
+    fn scan_refs(&self, prefix: &str) -> Result<Vec<Scanned>, StoreError> {
         let refs = self
             .repo
             .references()
