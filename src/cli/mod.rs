@@ -321,6 +321,12 @@ fn short_id(id: &str) -> &str {
     }
 }
 
+/// `n` and the noun for it: `1 chain`, `2 chains`, `0 chains`.
+fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn human_ms(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms}ms")
