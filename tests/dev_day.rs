@@ -56,6 +56,14 @@ fn json(r: &common::Run) -> Value {
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r}"))
 }
 
+/// The check writes to stdout and stderr at once; their order in the log is the
+/// order the pipes were read.
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort();
+    lines
+}
+
 fn ci_clone(url: &str, fetch: bool) -> (Env, PathBuf) {
     let ci = Env::new();
     let dir = clone(&ci, url, "ci");
@@ -132,4 +140,114 @@ fn ci_that_fetched_no_receipts_does_not_pass() {
     ci.receipt_ok(&dir, &["fetch"]);
     ci.receipt_ok(&dir, &["verify", "--trust", "origin/main"]);
     ci.receipt_ok(&dir, &["gate", "--verify", "--trust", "origin/main"]);
+}
+
+/// A repository where Ada (a declared signer) ran `test` on one commit and then
+/// committed a change outside its inputs: `test` is present at HEAD by inputs.
+fn tested_then_moved_on() -> (Env, PathBuf) {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["key", "generate"]);
+    let key = env.receipt_ok(&repo, &["key", "show"]).stdout;
+    env.git_ok(
+        &repo,
+        &["config", "-f", ".gitreceipts", "signer.ada.key", key.trim()],
+    );
+    env.git_ok(&repo, &["commit", "-q", "-am", "trust ada"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    std::fs::write(repo.join("README"), "read me again\n").unwrap();
+    env.git_ok(&repo, &["commit", "-q", "-am", "readme"]);
+    (env, repo)
+}
+
+#[test]
+fn status_and_show_agree_on_a_receipt_found_by_inputs() {
+    let (env, repo) = tested_then_moved_on();
+    let st = env.receipt_ok(&repo, &["status"]);
+    assert!(st.stdout.contains("inputs identical to"), "{st}");
+    let r = env.receipt(&repo, &["show"]);
+    assert_eq!(r.code, 0, "status says present, so show has a receipt: {r}");
+    assert!(
+        r.stdout.contains("  found    decides check test: present"),
+        "says how it was found: {r}"
+    );
+    assert!(
+        r.stdout.contains("  writer   ada #0"),
+        "the signer's name: {r}"
+    );
+    let j = json(&env.receipt(&repo, &["show", "--json"]));
+    assert_eq!(j.as_array().unwrap().len(), 1, "{j}");
+    assert_eq!(j[0]["signer"], "ada", "{j}");
+    assert!(
+        j[0]["found"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("decides check test"),
+        "{j}"
+    );
+
+    // on the commit it tested, it is found both ways
+    let r = env.receipt_ok(&repo, &["show", "HEAD~1"]);
+    assert!(r.stdout.contains("  found    its subject is "), "{r}");
+    assert!(
+        r.stdout
+            .contains("  found    decides check test: present: passed on"),
+        "{r}"
+    );
+
+    // by id, as printed everywhere
+    let id = j[0]["id"].as_str().unwrap().to_owned();
+    let r = env.receipt_ok(&repo, &["show", &id[..19]]);
+    assert!(r.stdout.starts_with(&format!("receipt {id}\n")), "{r}");
+    assert!(r.stdout.contains("  found    by its id"), "{r}");
+    let r = env.receipt(&repo, &["show", "sha256:ffffffffffff"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("no receipt \"sha256:ffffffffffff\""),
+        "{r}"
+    );
+}
+
+#[test]
+fn show_log_takes_a_revision_and_a_check() {
+    let (env, repo) = tested_then_moved_on();
+    let r = env.receipt_ok(&repo, &["show", "--log", "HEAD", "--check", "test"]);
+    assert_eq!(sorted_lines(&r.stdout), ["tests-ran", "to-stderr"], "{r}");
+    let r = env.receipt(&repo, &["show", "--log", "HEAD", "--check", "docs"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("no receipt decides check docs at HEAD"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("hint: `git receipt run docs`"), "{r}");
+    let r = env.receipt(&repo, &["show", "--log", "HEAD", "--check", "nope"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("declared there: test, docs"), "{r}");
+    // the id form keeps working, and show names it
+    let shown = env.receipt_ok(&repo, &["show"]);
+    let id = shown.stdout.lines().next().unwrap()["receipt ".len()..].to_owned();
+    let r = env.receipt_ok(&repo, &["show", "--log", &id]);
+    assert_eq!(sorted_lines(&r.stdout), ["tests-ran", "to-stderr"], "{r}");
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("git receipt show --log {}", &id[..19])),
+        "{shown}"
+    );
+}
+
+#[test]
+fn show_json_without_receipts_exits_1_like_text() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let text = env.receipt(&repo, &["show"]);
+    let j = env.receipt(&repo, &["show", "--json"]);
+    assert_eq!(text.code, 1, "{text}");
+    assert!(
+        text.stderr.contains("no receipts for HEAD (")
+            && text.stderr.contains("none decides a check there"),
+        "{text}"
+    );
+    assert_eq!(j.code, 1, "one rule for text and JSON: {j}");
+    assert_eq!(json(&j), serde_json::json!([]), "{j}");
 }

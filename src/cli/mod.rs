@@ -321,6 +321,61 @@ fn short_id(id: &str) -> &str {
     }
 }
 
+/// The signers' names in `.gitreceipts` (at HEAD and at the default branch's tip),
+/// so that output can say `ada` where it would say `default-8ef8f6cb...`.
+#[derive(Debug, Default)]
+pub(crate) struct SignerNames {
+    /// The first 16 bytes of each signer key's fingerprint digest, in hex, and the name.
+    by_suffix: Vec<(String, String)>,
+}
+
+impl SignerNames {
+    /// The signer's name for writer id `writer`, when a `.gitreceipts` names its key.
+    pub(crate) fn name_of(&self, writer: &str) -> Option<&str> {
+        let (_, suffix) = writer.rsplit_once('-')?;
+        self.by_suffix
+            .iter()
+            .find(|(s, _)| s == suffix)
+            .map(|(_, n)| n.as_str())
+    }
+
+    /// `ada` for ada's default chain, `ada (chain ci)` for another, else the writer id.
+    pub(crate) fn label(&self, writer: &str) -> String {
+        match (self.name_of(writer), writer.rsplit_once('-')) {
+            (Some(name), Some(("default", _))) => name.to_owned(),
+            (Some(name), Some((chain, _))) => format!("{name} (chain {chain})"),
+            _ => writer.to_owned(),
+        }
+    }
+}
+
+/// Read [`SignerNames`]; a missing or unreadable `.gitreceipts` names nobody.
+pub(crate) fn signer_names(store: &Store) -> SignerNames {
+    let mut names = SignerNames::default();
+    let mut commits: Vec<gix::ObjectId> = Vec::new();
+    if let Ok((head, _)) = store.head() {
+        commits.push(head);
+    }
+    if let Some((_, tip)) = git_receipt::trust::default_branch(store) {
+        commits.push(tip);
+    }
+    for commit in commits {
+        let Ok(Some(bytes)) = store.file_at(commit, git_receipt::contract::FILE_NAME) else {
+            continue;
+        };
+        let Ok(contract) = Contract::parse(&bytes, std::path::Path::new(".gitreceipts")) else {
+            continue;
+        };
+        for signer in &contract.signers {
+            let suffix = hex::encode(&signer.key.fingerprint_digest()[..16]);
+            if !names.by_suffix.iter().any(|(s, _)| *s == suffix) {
+                names.by_suffix.push((suffix, signer.name.clone()));
+            }
+        }
+    }
+    names
+}
+
 /// `n` and the noun for it: `1 chain`, `2 chains`, `0 chains`.
 fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
