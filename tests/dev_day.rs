@@ -251,3 +251,119 @@ fn show_json_without_receipts_exits_1_like_text() {
     assert_eq!(j.code, 1, "one rule for text and JSON: {j}");
     assert_eq!(json(&j), serde_json::json!([]), "{j}");
 }
+
+fn status_json(env: &Env, repo: &std::path::Path, args: &[&str]) -> Value {
+    let mut argv = vec!["status", "--json"];
+    argv.extend_from_slice(args);
+    json(&env.receipt_ok(repo, &argv))
+}
+
+fn reason_of(v: &Value, check: &str) -> String {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == check)
+        .unwrap_or_else(|| panic!("no {check} in {v}"))["reason"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn reasons_after_a_dirty_run_name_what_was_tested() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["key", "generate"]);
+    let a = env.git_ok(&repo, &["rev-parse", "--short=7", "HEAD"]);
+    // test: a change to its inputs; docs: an uncommitted edit of its definition
+    std::fs::write(repo.join("src/lib.rs"), "pub fn lib() { 1 }\n").unwrap();
+    env.git_ok(
+        &repo,
+        &[
+            "config",
+            "-f",
+            ".gitreceipts",
+            "check.docs.run",
+            "test -d docs",
+        ],
+    );
+    env.receipt_ok(&repo, &["run", "test"]);
+    env.receipt_ok(&repo, &["run", "docs"]);
+    // A, as committed, was not what was tested
+    let at_a = status_json(&env, &repo, &["HEAD"]);
+    assert_eq!(
+        reason_of(&at_a, "test"),
+        format!(
+            "stale: src/lib.rs differ from what was tested on {a} (this commit, with uncommitted changes)"
+        )
+    );
+    assert!(
+        reason_of(&at_a, "docs").starts_with(&format!(
+            "stale: run on {a} with an uncommitted definition of check \"docs\""
+        )),
+        "not `definition changed since`: {at_a}"
+    );
+    env.git_ok(&repo, &["commit", "-q", "-am", "B"]);
+    let b = env.git_ok(&repo, &["rev-parse", "--short=7", "HEAD"]);
+    let at_b = status_json(&env, &repo, &["HEAD"]);
+    for check in ["test", "docs"] {
+        assert_eq!(
+            reason_of(&at_b, check),
+            format!(
+                "present: uncommitted changes on {a} were tested, identical to {b}'s inputs (tested 1 commit back)"
+            ),
+            "{at_b}"
+        );
+    }
+}
+
+#[test]
+fn status_without_a_revision_reads_the_work_tree_like_run() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["key", "generate"]);
+    // a new, uncommitted check: status shows it, as run would run it
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str("[check \"lint\"]\n\trun = true\n");
+    std::fs::write(repo.join(".gitreceipts"), &contract).unwrap();
+    let r = env.receipt_ok(&repo, &["status"]);
+    assert!(r.stdout.contains("lint  missing"), "{r}");
+    assert!(
+        r.stderr.contains(
+            "notice: .gitreceipts has uncommitted changes: these are the work tree's checks"
+        ),
+        "{r}"
+    );
+    let v = status_json(&env, &repo, &[]);
+    assert_eq!(v["work_tree"]["contract_uncommitted"], true, "{v}");
+    // HEAD is still what was committed
+    let r = env.receipt_ok(&repo, &["status", "HEAD"]);
+    assert!(!r.stdout.contains("lint"), "{r}");
+    assert!(!r.stderr.contains("uncommitted"), "{r}");
+
+    // a typo: status refuses it as run does, instead of `no checks declared`
+    std::fs::write(repo.join(".gitreceipts"), "[check \"test\"\n\trun = true\n").unwrap();
+    let r = env.receipt(&repo, &["status"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains(".gitreceipts has uncommitted changes"),
+        "{r}"
+    );
+    let run = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(run.code, 2, "run refuses it too: {run}");
+
+    // a dirty run is present for the work tree it tested, not for HEAD
+    env.git_ok(&repo, &["checkout", "--", ".gitreceipts"]);
+    std::fs::write(repo.join("src/lib.rs"), "pub fn lib() { 2 }\n").unwrap();
+    env.receipt_ok(&repo, &["run", "test"]);
+    let r = env.receipt_ok(&repo, &["status"]);
+    assert!(r.stdout.contains("test  present"), "{r}");
+    assert!(
+        r.stderr
+            .contains("the work tree has uncommitted changes on HEAD"),
+        "{r}"
+    );
+    let r = env.receipt_ok(&repo, &["status", "HEAD"]);
+    assert!(r.stdout.contains("test  stale"), "{r}");
+}

@@ -511,7 +511,7 @@ fn receipt_on_a_dirty_tree_is_present_once_exactly_those_changes_are_committed()
     assert_eq!(
         reason(&s),
         format!(
-            "stale: src/extra.rs, src/lib.rs changed since {} (this commit, tested with uncommitted changes)",
+            "stale: src/extra.rs, src/lib.rs differ from what was tested on {} (this commit, with uncommitted changes)",
             short(&base)
         )
     );
@@ -520,11 +520,13 @@ fn receipt_on_a_dirty_tree_is_present_once_exactly_those_changes_are_committed()
     let s = state(&env, &repo, "HEAD", "test");
     assert_eq!(s["state"], "present", "{s}");
     assert_eq!(s["receipt"], id.as_str());
+    // named after what was tested: the work tree on base, not base's inputs
     assert_eq!(
         reason(&s),
         format!(
-            "present: inputs identical to {} (tested 1 commit back)",
-            short(&base)
+            "present: uncommitted changes on {} were tested, identical to {}'s inputs (tested 1 commit back)",
+            short(&base),
+            short(&rev(&env, &repo, "HEAD"))
         )
     );
     assert_eq!(
@@ -550,7 +552,7 @@ fn receipt_on_a_dirty_tree_does_not_cover_a_commit_of_other_changes() {
     assert_eq!(
         reason(&s),
         format!(
-            "stale: src/extra.rs, src/lib.rs changed since {} (1 commit back, tested with uncommitted changes)",
+            "stale: src/extra.rs, src/lib.rs differ from what was tested on {} (1 commit back, with uncommitted changes)",
             short(&base)
         )
     );

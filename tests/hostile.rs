@@ -179,7 +179,13 @@ fn allowed_signers_negation_and_wildcards_trust_exactly_what_ssh_keygen_accepts(
         let oracle = ssh_keygen_accepts(&env, &allowed, &body, &sig);
         let ours = env.receipt(
             &repo,
-            &["verify", "--allowed-signers", allowed.to_str().unwrap()],
+            // strict: a key the file does not trust for receipts is a finding
+            &[
+                "verify",
+                "--strict",
+                "--allowed-signers",
+                allowed.to_str().unwrap(),
+            ],
         );
         assert!(ours.code == 0 || ours.code == 1, "{options}: {ours}");
         assert_eq!(

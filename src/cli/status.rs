@@ -104,7 +104,32 @@ pub(super) fn evaluate_rev_trusting(
     baseline: &Baseline,
 ) -> Result<RevReport> {
     let commit = store.resolve_commit(rev)?;
-    let mut contract = contract_at(store, commit, rev)?;
+    let contract = contract_at(store, commit, rev)?;
+    evaluate_with(
+        ctx,
+        store,
+        rev,
+        commit,
+        contract,
+        None,
+        trust_override,
+        baseline,
+    )
+}
+
+/// Evaluate `contract`'s checks at `commit`, or at `tree` on top of it (the work
+/// tree), with the trust and baseline as [`evaluate_rev_trusting`] takes them.
+#[allow(clippy::too_many_arguments)]
+fn evaluate_with(
+    ctx: &Context,
+    store: &Store,
+    rev: &str,
+    commit: gix::ObjectId,
+    mut contract: Contract,
+    tree: Option<gix::ObjectId>,
+    trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
+    baseline: &Baseline,
+) -> Result<RevReport> {
     let (trust, root_description, root_commit) = match trust_override {
         Some((t, d)) => (t.clone(), d.clone(), None),
         None => {
@@ -144,7 +169,12 @@ pub(super) fn evaluate_rev_trusting(
     let walk_limit = walk_limit(store)?;
     let mut states = Vec::new();
     let mut undecided = Vec::new();
-    for outcome in freshness::evaluate(store, commit, &contract, &trust, Options { walk_limit })? {
+    let opts = Options { walk_limit };
+    let outcomes = match tree {
+        Some(tree) => freshness::evaluate_tree(store, commit, tree, &contract, &trust, opts)?,
+        None => freshness::evaluate(store, commit, &contract, &trust, opts)?,
+    };
+    for outcome in outcomes {
         match outcome {
             Ok(s) => states.push(s),
             Err(u) => undecided.push(u),
@@ -343,14 +373,95 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
     out
 }
 
+/// What the work tree holds that HEAD does not, for `status` without a revision.
+struct WorkTree {
+    /// The work tree's tree, as `run` would test it, when it differs from HEAD's.
+    tree: Option<gix::ObjectId>,
+    /// The work tree's `.gitreceipts`, when it differs from HEAD's.
+    contract: Option<Contract>,
+}
+
+/// Compare the work tree with HEAD: its files (as `run` stages them) and its
+/// `.gitreceipts` (as `run` reads it; one that does not parse is the error `run`
+/// would give).
+fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
+    let head_tree = store.commit_tree(head)?;
+    let subject = store.subject_tree(head_tree)?;
+    let workdir = store.workdir()?;
+    let committed = store.file_at(head, git_receipt::contract::FILE_NAME)?;
+    let now = std::fs::read(workdir.join(git_receipt::contract::FILE_NAME)).ok();
+    let contract = if committed != now {
+        Some(Contract::load(workdir).map_err(|e| {
+            anyhow::anyhow!(
+                "{e}\nhint: .gitreceipts has uncommitted changes, and `git receipt run` reads this file; fix it, or `git receipt status HEAD` shows the committed one"
+            )
+        })?)
+    } else {
+        None
+    };
+    Ok(WorkTree {
+        tree: subject.dirty.then_some(subject.tree),
+        contract,
+    })
+}
+
 /// Print the state of every check.
 pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let rev = args.rev.as_deref().unwrap_or("HEAD");
-    let mut report = evaluate_rev(ctx, &store, rev)?;
-    let contract = contract_at(&store, report.commit, rev)?;
+    let work = match (&args.rev, store.workdir()) {
+        (None, Ok(_)) => Some(work_tree_changes(&store, store.resolve_commit("HEAD")?)?),
+        _ => None,
+    };
+    let mut report = match &work {
+        Some(w) if w.tree.is_some() || w.contract.is_some() => {
+            let commit = store.resolve_commit("HEAD")?;
+            let contract = match &w.contract {
+                Some(c) => c.clone(),
+                None => contract_at(&store, commit, rev)?,
+            };
+            let mut report = evaluate_with(
+                ctx,
+                &store,
+                "the work tree",
+                commit,
+                contract,
+                w.tree,
+                None,
+                &Baseline::Own,
+            )?;
+            // the evaluation names the commit it sits on; what it judged is the work tree
+            let own = format!("{}'s inputs", commit.to_hex_with_len(7));
+            for s in &mut report.states {
+                s.reason = s.reason.replace(&own, "the work tree's inputs");
+            }
+            report
+        }
+        _ => evaluate_rev(ctx, &store, rev)?,
+    };
+    let contract = match work.as_ref().and_then(|w| w.contract.clone()) {
+        Some(c) => c,
+        None => contract_at(&store, report.commit, rev)?,
+    };
     let at = format!("{rev} ({})", report.commit.to_hex_with_len(7));
-    warn_paths_matching_nothing(&store, &contract, store.commit_tree(report.commit)?, &at)?;
+    let tree = match work.as_ref().and_then(|w| w.tree) {
+        Some(t) => t,
+        None => store.commit_tree(report.commit)?,
+    };
+    warn_paths_matching_nothing(&store, &contract, tree, &at)?;
+    if let Some(w) = &work {
+        if w.tree.is_some() && !args.json {
+            eprintln!(
+                "git-receipt: the work tree has uncommitted changes on HEAD ({}): these states are the work tree's, as `git receipt run` would test it; `git receipt status HEAD` shows the commit",
+                report.commit.to_hex_with_len(7)
+            );
+        }
+        if w.contract.is_some() && !args.json {
+            eprintln!(
+                "git-receipt: notice: .gitreceipts has uncommitted changes: these are the work tree's checks (what `git receipt run` reads), not HEAD's"
+            );
+        }
+    }
     // status answers for every check: one that cannot be decided makes it exit 2
     if !report.undecided.is_empty() {
         return Err(report.undecided.swap_remove(0).error.into());
@@ -360,14 +471,23 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
             "rev": report.rev,
             "commit": report.commit.to_string(),
             "trust": report.trust_root,
+            "work_tree": work.as_ref().map(|w| json!({
+                "uncommitted_changes": w.tree.is_some(),
+                "contract_uncommitted": w.contract.is_some(),
+            })),
             "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     if report.states.is_empty() {
+        let where_ = if work.as_ref().is_some_and(|w| w.contract.is_some()) {
+            "in the work tree".to_owned()
+        } else {
+            format!("at {}", escape(rev))
+        };
         println!(
-            "no checks declared in .gitreceipts at {rev}\nhint: declare one:\n    [check \"test\"]\n        run = <command>"
+            "no checks declared in .gitreceipts {where_}\nhint: declare one:\n    [check \"test\"]\n        run = <command>"
         );
         return Ok(ExitCode::SUCCESS);
     }
