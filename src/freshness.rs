@@ -551,10 +551,15 @@ impl Evaluation<'_> {
                 check: def.name.clone(),
             });
         }
-        state.reason = format!(
-            "missing: no receipt within {} ancestors",
-            group_thousands(self.opts.walk_limit)
-        );
+        state.reason = if self.ancestry()?.order.is_empty() {
+            "missing: no receipt for this commit, which has no parent to inherit one from"
+                .to_owned()
+        } else {
+            format!(
+                "missing: no receipt within {} ancestors",
+                group_thousands(self.opts.walk_limit)
+            )
+        };
         Ok(state)
     }
 }

@@ -367,3 +367,96 @@ fn status_without_a_revision_reads_the_work_tree_like_run() {
     let r = env.receipt_ok(&repo, &["status", "HEAD"]);
     assert!(r.stdout.contains("test  stale"), "{r}");
 }
+
+#[test]
+fn messages_say_what_happened_in_plain_words() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    // a revision that does not exist: what is wrong, not the resolver's internals
+    let r = env.receipt(&repo, &["status", "HEAD~2"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("cannot resolve revision \"HEAD~2\" to a commit: commit "),
+        "{r}"
+    );
+    assert!(r.stderr.contains("out of range"), "{r}");
+    assert!(
+        !r.stderr.contains("delegate") && !r.stderr.contains("caused by"),
+        "{r}"
+    );
+    let r = env.receipt(&repo, &["status", "nosuch"]);
+    assert!(
+        r.stderr.contains("reference \"nosuch\" could not be found"),
+        "{r}"
+    );
+    assert!(!r.stderr.contains("NotFound"), "{r}");
+    // -C to a directory that is not there
+    let r = env.receipt(&repo, &["-C", "/nonexistent", "status"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("cannot change to /nonexistent: no such directory"),
+        "{r}"
+    );
+    assert!(!r.stderr.contains("not a git repository"), "{r}");
+    // the root commit has no ancestors to search
+    let r = env.receipt_ok(&repo, &["status", "HEAD~1"]);
+    assert!(
+        r.stdout
+            .contains("test  missing  no receipt for this commit, which has no parent"),
+        "the state once, and the root commit's own wording: {r}"
+    );
+    let r = env.receipt_ok(&repo, &["status"]);
+    assert!(
+        r.stdout
+            .contains("test  missing  no receipt within 1,000 ancestors"),
+        "{r}"
+    );
+
+    // a failing check: the fix is in the code, and the log is one command away
+    env.receipt_ok(&repo, &["key", "generate"]);
+    env.git_ok(
+        &repo,
+        &[
+            "config",
+            "-f",
+            ".gitreceipts",
+            "check.test.run",
+            "echo boom; exit 3",
+        ],
+    );
+    env.git_ok(&repo, &["commit", "-q", "-am", "break test"]);
+    let run = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(run.code, 3, "{run}");
+    assert!(
+        run.stderr
+            .contains("its log: git receipt show --log sha256:"),
+        "{run}"
+    );
+    let g = env.receipt(&repo, &["gate"]);
+    assert_eq!(g.code, 1, "{g}");
+    assert!(
+        g.stdout
+            .contains("  fix: fix what made test fail (its log: git receipt show --log sha256:"),
+        "{g}"
+    );
+    assert!(g.stdout.contains("test  failed   exit 3"), "{g}");
+    let v = env.receipt_ok(&repo, &["verify"]);
+    assert!(
+        v.stderr.contains("verified 1 receipt in 1 chain and "),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_keyless_ci_is_not_told_it_verified_against_its_key() {
+    let s = served();
+    let (ci, dir) = ci_clone(&s.url, true);
+    let v = ci.receipt_ok(&dir, &["verify"]);
+    assert!(!v.stderr.contains("your key"), "{v}");
+    assert!(v.stderr.contains("against signers"), "{v}");
+    // the author, who has a key, is told so
+    let v = s.author.receipt_ok(&s.repo, &["verify"]);
+    assert!(v.stderr.contains("against your key and "), "{v}");
+}

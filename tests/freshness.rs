@@ -991,7 +991,11 @@ fn gate_failure_prints_each_check_with_its_fix() {
     );
     assert!(r.stdout.contains("fix: git receipt run test\n"), "{r}");
     assert!(r.stdout.contains("fix: git receipt run docs\n"), "{r}");
-    assert!(r.stdout.contains("stale: src/lib.rs changed since"), "{r}");
+    // the state is printed once: `stale    src/lib.rs changed since`
+    assert!(
+        r.stdout.contains("stale    src/lib.rs changed since"),
+        "{r}"
+    );
 }
 
 // ------------------------------------------------------------------------- output

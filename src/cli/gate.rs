@@ -9,7 +9,7 @@ use serde_json::json;
 
 use git_receipt::freshness::{CheckState, State};
 
-use super::status::{Baseline, evaluate_rev_trusting, render_rows, state_json};
+use super::status::{Baseline, evaluate_rev_trusting, render_rows_named, state_json};
 use super::{Context, colour};
 use git_receipt::text::escape;
 
@@ -97,6 +97,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let mut json_out = Vec::new();
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
+    let names = super::signer_names(&store);
     for rev in &revs {
         let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), &baseline)?;
         for notice in &report.notices {
@@ -165,7 +166,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                 failing.len(),
                 super::plural(required.len() as u64, "required check", "required checks"),
             ));
-            text.push_str(&render_rows(&failing, on));
+            text.push_str(&render_rows_named(&failing, on, &names));
             match super::verify::nothing_fetched(&store, rev)? {
                 // running every check here is not what a fresh CI clone lacks
                 Some(why) => text.push_str(&format!("  {why}\n")),

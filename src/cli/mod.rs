@@ -247,6 +247,15 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
 /// Run the parsed command.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     let cwd = match cli.dir {
+        Some(d) if !d.is_dir() => anyhow::bail!(
+            "cannot change to {}: {}\nhint: -C takes an existing directory inside a git work tree",
+            d.display(),
+            if d.exists() {
+                "not a directory"
+            } else {
+                "no such directory"
+            }
+        ),
         Some(d) => d,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };

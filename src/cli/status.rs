@@ -56,6 +56,20 @@ impl RevReport {
                 "declare [check \"{}\"] in .gitreceipts again, then git receipt run {}",
                 s.name, s.name
             )
+        } else if s.state == State::Failed {
+            // rerunning a failing check only fails again: the fix is in the code
+            match &s.decider {
+                Some(d) => format!(
+                    "fix what made {} fail (its log: git receipt show --log {}), then git receipt run {}",
+                    s.name,
+                    short_id(d.receipt.id()),
+                    s.name
+                ),
+                None => format!(
+                    "fix what made {} fail, then git receipt run {}",
+                    s.name, s.name
+                ),
+            }
         } else {
             format!("git receipt run {}", s.name)
         }
@@ -331,8 +345,17 @@ pub(super) fn state_colour(state: State) -> &'static str {
     }
 }
 
-/// Text rows for one revision.
+/// Text rows for one revision, naming writers by their ids.
 pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
+    render_rows_named(states, on, &super::SignerNames::default())
+}
+
+/// Text rows for one revision, naming writers as `names` knows them.
+pub(super) fn render_rows_named(
+    states: &[&CheckState],
+    on: bool,
+    names: &super::SignerNames,
+) -> String {
     let width = states
         .iter()
         .map(|s| s.name.len())
@@ -342,7 +365,12 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
     let mut out = String::new();
     for s in states {
         let state = format!("{:<7}", s.state.as_str());
-        let mut reason = s.reason.clone();
+        // the state is its own column: `present  passed on ...`, not `present  present: ...`
+        let mut reason = s
+            .reason
+            .strip_prefix(&format!("{}: ", s.state.as_str()))
+            .unwrap_or(&s.reason)
+            .to_owned();
         if s.untrusted > 0 && s.state != State::Present {
             reason.push_str(&format!(
                 " ({} receipt{} by untrusted keys ignored)",
@@ -362,7 +390,7 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
                 "{:<width$}           receipt {} by {} #{} at {} on {} ({})\n",
                 "",
                 short_id(d.receipt.id()),
-                escape(&d.writer),
+                escape(&names.label(&d.writer)),
                 b.chain.index,
                 b.result.started_at,
                 &b.subject.commit[..7],
@@ -405,39 +433,50 @@ fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
     })
 }
 
+/// Every check's state for the work tree as `git receipt run` would test it (its
+/// files and its `.gitreceipts`), on top of HEAD's history.
+pub(super) fn evaluate_work_tree(ctx: &Context, store: &Store) -> Result<RevReport> {
+    Ok(work_tree_report(ctx, store)?.0)
+}
+
+fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree)> {
+    let commit = store.resolve_commit("HEAD")?;
+    let work = work_tree_changes(store, commit)?;
+    if work.tree.is_none() && work.contract.is_none() {
+        return Ok((evaluate_rev(ctx, store, "HEAD")?, work));
+    }
+    let contract = match &work.contract {
+        Some(c) => c.clone(),
+        None => contract_at(store, commit, "HEAD")?,
+    };
+    let mut report = evaluate_with(
+        ctx,
+        store,
+        "the work tree",
+        commit,
+        contract,
+        work.tree,
+        None,
+        &Baseline::Own,
+    )?;
+    // the evaluation names the commit it sits on; what it judged is the work tree
+    let own = format!("{}'s inputs", commit.to_hex_with_len(7));
+    for s in &mut report.states {
+        s.reason = s.reason.replace(&own, "the work tree's inputs");
+    }
+    Ok((report, work))
+}
+
 /// Print the state of every check.
 pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let rev = args.rev.as_deref().unwrap_or("HEAD");
-    let work = match (&args.rev, store.workdir()) {
-        (None, Ok(_)) => Some(work_tree_changes(&store, store.resolve_commit("HEAD")?)?),
-        _ => None,
-    };
-    let mut report = match &work {
-        Some(w) if w.tree.is_some() || w.contract.is_some() => {
-            let commit = store.resolve_commit("HEAD")?;
-            let contract = match &w.contract {
-                Some(c) => c.clone(),
-                None => contract_at(&store, commit, rev)?,
-            };
-            let mut report = evaluate_with(
-                ctx,
-                &store,
-                "the work tree",
-                commit,
-                contract,
-                w.tree,
-                None,
-                &Baseline::Own,
-            )?;
-            // the evaluation names the commit it sits on; what it judged is the work tree
-            let own = format!("{}'s inputs", commit.to_hex_with_len(7));
-            for s in &mut report.states {
-                s.reason = s.reason.replace(&own, "the work tree's inputs");
-            }
-            report
+    let (mut report, work) = match (&args.rev, store.workdir()) {
+        (None, Ok(_)) => {
+            let (report, work) = work_tree_report(ctx, &store)?;
+            (report, Some(work))
         }
-        _ => evaluate_rev(ctx, &store, rev)?,
+        _ => (evaluate_rev(ctx, &store, rev)?, None),
     };
     let contract = match work.as_ref().and_then(|w| w.contract.clone()) {
         Some(c) => c,
@@ -493,7 +532,10 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     }
     let on = colour(std::io::stdout().is_terminal());
     let states: Vec<&CheckState> = report.states.iter().collect();
-    print!("{}", render_rows(&states, on));
+    print!(
+        "{}",
+        render_rows_named(&states, on, &super::signer_names(&store))
+    );
     Ok(ExitCode::SUCCESS)
 }
 

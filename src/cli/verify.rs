@@ -55,7 +55,8 @@ pub struct VerifyArgs {
 /// When there are no receipt chains here at all but `rev` requires checks, why a
 /// verification that checked nothing is no answer, with the fix.
 pub(super) fn nothing_fetched(store: &Store, rev: &str) -> Result<Option<String>> {
-    if !store.writers()?.is_empty() {
+    // with no remote, there is nothing to fetch: the checks were just never run
+    if !store.writers()?.is_empty() || store.repo().remote_names().is_empty() {
         return Ok(None);
     }
     let Ok(commit) = store.resolve_commit(rev) else {
@@ -134,13 +135,37 @@ pub(super) fn verifier_trust(
     match store.head() {
         Ok((head, _)) => {
             let (trust, root) = ctx.trust_for(store, head)?;
-            Ok((
-                trust,
-                format!("your key, receipt.trustedKey and {}", root.description),
-            ))
+            let described = match local_trust_words(&trust) {
+                Some(local) => format!("{local} and {}", root.description),
+                None => root.description,
+            };
+            Ok((trust, described))
         }
-        Err(_) => Ok((ctx.trust(store)?, "your key and receipt.trustedKey".into())),
+        Err(_) => {
+            let trust = ctx.trust(store)?;
+            let described = local_trust_words(&trust)
+                .unwrap_or_else(|| "no key (no signing key here, no receipt.trustedKey)".into());
+            Ok((trust, described))
+        }
     }
+}
+
+/// `your key and receipt.trustedKey`, naming only what this clone has: a CI job
+/// without a key is not told it verified against one.
+fn local_trust_words(trust: &TrustSet) -> Option<String> {
+    use git_receipt::trust::TrustOrigin;
+    let has = |o: fn(&TrustOrigin) -> bool| trust.keys().iter().any(|t| o(&t.origin));
+    let parts: Vec<&str> = [
+        ("your key", has(|o| matches!(o, TrustOrigin::OwnKey))),
+        (
+            "receipt.trustedKey",
+            has(|o| matches!(o, TrustOrigin::Config)),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(w, present)| present.then_some(w))
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(" and "))
 }
 
 /// Run verification with a progress line on a terminal.
