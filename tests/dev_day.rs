@@ -460,3 +460,124 @@ fn a_keyless_ci_is_not_told_it_verified_against_its_key() {
     let v = s.author.receipt_ok(&s.repo, &["verify"]);
     assert!(v.stderr.contains("against your key and "), "{v}");
 }
+
+/// The basic repository with a third check, `lint`, that fails.
+fn three_checks() -> (Env, PathBuf) {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["key", "generate"]);
+    env.git_ok(
+        &repo,
+        &[
+            "config",
+            "-f",
+            ".gitreceipts",
+            "check.lint.run",
+            "echo lint-ran; exit 4",
+        ],
+    );
+    env.git_ok(&repo, &["commit", "-q", "-am", "lint"]);
+    (env, repo)
+}
+
+fn chain_checks(env: &Env, repo: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = env
+        .log_json(repo)
+        .iter()
+        .map(|r| r["check"].as_str().unwrap().to_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn run_several_checks_prints_one_summary() {
+    let (env, repo) = three_checks();
+    let r = env.receipt(&repo, &["run", "test", "docs"]);
+    assert_eq!(r.code, 0, "all passed: {r}");
+    assert!(
+        r.stderr.contains("git-receipt: 2 of 2 checks passed\n"),
+        "{r}"
+    );
+    let summary: Vec<&str> = r
+        .stderr
+        .lines()
+        .skip_while(|l| !l.contains("of 2 checks passed"))
+        .skip(1)
+        .collect();
+    assert_eq!(summary.len(), 2, "one line per check: {r}");
+    assert!(summary[0].starts_with("  test  passed "), "{r}");
+    assert!(summary[1].starts_with("  docs  passed "), "{r}");
+    assert!(summary.iter().all(|l| l.contains("sha256:")), "{r}");
+    assert_eq!(chain_checks(&env, &repo), ["docs", "test"]);
+
+    // one failing among several: exit 1, and the summary says how to see its log
+    let r = env.receipt(&repo, &["run", "lint", "test"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains("git-receipt: 1 of 2 checks passed\n"),
+        "{r}"
+    );
+    assert!(
+        r.stderr.lines().any(|l| l.starts_with("  lint  failed ")
+            && l.contains("exit 4; its log: git receipt show --log sha256:")),
+        "{r}"
+    );
+    // a name that is not declared stops everything before anything runs
+    let before = env.log_json(&repo).len();
+    let r = env.receipt(&repo, &["run", "test", "nope"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("no check named \"nope\""), "{r}");
+    assert_eq!(env.log_json(&repo).len(), before, "nothing ran: {r}");
+    // one check keeps its own exit code
+    assert_eq!(env.receipt(&repo, &["run", "lint"]).code, 4);
+    // and an ad hoc command is one check
+    let r = env.receipt(&repo, &["run", "a", "b", "--", "true"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("name exactly one"), "{r}");
+}
+
+#[test]
+fn run_all_runs_every_declared_check_not_a_command_named_all() {
+    let (env, repo) = three_checks();
+    let r = env.receipt(&repo, &["run", "--all"]);
+    assert_eq!(r.code, 1, "lint fails: {r}");
+    assert!(
+        !r.stderr.contains("-- --all"),
+        "no clap advice to run `--all`: {r}"
+    );
+    assert!(
+        r.stderr.contains("git-receipt: 2 of 3 checks passed\n"),
+        "{r}"
+    );
+    assert_eq!(chain_checks(&env, &repo), ["docs", "lint", "test"]);
+}
+
+#[test]
+fn run_stale_runs_what_is_not_present_and_then_nothing() {
+    let (env, repo) = three_checks();
+    env.git_ok(
+        &repo,
+        &["config", "-f", ".gitreceipts", "check.lint.run", "true"],
+    );
+    env.git_ok(&repo, &["commit", "-q", "-am", "lint passes"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    // docs and lint are missing; test is present
+    let r = env.receipt_ok(&repo, &["run", "--stale"]);
+    assert!(
+        r.stderr.contains("git-receipt: 2 of 2 checks passed\n"),
+        "{r}"
+    );
+    assert!(!r.stderr.contains("  test "), "test was present: {r}");
+    assert_eq!(chain_checks(&env, &repo), ["docs", "lint", "test"]);
+    // a change to src makes test stale again, and only test runs
+    std::fs::write(repo.join("src/lib.rs"), "pub fn lib() { 9 }\n").unwrap();
+    env.git_ok(&repo, &["commit", "-q", "-am", "src"]);
+    let r = env.receipt_ok(&repo, &["run", "--stale"]);
+    assert!(r.stderr.contains("git-receipt: test passed"), "{r}");
+    assert!(!r.stderr.contains("docs"), "{r}");
+    let r = env.receipt_ok(&repo, &["run", "--stale"]);
+    assert!(r.stderr.contains("every declared check is present"), "{r}");
+    let st = env.receipt_ok(&repo, &["gate"]);
+    assert!(st.stdout.contains("present"), "{st}");
+}
