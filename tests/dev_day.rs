@@ -581,3 +581,83 @@ fn run_stale_runs_what_is_not_present_and_then_nothing() {
     let st = env.receipt_ok(&repo, &["gate"]);
     assert!(st.stdout.contains("present"), "{st}");
 }
+
+#[test]
+fn status_of_a_range_has_a_row_per_commit_and_a_column_per_check() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_branchy_repo.sh", "repo");
+    env.receipt_ok(&repo, &["key", "generate"]);
+    // docs checked on the fork point, test on the feature commit
+    env.git_ok(&repo, &["checkout", "-q", "main~1"]);
+    env.receipt_ok(&repo, &["run", "docs"]);
+    env.git_ok(&repo, &["checkout", "-q", "feature"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    let f = env.git_ok(&repo, &["rev-parse", "--short=7", "HEAD"]);
+    // one more feature commit, changing docs and declaring a new check
+    std::fs::write(repo.join("docs/index.md"), "# feature docs\n").unwrap();
+    env.git_ok(
+        &repo,
+        &["config", "-f", ".gitreceipts", "check.lint.run", "true"],
+    );
+    env.git_ok(&repo, &["commit", "-q", "-am", "feature: docs and lint"]);
+    let g = env.git_ok(&repo, &["rev-parse", "--short=7", "HEAD"]);
+
+    let r = env.receipt_ok(&repo, &["status", "main..feature"]);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        3,
+        "a header and the range's two commits, not main's: {r}"
+    );
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["test", "docs", "lint"],
+        "{r}"
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        [
+            g.as_str(),
+            "present",
+            "stale",
+            "missing",
+            "feature:",
+            "docs",
+            "and",
+            "lint"
+        ],
+        "newest first; test by identical inputs, docs changed since the fork: {r}"
+    );
+    assert_eq!(
+        lines[2].split_whitespace().collect::<Vec<_>>(),
+        [
+            f.as_str(),
+            "present",
+            "present",
+            "-",
+            "feature:",
+            "change",
+            "lib"
+        ],
+        "lint was not declared yet: {r}"
+    );
+
+    let v = json(&env.receipt_ok(&repo, &["status", "--json", "main..feature"]));
+    assert_eq!(v["range"], "main..feature");
+    assert_eq!(v["checks"], serde_json::json!(["test", "docs", "lint"]));
+    let commits = v["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 2, "{v}");
+    assert!(
+        commits[1]["commit"].as_str().unwrap().starts_with(&f),
+        "{v}"
+    );
+    assert_eq!(commits[1]["checks"][1]["state"], "present", "{v}");
+    assert_eq!(commits[0]["subject"], "feature: docs and lint", "{v}");
+
+    let r = env.receipt(&repo, &["status", "main..nosuch"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("cannot list the commits of main..nosuch"),
+        "{r}"
+    );
+}

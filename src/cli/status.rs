@@ -15,17 +15,22 @@ use git_receipt::trust::trust_root;
 use super::{Context, colour, paint, short_id};
 use git_receipt::text::escape;
 
-/// Show the state of every check declared in .gitreceipts at a revision.
+/// Show the state of every check declared in .gitreceipts at a revision, or over a range.
 ///
 /// For each check: present (a trusted passing receipt covers exactly its inputs),
 /// failed, stale (an ancestor was checked but its inputs or definition changed
 /// since), or missing; with the receipt that decided it and the reason.
+/// Without a revision, the work tree as `git receipt run` would test it (its
+/// files and its .gitreceipts), saying when it has uncommitted changes. With a
+/// range A..B (as `git log A..B` takes it), one row per commit and one column per
+/// check: what a reviewer wants for a pull request.
 /// Only receipts signed by a trusted key count: your own key, git config
 /// receipt.trustedKey, and the signers in .gitreceipts at the revision's merge base
 /// with the default branch.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The revision (default HEAD).
+    /// The revision (default: the work tree on HEAD), or a range A..B.
+    #[arg(value_name = "REV|A..B")]
     pub rev: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -467,9 +472,97 @@ fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree
     Ok((report, work))
 }
 
+/// The commits of range `spec` (`A..B`, as `git log A..B` lists them, newest
+/// first), each with its subject line.
+fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::ObjectId, String)>> {
+    let out = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(store.git_dir())
+        .args(["log", "--topo-order", "--format=%H %s", spec, "--"])
+        .output()
+        .map_err(|e| anyhow::anyhow!("cannot run git log: {e}"))?;
+    if !out.status.success() {
+        bail!(
+            "cannot list the commits of {}: {}\nhint: give a range as `git log` takes it, e.g. main..feature",
+            escape(spec),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let mut commits = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let (hex, subject) = line.split_once(' ').unwrap_or((line, ""));
+        commits.push((gix::ObjectId::from_hex(hex.as_bytes())?, subject.to_owned()));
+    }
+    Ok(commits)
+}
+
+/// `status A..B`: one row per commit of the range, one column per check.
+fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) -> Result<ExitCode> {
+    let commits = range_commits(store, spec)?;
+    let mut rows = Vec::new();
+    let mut columns: Vec<String> = Vec::new();
+    for (commit, subject) in &commits {
+        let mut report = evaluate_rev(ctx, store, &commit.to_string())?;
+        if !report.undecided.is_empty() {
+            return Err(report.undecided.swap_remove(0).error.into());
+        }
+        for s in &report.states {
+            if !columns.contains(&s.name) {
+                columns.push(s.name.clone());
+            }
+        }
+        rows.push((*commit, subject.clone(), report));
+    }
+    if json_out {
+        let v = json!({
+            "range": spec,
+            "checks": columns,
+            "commits": rows.iter().map(|(commit, subject, report)| json!({
+                "commit": commit.to_string(),
+                "subject": subject,
+                "trust": report.trust_root,
+                "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        eprintln!("git-receipt: {} has no commits", escape(spec));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let on = colour(std::io::stdout().is_terminal());
+    let widths: Vec<usize> = columns.iter().map(|c| c.len().max(7)).collect();
+    let mut out = format!("{:<7}", "");
+    for (c, w) in columns.iter().zip(&widths) {
+        out.push_str(&format!("  {:<w$}", escape(c)));
+    }
+    out.push('\n');
+    for (commit, subject, report) in &rows {
+        out.push_str(&commit.to_hex_with_len(7).to_string());
+        for (c, w) in columns.iter().zip(&widths) {
+            let cell = match report.states.iter().find(|s| &s.name == c) {
+                Some(s) => paint(
+                    on,
+                    state_colour(s.state),
+                    &format!("{:<w$}", s.state.as_str()),
+                ),
+                None => format!("{:<w$}", "-"),
+            };
+            out.push_str(&format!("  {cell}"));
+        }
+        out.push_str(&format!("  {}\n", escape(subject)));
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Print the state of every check.
 pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
+    if let Some(spec) = args.rev.as_deref().filter(|r| r.contains("..")) {
+        return cmd_status_range(ctx, &store, spec, args.json);
+    }
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let (mut report, work) = match (&args.rev, store.workdir()) {
         (None, Ok(_)) => {
