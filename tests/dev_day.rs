@@ -661,3 +661,69 @@ fn status_of_a_range_has_a_row_per_commit_and_a_column_per_check() {
         "{r}"
     );
 }
+
+fn doctor_items(env: &Env, repo: &std::path::Path) -> (i32, Vec<(String, bool)>) {
+    let r = env.receipt(repo, &["doctor", "--json"]);
+    let v = json(&r);
+    let items = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["item"].as_str().unwrap().to_owned(),
+                i["ok"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    (r.code, items)
+}
+
+#[test]
+fn doctor_says_what_to_run_and_then_that_all_is_well() {
+    let s = served();
+    // a reviewer's fresh clone: nothing set up, a key that is no signer, chains to fetch
+    let reviewer = Env::new();
+    let r = clone(&reviewer, &s.url, "reviewer");
+    reviewer.receipt_ok(&r, &["key", "generate"]);
+    let text = reviewer.receipt(&r, &["doctor"]);
+    assert_eq!(text.code, 1, "{text}");
+    for expected in [
+        "run: git receipt init --remote origin",
+        "run: git receipt install-hooks",
+        "is not a signer in .gitreceipts on origin/main",
+        "run: git config --add notes.displayRef 'refs/notes/receipts/*'",
+        "1 of 1 receipt chain on origin has receipts this clone lacks",
+        "run: git receipt fetch",
+    ] {
+        assert!(text.stdout.contains(expected), "{expected}: {text}");
+    }
+    let (_, items) = doctor_items(&reviewer, &r);
+    assert_eq!(
+        items,
+        [
+            ("refspecs".to_owned(), false),
+            ("hook".to_owned(), false),
+            ("key".to_owned(), false),
+            ("notes".to_owned(), false),
+            ("history".to_owned(), true),
+            ("remote".to_owned(), false),
+        ]
+    );
+    reviewer.receipt_ok(&r, &["init"]);
+    reviewer.git_ok(&r, &["fetch", "-q", "origin"]);
+    let (code, items) = doctor_items(&reviewer, &r);
+    assert_eq!(code, 1, "still no signer: {items:?}");
+    assert_eq!(
+        items.iter().filter(|(_, ok)| !ok).collect::<Vec<_>>(),
+        [&("key".to_owned(), false)],
+        "{items:?}"
+    );
+    assert!(items.contains(&("own chain".to_owned(), true)), "{items:?}");
+
+    // the author, a signer, once set up: every line ok
+    s.author.receipt_ok(&s.repo, &["init"]);
+    let text = s.author.receipt_ok(&s.repo, &["doctor"]);
+    assert!(text.stdout.contains("is signer \"ada\" on main"), "{text}");
+    assert!(!text.stdout.contains("FIX"), "{text}");
+}

@@ -5,6 +5,8 @@
 //! Exit codes: 0 all good; 1 the verdict is no (for `run`: the check's own exit
 //! code); 2 could not decide (usage, I/O, corrupt repository).
 
+mod completions;
+mod doctor;
 mod fetch;
 mod gate;
 mod hook;
@@ -71,7 +73,8 @@ enum Command {
     Hook(hook::HookArgs),
     Verify(verify::VerifyArgs),
     Key(key::KeyArgs),
-    #[command(hide = true)]
+    Doctor(doctor::DoctorArgs),
+    Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
 }
 
@@ -281,6 +284,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Verify(a) => verify::cmd_verify(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
+        Command::Doctor(a) => doctor::cmd_doctor(&ctx, a),
+        Command::Completions(a) => completions::cmd_completions(a),
     }
 }
 

@@ -475,21 +475,16 @@ fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree
 /// The commits of range `spec` (`A..B`, as `git log A..B` lists them, newest
 /// first), each with its subject line.
 fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::ObjectId, String)>> {
-    let out = std::process::Command::new("git")
-        .arg("--git-dir")
-        .arg(store.git_dir())
-        .args(["log", "--topo-order", "--format=%H %s", spec, "--"])
-        .output()
-        .map_err(|e| anyhow::anyhow!("cannot run git log: {e}"))?;
-    if !out.status.success() {
+    let out = store.run_git(&["log", "--topo-order", "--format=%H %s", spec, "--"])?;
+    if !out.ok {
         bail!(
             "cannot list the commits of {}: {}\nhint: give a range as `git log` takes it, e.g. main..feature",
             escape(spec),
-            String::from_utf8_lossy(&out.stderr).trim()
+            out.stderr
         );
     }
     let mut commits = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in out.stdout.lines() {
         let (hex, subject) = line.split_once(' ').unwrap_or((line, ""));
         commits.push((gix::ObjectId::from_hex(hex.as_bytes())?, subject.to_owned()));
     }
