@@ -38,6 +38,9 @@ pub enum CompletionShell {
     Fish,
 }
 
+/// The name the bash script is generated for (see [`cmd_completions`]).
+const BASH_NAME: &str = "gitreceipt";
+
 /// Glue for git's bash completion: git completes `git receipt ...` by calling
 /// `_git_receipt` with its own `words`/`cword` (`words[__git_cmd_idx]` is
 /// `receipt`); clap's function reads `COMP_WORDS`/`COMP_CWORD` as if the command
@@ -50,24 +53,41 @@ _git_receipt() {
     local COMP_CWORD=$((cword - idx))
     local COMP_LINE="${COMP_WORDS[*]}"
     local COMP_POINT=${#COMP_LINE}
-    _git-receipt git-receipt "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    _gitreceipt git-receipt "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 }
 "#;
 
 /// Print the script.
 pub fn cmd_completions(args: CompletionsArgs) -> Result<ExitCode> {
-    let mut cmd = super::Cli::command()
-        .name("git-receipt")
-        .bin_name("git-receipt");
-    let mut out = std::io::stdout();
     let shell = match args.shell {
         CompletionShell::Bash => Shell::Bash,
         CompletionShell::Zsh => Shell::Zsh,
         CompletionShell::Fish => Shell::Fish,
     };
-    clap_complete::generate(shell, &mut cmd, "git-receipt", &mut out);
     if let CompletionShell::Bash = args.shell {
+        // clap_complete's bash script names a hyphenated binary's subcommand
+        // functions inconsistently (`git__receipt__subcmd__run` called,
+        // `git__subcmd__receipt__subcmd__run` defined), so it is generated for a
+        // name without one and registered for `git-receipt`.
+        let mut buf = Vec::new();
+        let mut cmd = super::Cli::command().name(BASH_NAME);
+        clap_complete::generate(shell, &mut cmd, BASH_NAME, &mut buf);
+        let script = String::from_utf8(buf)?;
+        for line in script.lines() {
+            match line.trim_start().starts_with("complete -F ") {
+                true => println!(
+                    "{}",
+                    line.strip_suffix(BASH_NAME)
+                        .map(|l| format!("{l}git-receipt"))
+                        .unwrap_or_else(|| line.to_owned())
+                ),
+                false => println!("{line}"),
+            }
+        }
         print!("{BASH_GIT_GLUE}");
+        return Ok(ExitCode::SUCCESS);
     }
+    let mut cmd = super::Cli::command().name("git-receipt");
+    clap_complete::generate(shell, &mut cmd, "git-receipt", &mut std::io::stdout());
     Ok(ExitCode::SUCCESS)
 }
