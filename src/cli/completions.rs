@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{Args, CommandFactory, ValueEnum};
 use clap_complete::Shell;
 
-/// Print a shell completion script for git receipt.
+/// Print a shell completion script for git receipt
 ///
 /// bash: completes `git receipt <TAB>` under git's own bash completion (which
 /// calls `_git_receipt`) and `git-receipt <TAB>`. zsh: a `_git-receipt`

@@ -19,7 +19,7 @@ pub const DEFAULT_LOG_LIMIT: usize = 8 << 20;
 /// Bytes of each stream kept in the receipt.
 pub const TAIL_BYTES: usize = 4096;
 
-/// Run checks and write a signed receipt of each result.
+/// Run checks and write a signed receipt of each result
 ///
 /// Runs each check NAME declared in .gitreceipts (`sh -c <run>` at the top of the
 /// work tree), one after another, or, with a command after `--`, that command as
@@ -34,7 +34,6 @@ pub const TAIL_BYTES: usize = 4096;
 /// Examples:
 ///
 ///     git receipt run test
-///     git receipt run test lint
 ///     git receipt run --stale
 ///     git receipt run lint -- cargo clippy -- -D warnings
 #[derive(Debug, Args)]

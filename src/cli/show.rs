@@ -19,7 +19,7 @@ use git_receipt::trust::{Refusal, TrustSet};
 use super::{Context, colour, human_ms, paint};
 use git_receipt::text::escape;
 
-/// Show the receipts for a revision, or one receipt by its id.
+/// Show the receipts for a revision, or one receipt by its id
 ///
 /// Lists every receipt, from every writer, whose signed subject is the commit REV
 /// (default HEAD), and the receipt that decides each declared check there (as
@@ -30,11 +30,18 @@ use git_receipt::text::escape;
 /// prefix of one (`sha256:85d2b20bed0b`, as printed everywhere), shows that
 /// receipt. Exits 1 when there is nothing to show (text and --json alike).
 ///
+/// Examples:
+///
+///     git receipt show
+///     git receipt show --log HEAD --check test
+///
 /// To check a receipt with OpenSSH alone:
-///   git receipt show --body ID > msg
-///   git receipt show --sshsig ID > msg.sig
-///   ssh-keygen -Y verify -f allowed_signers -I NAME -n git-receipt -s msg.sig < msg
+///
+///     git receipt show --body sha256:3f2a > msg
+///     git receipt show --sshsig sha256:3f2a > msg.sig
+///     ssh-keygen -Y verify -f allowed_signers -I me -n git-receipt -s msg.sig < msg
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ShowArgs {
     /// The revision (default HEAD), or a receipt id or unique id prefix (sha256:...).
     #[arg(value_name = "REV|ID")]
