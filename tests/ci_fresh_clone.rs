@@ -206,7 +206,7 @@ fn ci_with_git_receipt_fetch_verifies_a_fresh_clone_and_refuses_a_forged_chain()
     let r = ci.receipt_ok(&dir, &["fetch"]);
     assert!(
         r.stderr
-            .contains(&format!("new chain {}: 1 receipts", world.dev_writer)),
+            .contains(&format!("new chain {}: 1 receipt", world.dev_writer)),
         "{r}"
     );
     assert!(
