@@ -727,3 +727,39 @@ fn doctor_says_what_to_run_and_then_that_all_is_well() {
     assert!(text.stdout.contains("is signer \"ada\" on main"), "{text}");
     assert!(!text.stdout.contains("FIX"), "{text}");
 }
+
+#[test]
+fn show_takes_bare_hex_ids_and_a_branch_cannot_name_its_own_signer() {
+    let (env, repo) = tested_then_moved_on();
+    let j = json(&env.receipt(&repo, &["show", "--json"]));
+    let id = j[0]["id"].as_str().unwrap();
+    let hex = &id["sha256:".len().."sha256:".len() + 12];
+    let r = env.receipt_ok(&repo, &["show", hex]);
+    assert!(r.stdout.starts_with(&format!("receipt {id}\n")), "{r}");
+
+    // Mallory's branch declares her key as signer "maintainer" and runs docs:
+    // trust (and so names) come from main, where she is nobody
+    let mallory = Env::new();
+    mallory.receipt_ok(&repo, &["key", "generate"]);
+    let key = mallory.receipt_ok(&repo, &["key", "show"]).stdout;
+    env.git_ok(&repo, &["checkout", "-q", "-b", "feature"]);
+    env.git_ok(
+        &repo,
+        &[
+            "config",
+            "-f",
+            ".gitreceipts",
+            "signer.maintainer.key",
+            key.trim(),
+        ],
+    );
+    env.git_ok(&repo, &["commit", "-q", "-am", "trust me"]);
+    mallory.receipt_ok(&repo, &["run", "docs"]);
+    let r = env.receipt_ok(&repo, &["show"]);
+    assert!(!r.stdout.contains("maintainer"), "{r}");
+    assert!(
+        r.stdout.contains("  writer   default-"),
+        "Mallory's writer id: {r}"
+    );
+    assert!(r.stdout.contains("  writer   ada #0"), "{r}");
+}

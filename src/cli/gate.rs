@@ -97,7 +97,12 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let mut json_out = Vec::new();
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
-    let names = super::signer_names(&store);
+    let names = match &baseline {
+        Baseline::At { commit, label } => {
+            super::SignerNames::of(&super::status::contract_at(&store, *commit, label)?)
+        }
+        _ => super::signer_names(&store),
+    };
     for rev in &revs {
         let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), &baseline)?;
         for notice in &report.notices {

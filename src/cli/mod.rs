@@ -335,8 +335,9 @@ fn short_id(id: &str) -> &str {
     }
 }
 
-/// The signers' names in `.gitreceipts` (at HEAD and at the default branch's tip),
-/// so that output can say `ada` where it would say `default-8ef8f6cb...`.
+/// The names signers have in a trusted revision's `.gitreceipts`, so that output
+/// can say `ada` where it would say `default-8ef8f6cb...`. A branch that declares
+/// a signer for a key of its own does not get to name it.
 #[derive(Debug, Default)]
 pub(crate) struct SignerNames {
     /// The first 16 bytes of each signer key's fingerprint digest, in hex, and the name.
@@ -344,7 +345,19 @@ pub(crate) struct SignerNames {
 }
 
 impl SignerNames {
-    /// The signer's name for writer id `writer`, when a `.gitreceipts` names its key.
+    /// The names of the `[signer]` entries of `contract`, a trusted revision's.
+    pub(crate) fn of(contract: &Contract) -> SignerNames {
+        let mut names = SignerNames::default();
+        for signer in &contract.signers {
+            let suffix = hex::encode(&signer.key.fingerprint_digest()[..16]);
+            if !names.by_suffix.iter().any(|(s, _)| *s == suffix) {
+                names.by_suffix.push((suffix, signer.name.clone()));
+            }
+        }
+        names
+    }
+
+    /// The signer's name for writer id `writer`, when a trusted `[signer]` key wrote it.
     pub(crate) fn name_of(&self, writer: &str) -> Option<&str> {
         let (_, suffix) = writer.rsplit_once('-')?;
         self.by_suffix
@@ -363,31 +376,18 @@ impl SignerNames {
     }
 }
 
-/// Read [`SignerNames`]; a missing or unreadable `.gitreceipts` names nobody.
+/// [`SignerNames`] of `.gitreceipts` at HEAD's trust root (its merge base with the
+/// default branch, whose signers HEAD is judged by); none when there is none.
 pub(crate) fn signer_names(store: &Store) -> SignerNames {
-    let mut names = SignerNames::default();
-    let mut commits: Vec<gix::ObjectId> = Vec::new();
-    if let Ok((head, _)) = store.head() {
-        commits.push(head);
-    }
-    if let Some((_, tip)) = git_receipt::trust::default_branch(store) {
-        commits.push(tip);
-    }
-    for commit in commits {
-        let Ok(Some(bytes)) = store.file_at(commit, git_receipt::contract::FILE_NAME) else {
-            continue;
-        };
-        let Ok(contract) = Contract::parse(&bytes, std::path::Path::new(".gitreceipts")) else {
-            continue;
-        };
-        for signer in &contract.signers {
-            let suffix = hex::encode(&signer.key.fingerprint_digest()[..16]);
-            if !names.by_suffix.iter().any(|(s, _)| *s == suffix) {
-                names.by_suffix.push((suffix, signer.name.clone()));
-            }
-        }
-    }
-    names
+    let Ok((head, _)) = store.head() else {
+        return SignerNames::default();
+    };
+    let Some(root) = trust_root(store, head).commit else {
+        return SignerNames::default();
+    };
+    status::contract_at(store, root, "the trust root")
+        .map(|c| SignerNames::of(&c))
+        .unwrap_or_default()
 }
 
 /// `n` and the noun for it: `1 chain`, `2 chains`, `0 chains`.

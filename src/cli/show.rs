@@ -207,7 +207,12 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
     let trust = ctx.trust(&store)?;
     let names = super::signer_names(&store);
     let wanted = args.rev.as_deref().unwrap_or("HEAD");
-    if looks_like_id(wanted) {
+    // an id as printed (`sha256:...`), or bare hex that names no revision here
+    let by_id = looks_like_id(wanted)
+        || (wanted.len() >= 4
+            && wanted.bytes().all(|b| b.is_ascii_hexdigit())
+            && store.resolve_commit(wanted).is_err());
+    if by_id {
         let (writer, e) = find_receipt(&store, wanted)?;
         let shown = vec![Shown {
             writer,
@@ -222,9 +227,21 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
     for s in &mut shown {
         s.found.push(format!("its subject is {}", short(&commit)));
     }
-    // the receipts that decide the checks here, as `status` reads them
-    let report = super::status::evaluate_rev(ctx, &store, rev)?;
-    for state in &report.states {
+    // the receipts that decide the checks here, as `status` reads them; a
+    // .gitreceipts that does not parse here leaves only the receipts about it
+    let states = match super::status::evaluate_rev(ctx, &store, rev) {
+        Ok(report) => report.states,
+        Err(e) => {
+            eprintln!(
+                "{}",
+                git_receipt::text::escape_lines(&format!(
+                    "git-receipt: warning: cannot tell which receipts decide the checks at {rev}: {e}"
+                ))
+            );
+            Vec::new()
+        }
+    };
+    for state in &states {
         let Some(d) = &state.decider else { continue };
         let how = format!(
             "decides check {}: {}",
