@@ -192,8 +192,30 @@ impl Contract {
         self.checks.iter().find(|c| c.name == name)
     }
 
-    /// Parse the bytes of a contract; `file` only labels errors.
+    /// Parse the bytes of a contract; `file` only labels errors. A command often
+    /// reads the same `.gitreceipts` twice (the revision and its trust root are one
+    /// commit on the default branch), and turning a thousand signers' keys into
+    /// curve points is most of a gate's time, so a successful parse is remembered
+    /// for the life of the process, by content.
     pub fn parse(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
+        type Memo = std::collections::HashMap<Vec<u8>, Contract>;
+        static PARSED: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+        if let Some(c) = PARSED
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().and_then(|m| m.get(bytes).cloned()))
+        {
+            return Ok(c);
+        }
+        let contract = Contract::parse_uncached(bytes, file)?;
+        if let Ok(mut memo) = PARSED.lock() {
+            memo.get_or_insert_with(Default::default)
+                .insert(bytes.to_vec(), contract.clone());
+        }
+        Ok(contract)
+    }
+
+    fn parse_uncached(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
         // A value converted lossily (`path = src\xff`) would name something else
         // than what was written, so the contract is UTF-8 throughout.
         if let Err(e) = std::str::from_utf8(bytes) {

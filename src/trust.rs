@@ -102,9 +102,17 @@ impl std::fmt::Display for Refusal {
 }
 
 /// The keys a reader accepts.
+///
+/// Found by their key bytes, fingerprint or writer-id suffix in O(1): a team's
+/// `.gitreceipts` may name a thousand signers, and comparing Ed25519 points pair
+/// by pair (or hashing every key per lookup) would cost a gate more than the rest
+/// of its work.
 #[derive(Debug, Clone, Default)]
 pub struct TrustSet {
     keys: Vec<Trusted>,
+    by_bytes: std::collections::HashMap<[u8; 32], usize>,
+    by_fingerprint: std::collections::HashMap<String, usize>,
+    writer_suffixes: std::collections::HashSet<String>,
 }
 
 impl TrustSet {
@@ -124,9 +132,17 @@ impl TrustSet {
     /// validity window is the narrowest (the later `valid_after`, the earlier
     /// `valid_before`), so a second, stricter declaration is never ignored.
     pub fn add_entry(&mut self, entry: Trusted) {
-        match self.keys.iter_mut().find(|t| t.key == entry.key) {
-            Some(existing) => existing.narrow(&entry),
-            None => self.keys.push(entry),
+        let bytes = *entry.key.as_bytes();
+        match self.by_bytes.get(&bytes) {
+            Some(&i) => self.keys[i].narrow(&entry),
+            None => {
+                let digest = entry.key.fingerprint_digest();
+                self.by_bytes.insert(bytes, self.keys.len());
+                self.by_fingerprint
+                    .insert(entry.key.fingerprint(), self.keys.len());
+                self.writer_suffixes.insert(hex::encode(&digest[..16]));
+                self.keys.push(entry);
+            }
         }
     }
 
@@ -135,7 +151,11 @@ impl TrustSet {
     /// branch's tip says about a key only ever removes trust.
     pub fn restrict(&mut self, contract: &Contract) {
         for s in &contract.signers {
-            if let Some(existing) = self.keys.iter_mut().find(|t| t.key == s.key) {
+            if let Some(existing) = self
+                .by_bytes
+                .get(s.key.as_bytes())
+                .map(|&i| &mut self.keys[i])
+            {
                 existing.narrow(&Trusted {
                     key: s.key.clone(),
                     origin: TrustOrigin::Contract(s.name.clone()),
@@ -253,9 +273,7 @@ impl TrustSet {
 
     /// The trusted key with this OpenSSH fingerprint.
     pub fn lookup(&self, fingerprint: &str) -> Option<&Trusted> {
-        self.keys
-            .iter()
-            .find(|t| t.key.fingerprint() == fingerprint)
+        self.by_fingerprint.get(fingerprint).map(|&i| &self.keys[i])
     }
 
     /// Whether some trusted key could have written chain `writer`: a writer id ends
@@ -265,9 +283,7 @@ impl TrustSet {
         let Some((_, suffix)) = writer.rsplit_once('-') else {
             return false;
         };
-        self.keys
-            .iter()
-            .any(|t| hex::encode(&t.key.fingerprint_digest()[..16]) == suffix)
+        self.writer_suffixes.contains(suffix)
     }
 
     /// All keys.

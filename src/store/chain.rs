@@ -99,13 +99,7 @@ pub struct Appended {
 impl Store {
     /// Every writer with a chain here, with its tip, sorted by writer id.
     pub fn writers(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
-        let mut out = Vec::new();
-        for writer in self.names_under(CHAIN_PREFIX)? {
-            if let Some(tip) = self.chain_tip(&writer)? {
-                out.push((writer, tip));
-            }
-        }
-        Ok(out)
+        self.tips_under(CHAIN_PREFIX)
     }
 
     /// The tip of a writer's chain, if it has one.

@@ -520,15 +520,46 @@ impl FileView {
                 h = mid;
             }
         }
-        let mut out = Vec::new();
+        // The keys of `oid`: read a run of keys at a time, not one by one.
+        const RUN: usize = 64;
+        let mut found: Vec<u32> = Vec::new();
         let mut i = lo;
-        while i < hi {
-            let (k, r) = self.key(i)?;
-            if k != *oid {
-                break;
+        'keys: while i < hi {
+            let n = RUN.min(hi - i);
+            let bytes = self.read(self.keys_at + i * KEY_LEN, n * KEY_LEN)?;
+            for k in bytes.chunks(KEY_LEN) {
+                if k[..20] != *oid.as_bytes() {
+                    break 'keys;
+                }
+                found.push(u32::from_le_bytes(k[20..24].try_into().expect("4")));
             }
-            out.push(hit(self.record(r)?, r));
-            i += 1;
+            i += n;
+        }
+        // Their records: one read of the span when they lie close together (one
+        // chain's receipts about one object do), else one read each.
+        let numbers: Vec<usize> = found.iter().map(|r| (r & !ROLE_INPUTS) as usize).collect();
+        let (Some(&first), Some(&last)) = (numbers.iter().min(), numbers.iter().max()) else {
+            return Ok(Vec::new());
+        };
+        if last >= self.records {
+            return Err(Corrupt("a key names a record that does not exist".into()));
+        }
+        let span = last - first + 1;
+        let mut out = Vec::with_capacity(found.len());
+        if span <= 4 * numbers.len() + 64 {
+            let bytes = self.read(self.records_at + first * RECORD_LEN, span * RECORD_LEN)?;
+            for (r, n) in found.iter().zip(&numbers) {
+                let at = (n - first) * RECORD_LEN;
+                let rec = decode_record(&bytes[at..at + RECORD_LEN]);
+                if rec.chain as usize >= self.chains.len() {
+                    return Err(Corrupt("a record names a chain that does not exist".into()));
+                }
+                out.push(hit(rec, *r));
+            }
+        } else {
+            for r in &found {
+                out.push(hit(self.record(*r)?, *r));
+            }
         }
         Ok(out)
     }
@@ -840,13 +871,14 @@ impl Store {
             .map(|(c, e)| (c.writer.clone(), (c, e)))
             .collect();
         let mut chains = Vec::with_capacity(tips.len());
+        let mut jobs = Vec::new();
         for (writer, tip) in tips {
-            let known = by_writer.remove(&writer);
-            match known {
+            match by_writer.remove(&writer) {
                 Some((info, entries)) if info.tip == tip => chains.push((info, entries)),
-                known => chains.push(self.index_chain(&writer, tip, known)?),
+                known => jobs.push((writer, tip, known)),
             }
         }
+        chains.extend(self.index_chains(jobs));
         let mem = Mem::from_entries(chains);
         if self.overrides.is_empty() && !file_disabled(self) {
             self.write_index_file(&mem);
@@ -856,107 +888,36 @@ impl Store {
         }))
     }
 
-    /// Index one chain from `tip`, reusing what `known` indexed when the chain
-    /// still descends from it; a chain that moved backwards or sideways is
-    /// re-indexed whole, and said so.
-    fn index_chain(
+    /// Index the chains of `jobs` (writer, tip, what was indexed before): on every
+    /// core, a chain per thread, when there are several; else one chain with its
+    /// receipts read on every core.
+    fn index_chains(
         &self,
-        writer: &str,
-        tip: ObjectId,
-        known: Option<(ChainInfo, Vec<Entry>)>,
-    ) -> Result<(ChainInfo, Vec<Entry>), StoreError> {
-        // A chain indexed incompletely (cut by a shallow fetch, or a missing object)
-        // was recorded with a null tip, so it is read again whole until it is whole.
-        let known = known.filter(|(i, _)| !i.tip.is_null());
-        let stop = known.as_ref().map(|(i, _)| i.tip);
-        let mut complete = true;
-        let mut walked: Vec<(ObjectId, ObjectId)> = Vec::new(); // (commit, tree)
-        let mut reached_stop = false;
-        let mut seen = HashSet::new();
-        let mut next = Some(tip);
-        while let Some(c) = next {
-            if Some(c) == stop {
-                reached_stop = true;
-                break;
-            }
-            if !seen.insert(c) {
-                break;
-            }
-            let commit = match self.repo.find_commit(c) {
-                Ok(commit) => commit,
-                Err(e) => {
-                    eprintln!(
-                        "git-receipt: warning: chain {writer} is unreadable at {c} ({e}); only the {} receipts above it count\nhint: a shallow fetch (--depth) cuts chains: fetch refs/receipts/* in full; `git receipt verify` reports the chain",
-                        walked.len()
-                    );
-                    complete = false;
-                    break;
-                }
-            };
-            next = commit.parent_ids().next().map(|p| p.detach());
-            match commit.tree_id() {
-                Ok(t) => walked.push((c, t.detach())),
-                Err(_) => continue,
-            }
-        }
-        let mut entries = Vec::new();
-        let mut count = 0;
-        if let Some((info, old)) = known {
-            if reached_stop {
-                entries = old;
-                count = info.count;
-            } else {
-                eprintln!(
-                    "git-receipt: notice: chain {writer} no longer descends from {}, the tip indexed before (now {tip}): it moved backwards or was rewritten; re-indexed it\nhint: `git receipt verify --checkpoint FILE` tells a rollback from a legitimate update",
-                    info.tip
-                );
-            }
-        }
-        count += walked.len() as u64;
-        // newest first from the walk; store oldest first
-        walked.reverse();
-        entries.extend(self.light_entries(&walked));
-        Ok((
-            ChainInfo {
-                writer: writer.to_owned(),
-                tip: if complete {
-                    tip
-                } else {
-                    ObjectId::null(gix::hash::Kind::Sha1)
-                },
-                count,
-            },
-            entries,
-        ))
-    }
-
-    /// Read and parse the receipts of chain commits, on every core for long lists.
-    fn light_entries(&self, commits: &[(ObjectId, ObjectId)]) -> Vec<Entry> {
-        let one = |repo: &gix::Repository, (commit, tree): &(ObjectId, ObjectId)| {
-            match read_receipt_file(repo, *tree) {
-                Ok(bytes) => light_entry(*commit, &bytes),
-                Err(ReceiptFileProblem::Shape(_) | ReceiptFileProblem::Oversized(_)) => None,
-            }
-        };
+        jobs: Vec<(String, ObjectId, Option<Known>)>,
+    ) -> Vec<(ChainInfo, Vec<Entry>)> {
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .clamp(1, 8);
-        if threads == 1 || commits.len() < 256 {
-            return commits.iter().filter_map(|c| one(&self.repo, c)).collect();
+        if jobs.len() < 2 || threads == 1 {
+            return jobs
+                .into_iter()
+                .map(|(w, t, k)| index_chain(&self.repo, &w, t, k, true))
+                .collect();
         }
         let shared = self.repo.clone().into_sync();
-        let chunk = commits.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = commits
-                .chunks(chunk)
-                .map(|part| {
-                    let shared = &shared;
+        let queue = std::sync::Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>());
+        let mut done: Vec<(usize, (ChainInfo, Vec<Entry>))> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (shared, queue) = (&shared, &queue);
                     s.spawn(move || {
                         let repo = shared.to_thread_local();
-                        part.iter()
-                            .filter_map(|c| one(&repo, c))
-                            .collect::<Vec<_>>()
+                        let mut out = Vec::new();
+                        while let Some((n, (w, t, k))) = queue.lock().expect("index queue").pop() {
+                            out.push((n, index_chain(&repo, &w, t, k, false)));
+                        }
+                        out
                     })
                 })
                 .collect();
@@ -964,9 +925,137 @@ impl Store {
                 .into_iter()
                 .flat_map(|h| h.join().expect("indexing threads do not panic"))
                 .collect()
-        })
+        });
+        done.sort_by_key(|(n, _)| *n);
+        done.into_iter().map(|(_, c)| c).collect()
     }
+}
 
+/// What an earlier index knew of a chain.
+type Known = (ChainInfo, Vec<Entry>);
+
+/// Index one chain from `tip`, reusing what `known` indexed when the chain still
+/// descends from it; a chain that moved backwards or sideways is re-indexed whole,
+/// and said so. `split` lets it read the receipts on every core.
+fn index_chain(
+    repo: &gix::Repository,
+    writer: &str,
+    tip: ObjectId,
+    known: Option<Known>,
+    split: bool,
+) -> (ChainInfo, Vec<Entry>) {
+    // A chain indexed incompletely (cut by a shallow fetch, or a missing object)
+    // was recorded with a null tip, so it is read again whole until it is whole.
+    let known = known.filter(|(i, _)| !i.tip.is_null());
+    let stop = known.as_ref().map(|(i, _)| i.tip);
+    let mut complete = true;
+    let mut walked: Vec<(ObjectId, ObjectId)> = Vec::new(); // (commit, tree), newest first
+    let mut reached_stop = false;
+    let mut seen = HashSet::new();
+    let mut next = Some(tip);
+    while let Some(c) = next {
+        if Some(c) == stop {
+            reached_stop = true;
+            break;
+        }
+        if !seen.insert(c) {
+            break;
+        }
+        let commit = match repo.find_commit(c) {
+            Ok(commit) => commit,
+            Err(e) => {
+                eprintln!(
+                    "git-receipt: warning: chain {writer} is unreadable at {c} ({e}); only the {} receipts above it count\nhint: a shallow fetch (--depth) cuts chains: fetch refs/receipts/* in full; `git receipt verify` reports the chain",
+                    walked.len()
+                );
+                complete = false;
+                break;
+            }
+        };
+        next = commit.parent_ids().next().map(|p| p.detach());
+        match commit.tree_id() {
+            Ok(t) => walked.push((c, t.detach())),
+            Err(_) => continue,
+        }
+    }
+    let mut entries = Vec::new();
+    let mut count = 0;
+    if let Some((info, old)) = known {
+        if reached_stop {
+            entries = old;
+            count = info.count;
+        } else {
+            eprintln!(
+                "git-receipt: notice: chain {writer} no longer descends from {}, the tip indexed before (now {tip}): it moved backwards or was rewritten; re-indexed it\nhint: `git receipt verify --checkpoint FILE` tells a rollback from a legitimate update",
+                info.tip
+            );
+        }
+    }
+    count += walked.len() as u64;
+    // Read newest first, the walk's order: packs keep the newest receipt whole
+    // and older ones as deltas against newer, so this order reuses delta bases.
+    // Entries are stored oldest first.
+    let mut fresh = light_entries(repo, &walked, split);
+    fresh.reverse();
+    entries.extend(fresh);
+    (
+        ChainInfo {
+            writer: writer.to_owned(),
+            tip: if complete {
+                tip
+            } else {
+                ObjectId::null(gix::hash::Kind::Sha1)
+            },
+            count,
+        },
+        entries,
+    )
+}
+
+/// Read and parse the receipts of chain commits; with `split`, on every core for
+/// long lists.
+fn light_entries(
+    repo: &gix::Repository,
+    commits: &[(ObjectId, ObjectId)],
+    split: bool,
+) -> Vec<Entry> {
+    let one =
+        |repo: &gix::Repository, (commit, tree): &(ObjectId, ObjectId)| match read_receipt_file(
+            repo, *tree,
+        ) {
+            Ok(bytes) => light_entry(*commit, &bytes),
+            Err(ReceiptFileProblem::Shape(_) | ReceiptFileProblem::Oversized(_)) => None,
+        };
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    if !split || threads == 1 || commits.len() < 256 {
+        return commits.iter().filter_map(|c| one(repo, c)).collect();
+    }
+    let shared = repo.clone().into_sync();
+    let chunk = commits.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = commits
+            .chunks(chunk)
+            .map(|part| {
+                let shared = &shared;
+                s.spawn(move || {
+                    let repo = shared.to_thread_local();
+                    part.iter()
+                        .filter_map(|c| one(&repo, c))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("indexing threads do not panic"))
+            .collect()
+    })
+}
+
+impl Store {
     /// Write the index file atomically; give up quietly when another process holds
     /// the lock or the git directory is read-only (the next reader writes it).
     fn write_index_file(&self, mem: &Mem) {

@@ -188,6 +188,10 @@ fn missing_object_hint(refname: &str) -> String {
 }
 
 /// Say once per process that `bad` is skipped (every listing meets it again).
+/// One ref as [`Store::scan_refs`] found it: its name and commit, or why no
+/// reader can use it.
+type Scanned = Result<(String, ObjectId), UnusableRef>;
+
 fn warn_once(bad: &UnusableRef) {
     static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
@@ -305,21 +309,34 @@ impl Store {
     /// command; it is named once on stderr, and `git receipt verify` reports it
     /// (see [`Store::unusable_refs`]).
     pub(crate) fn names_under(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
-        let mut out = std::collections::BTreeSet::new();
+        Ok(self
+            .tips_under(prefix)?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect())
+    }
+
+    /// Names under `prefix` (stripped) with the commit each points at, real and
+    /// overridden, sorted: one pass over the refs, whatever their number.
+    pub(crate) fn tips_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let mut out = std::collections::BTreeMap::new();
         for r in self.scan_refs(prefix)? {
             match r {
-                Ok(name) => {
-                    out.insert(name[prefix.len()..].to_owned());
+                Ok((name, id)) => {
+                    out.insert(name[prefix.len()..].to_owned(), id);
                 }
                 Err(bad) => warn_once(&bad),
             }
         }
         for (name, value) in &self.overrides {
             if let Some(rest) = name.strip_prefix(prefix) {
-                if value.is_some() {
-                    out.insert(rest.to_owned());
-                } else {
-                    out.remove(rest);
+                match value {
+                    Some(v) if crate::receipt::is_valid_writer_id(rest) => {
+                        out.insert(rest.to_owned(), *v);
+                    }
+                    _ => {
+                        out.remove(rest);
+                    }
                 }
             }
         }
@@ -338,7 +355,7 @@ impl Store {
 
     /// Every ref under `prefix`: its full name when it can be a writer's chain or
     /// notes ref, else why not.
-    fn scan_refs(&self, prefix: &str) -> Result<Vec<Result<String, UnusableRef>>, StoreError> {
+    fn scan_refs(&self, prefix: &str) -> Result<Vec<Scanned>, StoreError> {
         let refs = self
             .repo
             .references()
@@ -379,7 +396,7 @@ impl Store {
                 match r.target().try_id().map(|id| id.to_owned()) {
                     None => bad("is a symbolic ref".into()),
                     Some(id) => match self.repo.find_header(id) {
-                        Ok(h) if h.kind() == gix::object::Kind::Commit => Ok(name.clone()),
+                        Ok(h) if h.kind() == gix::object::Kind::Commit => Ok((name.clone(), id)),
                         Ok(h) => bad(format!("points at a {}, not a commit", h.kind())),
                         Err(_) => bad(format!(
                             "points at {id}, which is missing from the object store (a `git gc --prune=now` that raced a writer leaves this)"
