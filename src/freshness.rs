@@ -198,12 +198,25 @@ pub fn evaluate(
     trust: &TrustSet,
     opts: Options,
 ) -> Result<Vec<Result<CheckState, Undecided>>, FreshnessError> {
+    evaluate_tree(store, rev, store.commit_tree(rev)?, contract, trust, opts)
+}
+
+/// [`evaluate`] for `tree` on top of commit `rev` (its history): the work tree
+/// as `git receipt run` would test it, for `status` without a revision.
+pub fn evaluate_tree(
+    store: &Store,
+    rev: ObjectId,
+    tree: ObjectId,
+    contract: &Contract,
+    trust: &TrustSet,
+    opts: Options,
+) -> Result<Vec<Result<CheckState, Undecided>>, FreshnessError> {
     let mut ev = Evaluation {
         store,
         trust,
         index: store.receipt_index()?,
         rev,
-        rev_tree: store.commit_tree(rev)?,
+        rev_tree: tree,
         opts,
         ancestry: None,
         accept: Default::default(),
@@ -384,7 +397,13 @@ impl Evaluation<'_> {
             };
             if b.result.passed {
                 state.state = State::Present;
-                state.reason = if distance == Some(0) && !b.subject.dirty {
+                let here = self.rev.to_hex_with_len(7);
+                state.reason = if b.subject.dirty {
+                    // what was tested was the work tree on that commit, not its inputs
+                    format!(
+                        "present: uncommitted changes on {short} were tested, identical to {here}'s inputs ({where_})"
+                    )
+                } else if distance == Some(0) {
                     format!("present: passed on {short} ({where_})")
                 } else {
                     format!("present: inputs identical to {short} ({where_})")
@@ -425,11 +444,19 @@ impl Evaluation<'_> {
             let b = found.receipt.body();
             let distance = self.distance_of(&b.subject.commit)?;
             state.state = State::Stale;
-            state.reason = format!(
-                "stale: definition changed since {} (`run`, `path` or `env` of check {:?} edited)",
-                &b.subject.commit[..7],
-                def.name
-            );
+            state.reason = if b.subject.dirty {
+                format!(
+                    "stale: run on {} with an uncommitted definition of check {:?}, not the one here (`run`, `path` or `env` differ)",
+                    &b.subject.commit[..7],
+                    def.name
+                )
+            } else {
+                format!(
+                    "stale: definition changed since {} (`run`, `path` or `env` of check {:?} edited)",
+                    &b.subject.commit[..7],
+                    def.name
+                )
+            };
             state.decider = Some(Decider {
                 receipt: found.receipt,
                 writer: found.writer,
@@ -480,7 +507,12 @@ impl Evaluation<'_> {
                 ""
             };
             state.state = State::Stale;
-            state.reason = if b.check.definition != definition {
+            state.reason = if b.check.definition != definition && b.subject.dirty {
+                format!(
+                    "stale: run on {} ({back}) with uncommitted changes and another definition of the check",
+                    &hex[..7]
+                )
+            } else if b.check.definition != definition {
                 format!("stale: definition changed since {} ({back})", &hex[..7])
             } else if changed.is_empty() {
                 format!(
@@ -491,6 +523,12 @@ impl Evaluation<'_> {
                     } else {
                         ""
                     }
+                )
+            } else if b.subject.dirty {
+                format!(
+                    "stale: {} differ from what was tested on {} ({back}, with uncommitted changes)",
+                    list_paths(&changed),
+                    &hex[..7]
                 )
             } else {
                 format!(
@@ -513,10 +551,15 @@ impl Evaluation<'_> {
                 check: def.name.clone(),
             });
         }
-        state.reason = format!(
-            "missing: no receipt within {} ancestors",
-            group_thousands(self.opts.walk_limit)
-        );
+        state.reason = if self.ancestry()?.order.is_empty() {
+            "missing: no receipt for this commit, which has no parent to inherit one from"
+                .to_owned()
+        } else {
+            format!(
+                "missing: no receipt within {} ancestors",
+                group_thousands(self.opts.walk_limit)
+            )
+        };
         Ok(state)
     }
 }

@@ -350,13 +350,13 @@ pub fn trust_root(store: &crate::store::Store, rev: gix::ObjectId) -> TrustRoot 
             _ => TrustRoot {
                 commit: None,
                 description: format!(
-                    "no merge base with {name}: only your key and receipt.trustedKey are trusted"
+                    "no merge base with {name}: only local keys (your key, receipt.trustedKey) are trusted"
                 ),
             },
         },
         None => TrustRoot {
             commit: None,
-            description: "no default branch found (set receipt.defaultBranch): only your key and receipt.trustedKey are trusted".into(),
+            description: "no default branch found (set receipt.defaultBranch): only local keys (your key, receipt.trustedKey) are trusted".into(),
         },
     }
 }

@@ -70,6 +70,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// What is worth mending but decides nothing (notes that lag their chain).
     pub warnings: Vec<Finding>,
+    /// Receipts of chains that no trusted key could have written, set aside by
+    /// [`Report::set_aside_untrusted`]: they count for nothing, and are no finding.
+    pub untrusted: Vec<Finding>,
     /// The tip of every chain as verified.
     pub tips: BTreeMap<String, String>,
 }
@@ -860,6 +863,30 @@ fn verify_checkpoint(
         }
     }
     Ok(())
+}
+
+impl Report {
+    /// Move the `untrusted` findings of chains that no key in `trust` could have
+    /// written (an outside contributor's, say) from [`Report::findings`] to
+    /// [`Report::untrusted`]: such receipts count for nothing anywhere, so they are
+    /// a notice, not a finding. A trusted writer's chain holding a receipt signed by
+    /// another key keeps its finding, as does everything that breaks a chain.
+    pub fn set_aside_untrusted(&mut self, trust: &TrustSet) {
+        let (aside, kept): (Vec<Finding>, Vec<Finding>) = std::mem::take(&mut self.findings)
+            .into_iter()
+            .partition(|f| f.kind == "untrusted" && !trust.may_sign_as(&f.chain));
+        self.findings = kept;
+        self.untrusted.extend(aside);
+    }
+
+    /// How many chains [`Report::untrusted`] spans.
+    pub fn untrusted_chains(&self) -> usize {
+        self.untrusted
+            .iter()
+            .map(|f| f.chain.as_str())
+            .collect::<HashSet<_>>()
+            .len()
+    }
 }
 
 impl Checkpoint {

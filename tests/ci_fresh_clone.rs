@@ -206,7 +206,7 @@ fn ci_with_git_receipt_fetch_verifies_a_fresh_clone_and_refuses_a_forged_chain()
     let r = ci.receipt_ok(&dir, &["fetch"]);
     assert!(
         r.stderr
-            .contains(&format!("new chain {}: 1 receipts", world.dev_writer)),
+            .contains(&format!("new chain {}: 1 receipt", world.dev_writer)),
         "{r}"
     );
     assert!(
@@ -218,7 +218,7 @@ fn ci_with_git_receipt_fetch_verifies_a_fresh_clone_and_refuses_a_forged_chain()
     let r = gate(&ci, &dir);
     assert_eq!(r.code, 0, "{r}");
     assert!(
-        r.stdout.contains("HEAD: all 1 required checks present"),
+        r.stdout.contains("HEAD: required check test present"),
         "{r}"
     );
     assert!(!key_path(&ci).exists(), "CI needs no key and gets none");

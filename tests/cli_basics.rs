@@ -286,13 +286,19 @@ fn dirty_tree_receipt_names_the_tree_a_commit_of_those_changes_gets() {
 }
 
 #[test]
-fn show_lists_only_receipts_for_that_commit() {
+fn show_lists_receipts_for_that_commit_and_those_deciding_its_checks() {
     let env = Env::new();
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     env.receipt_ok(&repo, &["run", "test"]);
-    let r = env.receipt(&repo, &["show", "HEAD~1"]);
-    assert_eq!(r.code, 1, "{r}");
-    assert!(r.stderr.contains("no receipts for HEAD~1"), "{r}");
+    // HEAD~1 has HEAD's inputs for `test`: HEAD's receipt decides it there, and
+    // show says so rather than that it is a receipt about HEAD~1
+    let r = env.receipt_ok(&repo, &["show", "HEAD~1"]);
+    assert!(
+        r.stdout
+            .contains("  found    decides check test: present: inputs identical to"),
+        "{r}"
+    );
+    assert!(!r.stdout.contains("its subject is"), "{r}");
     let r = env.receipt_ok(&repo, &["show"]);
     assert!(r.stdout.contains("check    test passed, exit 0"), "{r}");
     assert!(r.stdout.contains("verified (your key)"), "{r}");

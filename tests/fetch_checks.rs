@@ -95,7 +95,7 @@ fn a_fetched_receipt_signed_by_the_right_key_that_skips_the_local_tip_is_refused
     let carol_writer = writer_id(key(&carol).public(), "default");
     assert!(
         r.stderr
-            .contains(&format!("new chain {carol_writer}: 1 receipts")),
+            .contains(&format!("new chain {carol_writer}: 1 receipt")),
         "{r}"
     );
     assert!(

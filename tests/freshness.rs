@@ -152,7 +152,7 @@ fn pass_on_a_commit_is_present_on_that_commit() {
     assert_eq!(v.unwrap()[0]["ok"], true);
     let text = env.receipt(&repo, &["gate"]);
     assert_eq!(text.code, 0, "{text}");
-    assert_eq!(text.stdout, "HEAD: all 1 required checks present\n");
+    assert_eq!(text.stdout, "HEAD: required check test present\n");
 }
 
 #[test]
@@ -511,7 +511,7 @@ fn receipt_on_a_dirty_tree_is_present_once_exactly_those_changes_are_committed()
     assert_eq!(
         reason(&s),
         format!(
-            "stale: src/extra.rs, src/lib.rs changed since {} (this commit, tested with uncommitted changes)",
+            "stale: src/extra.rs, src/lib.rs differ from what was tested on {} (this commit, with uncommitted changes)",
             short(&base)
         )
     );
@@ -520,11 +520,13 @@ fn receipt_on_a_dirty_tree_is_present_once_exactly_those_changes_are_committed()
     let s = state(&env, &repo, "HEAD", "test");
     assert_eq!(s["state"], "present", "{s}");
     assert_eq!(s["receipt"], id.as_str());
+    // named after what was tested: the work tree on base, not base's inputs
     assert_eq!(
         reason(&s),
         format!(
-            "present: inputs identical to {} (tested 1 commit back)",
-            short(&base)
+            "present: uncommitted changes on {} were tested, identical to {}'s inputs (tested 1 commit back)",
+            short(&base),
+            short(&rev(&env, &repo, "HEAD"))
         )
     );
     assert_eq!(
@@ -550,7 +552,7 @@ fn receipt_on_a_dirty_tree_does_not_cover_a_commit_of_other_changes() {
     assert_eq!(
         reason(&s),
         format!(
-            "stale: src/extra.rs, src/lib.rs changed since {} (1 commit back, tested with uncommitted changes)",
+            "stale: src/extra.rs, src/lib.rs differ from what was tested on {} (1 commit back, with uncommitted changes)",
             short(&base)
         )
     );
@@ -989,7 +991,11 @@ fn gate_failure_prints_each_check_with_its_fix() {
     );
     assert!(r.stdout.contains("fix: git receipt run test\n"), "{r}");
     assert!(r.stdout.contains("fix: git receipt run docs\n"), "{r}");
-    assert!(r.stdout.contains("stale: src/lib.rs changed since"), "{r}");
+    // the state is printed once: `stale    src/lib.rs changed since`
+    assert!(
+        r.stdout.contains("stale    src/lib.rs changed since"),
+        "{r}"
+    );
 }
 
 // ------------------------------------------------------------------------- output

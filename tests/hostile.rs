@@ -73,7 +73,10 @@ fn terminal_injection_through_detail_argv_and_paths_is_escaped_everywhere() {
 
     let status = env.receipt(&repo, &["status", "HEAD~1"]);
     assert_eq!(status.code, 0, "{status}");
-    assert!(status.stdout.contains(r"failed: x\x1b[2J"), "{status}");
+    assert!(
+        status.stdout.contains(r"test  failed   x\x1b[2J"),
+        "{status}"
+    );
     assert_no_terminal_control("status", &status);
     let stale = env.receipt(&repo, &["status"]);
     assert!(
@@ -103,7 +106,7 @@ fn terminal_injection_through_detail_argv_and_paths_is_escaped_everywhere() {
         input.as_bytes(),
     );
     assert_eq!(hook.code, 1, "{hook}");
-    assert!(hook.stderr.contains(r"failed: x\x1b[2J"), "{hook}");
+    assert!(hook.stderr.contains(r"test  failed   x\x1b[2J"), "{hook}");
     assert_no_terminal_control("pre-push hook", &hook);
 
     // an error that quotes a hostile argument is escaped as well
@@ -179,7 +182,13 @@ fn allowed_signers_negation_and_wildcards_trust_exactly_what_ssh_keygen_accepts(
         let oracle = ssh_keygen_accepts(&env, &allowed, &body, &sig);
         let ours = env.receipt(
             &repo,
-            &["verify", "--allowed-signers", allowed.to_str().unwrap()],
+            // strict: a key the file does not trust for receipts is a finding
+            &[
+                "verify",
+                "--strict",
+                "--allowed-signers",
+                allowed.to_str().unwrap(),
+            ],
         );
         assert!(ours.code == 0 || ours.code == 1, "{options}: {ours}");
         assert_eq!(

@@ -270,6 +270,7 @@ fn a_key_named_by_git_config_is_used_with_tilde_expanded_and_the_environment_win
             &repo,
             &[
                 "verify",
+                "--strict",
                 "--json",
                 "--allowed-signers",
                 allowed.to_str().unwrap(),

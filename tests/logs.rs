@@ -448,7 +448,7 @@ fn a_v1_receipt_with_its_log_in_the_chain_still_reads_verifies_and_shows_its_log
     assert_eq!(v["checks"][0]["state"], "present", "{r}");
     assert_eq!(v["checks"][0]["receipt"], receipt.id(), "{r}");
     let r = env.receipt_ok(&repo, &["verify"]);
-    assert!(r.stderr.contains("verified 1 receipts"), "{r}");
+    assert!(r.stderr.contains("verified 1 receipt "), "{r}");
     let r = show_log(&env, &repo, receipt.id());
     assert_eq!(r.code, 0, "{r}");
     assert_eq!(r.raw_stdout, log_text);

@@ -53,8 +53,14 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
     let mut rejected = false;
     for (writer, outcome) in &report {
         let line = match outcome {
-            FetchOutcome::Added(n) => format!("new chain {writer}: {n} receipts"),
-            FetchOutcome::Updated(n) => format!("{writer}: {n} new receipts"),
+            FetchOutcome::Added(n) => format!(
+                "new chain {writer}: {}",
+                super::plural(*n, "receipt", "receipts")
+            ),
+            FetchOutcome::Updated(n) => format!(
+                "{writer}: {}",
+                super::plural(*n, "new receipt", "new receipts")
+            ),
             FetchOutcome::UpToDate => continue,
             FetchOutcome::LocalAhead => {
                 format!("{writer}: yours is ahead of {remote}'s (push with `git receipt push`)")
@@ -88,8 +94,8 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         .filter(|o| matches!(o, FetchOutcome::Added(_) | FetchOutcome::Updated(_)))
         .count();
     eprintln!(
-        "git-receipt: fetched receipts from {remote}: {} chains, {fresh} with new receipts",
-        report.len()
+        "git-receipt: fetched receipts from {remote}: {}, {fresh} with new receipts",
+        super::plural(report.len() as u64, "chain", "chains")
     );
     if args.logs {
         let (taken, refused) = store.fetch_all_logs(&remote)?;

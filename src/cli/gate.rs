@@ -9,7 +9,7 @@ use serde_json::json;
 
 use git_receipt::freshness::{CheckState, State};
 
-use super::status::{Baseline, evaluate_rev_trusting, render_rows, state_json};
+use super::status::{Baseline, evaluate_rev_trusting, render_rows_named, state_json};
 use super::{Context, colour};
 use git_receipt::text::escape;
 
@@ -67,7 +67,11 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             Some(t) => t.clone(),
             None => super::verify::verifier_trust(ctx, &store, None, None)?,
         };
-        let report = super::verify::run_verify(&store, &t, None)?;
+        let mut report = super::verify::run_verify(&store, &t, None)?;
+        report.set_aside_untrusted(&t);
+        if !args.json {
+            super::verify::print_untrusted_notice(&report, &described);
+        }
         if !report.findings.is_empty() {
             if args.json {
                 let v =
@@ -76,22 +80,29 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             } else {
                 super::verify::print_findings(&report);
                 eprintln!(
-                    "git-receipt: gate failed: {} findings verifying {} receipts against {described}\nhint: `git receipt verify` shows them again",
-                    report.findings.len(),
-                    report.receipts
+                    "git-receipt: gate failed: {} verifying {} against {described}\nhint: `git receipt verify` shows them again",
+                    super::plural(report.findings.len() as u64, "finding", "findings"),
+                    super::plural(report.receipts, "receipt", "receipts"),
                 );
             }
             return Ok(ExitCode::from(1));
         }
         eprintln!(
-            "git-receipt: verified {} receipts in {} chains against {described}",
-            report.receipts, report.chains
+            "git-receipt: verified {} in {} against {described}",
+            super::plural(report.receipts, "receipt", "receipts"),
+            super::plural(report.chains as u64, "chain", "chains"),
         );
     }
     let mut all_ok = true;
     let mut json_out = Vec::new();
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
+    let names = match &baseline {
+        Baseline::At { commit, label } => {
+            super::SignerNames::of(&super::status::contract_at(&store, *commit, label)?)
+        }
+        _ => super::signer_names(&store),
+    };
     for rev in &revs {
         let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), &baseline)?;
         for notice in &report.notices {
@@ -149,20 +160,26 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                 "{rev}: no required checks (mark one with `required = true` in .gitreceipts, or pass --require)\n"
             ));
         } else if failing.is_empty() {
-            text.push_str(&format!(
-                "{rev}: all {} required checks present\n",
-                required.len()
-            ));
+            text.push_str(&match required.as_slice() {
+                [one] => format!("{rev}: required check {} present\n", escape(&one.name)),
+                all => format!("{rev}: all {} required checks present\n", all.len()),
+            });
         } else {
             text.push_str(&format!(
-                "{rev} ({}): {} of {} required checks not present\n",
+                "{rev} ({}): {} of {} not present\n",
                 report.commit.to_hex_with_len(7),
                 failing.len(),
-                required.len()
+                super::plural(required.len() as u64, "required check", "required checks"),
             ));
-            text.push_str(&render_rows(&failing, on));
-            for s in &failing {
-                text.push_str(&format!("  fix: {}\n", report.fix(s)));
+            text.push_str(&render_rows_named(&failing, on, &names));
+            match super::verify::nothing_fetched(&store, rev)? {
+                // running every check here is not what a fresh CI clone lacks
+                Some(why) => text.push_str(&format!("  {why}\n")),
+                None => {
+                    for s in &failing {
+                        text.push_str(&format!("  fix: {}\n", report.fix(s)));
+                    }
+                }
             }
         }
     }

@@ -5,6 +5,8 @@
 //! Exit codes: 0 all good; 1 the verdict is no (for `run`: the check's own exit
 //! code); 2 could not decide (usage, I/O, corrupt repository).
 
+mod completions;
+mod doctor;
 mod fetch;
 mod gate;
 mod hook;
@@ -71,7 +73,8 @@ enum Command {
     Hook(hook::HookArgs),
     Verify(verify::VerifyArgs),
     Key(key::KeyArgs),
-    #[command(hide = true)]
+    Doctor(doctor::DoctorArgs),
+    Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
 }
 
@@ -247,6 +250,15 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
 /// Run the parsed command.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     let cwd = match cli.dir {
+        Some(d) if !d.is_dir() => anyhow::bail!(
+            "cannot change to {}: {}\nhint: -C takes an existing directory inside a git work tree",
+            d.display(),
+            if d.exists() {
+                "not a directory"
+            } else {
+                "no such directory"
+            }
+        ),
         Some(d) => d,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
@@ -272,6 +284,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Verify(a) => verify::cmd_verify(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
+        Command::Doctor(a) => doctor::cmd_doctor(&ctx, a),
+        Command::Completions(a) => completions::cmd_completions(a),
     }
 }
 
@@ -319,6 +333,67 @@ fn short_id(id: &str) -> &str {
         Some((end, _)) => &id[..end],
         None => id,
     }
+}
+
+/// The names signers have in a trusted revision's `.gitreceipts`, so that output
+/// can say `ada` where it would say `default-8ef8f6cb...`. A branch that declares
+/// a signer for a key of its own does not get to name it.
+#[derive(Debug, Default)]
+pub(crate) struct SignerNames {
+    /// The first 16 bytes of each signer key's fingerprint digest, in hex, and the name.
+    by_suffix: Vec<(String, String)>,
+}
+
+impl SignerNames {
+    /// The names of the `[signer]` entries of `contract`, a trusted revision's.
+    pub(crate) fn of(contract: &Contract) -> SignerNames {
+        let mut names = SignerNames::default();
+        for signer in &contract.signers {
+            let suffix = hex::encode(&signer.key.fingerprint_digest()[..16]);
+            if !names.by_suffix.iter().any(|(s, _)| *s == suffix) {
+                names.by_suffix.push((suffix, signer.name.clone()));
+            }
+        }
+        names
+    }
+
+    /// The signer's name for writer id `writer`, when a trusted `[signer]` key wrote it.
+    pub(crate) fn name_of(&self, writer: &str) -> Option<&str> {
+        let (_, suffix) = writer.rsplit_once('-')?;
+        self.by_suffix
+            .iter()
+            .find(|(s, _)| s == suffix)
+            .map(|(_, n)| n.as_str())
+    }
+
+    /// `ada` for ada's default chain, `ada (chain ci)` for another, else the writer id.
+    pub(crate) fn label(&self, writer: &str) -> String {
+        match (self.name_of(writer), writer.rsplit_once('-')) {
+            (Some(name), Some(("default", _))) => name.to_owned(),
+            (Some(name), Some((chain, _))) => format!("{name} (chain {chain})"),
+            _ => writer.to_owned(),
+        }
+    }
+}
+
+/// [`SignerNames`] of `.gitreceipts` at HEAD's trust root (its merge base with the
+/// default branch, whose signers HEAD is judged by); none when there is none.
+pub(crate) fn signer_names(store: &Store) -> SignerNames {
+    let Ok((head, _)) = store.head() else {
+        return SignerNames::default();
+    };
+    let Some(root) = trust_root(store, head).commit else {
+        return SignerNames::default();
+    };
+    status::contract_at(store, root, "the trust root")
+        .map(|c| SignerNames::of(&c))
+        .unwrap_or_default()
+}
+
+/// `n` and the noun for it: `1 chain`, `2 chains`, `0 chains`.
+fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn human_ms(ms: u64) -> String {

@@ -12,16 +12,21 @@ use git_receipt::runner::{Captured, Observation, capture, now_ms};
 use super::run::{TAIL_BYTES, resolve_check};
 use super::{Context, short_id};
 
-/// Write a receipt for a check whose result was produced elsewhere.
+/// Write a receipt for a check whose result was produced elsewhere
 ///
 /// For when the command ran outside git-receipt (another runner, a CI step):
 /// records the given exit code and output log against the current work tree, as
 /// `"mode": "record"`. The check must be declared in .gitreceipts, or given
 /// after `--` as an ad hoc check.
 ///
+/// Keep the log outside the work tree, or the receipt records uncommitted
+/// changes (the log itself).
+///
 /// Example:
-///   cargo test > out.txt 2>&1; git receipt record test --exit-code $? --log out.txt
+///
+///     cargo test > /tmp/test.log 2>&1; git receipt record test --exit-code $? --log /tmp/test.log
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct RecordArgs {
     /// The check's name.
     pub name: String,

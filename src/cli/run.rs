@@ -12,27 +12,42 @@ use git_receipt::recorder::{self, CheckSpec};
 use git_receipt::runner::{self, RunSpec};
 
 use super::{Context, colour, human_ms, paint, short_id};
+use git_receipt::text::escape;
 
 /// Default cap on the stored output log (8 MiB); set `receipt.logLimit` to change it.
 pub const DEFAULT_LOG_LIMIT: usize = 8 << 20;
 /// Bytes of each stream kept in the receipt.
 pub const TAIL_BYTES: usize = 4096;
 
-/// Run a check and write a signed receipt of its result.
+/// Run checks and write a signed receipt of each result
 ///
-/// Runs the check NAME declared in .gitreceipts (`sh -c <run>` at the top of the
-/// work tree), or, with a command after `--`, that command as an ad hoc check.
-/// Output streams live; then one line on stderr gives the receipt id, the result
-/// and the duration. Exits with the check's own exit code (a failing check still
-/// gets a receipt); 2 if the receipt could not be stored.
+/// Runs each check NAME declared in .gitreceipts (`sh -c <run>` at the top of the
+/// work tree), one after another, or, with a command after `--`, that command as
+/// an ad hoc check. Output streams live; after each check one line on stderr gives
+/// its result, duration and receipt id (and, when it failed, how to read its
+/// log); after several, one summary. --all runs every declared check; --stale
+/// runs every declared check that is not present for the work tree (what the
+/// pre-push hook asks for). One check exits with its own exit code (a failing
+/// check still gets a receipt); several exit 0 when all passed, 1 otherwise; 2 if
+/// a receipt could not be stored.
 ///
 /// Examples:
-///   git receipt run test
-///   git receipt run lint -- cargo clippy -- -D warnings
+///
+///     git receipt run test
+///     git receipt run --stale
+///     git receipt run lint -- cargo clippy -- -D warnings
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct RunArgs {
-    /// The check's name.
-    pub name: String,
+    /// The checks to run (one, with a command after `--`).
+    #[arg(value_name = "NAME", required_unless_present_any = ["all", "stale"])]
+    pub names: Vec<String>,
+    /// Run every check declared in .gitreceipts.
+    #[arg(long, conflicts_with_all = ["names", "stale"])]
+    pub all: bool,
+    /// Run every declared check that is not present for the work tree.
+    #[arg(long, conflicts_with = "names")]
+    pub stale: bool,
     /// An ad hoc command to run instead of a declared check.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -148,24 +163,133 @@ pub(super) fn log_limit(store: &git_receipt::store::Store) -> Result<usize> {
     }
 }
 
-/// Run the check, store the receipt, exit with the check's code.
+/// What one check's run came to, for the summary.
+struct Outcome {
+    name: String,
+    passed: bool,
+    exit_code: i64,
+    duration_ms: u64,
+    id: String,
+}
+
+/// Run the checks, store their receipts, exit with the one check's code or the
+/// verdict over several.
 pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
-    let workdir = store.workdir()?.to_owned();
-    let (check, timeout, declared) = resolve_check(
-        ctx,
-        &store,
-        &args.name,
-        &args.command,
-        &args.paths,
-        &args.env,
-    )?;
+    let names: Vec<String> = if args.all || args.stale {
+        let contract = ctx.contract(&store)?;
+        let declared: Vec<String> = contract.checks.iter().map(|c| c.name.clone()).collect();
+        if declared.is_empty() {
+            bail!(
+                "no checks are declared in .gitreceipts, so --{} has nothing to run\nhint: declare one:\n    [check \"test\"]\n        run = <command>",
+                if args.all { "all" } else { "stale" }
+            );
+        }
+        if args.stale {
+            let report = super::status::evaluate_work_tree(ctx, &store)?;
+            let stale: Vec<String> = report
+                .states
+                .iter()
+                .filter(|s| s.state != git_receipt::freshness::State::Present)
+                .map(|s| s.name.clone())
+                .chain(report.undecided.iter().map(|u| u.name.clone()))
+                .collect();
+            if stale.is_empty() {
+                eprintln!(
+                    "git-receipt: every declared check is present for the work tree; nothing to run"
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            stale
+        } else {
+            declared
+        }
+    } else {
+        args.names.clone()
+    };
+    if !args.command.is_empty() && names.len() != 1 {
+        bail!(
+            "a command after `--` is one ad hoc check: name exactly one\nhint: git receipt run lint -- cargo clippy"
+        );
+    }
+    // every name is checked before anything runs
+    let mut resolved = Vec::new();
+    for name in &names {
+        resolved.push(resolve_check(
+            ctx,
+            &store,
+            name,
+            &args.command,
+            &args.paths,
+            &args.env,
+        )?);
+    }
     let key = ctx.signing_key(&store)?;
     let writer = ctx.writer(&store, &key)?;
+    let label = super::signer_names(&store).label(&writer);
+    let mut outcomes = Vec::new();
+    for (check, timeout, declared) in resolved {
+        outcomes.push(run_one(
+            &store, &writer, &label, &key, &check, timeout, declared,
+        )?);
+    }
+    store.gc_auto_detached();
+    if let [one] = outcomes.as_slice() {
+        return Ok(ExitCode::from(one.exit_code.clamp(0, 255) as u8));
+    }
+    let on = colour(std::io::stderr().is_terminal());
+    let width = outcomes.iter().map(|o| o.name.len()).max().unwrap_or(4);
+    let failed = outcomes.iter().filter(|o| !o.passed).count();
+    let mut summary = format!(
+        "git-receipt: {} of {} passed\n",
+        outcomes.len() - failed,
+        super::plural(outcomes.len() as u64, "check", "checks")
+    );
+    for o in &outcomes {
+        let state = if o.passed {
+            paint(on, "32", "passed")
+        } else {
+            paint(on, "31", "failed")
+        };
+        summary.push_str(&format!(
+            "  {:<width$}  {state}  {:>8}  {}{}\n",
+            escape(&o.name),
+            human_ms(o.duration_ms),
+            short_id(&o.id),
+            if o.passed {
+                String::new()
+            } else {
+                format!(
+                    "  exit {}; its log: git receipt show --log {}",
+                    o.exit_code,
+                    short_id(&o.id)
+                )
+            }
+        ));
+    }
+    eprint!("{summary}");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Run one check and store its receipt; print its line.
+fn run_one(
+    store: &git_receipt::store::Store,
+    writer: &str,
+    label: &str,
+    key: &git_receipt::sign::SigningKey,
+    check: &CheckSpec,
+    timeout: Option<std::time::Duration>,
+    declared: bool,
+) -> Result<Outcome> {
+    let workdir = store.workdir()?.to_owned();
     // The subject is what the check is about to see, so compute it first.
-    let subject = recorder::subject_now(&store, &check)?;
-    warn_paths_matching_nothing(&store, &check, subject.tree)?;
-    let log_limit = log_limit(&store)?;
+    let subject = recorder::subject_now(store, check)?;
+    warn_paths_matching_nothing(store, check, subject.tree)?;
+    let log_limit = log_limit(store)?;
     let obs = runner::run(&RunSpec {
         argv: check.argv.clone(),
         cwd: declared.then(|| workdir.clone()),
@@ -174,7 +298,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         tail_bytes: TAIL_BYTES,
     });
     let appended =
-        match recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Run) {
+        match recorder::store_receipt(store, writer, key, check, subject, &obs, Mode::Run) {
             Ok(a) => a,
             Err(e) => {
                 return Err(anyhow::Error::new(e).context(format!(
@@ -192,19 +316,30 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     };
     let mut line = format!(
         "git-receipt: {} {state} in {}, receipt {} ({} #{})",
-        check.name,
+        escape(&check.name),
         human_ms(r.result.duration_ms),
         short_id(appended.receipt.id()),
-        writer,
+        escape(label),
         r.chain.index
     );
     if subject.dirty {
         line.push_str(" [uncommitted changes]");
     }
     if !obs.detail.is_empty() {
-        line.push_str(&format!(": {}", obs.detail));
+        line.push_str(&format!(": {}", escape(&obs.detail)));
+    }
+    if !r.result.passed {
+        line.push_str(&format!(
+            "; its log: git receipt show --log {}",
+            short_id(appended.receipt.id())
+        ));
     }
     eprintln!("{line}");
-    store.gc_auto_detached();
-    Ok(ExitCode::from(obs.exit_code.clamp(0, 255) as u8))
+    Ok(Outcome {
+        name: check.name.clone(),
+        passed: r.result.passed,
+        exit_code: obs.exit_code,
+        duration_ms: r.result.duration_ms,
+        id: appended.receipt.id().to_owned(),
+    })
 }

@@ -1,5 +1,6 @@
-//! `git receipt show`: the receipts whose subject is a revision, or one receipt's
-//! signed bytes for checking with OpenSSH.
+//! `git receipt show`: the receipts that bear on a revision (its own, and those
+//! that decide its checks through identical inputs), one receipt by id, a
+//! receipt's stored log, or its signed bytes for checking with OpenSSH.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -18,20 +19,32 @@ use git_receipt::trust::{Refusal, TrustSet};
 use super::{Context, colour, human_ms, paint};
 use git_receipt::text::escape;
 
-/// Show the receipts whose subject is a revision.
+/// Show the receipts for a revision, or one receipt by its id
 ///
 /// Lists every receipt, from every writer, whose signed subject is the commit REV
-/// (default HEAD), with its result and whether its signature verifies against a
-/// trusted key. Receipts are found through the chains (via the local receipt
-/// index), never through notes.
+/// (default HEAD), and the receipt that decides each declared check there (as
+/// `git receipt status` does: one found by identical inputs on another commit
+/// counts too), each with how it was found, its result and whether its signature
+/// verifies against a trusted key. Receipts are found through the chains (via the
+/// local receipt index), never through notes. Given a receipt id or a unique
+/// prefix of one (`sha256:85d2b20bed0b`, as printed everywhere), shows that
+/// receipt. Exits 1 when there is nothing to show (text and --json alike).
+///
+/// Examples:
+///
+///     git receipt show
+///     git receipt show --log HEAD --check test
 ///
 /// To check a receipt with OpenSSH alone:
-///   git receipt show --body ID > msg
-///   git receipt show --sshsig ID > msg.sig
-///   ssh-keygen -Y verify -f allowed_signers -I NAME -n git-receipt -s msg.sig < msg
+///
+///     git receipt show --body sha256:3f2a > msg
+///     git receipt show --sshsig sha256:3f2a > msg.sig
+///     ssh-keygen -Y verify -f allowed_signers -I me -n git-receipt -s msg.sig < msg
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ShowArgs {
-    /// The revision (default HEAD).
+    /// The revision (default HEAD), or a receipt id or unique id prefix (sha256:...).
+    #[arg(value_name = "REV|ID")]
     pub rev: Option<String>,
     /// Print JSON (an array of receipts) instead of text.
     #[arg(long)]
@@ -47,41 +60,70 @@ pub struct ShowArgs {
     pub key: Option<std::path::PathBuf>,
     /// Print the full output log of receipt ID, checked against its signature.
     ///
+    /// With --check NAME, the value is a revision instead, and the log is that of
+    /// the receipt deciding check NAME there (`--log HEAD --check test`).
     /// A log this clone lacks is fetched from the remote (just that one log ref).
     /// When nobody pushed it, says so and prints the signed output tails instead
     /// (exit 1). On a terminal, control characters are shown escaped; piped, the
     /// bytes are exactly the log.
-    #[arg(long, value_name = "ID", conflicts_with_all = ["rev", "json", "body", "sshsig"])]
+    #[arg(long, value_name = "ID|REV", conflicts_with_all = ["rev", "json", "body", "sshsig"])]
     pub log: Option<String>,
+    /// With --log REV: show the log of the receipt deciding this check at REV.
+    #[arg(long, value_name = "NAME", requires = "log")]
+    pub check: Option<String>,
     /// With --log: the remote to fetch a missing log from (default: receipt.remote, or origin).
     #[arg(long, value_name = "REMOTE", requires = "log")]
     pub remote: Option<String>,
 }
 
+/// Whether `text` reads as a receipt id or id prefix rather than a revision.
+pub(super) fn looks_like_id(text: &str) -> bool {
+    text.strip_prefix("sha256:")
+        .is_some_and(|h| h.len() >= 4 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Find one receipt by id or unique id prefix (with or without `sha256:`).
+///
+/// Candidates come from the receipt index (ids' first 8 bytes); each is opened
+/// from its chain and compared in full.
 pub(super) fn find_receipt(store: &Store, wanted: &str) -> Result<(String, ChainEntry)> {
     let needle = if wanted.starts_with("sha256:") {
-        wanted.to_owned()
+        wanted.to_ascii_lowercase()
     } else {
-        format!("sha256:{wanted}")
+        format!("sha256:{}", wanted.to_ascii_lowercase())
     };
     if needle.len() < "sha256:".len() + 4 {
-        bail!("receipt id {wanted:?} is too short; give at least 4 hex digits");
+        bail!(
+            "receipt id {:?} is too short; give at least 4 hex digits",
+            escape(wanted)
+        );
     }
+    let hex_part = &needle["sha256:".len()..];
+    let index = store.receipt_index()?;
+    let mut seen = std::collections::HashSet::new();
     let mut found: Vec<(String, ChainEntry)> = Vec::new();
-    for (writer, _) in store.writers()? {
-        for e in store.read_chain(&writer)? {
-            if e.receipt.id().starts_with(&needle) {
-                found.push((writer.clone(), e));
-            }
+    for (_, hit) in index.all().map_err(|e| anyhow::anyhow!("{e}"))? {
+        let prefix = hex::encode(hit.record.id_prefix);
+        let comparable = hex_part.len().min(prefix.len());
+        if prefix[..comparable] != hex_part[..comparable] || !seen.insert(hit.record.commit) {
+            continue;
+        }
+        let writer = index.writer(hit.record.chain).to_owned();
+        let entry = store.chain_entry(&writer, hit.record.commit)?;
+        if entry.receipt.id().starts_with(&needle) {
+            found.push((writer, entry));
         }
     }
     match found.len() {
         0 => bail!(
-            "no receipt {wanted:?} in any chain under refs/receipts/\nhint: `git receipt log` lists them"
+            "no receipt {:?} in any chain under refs/receipts/\nhint: `git receipt log` lists them; `git receipt fetch` brings the remote's",
+            escape(wanted)
         ),
         1 => Ok(found.pop().expect("one")),
-        n => bail!("receipt id {wanted:?} is ambiguous ({n} receipts); give more digits"),
+        n => bail!(
+            "receipt id {:?} is ambiguous ({n} receipts); give more digits",
+            escape(wanted)
+        ),
     }
 }
 
@@ -155,16 +197,97 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    if let Some(id) = &args.log {
-        return show_log(&store, id, args.remote.as_deref());
+    if let Some(target) = &args.log {
+        let id = match &args.check {
+            Some(check) => decider_of(ctx, &store, target, check)?,
+            None => target.clone(),
+        };
+        return show_log(&store, &id, args.remote.as_deref());
     }
-    let rev = args.rev.as_deref().unwrap_or("HEAD");
-    let commit = store.resolve_commit(rev)?;
     let trust = ctx.trust(&store)?;
+    let names = super::signer_names(&store);
+    let wanted = args.rev.as_deref().unwrap_or("HEAD");
+    // an id as printed (`sha256:...`), or bare hex that names no revision here
+    let by_id = looks_like_id(wanted)
+        || (wanted.len() >= 4
+            && wanted.bytes().all(|b| b.is_ascii_hexdigit())
+            && store.resolve_commit(wanted).is_err());
+    if by_id {
+        let (writer, e) = find_receipt(&store, wanted)?;
+        let shown = vec![Shown {
+            writer,
+            entry: e,
+            found: vec!["by its id".to_owned()],
+        }];
+        return print_shown(&shown, &trust, &names, args.json);
+    }
+    let rev = wanted;
+    let commit = store.resolve_commit(rev)?;
+    let mut shown = receipts_about(&store, commit)?;
+    for s in &mut shown {
+        s.found.push(format!("its subject is {}", short(&commit)));
+    }
+    // the receipts that decide the checks here, as `status` reads them; a
+    // .gitreceipts that does not parse here leaves only the receipts about it
+    let states = match super::status::evaluate_rev(ctx, &store, rev) {
+        Ok(report) => report.states,
+        Err(e) => {
+            eprintln!(
+                "{}",
+                git_receipt::text::escape_lines(&format!(
+                    "git-receipt: warning: cannot tell which receipts decide the checks at {rev}: {e}"
+                ))
+            );
+            Vec::new()
+        }
+    };
+    for state in &states {
+        let Some(d) = &state.decider else { continue };
+        let how = format!(
+            "decides check {}: {}",
+            escape(&state.name),
+            escape(&state.reason)
+        );
+        match shown
+            .iter_mut()
+            .find(|s| s.entry.receipt.id() == d.receipt.id())
+        {
+            Some(s) => s.found.push(how),
+            None => {
+                let entry = entry_of(&store, &d.writer, d.receipt.id(), &d.receipt.body().subject)?;
+                shown.push(Shown {
+                    writer: d.writer.clone(),
+                    entry,
+                    found: vec![how],
+                });
+            }
+        }
+    }
+    if shown.is_empty() && !args.json {
+        eprintln!(
+            "git-receipt: no receipts for {} ({}), and none decides a check there\nhint: `git receipt run <check>` writes one; `git receipt status {}` shows each check",
+            escape(rev),
+            short(&commit),
+            escape(rev)
+        );
+        return Ok(ExitCode::from(1));
+    }
+    print_shown(&shown, &trust, &names, args.json)
+}
+
+/// One receipt to show, and how it was found.
+struct Shown {
+    writer: String,
+    entry: ChainEntry,
+    found: Vec<String>,
+}
+
+/// The receipts whose signed subject is `commit`, newest first.
+fn receipts_about(store: &Store, commit: gix::ObjectId) -> Result<Vec<Shown>> {
     // Candidates come from the receipt index (built from the chains, never from
     // notes); each is opened and listed only if its signed subject is this commit.
     let mut index = store.receipt_index()?;
-    let mut shown: Vec<(String, ChainEntry)> = Vec::new();
+    let mut shown: Vec<Shown> = Vec::new();
     for hit in store.index_lookup(&mut index, &commit)? {
         if hit.role != Role::Subject {
             continue;
@@ -178,26 +301,99 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         {
             continue;
         }
-        shown.push((writer, entry));
+        shown.push(Shown {
+            writer,
+            entry,
+            found: Vec::new(),
+        });
     }
     shown.sort_by(|a, b| {
-        b.1.receipt
+        b.entry
+            .receipt
             .body()
             .result
             .started_at
-            .cmp(&a.1.receipt.body().result.started_at)
+            .cmp(&a.entry.receipt.body().result.started_at)
     });
-    if args.json {
+    Ok(shown)
+}
+
+/// The chain entry of receipt `id` by `writer`, found through its inputs tree.
+fn entry_of(
+    store: &Store,
+    writer: &str,
+    id: &str,
+    subject: &git_receipt::receipt::Subject,
+) -> Result<ChainEntry> {
+    let mut index = store.receipt_index()?;
+    let inputs = gix::ObjectId::from_hex(subject.inputs.as_bytes())?;
+    let prefix = git_receipt::store::index::id_prefix(id);
+    for hit in store.index_lookup(&mut index, &inputs)? {
+        if hit.record.id_prefix != prefix || index.writer(hit.record.chain) != writer {
+            continue;
+        }
+        let entry = store.chain_entry(writer, hit.record.commit)?;
+        if entry.receipt.id() == id {
+            return Ok(entry);
+        }
+    }
+    Ok(find_receipt(store, id)?.1)
+}
+
+/// The id of the receipt deciding `check` at `rev` (for `--log REV --check NAME`).
+fn decider_of(ctx: &Context, store: &Store, rev: &str, check: &str) -> Result<String> {
+    let report = super::status::evaluate_rev(ctx, store, rev)?;
+    let Some(state) = report.states.iter().find(|s| s.name == check) else {
+        bail!(
+            "no check {:?} is declared in .gitreceipts at {}\nhint: declared there: {}",
+            escape(check),
+            escape(rev),
+            report
+                .states
+                .iter()
+                .map(|s| escape(&s.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    match &state.decider {
+        Some(d) => Ok(d.receipt.id().to_owned()),
+        None => bail!(
+            "no receipt decides check {} at {}: {}\nhint: `git receipt run {}` writes one",
+            escape(check),
+            escape(rev),
+            escape(&state.reason),
+            escape(check)
+        ),
+    }
+}
+
+/// Print receipts as text or JSON; exit 1 when there are none (both forms).
+fn print_shown(
+    shown: &[Shown],
+    trust: &TrustSet,
+    names: &super::SignerNames,
+    json_out: bool,
+) -> Result<ExitCode> {
+    let code = if shown.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if json_out {
         let arr: Vec<_> = shown
             .iter()
-            .map(|(writer, e)| {
-                let (status, by) = check_signature(&trust, &e.receipt).json();
+            .map(|s| {
+                let e = &s.entry;
+                let (status, by) = check_signature(trust, &e.receipt).json();
                 let envelope: serde_json::Value =
                     serde_json::from_slice(e.receipt.bytes()).expect("parsed before");
                 json!({
                     "id": e.receipt.id(),
-                    "writer": writer,
+                    "writer": s.writer,
+                    "signer": names.name_of(&s.writer),
                     "chain_commit": e.commit.to_string(),
+                    "found": s.found,
                     "signature_status": status,
                     "signature_detail": by,
                     "receipt": envelope,
@@ -205,47 +401,44 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&arr)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if shown.is_empty() {
-        eprintln!(
-            "git-receipt: no receipts for {rev} ({})\nhint: `git receipt run <check>` writes one",
-            short(&commit)
-        );
-        return Ok(ExitCode::from(1));
+        return Ok(code);
     }
     let on = colour(std::io::stdout().is_terminal());
     let mut out = String::new();
-    for (writer, e) in &shown {
+    for s in shown {
+        let e = &s.entry;
         let b = e.receipt.body();
         let state = if b.result.passed {
             paint(on, "32", "passed")
         } else {
             paint(on, "31", "failed")
         };
-        let sig = match check_signature(&trust, &e.receipt) {
-            SigStatus::Verified(o) => format!("verified ({o})"),
+        let sig = match check_signature(trust, &e.receipt) {
+            SigStatus::Verified(o) => format!("verified ({})", escape(&o)),
             SigStatus::Untrusted => paint(on, "33", "untrusted key"),
             SigStatus::Refused(why) => paint(on, "33", &format!("untrusted key: {}", escape(&why))),
             SigStatus::Invalid(why) => paint(on, "31", &format!("INVALID: {}", escape(&why))),
         };
+        out.push_str(&format!("receipt {}\n", escape(e.receipt.id())));
+        for how in &s.found {
+            out.push_str(&format!("  found    {how}\n"));
+        }
         out.push_str(&format!(
-            "receipt {}\n  check    {} {state}, exit {}{}, {}\n  subject  commit {} tree {} inputs {}{}\n  started  {}  ({})\n  writer   {} #{}\n  signed   {} {sig}\n",
-            e.receipt.id(),
+            "  check    {} {state}, exit {}{}, {}\n  subject  commit {} tree {} inputs {}{}\n  started  {}  ({})\n  writer   {} #{}\n  signed   {} {sig}\n",
             escape(&b.check.name),
             b.result.exit_code,
             if b.result.detail.is_empty() { String::new() } else { format!(" ({})", escape(&b.result.detail)) },
             human_ms(b.result.duration_ms),
-            &b.subject.commit[..7],
-            &b.subject.tree[..7],
-            &b.subject.inputs[..7],
+            escape(b.subject.commit.get(..7).unwrap_or(&b.subject.commit)),
+            escape(b.subject.tree.get(..7).unwrap_or(&b.subject.tree)),
+            escape(b.subject.inputs.get(..7).unwrap_or(&b.subject.inputs)),
             if b.subject.dirty { " (uncommitted changes)" } else { "" },
-            b.result.started_at,
+            escape(&b.result.started_at),
             match b.result.mode {
                 git_receipt::receipt::Mode::Run => "run",
                 git_receipt::receipt::Mode::Record => "recorded",
             },
-            escape(writer),
+            escape(&names.label(&s.writer)),
             b.chain.index,
             escape(&e.receipt.signature().key),
         ));
@@ -255,20 +448,21 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         ));
         if let Some(log) = &b.result.log {
             out.push_str(&format!(
-                "  log      {} ({} bytes{})\n",
+                "  log      {} ({} bytes{}): git receipt show --log {}\n",
                 escape(log),
                 b.result.output_bytes,
                 if b.result.log_truncated {
                     ", truncated"
                 } else {
                     ""
-                }
+                },
+                escape(super::short_id(e.receipt.id())),
             ));
         }
         out.push('\n');
     }
     print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 fn shell_words(argv: &[String]) -> String {

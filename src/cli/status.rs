@@ -15,17 +15,22 @@ use git_receipt::trust::trust_root;
 use super::{Context, colour, paint, short_id};
 use git_receipt::text::escape;
 
-/// Show the state of every check declared in .gitreceipts at a revision.
+/// Show the state of every check declared in .gitreceipts at a revision, or over a range.
 ///
 /// For each check: present (a trusted passing receipt covers exactly its inputs),
 /// failed, stale (an ancestor was checked but its inputs or definition changed
 /// since), or missing; with the receipt that decided it and the reason.
+/// Without a revision, the work tree as `git receipt run` would test it (its
+/// files and its .gitreceipts), saying when it has uncommitted changes. With a
+/// range A..B (as `git log A..B` takes it), one row per commit and one column per
+/// check: what a reviewer wants for a pull request.
 /// Only receipts signed by a trusted key count: your own key, git config
 /// receipt.trustedKey, and the signers in .gitreceipts at the revision's merge base
 /// with the default branch.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The revision (default HEAD).
+    /// The revision (default: the work tree on HEAD), or a range A..B.
+    #[arg(value_name = "REV|A..B")]
     pub rev: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -56,6 +61,20 @@ impl RevReport {
                 "declare [check \"{}\"] in .gitreceipts again, then git receipt run {}",
                 s.name, s.name
             )
+        } else if s.state == State::Failed {
+            // rerunning a failing check only fails again: the fix is in the code
+            match &s.decider {
+                Some(d) => format!(
+                    "fix what made {} fail (its log: git receipt show --log {}), then git receipt run {}",
+                    s.name,
+                    short_id(d.receipt.id()),
+                    s.name
+                ),
+                None => format!(
+                    "fix what made {} fail, then git receipt run {}",
+                    s.name, s.name
+                ),
+            }
         } else {
             format!("git receipt run {}", s.name)
         }
@@ -104,7 +123,32 @@ pub(super) fn evaluate_rev_trusting(
     baseline: &Baseline,
 ) -> Result<RevReport> {
     let commit = store.resolve_commit(rev)?;
-    let mut contract = contract_at(store, commit, rev)?;
+    let contract = contract_at(store, commit, rev)?;
+    evaluate_with(
+        ctx,
+        store,
+        rev,
+        commit,
+        contract,
+        None,
+        trust_override,
+        baseline,
+    )
+}
+
+/// Evaluate `contract`'s checks at `commit`, or at `tree` on top of it (the work
+/// tree), with the trust and baseline as [`evaluate_rev_trusting`] takes them.
+#[allow(clippy::too_many_arguments)]
+fn evaluate_with(
+    ctx: &Context,
+    store: &Store,
+    rev: &str,
+    commit: gix::ObjectId,
+    mut contract: Contract,
+    tree: Option<gix::ObjectId>,
+    trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
+    baseline: &Baseline,
+) -> Result<RevReport> {
     let (trust, root_description, root_commit) = match trust_override {
         Some((t, d)) => (t.clone(), d.clone(), None),
         None => {
@@ -144,7 +188,12 @@ pub(super) fn evaluate_rev_trusting(
     let walk_limit = walk_limit(store)?;
     let mut states = Vec::new();
     let mut undecided = Vec::new();
-    for outcome in freshness::evaluate(store, commit, &contract, &trust, Options { walk_limit })? {
+    let opts = Options { walk_limit };
+    let outcomes = match tree {
+        Some(tree) => freshness::evaluate_tree(store, commit, tree, &contract, &trust, opts)?,
+        None => freshness::evaluate(store, commit, &contract, &trust, opts)?,
+    };
+    for outcome in outcomes {
         match outcome {
             Ok(s) => states.push(s),
             Err(u) => undecided.push(u),
@@ -301,8 +350,17 @@ pub(super) fn state_colour(state: State) -> &'static str {
     }
 }
 
-/// Text rows for one revision.
+/// Text rows for one revision, naming writers by their ids.
 pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
+    render_rows_named(states, on, &super::SignerNames::default())
+}
+
+/// Text rows for one revision, naming writers as `names` knows them.
+pub(super) fn render_rows_named(
+    states: &[&CheckState],
+    on: bool,
+    names: &super::SignerNames,
+) -> String {
     let width = states
         .iter()
         .map(|s| s.name.len())
@@ -312,7 +370,12 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
     let mut out = String::new();
     for s in states {
         let state = format!("{:<7}", s.state.as_str());
-        let mut reason = s.reason.clone();
+        // the state is its own column: `present  passed on ...`, not `present  present: ...`
+        let mut reason = s
+            .reason
+            .strip_prefix(&format!("{}: ", s.state.as_str()))
+            .unwrap_or(&s.reason)
+            .to_owned();
         if s.untrusted > 0 && s.state != State::Present {
             reason.push_str(&format!(
                 " ({} receipt{} by untrusted keys ignored)",
@@ -332,7 +395,7 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
                 "{:<width$}           receipt {} by {} #{} at {} on {} ({})\n",
                 "",
                 short_id(d.receipt.id()),
-                escape(&d.writer),
+                escape(&names.label(&d.writer)),
                 b.chain.index,
                 b.result.started_at,
                 &b.subject.commit[..7],
@@ -343,14 +406,189 @@ pub(super) fn render_rows(states: &[&CheckState], on: bool) -> String {
     out
 }
 
+/// What the work tree holds that HEAD does not, for `status` without a revision.
+struct WorkTree {
+    /// The work tree's tree, as `run` would test it, when it differs from HEAD's.
+    tree: Option<gix::ObjectId>,
+    /// The work tree's `.gitreceipts`, when it differs from HEAD's.
+    contract: Option<Contract>,
+}
+
+/// Compare the work tree with HEAD: its files (as `run` stages them) and its
+/// `.gitreceipts` (as `run` reads it; one that does not parse is the error `run`
+/// would give).
+fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
+    let head_tree = store.commit_tree(head)?;
+    let subject = store.subject_tree(head_tree)?;
+    let workdir = store.workdir()?;
+    let committed = store.file_at(head, git_receipt::contract::FILE_NAME)?;
+    let now = std::fs::read(workdir.join(git_receipt::contract::FILE_NAME)).ok();
+    let contract = if committed != now {
+        Some(Contract::load(workdir).map_err(|e| {
+            anyhow::anyhow!(
+                "{e}\nhint: .gitreceipts has uncommitted changes, and `git receipt run` reads this file; fix it, or `git receipt status HEAD` shows the committed one"
+            )
+        })?)
+    } else {
+        None
+    };
+    Ok(WorkTree {
+        tree: subject.dirty.then_some(subject.tree),
+        contract,
+    })
+}
+
+/// Every check's state for the work tree as `git receipt run` would test it (its
+/// files and its `.gitreceipts`), on top of HEAD's history.
+pub(super) fn evaluate_work_tree(ctx: &Context, store: &Store) -> Result<RevReport> {
+    Ok(work_tree_report(ctx, store)?.0)
+}
+
+fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree)> {
+    let commit = store.resolve_commit("HEAD")?;
+    let work = work_tree_changes(store, commit)?;
+    if work.tree.is_none() && work.contract.is_none() {
+        return Ok((evaluate_rev(ctx, store, "HEAD")?, work));
+    }
+    let contract = match &work.contract {
+        Some(c) => c.clone(),
+        None => contract_at(store, commit, "HEAD")?,
+    };
+    let mut report = evaluate_with(
+        ctx,
+        store,
+        "the work tree",
+        commit,
+        contract,
+        work.tree,
+        None,
+        &Baseline::Own,
+    )?;
+    // the evaluation names the commit it sits on; what it judged is the work tree
+    let own = format!("{}'s inputs", commit.to_hex_with_len(7));
+    for s in &mut report.states {
+        s.reason = s.reason.replace(&own, "the work tree's inputs");
+    }
+    Ok((report, work))
+}
+
+/// The commits of range `spec` (`A..B`, as `git log A..B` lists them, newest
+/// first), each with its subject line.
+fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::ObjectId, String)>> {
+    let out = store.run_git(&["log", "--topo-order", "--format=%H %s", spec, "--"])?;
+    if !out.ok {
+        bail!(
+            "cannot list the commits of {}: {}\nhint: give a range as `git log` takes it, e.g. main..feature",
+            escape(spec),
+            out.stderr
+        );
+    }
+    let mut commits = Vec::new();
+    for line in out.stdout.lines() {
+        let (hex, subject) = line.split_once(' ').unwrap_or((line, ""));
+        commits.push((gix::ObjectId::from_hex(hex.as_bytes())?, subject.to_owned()));
+    }
+    Ok(commits)
+}
+
+/// `status A..B`: one row per commit of the range, one column per check.
+fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) -> Result<ExitCode> {
+    let commits = range_commits(store, spec)?;
+    let mut rows = Vec::new();
+    let mut columns: Vec<String> = Vec::new();
+    for (commit, subject) in &commits {
+        let mut report = evaluate_rev(ctx, store, &commit.to_string())?;
+        if !report.undecided.is_empty() {
+            return Err(report.undecided.swap_remove(0).error.into());
+        }
+        for s in &report.states {
+            if !columns.contains(&s.name) {
+                columns.push(s.name.clone());
+            }
+        }
+        rows.push((*commit, subject.clone(), report));
+    }
+    if json_out {
+        let v = json!({
+            "range": spec,
+            "checks": columns,
+            "commits": rows.iter().map(|(commit, subject, report)| json!({
+                "commit": commit.to_string(),
+                "subject": subject,
+                "trust": report.trust_root,
+                "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        eprintln!("git-receipt: {} has no commits", escape(spec));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let on = colour(std::io::stdout().is_terminal());
+    let widths: Vec<usize> = columns.iter().map(|c| c.len().max(7)).collect();
+    let mut out = format!("{:<7}", "");
+    for (c, w) in columns.iter().zip(&widths) {
+        out.push_str(&format!("  {:<w$}", escape(c)));
+    }
+    out.push('\n');
+    for (commit, subject, report) in &rows {
+        out.push_str(&commit.to_hex_with_len(7).to_string());
+        for (c, w) in columns.iter().zip(&widths) {
+            let cell = match report.states.iter().find(|s| &s.name == c) {
+                Some(s) => paint(
+                    on,
+                    state_colour(s.state),
+                    &format!("{:<w$}", s.state.as_str()),
+                ),
+                None => format!("{:<w$}", "-"),
+            };
+            out.push_str(&format!("  {cell}"));
+        }
+        out.push_str(&format!("  {}\n", escape(subject)));
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Print the state of every check.
 pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
+    if let Some(spec) = args.rev.as_deref().filter(|r| r.contains("..")) {
+        return cmd_status_range(ctx, &store, spec, args.json);
+    }
     let rev = args.rev.as_deref().unwrap_or("HEAD");
-    let mut report = evaluate_rev(ctx, &store, rev)?;
-    let contract = contract_at(&store, report.commit, rev)?;
+    let (mut report, work) = match (&args.rev, store.workdir()) {
+        (None, Ok(_)) => {
+            let (report, work) = work_tree_report(ctx, &store)?;
+            (report, Some(work))
+        }
+        _ => (evaluate_rev(ctx, &store, rev)?, None),
+    };
+    let contract = match work.as_ref().and_then(|w| w.contract.clone()) {
+        Some(c) => c,
+        None => contract_at(&store, report.commit, rev)?,
+    };
     let at = format!("{rev} ({})", report.commit.to_hex_with_len(7));
-    warn_paths_matching_nothing(&store, &contract, store.commit_tree(report.commit)?, &at)?;
+    let tree = match work.as_ref().and_then(|w| w.tree) {
+        Some(t) => t,
+        None => store.commit_tree(report.commit)?,
+    };
+    warn_paths_matching_nothing(&store, &contract, tree, &at)?;
+    if let Some(w) = &work {
+        if w.tree.is_some() && !args.json {
+            eprintln!(
+                "git-receipt: the work tree has uncommitted changes on HEAD ({}): these states are the work tree's, as `git receipt run` would test it; `git receipt status HEAD` shows the commit",
+                report.commit.to_hex_with_len(7)
+            );
+        }
+        if w.contract.is_some() && !args.json {
+            eprintln!(
+                "git-receipt: notice: .gitreceipts has uncommitted changes: these are the work tree's checks (what `git receipt run` reads), not HEAD's"
+            );
+        }
+    }
     // status answers for every check: one that cannot be decided makes it exit 2
     if !report.undecided.is_empty() {
         return Err(report.undecided.swap_remove(0).error.into());
@@ -360,20 +598,32 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
             "rev": report.rev,
             "commit": report.commit.to_string(),
             "trust": report.trust_root,
+            "work_tree": work.as_ref().map(|w| json!({
+                "uncommitted_changes": w.tree.is_some(),
+                "contract_uncommitted": w.contract.is_some(),
+            })),
             "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     if report.states.is_empty() {
+        let where_ = if work.as_ref().is_some_and(|w| w.contract.is_some()) {
+            "in the work tree".to_owned()
+        } else {
+            format!("at {}", escape(rev))
+        };
         println!(
-            "no checks declared in .gitreceipts at {rev}\nhint: declare one:\n    [check \"test\"]\n        run = <command>"
+            "no checks declared in .gitreceipts {where_}\nhint: declare one:\n    [check \"test\"]\n        run = <command>"
         );
         return Ok(ExitCode::SUCCESS);
     }
     let on = colour(std::io::stdout().is_terminal());
     let states: Vec<&CheckState> = report.states.iter().collect();
-    print!("{}", render_rows(&states, on));
+    print!(
+        "{}",
+        render_rows_named(&states, on, &super::signer_names(&store))
+    );
     Ok(ExitCode::SUCCESS)
 }
 

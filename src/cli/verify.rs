@@ -42,9 +42,64 @@ pub struct VerifyArgs {
     /// record the verified tips when everything is valid.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
+    /// Count receipts signed by keys outside the trust set as findings, even in
+    /// chains no trusted key could have written (by default they count for
+    /// nothing and are a notice).
+    #[arg(long)]
+    pub strict: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// When there are no receipt chains here at all but `rev` requires checks, why a
+/// verification that checked nothing is no answer, with the fix.
+pub(super) fn nothing_fetched(store: &Store, rev: &str) -> Result<Option<String>> {
+    // with no remote, there is nothing to fetch: the checks were just never run
+    if !store.writers()?.is_empty() || store.repo().remote_names().is_empty() {
+        return Ok(None);
+    }
+    let Ok(commit) = store.resolve_commit(rev) else {
+        return Ok(None);
+    };
+    let Some(bytes) = store.file_at(commit, git_receipt::contract::FILE_NAME)? else {
+        return Ok(None);
+    };
+    let Ok(contract) = Contract::parse(&bytes, Path::new(".gitreceipts")) else {
+        return Ok(None);
+    };
+    let required: Vec<&str> = contract
+        .checks
+        .iter()
+        .filter(|c| c.required)
+        .map(|c| c.name.as_str())
+        .collect();
+    if required.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "there are no receipt chains in this repository (nothing under refs/receipts/), while {} at {} requires {}: nothing was checked\nhint: run `git receipt fetch` first (or fetch +refs/receipts/*:refs/receipts/* from the remote)",
+        git_receipt::contract::FILE_NAME,
+        escape(rev),
+        super::plural(required.len() as u64, "check", "checks"),
+    )))
+}
+
+/// Say how many receipts were set aside as untrusted, on stderr.
+pub(super) fn print_untrusted_notice(report: &Report, described: &str) {
+    if report.untrusted.is_empty() {
+        return;
+    }
+    eprintln!(
+        "git-receipt: notice: {} in {} signed by keys outside the trust ({described}) {} for nothing; `git receipt verify --strict` reports them as findings",
+        super::plural(report.untrusted.len() as u64, "receipt", "receipts"),
+        super::plural(report.untrusted_chains() as u64, "chain", "chains"),
+        if report.untrusted.len() == 1 {
+            "counts"
+        } else {
+            "count"
+        },
+    );
 }
 
 /// The trust set a verifier uses.
@@ -80,13 +135,37 @@ pub(super) fn verifier_trust(
     match store.head() {
         Ok((head, _)) => {
             let (trust, root) = ctx.trust_for(store, head)?;
-            Ok((
-                trust,
-                format!("your key, receipt.trustedKey and {}", root.description),
-            ))
+            let described = match local_trust_words(&trust) {
+                Some(local) => format!("{local} and {}", root.description),
+                None => root.description,
+            };
+            Ok((trust, described))
         }
-        Err(_) => Ok((ctx.trust(store)?, "your key and receipt.trustedKey".into())),
+        Err(_) => {
+            let trust = ctx.trust(store)?;
+            let described = local_trust_words(&trust)
+                .unwrap_or_else(|| "no key (no signing key here, no receipt.trustedKey)".into());
+            Ok((trust, described))
+        }
     }
+}
+
+/// `your key and receipt.trustedKey`, naming only what this clone has: a CI job
+/// without a key is not told it verified against one.
+fn local_trust_words(trust: &TrustSet) -> Option<String> {
+    use git_receipt::trust::TrustOrigin;
+    let has = |o: fn(&TrustOrigin) -> bool| trust.keys().iter().any(|t| o(&t.origin));
+    let parts: Vec<&str> = [
+        ("your key", has(|o| matches!(o, TrustOrigin::OwnKey))),
+        (
+            "receipt.trustedKey",
+            has(|o| matches!(o, TrustOrigin::Config)),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(w, present)| present.then_some(w))
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(" and "))
 }
 
 /// Run verification with a progress line on a terminal.
@@ -170,8 +249,12 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "git-receipt: the checkpoint {why}: every receipt is checked again (its tips still must hold); a clean run records the current trust"
         );
     }
-    let report = run_verify(&store, &trust, checkpoint.as_ref())?;
-    let clean = report.findings.is_empty();
+    let mut report = run_verify(&store, &trust, checkpoint.as_ref())?;
+    if !args.strict {
+        report.set_aside_untrusted(&trust);
+    }
+    let empty = nothing_fetched(&store, args.trust.as_deref().unwrap_or("HEAD"))?;
+    let clean = report.findings.is_empty() && empty.is_none();
     let mut recorded = false;
     if clean && let Some(p) = &args.checkpoint {
         let cp = Checkpoint::from_report(&report, &trust);
@@ -191,6 +274,8 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "note_lines": report.note_lines,
             "findings": report.findings,
             "warnings": report.warnings,
+            "untrusted": report.untrusted,
+            "nothing_fetched": empty,
             "tips": report.tips,
             "checkpoint_written": recorded,
         });
@@ -204,22 +289,26 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
                 escape(&w.reason)
             );
         }
+        print_untrusted_notice(&report, &described);
         let covered = if checkpoint.is_some() {
             format!(" ({} more covered by the checkpoint)", report.covered)
         } else {
             String::new()
         };
         eprintln!(
-            "git-receipt: verified {} receipts{covered} in {} chains and {} note lines against {described}: {}",
-            report.receipts,
-            report.chains,
-            report.note_lines,
-            if clean {
+            "git-receipt: verified {}{covered} in {} and {} against {described}: {}",
+            super::plural(report.receipts, "receipt", "receipts"),
+            super::plural(report.chains as u64, "chain", "chains"),
+            super::plural(report.note_lines, "note line", "note lines"),
+            if report.findings.is_empty() {
                 "all valid".to_owned()
             } else {
-                format!("{} findings", report.findings.len())
+                super::plural(report.findings.len() as u64, "finding", "findings")
             }
         );
+        if let Some(why) = &empty {
+            eprintln!("git-receipt: {why}");
+        }
         if recorded {
             eprintln!(
                 "git-receipt: checkpoint written to {}",

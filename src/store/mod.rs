@@ -27,6 +27,32 @@ pub const CHAIN_PREFIX: &str = "refs/receipts/";
 /// Prefix of notes refs.
 pub const NOTES_PREFIX: &str = "refs/notes/receipts/";
 
+/// Why a revision did not resolve, from the resolver's error chain: its most
+/// specific message that speaks of the repository rather than of the parser's
+/// internals (`delegate.traverse(NthAncestor(2)) failed`, `NotFound`).
+fn revision_problem(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = vec![error.to_string()];
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        chain.push(c.to_string());
+        cause = c.source();
+    }
+    chain
+        .into_iter()
+        .rev()
+        .find(|m| {
+            !m.contains("delegate") && !m.contains("input=") && m.contains(' ') && !m.is_empty()
+        })
+        .map(|m| {
+            let mut m = m;
+            if let Some(first) = m.get(..1) {
+                m = first.to_lowercase() + &m[1..];
+            }
+            m
+        })
+        .unwrap_or_else(|| "no such branch, tag or commit here".to_owned())
+}
+
 /// A boxed error from git plumbing.
 pub type GitError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
@@ -77,14 +103,13 @@ pub enum StoreError {
     NoCommit,
     /// A revision that does not resolve.
     #[error(
-        "cannot resolve revision {rev:?} to a commit\nhint: check the name with `git rev-parse --verify {rev}^{{commit}}`"
+        "cannot resolve revision {rev:?} to a commit: {why}\nhint: `git log --oneline` lists commits; `git rev-parse --verify {rev}^{{commit}}` checks a name"
     )]
     BadRevision {
         /// What the user typed.
         rev: String,
-        /// Why.
-        #[source]
-        source: GitError,
+        /// Why, in words a user can act on (not the resolver's internals).
+        why: String,
     },
     /// A stored receipt is not valid.
     #[error("receipt in chain {writer} at commit {commit} is invalid: {source}")]
@@ -435,7 +460,7 @@ impl Store {
     pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId, StoreError> {
         let bad = |source: GitError| StoreError::BadRevision {
             rev: rev.to_owned(),
-            source,
+            why: revision_problem(source.as_ref()),
         };
         if rev == "HEAD" && self.repo.head().is_ok_and(|h| h.is_unborn()) {
             return Err(StoreError::NoCommit);
