@@ -27,6 +27,13 @@ pub struct InstallHooksArgs {
     /// Install the server-side pre-receive hook (in a bare repository) instead.
     #[arg(long)]
     pub server: bool,
+    /// With --server: protect this branch (repeatable; adds receipt.protectedBranch).
+    #[arg(long, value_name = "BRANCH", requires = "server")]
+    pub protect: Vec<String>,
+    /// Print the hook to stdout instead of installing it (e.g. for gitolite's
+    /// repo-specific hooks; see docs/servers.md).
+    #[arg(long)]
+    pub print: bool,
 }
 
 /// Remove the hooks installed by `install-hooks`, restoring any kept hook.
@@ -85,6 +92,17 @@ pub(super) fn install_hooks(store: &Store, server: bool) -> Result<HookChange> {
 
 /// Install.
 pub fn cmd_install_hooks(ctx: &Context, args: InstallHooksArgs) -> Result<ExitCode> {
+    if args.print {
+        print!(
+            "{}",
+            if args.server {
+                hooks::PRE_RECEIVE
+            } else {
+                hooks::PRE_PUSH
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let store = ctx.store()?;
     let change = install_hooks(&store, args.server)?;
     eprintln!("git-receipt: {change}");

@@ -1,0 +1,217 @@
+//! Receipts on a real hosting server: gitolite3 over ssh on 127.0.0.1.
+//!
+//! Alice and Bob write receipts and push them with their branches; CI, with read
+//! rights only and no key, fetches and verifies. The server's pre-receive hook is
+//! installed the way gitolite supports (a repo-specific hook named by `option
+//! hook.pre-receive` in gitolite.conf), and gitolite's rights are granted per
+//! namespace. Each test starts its own sshd and gitolite (see
+//! `tests/common/gitolite.rs`) and skips, saying why, when they are not installed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::gitolite::Gitolite;
+use common::{Env, Run};
+
+/// The rights a team grants for receipts (docs/servers.md quotes these lines):
+/// branches as usual, chains fast-forward only (`RW`), notes and log refs
+/// rewritable (`RW+`: notes are pushed with a lease, log refs are pruned).
+const RIGHTS: &str = "    RW+ refs/heads/           = alice bob
+    RW  refs/receipts/        = alice bob
+    RW+ refs/notes/receipts/  = alice bob
+    RW+ refs/receipt-logs/    = alice bob
+    R                         = ci
+";
+
+/// gitolite.conf for repository `app` with git-receipt's hook protecting `main`.
+fn guarded_conf() -> String {
+    format!(
+        "repo app\n{RIGHTS}    option hook.pre-receive = git-receipt\n    config receipt.protectedBranch = main\n"
+    )
+}
+
+fn pre_receive_shim(env: &Env, dir: &Path) -> String {
+    env.receipt_ok(dir, &["install-hooks", "--server", "--print"])
+        .stdout
+}
+
+/// One person: their own HOME and signing key.
+struct Person {
+    env: Env,
+}
+
+/// A gitolite server whose `app` holds a `main` declaring Alice and Bob as signers
+/// of `.gitreceipts`, with the hook installed; and Alice's clone with her hook.
+struct World {
+    server: Gitolite,
+    _admin: Env,
+    alice: Person,
+    bob: Person,
+    a: PathBuf,
+}
+
+fn world_with(conf: &str, hook: bool) -> Option<World> {
+    let admin = Env::new();
+    let server = Gitolite::start(&admin, true)?;
+    let alice = Person { env: Env::new() };
+    let bob = Person { env: Env::new() };
+    let a = alice.env.fixture_repo("make_basic_repo.sh", "alice");
+    let alice_key = alice.env.receipt_ok(&a, &["key", "generate"]).stdout;
+    let bob_key = bob.env.receipt_ok(&a, &["key", "generate"]).stdout;
+    for (name, key) in [("alice", &alice_key), ("bob", &bob_key)] {
+        alice.env.git_ok(
+            &a,
+            &[
+                "config",
+                "-f",
+                ".gitreceipts",
+                &format!("signer.{name}.key"),
+                key.trim(),
+            ],
+        );
+    }
+    alice
+        .env
+        .git_ok(&a, &["commit", "-qam", "trust alice and bob"]);
+    if hook {
+        server.put_repo_specific_hook("git-receipt", &pre_receive_shim(&admin, &a));
+    }
+    server.configure(&admin, conf);
+    alice
+        .env
+        .git_ok(&a, &["remote", "add", "origin", &server.url("app")]);
+    alice.env.git_ok(
+        &a,
+        &["config", "core.sshCommand", &server.ssh_command("alice")],
+    );
+    let r = alice.env.git(&a, &["push", "-q", "origin", "main"]);
+    assert_eq!(r.code, 0, "the first push of main: {r}");
+    alice.env.receipt_ok(&a, &["init"]);
+    Some(World {
+        server,
+        _admin: admin,
+        alice,
+        bob,
+        a,
+    })
+}
+
+fn change(env: &Env, dir: &Path, text: &str) -> String {
+    std::fs::write(dir.join("src/lib.rs"), text).unwrap();
+    env.git_ok(dir, &["commit", "-qam", "change src"]);
+    env.git_ok(dir, &["rev-parse", "HEAD"])
+}
+
+fn server_ref(w: &World, name: &str) -> Option<String> {
+    let dir = w.server.repo_dir("app");
+    let r = w
+        .alice
+        .env
+        .git(&dir, &["rev-parse", "-q", "--verify", name]);
+    (r.code == 0).then(|| r.stdout.trim().to_owned())
+}
+
+fn assert_refused(r: &Run) {
+    assert_ne!(r.code, 0, "the server refuses: {r}");
+}
+
+#[test]
+fn whole_flow_over_gitolite_two_writers_and_ci() {
+    let Some(w) = world_with(&guarded_conf(), true) else {
+        return;
+    };
+    let (alice, a) = (&w.alice.env, &w.a);
+    // the hook was placed by gitolite, beside its own driver
+    let hooks = w.server.repo_dir("app").join("hooks");
+    assert!(
+        std::fs::symlink_metadata(hooks.join("pre-receive.h00-git-receipt"))
+            .is_ok_and(|m| m.file_type().is_symlink()),
+        "gitolite links the repo-specific hook"
+    );
+
+    // Alice: run, push with the pre-push hook (receipts, then the branch)
+    let commit = change(alice, a, "pub fn alice() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let r = alice.git(a, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "a receipted push is accepted: {r}");
+    assert!(r.stderr.contains("pushed 1 receipt"), "{r}");
+    assert_eq!(
+        server_ref(&w, "refs/heads/main").as_deref(),
+        Some(commit.as_str())
+    );
+    let alice_writer = alice.only_writer(a);
+    assert!(server_ref(&w, &format!("refs/receipts/{alice_writer}")).is_some());
+    assert!(server_ref(&w, &format!("refs/notes/receipts/{alice_writer}")).is_some());
+
+    // Bob: clone over ssh with his key, fetch Alice's chain, add his own receipt
+    let bob = &w.bob.env;
+    let b = w.server.clone_as(bob, "bob", "app", "bob");
+    bob.receipt_ok(&b, &["init"]);
+    let r = bob.receipt_ok(&b, &["fetch"]);
+    assert!(
+        r.stderr.contains(&alice_writer),
+        "Bob fetches Alice's chain: {r}"
+    );
+    bob.receipt_ok(&b, &["gate", "HEAD"]);
+    let bob_commit = change(bob, &b, "pub fn bob() {}\n");
+    bob.receipt_ok(&b, &["run", "test"]);
+    let r = bob.git(&b, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "Bob's receipted push: {r}");
+    assert_eq!(
+        server_ref(&w, "refs/heads/main").as_deref(),
+        Some(bob_commit.as_str())
+    );
+
+    let bob_writer = bob
+        .git_ok(
+            &b,
+            &[
+                "for-each-ref",
+                "--format=%(refname:strip=2)",
+                "refs/receipts/",
+            ],
+        )
+        .lines()
+        .find(|w| *w != alice_writer)
+        .expect("Bob has a chain of his own")
+        .to_owned();
+
+    // Alice fetches Bob's chain
+    alice.git_ok(a, &["pull", "-q", "--ff-only", "origin", "main"]);
+    let r = alice.receipt_ok(a, &["fetch"]);
+    assert!(
+        r.stderr
+            .contains(&format!("new chain {bob_writer}: 1 receipts")),
+        "Alice fetches Bob's chain: {r}"
+    );
+    alice.receipt_ok(a, &["gate", "HEAD"]);
+
+    // CI: read rights only, no key
+    let ci = Env::new();
+    let c = w.server.clone_as(&ci, "ci", "app", "ci");
+    ci.receipt_ok(&c, &["fetch"]);
+    let r = ci.receipt(&c, &["verify", "--trust", "origin/main"]);
+    assert_eq!(r.code, 0, "CI verifies both chains: {r}");
+    let r = ci.receipt(&c, &["gate", "HEAD", "--verify", "--trust", "origin/main"]);
+    assert_eq!(r.code, 0, "CI's gate passes: {r}");
+
+    // the hook refuses an unreceipted push of main, then accepts it receipted
+    let before = server_ref(&w, "refs/heads/main");
+    change(alice, a, "pub fn unreceipted() {}\n");
+    let r = alice.git(a, &["push", "--no-verify", "origin", "main"]);
+    assert_refused(&r);
+    assert!(r.stderr.contains("lacks present receipts"), "{r}");
+    assert_eq!(
+        server_ref(&w, "refs/heads/main"),
+        before,
+        "main did not move"
+    );
+    alice.receipt_ok(a, &["run", "test"]);
+    let r = alice.git(a, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "receipted now: {r}");
+    assert_eq!(
+        server_ref(&w, "refs/heads/main"),
+        Some(alice.git_ok(a, &["rev-parse", "HEAD"]))
+    );
+}
