@@ -45,15 +45,17 @@ struct Person {
 /// of `.gitreceipts`, with the hook installed; and Alice's clone with her hook.
 struct World {
     server: Gitolite,
-    _admin: Env,
+    admin: Env,
     alice: Person,
     bob: Person,
     a: PathBuf,
 }
 
-fn world_with(conf: &str, hook: bool) -> Option<World> {
+/// The world with gitolite.conf `conf` for `app`; with `tool_on_path`, the
+/// server's `.gitolite.rc` puts git-receipt on the hooks' PATH.
+fn world_with(conf: &str, tool_on_path: bool) -> Option<World> {
     let admin = Env::new();
-    let server = Gitolite::start(&admin, true)?;
+    let server = Gitolite::start(&admin, tool_on_path)?;
     let alice = Person { env: Env::new() };
     let bob = Person { env: Env::new() };
     let a = alice.env.fixture_repo("make_basic_repo.sh", "alice");
@@ -74,9 +76,7 @@ fn world_with(conf: &str, hook: bool) -> Option<World> {
     alice
         .env
         .git_ok(&a, &["commit", "-qam", "trust alice and bob"]);
-    if hook {
-        server.put_repo_specific_hook("git-receipt", &pre_receive_shim(&admin, &a));
-    }
+    server.put_repo_specific_hook("git-receipt", &pre_receive_shim(&admin, &a));
     server.configure(&admin, conf);
     alice
         .env
@@ -90,7 +90,7 @@ fn world_with(conf: &str, hook: bool) -> Option<World> {
     alice.env.receipt_ok(&a, &["init"]);
     Some(World {
         server,
-        _admin: admin,
+        admin,
         alice,
         bob,
         a,
@@ -213,5 +213,147 @@ fn whole_flow_over_gitolite_two_writers_and_ci() {
     assert_eq!(
         server_ref(&w, "refs/heads/main"),
         Some(alice.git_ok(a, &["rev-parse", "HEAD"]))
+    );
+}
+
+/// gitolite.conf for `app` with the hook but no `receipt.protectedBranch`.
+fn unprotected_conf() -> String {
+    format!("repo app\n{RIGHTS}    option hook.pre-receive = git-receipt\n")
+}
+
+#[test]
+fn gitolite_head_master_protected_nothing_in_silence() {
+    // gitolite creates repositories with HEAD -> refs/heads/master; the team's
+    // branch is main and nobody set receipt.protectedBranch
+    let Some(w) = world_with(&unprotected_conf(), true) else {
+        return;
+    };
+    let (alice, a) = (&w.alice.env, &w.a);
+    change(alice, a, "pub fn unchecked() {}\n");
+    let r = alice.git(a, &["push", "--no-verify", "origin", "main"]);
+    assert_eq!(r.code, 0, "accepted, as configured: {r}");
+    assert!(
+        r.stderr.contains("WARNING: this server protects no branch: receipt.protectedBranch is unset and HEAD names refs/heads/master, which does not exist, so refs/heads/main is accepted without any receipt check"),
+        "{r}"
+    );
+    assert!(
+        r.stderr.contains("config receipt.protectedBranch = main"),
+        "{r}"
+    );
+    // said on every push, not once
+    change(alice, a, "pub fn unchecked_again() {}\n");
+    let r = alice.git(a, &["push", "--no-verify", "origin", "main"]);
+    assert!(
+        r.stderr.contains("WARNING: this server protects no branch"),
+        "{r}"
+    );
+
+    // once gitolite.conf names the branch, the same kind of push is refused, quietly about protection
+    w.server.configure(&w.admin, &guarded_conf());
+    change(alice, a, "pub fn now_checked() {}\n");
+    let r = alice.git(a, &["push", "--no-verify", "origin", "main"]);
+    assert_refused(&r);
+    assert!(r.stderr.contains("lacks present receipts"), "{r}");
+    assert!(!r.stderr.contains("protects no branch"), "{r}");
+}
+
+#[test]
+fn server_hook_says_git_receipt_is_missing_and_where_it_looked() {
+    // the server's .gitolite.rc does not put git-receipt on the hooks' PATH
+    let Some(w) = world_with(&format!("repo app\n{RIGHTS}"), false) else {
+        return;
+    };
+    w.server.configure(&w.admin, &guarded_conf());
+    let (alice, a) = (&w.alice.env, &w.a);
+    change(alice, a, "pub fn anything() {}\n");
+    let r = alice.git(a, &["push", "--no-verify", "origin", "main"]);
+    assert_refused(&r);
+    assert!(
+        r.stderr.contains("this server's pre-receive hook needs git-receipt, and it is not installed where the hook looks"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("looked in PATH=/"), "{r}");
+    assert!(r.stderr.contains("~/.gitolite.rc"), "{r}");
+    assert!(!r.stderr.contains("is not a git command"), "{r}");
+}
+
+#[test]
+fn install_hooks_server_in_a_gitolite_repository_refuses_with_the_supported_way() {
+    let Some(w) = world_with(&guarded_conf(), true) else {
+        return;
+    };
+    let repo = w.server.repo_dir("app");
+    let driver = std::fs::read_link(repo.join("hooks/pre-receive")).unwrap();
+    let r = w
+        .admin
+        .receipt(&repo, &["install-hooks", "--server", "--protect", "main"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("is managed by gitolite"), "{r}");
+    assert!(
+        r.stderr.contains("option hook.pre-receive = git-receipt"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("install-hooks --server --print"), "{r}");
+    // gitolite's driver is where it was
+    assert_eq!(
+        std::fs::read_link(repo.join("hooks/pre-receive")).unwrap(),
+        driver
+    );
+    assert!(!repo.join("hooks/pre-receive.pre-git-receipt").exists());
+    // and the supported way survives gitolite setup
+    w.server.setup();
+    let (alice, a) = (&w.alice.env, &w.a);
+    change(alice, a, "pub fn after_setup() {}\n");
+    let r = alice.git(a, &["push", "--no-verify", "origin", "main"]);
+    assert_refused(&r);
+    assert!(r.stderr.contains("lacks present receipts"), "{r}");
+}
+
+#[test]
+fn install_hooks_server_refuses_to_guard_a_branch_that_does_not_exist() {
+    // a bare repository like gitolite's: HEAD -> master, while the team pushes main
+    let env = Env::new();
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let bare = env.path("app.git");
+    env.git_ok(
+        env.tmp.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "-b",
+            "master",
+            bare.to_str().unwrap(),
+        ],
+    );
+    env.git_ok(&seed, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    let r = env.receipt(&bare, &["install-hooks", "--server"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("receipt.protectedBranch is unset and HEAD names refs/heads/master, which does not exist here, so the hook would guard nothing"),
+        "{r}"
+    );
+    assert!(
+        r.stderr
+            .contains("hint: name the branch: git receipt install-hooks --server --protect main"),
+        "{r}"
+    );
+    assert!(
+        !bare.join("hooks/pre-receive").exists(),
+        "nothing installed"
+    );
+
+    let r = env.receipt_ok(&bare, &["install-hooks", "--server", "--protect", "main"]);
+    assert!(r.stderr.contains("protecting main"), "{r}");
+    assert!(bare.join("hooks/pre-receive").exists());
+    assert_eq!(
+        env.git_ok(&bare, &["config", "--get-all", "receipt.protectedBranch"]),
+        "main"
+    );
+    // again: idempotent, the setting is not repeated
+    env.receipt_ok(&bare, &["install-hooks", "--server", "--protect", "main"]);
+    assert_eq!(
+        env.git_ok(&bare, &["config", "--get-all", "receipt.protectedBranch"]),
+        "main"
     );
 }

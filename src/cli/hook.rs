@@ -104,9 +104,74 @@ pub fn cmd_install_hooks(ctx: &Context, args: InstallHooksArgs) -> Result<ExitCo
         return Ok(ExitCode::SUCCESS);
     }
     let store = ctx.store()?;
+    if args.server {
+        server_preflight(&store, &args.protect)?;
+    }
     let change = install_hooks(&store, args.server)?;
     eprintln!("git-receipt: {change}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Before installing the server hook: refuse in a gitolite-managed repository
+/// (its hooks are gitolite's to manage), record `--protect` branches, and refuse
+/// when nothing would be protected (a hook that guards a branch that does not
+/// exist guards nothing).
+fn server_preflight(store: &Store, protect: &[String]) -> Result<()> {
+    let git_dir = store.git_dir();
+    if hooks::gitolite_managed(git_dir) {
+        bail!(
+            "{} is managed by gitolite: `gitolite setup` puts gitolite's own hooks back, and a hook installed here would vanish without a word\n\
+             hint: install it as a gitolite repo-specific hook instead (docs/servers.md):\n\
+             hint:   in ~/.gitolite.rc: LOCAL_CODE => \"$ENV{{HOME}}/local\", and enable 'repo-specific-hooks'\n\
+             hint:   git receipt install-hooks --server --print > ~/local/hooks/repo-specific/git-receipt; chmod +x ~/local/hooks/repo-specific/git-receipt\n\
+             hint:   in gitolite.conf, for the repository: option hook.pre-receive = git-receipt\n\
+             hint:   and say what it protects: config receipt.protectedBranch = main (with GIT_CONFIG_KEYS => 'receipt\\..*' in ~/.gitolite.rc)",
+            git_dir.display()
+        );
+    }
+    let configured = store.config_strings("receipt.protectedBranch");
+    for branch in protect {
+        let have = configured
+            .iter()
+            .any(|c| c == branch || c.strip_prefix("refs/heads/") == Some(branch));
+        if !have {
+            let out = store.run_git(&["config", "--add", "receipt.protectedBranch", branch])?;
+            if !out.ok {
+                bail!(
+                    "git config --add receipt.protectedBranch {branch}: {}",
+                    out.stderr.trim()
+                );
+            }
+            eprintln!("git-receipt: protecting {branch} (git config receipt.protectedBranch)");
+        }
+    }
+    if !configured.is_empty() || !protect.is_empty() {
+        return Ok(());
+    }
+    let head = match store.repo().head_name() {
+        Ok(Some(name)) => name.as_bstr().to_string(),
+        _ => String::new(),
+    };
+    let exists = !head.is_empty()
+        && store
+            .repo()
+            .try_find_reference(head.as_str())
+            .ok()
+            .flatten()
+            .is_some();
+    if !exists {
+        bail!(
+            "not installing: this repository does not say which branch to protect\n\
+             receipt.protectedBranch is unset and HEAD names {}, which does not exist here, so the hook would guard nothing\n\
+             hint: name the branch: git receipt install-hooks --server --protect main",
+            if head.is_empty() {
+                "no branch"
+            } else {
+                head.as_str()
+            }
+        );
+    }
+    Ok(())
 }
 
 /// Uninstall.
@@ -388,6 +453,7 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
         }
     }
     let protected = protected_branches(&store);
+    warn_if_nothing_protected(&store, &protected, &updates);
     let mut branches_deleted = Vec::new();
     for u in updates.iter().filter(|u| protected.contains(&u.name)) {
         let Some(new) = u.new else {
@@ -434,6 +500,50 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Say loudly, on every push, when no protected branch exists on the server (nor
+/// is created by this push) while another branch is pushed: the hook then guards
+/// nothing, which a team must not learn by accident.
+fn warn_if_nothing_protected(store: &Store, protected: &[String], updates: &[hooks::ReceivedRef]) {
+    let exists = |name: &str| {
+        store
+            .repo()
+            .try_find_reference(name)
+            .ok()
+            .flatten()
+            .is_some()
+    };
+    let guarded = protected
+        .iter()
+        .any(|p| exists(p) || updates.iter().any(|u| &u.name == p && u.new.is_some()));
+    let unguarded: Vec<&str> = updates
+        .iter()
+        .filter(|u| u.name.starts_with("refs/heads/") && u.new.is_some())
+        .map(|u| u.name.as_str())
+        .collect();
+    if guarded || unguarded.is_empty() {
+        return;
+    }
+    let which = if !store.config_strings("receipt.protectedBranch").is_empty() {
+        format!(
+            "receipt.protectedBranch names {}, which does not exist",
+            protected.join(", ")
+        )
+    } else if let Some(head) = protected.first() {
+        format!("receipt.protectedBranch is unset and HEAD names {head}, which does not exist")
+    } else {
+        "receipt.protectedBranch is unset and HEAD names no branch".to_owned()
+    };
+    eprint!(
+        "{}",
+        escape_lines(&format!(
+            "git-receipt: WARNING: this server protects no branch: {which}, so {} is accepted without any receipt check\n\
+             hint: on the server, name the branch to protect: git config receipt.protectedBranch main\n\
+             hint: with gitolite, in gitolite.conf: config receipt.protectedBranch = main\n",
+            unguarded.join(", ")
+        ))
+    );
 }
 
 /// Gate the new tip `new` of protected branch `name` on present receipts for every
