@@ -258,6 +258,20 @@ pub enum PushError {
         /// What to do.
         hint: String,
     },
+    /// The server refused the receipt refs: a verdict, not a failure to decide.
+    #[error(
+        "pushing receipts to {remote} was refused; your local receipts are untouched\n{refs}{server}hint: {hint}"
+    )]
+    Refused {
+        /// The remote.
+        remote: String,
+        /// One line per ref the server refused, and why.
+        refs: String,
+        /// What the server said (its `remote:` lines).
+        server: String,
+        /// What to do: the right and the namespace the server must grant.
+        hint: String,
+    },
     /// Kept losing races with another push of the same writer.
     #[error(
         "could not push chain {writer} to {remote} after {attempts} attempts: another clone with the same key keeps pushing\nhint: try again"
@@ -293,6 +307,95 @@ fn remote_hint(stderr: &str) -> String {
     } else {
         "see git's message above".into()
     }
+}
+
+/// The right a writer needs on a receipt namespace, in gitolite's words, and why.
+pub fn right_needed(refname: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    if refname.starts_with("refs/receipts/") {
+        Some((
+            "RW",
+            "refs/receipts/",
+            "chains are created and fast-forwarded, never rewound",
+        ))
+    } else if refname.starts_with("refs/notes/receipts/") {
+        Some((
+            "RW+",
+            "refs/notes/receipts/",
+            "notes are pushed with a lease, which is a forced update",
+        ))
+    } else if refname.starts_with(crate::store::logs::LOG_PREFIX) {
+        Some((
+            "RW+",
+            crate::store::logs::LOG_PREFIX,
+            "log refs are created, and deleted by prune-logs --push",
+        ))
+    } else {
+        None
+    }
+}
+
+/// A refused `git push --porcelain`, told plainly: the refs refused and why (not
+/// git's raw porcelain lines), the server's own words, and a hint that names the
+/// right and the namespace when the server says which right it denied (gitolite's
+/// `FATAL: <right> <ref> <repo> <user> DENIED ...`).
+fn refusal(remote: &str, stdout: &str, stderr: &str) -> Option<PushError> {
+    let mut refs = String::new();
+    for line in stdout.lines().filter(|l| l.starts_with('!')) {
+        let mut fields = line.split('\t').skip(1);
+        let spec = fields.next().unwrap_or("");
+        let why = fields.next().unwrap_or("").trim();
+        let name = spec.rsplit_once(':').map_or(spec, |(_, dst)| dst);
+        let why = if why.contains("atomic push failure") {
+            "not sent: the push is atomic and the server refused another ref in it".to_owned()
+        } else {
+            let why = why.trim_start_matches("[remote rejected]").trim();
+            format!(
+                "refused: {}",
+                why.trim_start_matches('(').trim_end_matches(')')
+            )
+        };
+        refs.push_str(&format!("  {name}: {why}\n"));
+    }
+    if refs.is_empty() {
+        return None;
+    }
+    let mut server = String::new();
+    let mut hints = Vec::new();
+    for line in stderr.lines().map(str::trim_end) {
+        if !line.starts_with("remote:") {
+            continue; // git's own summary lines; the refs are listed above
+        }
+        server.push_str(line);
+        server.push('\n');
+        let Some(denied) = line.split("FATAL:").nth(1).filter(|l| l.contains("DENIED")) else {
+            continue;
+        };
+        let f: Vec<&str> = denied.split_whitespace().collect();
+        if let [right, refname, repo, user, ..] = f[..] {
+            let hint = match right_needed(refname) {
+                Some((need, ns, why)) => format!(
+                    "the server (gitolite) denied {user} the right {right} on {refname}; grant `{need} {ns} = {user}` under `repo {repo}` in gitolite.conf ({why}); see docs/servers.md"
+                ),
+                None => format!(
+                    "the server (gitolite) denied {user} the right {right} on {refname} in {repo}; ask its admin"
+                ),
+            };
+            if !hints.contains(&hint) {
+                hints.push(hint);
+            }
+        }
+    }
+    let hint = if hints.is_empty() {
+        "the server refused these refs (see its words above); it must let you push refs/receipts/ (create, fast-forward), refs/notes/receipts/ (forced, with a lease) and refs/receipt-logs/ (create, delete): docs/servers.md; or keep receipts local (git config receipt.pushReceipts false)".to_owned()
+    } else {
+        hints.join("\nhint: ")
+    };
+    Some(PushError::Refused {
+        remote: remote.into(),
+        refs,
+        server,
+        hint,
+    })
 }
 
 /// The writer ids of this clone: the key's chains that exist locally.
@@ -427,6 +530,9 @@ pub fn push_writer(
             || out.stdout.contains("atomic transaction failed")
             || out.stderr.contains("cannot lock ref");
         if !lost_race {
+            if let Some(refused) = refusal(remote, &out.stdout, &out.stderr) {
+                return Err(refused);
+            }
             let detail = format!("{}\n{}", out.stdout.trim(), out.stderr)
                 .trim()
                 .to_owned();

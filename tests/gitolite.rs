@@ -357,3 +357,83 @@ fn install_hooks_server_refuses_to_guard_a_branch_that_does_not_exist() {
         "main"
     );
 }
+
+/// Rights without `RW+` on the notes namespace.
+fn conf_without_notes_rights() -> String {
+    "repo app\n    RW+ refs/heads/           = alice bob\n    RW  refs/receipts/        = alice bob\n    R                         = ci\n    option hook.pre-receive = git-receipt\n    config receipt.protectedBranch = main\n".to_owned()
+}
+
+#[test]
+fn refused_push_names_the_right_and_the_namespace() {
+    // the pusher lacks RW+ refs/notes/receipts/: gitolite says `W refs/notes/... DENIED by fallthru`
+    let Some(w) = world_with(&conf_without_notes_rights(), true) else {
+        return;
+    };
+    let (alice, a) = (&w.alice.env, &w.a);
+    change(alice, a, "pub fn rights() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let writer = alice.only_writer(a);
+    let no_porcelain = |r: &Run| {
+        assert!(
+            !r.stderr
+                .lines()
+                .any(|l| l.starts_with('!') || l == "Done" || l.starts_with("To ssh://")),
+            "git's raw --porcelain lines stay out of it: {r}"
+        );
+        assert!(!r.stderr.contains("[remote rejected]"), "{r}");
+    };
+
+    let r = alice.receipt(a, &["push"]);
+    assert_eq!(r.code, 1, "a refusal is a verdict: {r}");
+    assert!(
+        r.stderr.contains("pushing receipts to origin was refused"),
+        "{r}"
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "  refs/notes/receipts/{writer}: refused: hook declined\n"
+        )),
+        "{r}"
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "  refs/receipts/{writer}: not sent: the push is atomic"
+        )),
+        "{r}"
+    );
+    assert!(
+        r.stderr
+            .contains("grant `RW+ refs/notes/receipts/ = alice` under `repo app` in gitolite.conf"),
+        "the hint names the right and the namespace: {r}"
+    );
+    assert!(
+        r.stderr.contains("DENIED"),
+        "the server's own words are kept: {r}"
+    );
+    no_porcelain(&r);
+    assert_eq!(
+        r.stderr.matches("error: failed to push some refs").count(),
+        0,
+        "{r}"
+    );
+
+    // through the pre-push hook: git's own summary once, and no raw lines
+    let r = alice.git(a, &["push", "origin", "main"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr
+            .contains("grant `RW+ refs/notes/receipts/ = alice`"),
+        "{r}"
+    );
+    no_porcelain(&r);
+    assert_eq!(
+        r.stderr.matches("error: failed to push some refs").count(),
+        1,
+        "{r}"
+    );
+
+    // granted, the same push goes through
+    w.server.configure(&w.admin, &guarded_conf());
+    let r = alice.git(a, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+}

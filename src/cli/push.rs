@@ -62,7 +62,15 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             "no remote named {remote:?}\nhint: add one with `git remote add {remote} <url>`, or name another: git receipt push <remote>"
         );
     }
-    let outcomes = push_own(ctx, &store, &remote, args.logs)?;
+    let outcomes = match push_own(ctx, &store, &remote, args.logs) {
+        Ok(o) => o,
+        // the server said no: a verdict (1), not a failure to decide (2)
+        Err(e) if matches!(e.downcast_ref(), Some(sync::PushError::Refused { .. })) => {
+            super::report_error(&e);
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e),
+    };
     if outcomes.is_empty() {
         eprintln!(
             "git-receipt: no receipts of yours to push\nhint: `git receipt run <check>` writes one"
