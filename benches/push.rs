@@ -19,7 +19,7 @@
 //! Usage: cargo bench --bench push [-- ROUNDS]   (default 9)
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod common;
 
 use std::path::Path;
