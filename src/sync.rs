@@ -418,16 +418,142 @@ pub fn own_writers(
     Ok(out)
 }
 
+/// Whether a lost lease or race shows in a `git push --porcelain`'s output.
+fn lost_race(out: &crate::store::remote::GitOutput) -> bool {
+    (out.stdout.contains("[rejected]")
+        && (out.stdout.contains("fetch first")
+            || out.stdout.contains("stale info")
+            || out.stdout.contains("non-fast-forward")))
+        // the server was updating the same ref for a concurrent push
+        || out.stdout.contains("atomic transaction failed")
+        || out.stderr.contains("cannot lock ref")
+}
+
+/// Remember what the remote now has of `writer` (the staging refs double as
+/// this clone's last knowledge of the remote, which the next push leases on).
+fn remember_pushed(
+    store: &Store,
+    remote: &str,
+    writer: &str,
+    chain: ObjectId,
+) -> Result<(), StoreError> {
+    use crate::store::remote::{staged_chain_ref, staged_notes_ref};
+    store.run_git(&[
+        "update-ref",
+        &staged_chain_ref(remote, writer),
+        &chain.to_string(),
+    ])?;
+    match store.ref_value(&notes_ref(writer))? {
+        Some(n) => store.run_git(&[
+            "update-ref",
+            &staged_notes_ref(remote, writer),
+            &n.to_string(),
+        ])?,
+        None => store.run_git(&["update-ref", "-d", &staged_notes_ref(remote, writer)])?,
+    };
+    Ok(())
+}
+
+/// Push on what this clone last saw of the remote (its last fetch or push of this
+/// writer), without fetching first: the chain must still be there for a
+/// fast-forward and the notes for their lease, or git refuses the push and
+/// `None` sends the caller the long way (fetch, compare, re-append). With
+/// `skip_unchanged`, nothing at all is sent when nothing changed since: the
+/// pre-push hook's common case, one ssh session fewer, or two.
+fn push_on_lease(
+    store: &Store,
+    remote: &str,
+    writer: &str,
+    logs: &LogPolicy,
+    skip_unchanged: bool,
+) -> Result<Option<PushOutcome>, PushError> {
+    use crate::store::remote::{staged_chain_ref, staged_notes_ref};
+    let (Some(theirs), Some(their_notes), Some(local)) = (
+        store.ref_value(&staged_chain_ref(remote, writer))?,
+        store.ref_value(&staged_notes_ref(remote, writer))?,
+        store.chain_tip(writer)?,
+    ) else {
+        return Ok(None);
+    };
+    if !matches!(
+        store.relation(Some(local), theirs)?,
+        Relation::Same | Relation::Ahead
+    ) {
+        return Ok(None);
+    }
+    store.index_notes(writer)?;
+    let new_entries = store.entries_since(writer, local, Some(theirs))?;
+    let log_refs = logs.select(store, writer, &new_entries)?;
+    let notes_now = store.ref_value(&notes_ref(writer))?;
+    if new_entries.is_empty() && log_refs.is_empty() && notes_now == Some(their_notes) {
+        return Ok(skip_unchanged.then(|| PushOutcome {
+            writer: writer.into(),
+            pushed: 0,
+            reappended: 0,
+            logs: 0,
+        }));
+    }
+    let chain_lease = format!("--force-with-lease={}:{theirs}", chain_ref(writer));
+    let notes_lease = format!("--force-with-lease={}:{their_notes}", notes_ref(writer));
+    let chain_spec = format!("{0}:{0}", chain_ref(writer));
+    let notes_spec = format!("+{0}:{0}", notes_ref(writer));
+    let log_specs: Vec<String> = log_refs.iter().map(|n| format!("{n}:{n}")).collect();
+    let mut argv = vec![
+        "push",
+        "--atomic",
+        "--no-verify",
+        "--porcelain",
+        &chain_lease,
+        &notes_lease,
+        remote,
+        &chain_spec,
+        &notes_spec,
+    ];
+    argv.extend(log_specs.iter().map(String::as_str));
+    let out = store.run_git(&argv)?;
+    if out.ok {
+        remember_pushed(store, remote, writer, local)?;
+        return Ok(Some(PushOutcome {
+            writer: writer.into(),
+            pushed: new_entries.len() as u64,
+            reappended: 0,
+            logs: log_specs.len() as u64,
+        }));
+    }
+    if lost_race(&out) {
+        return Ok(None); // the remote moved since: the long way
+    }
+    if let Some(refused) = refusal(remote, &out.stdout, &out.stderr) {
+        return Err(refused);
+    }
+    let detail = format!("{}\n{}", out.stdout.trim(), out.stderr)
+        .trim()
+        .to_owned();
+    Err(PushError::Remote {
+        remote: remote.into(),
+        hint: remote_hint(&detail),
+        detail,
+    })
+}
+
 /// Push one writer's chain and notes to `remote`, atomically: the chain as a
-/// fast-forward, the notes with a lease on what the remote had. On divergence,
-/// re-append local receipts on the remote tip and retry.
+/// fast-forward, the notes with a lease on what the remote had. When this clone
+/// knows what the remote has (its last fetch or push), the push leases on that
+/// without fetching; otherwise, or when the remote moved, it fetches the remote's
+/// chain first and, on divergence, re-appends local receipts on the remote tip
+/// and retries. With `skip_unchanged` (the pre-push hook), nothing is sent when
+/// nothing changed since the last push.
 pub fn push_writer(
     store: &Store,
     remote: &str,
     writer: &str,
     key: &SigningKey,
     logs: &LogPolicy,
+    skip_unchanged: bool,
 ) -> Result<PushOutcome, PushError> {
+    if let Some(done) = push_on_lease(store, remote, writer, logs, skip_unchanged)? {
+        return Ok(done);
+    }
     let mut reappended = 0;
     for attempt in 0..PUSH_ATTEMPTS {
         let Some(local) = store.chain_tip(writer)? else {
@@ -515,6 +641,7 @@ pub fn push_writer(
         argv.extend(log_specs.iter().map(String::as_str));
         let out = store.run_git(&argv)?;
         if out.ok {
+            remember_pushed(store, remote, writer, tip)?;
             return Ok(PushOutcome {
                 writer: writer.into(),
                 pushed,
@@ -522,14 +649,7 @@ pub fn push_writer(
                 logs: log_specs.len() as u64,
             });
         }
-        let lost_race = (out.stdout.contains("[rejected]")
-            && (out.stdout.contains("fetch first")
-                || out.stdout.contains("stale info")
-                || out.stdout.contains("non-fast-forward")))
-            // the server was updating the same ref for a concurrent push
-            || out.stdout.contains("atomic transaction failed")
-            || out.stderr.contains("cannot lock ref");
-        if !lost_race {
+        if !lost_race(&out) {
             if let Some(refused) = refusal(remote, &out.stdout, &out.stderr) {
                 return Err(refused);
             }

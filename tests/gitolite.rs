@@ -437,3 +437,87 @@ fn refused_push_names_the_right_and_the_namespace() {
     let r = alice.git(a, &["push", "origin", "main"]);
     assert_eq!(r.code, 0, "{r}");
 }
+
+#[test]
+fn three_ssh_sessions_per_hooked_push() {
+    // a hooked push fetched the remote's chain, pushed the receipts, then git
+    // pushed the branch: three sessions, even with nothing new to send
+    let Some(w) = world_with(&guarded_conf(), true) else {
+        return;
+    };
+    let (alice, a) = (&w.alice.env, &w.a);
+    let sessions_of = |push: &dyn Fn()| {
+        let before = w.server.sessions().len();
+        push();
+        w.server.sessions()[before..].to_vec()
+    };
+    // the first push with receipts learns what the server has
+    change(alice, a, "pub fn first() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let s = sessions_of(&|| assert_eq!(alice.git(a, &["push", "origin", "main"]).code, 0));
+    assert!(!s.is_empty(), "gitolite logs sessions: {s:?}");
+
+    // then a receipt to send: the receipts' push and the branch's, no fetch
+    change(alice, a, "pub fn second() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let s = sessions_of(&|| {
+        let r = alice.git(a, &["push", "origin", "main"]);
+        assert_eq!(r.code, 0, "{r}");
+        assert!(r.stderr.contains("pushed 1 receipt"), "{r}");
+    });
+    assert_eq!(
+        s,
+        ["alice git-receive-pack app", "alice git-receive-pack app"],
+        "receipts, then the branch"
+    );
+
+    // nothing new to send (README is no check's input): the branch's push alone
+    std::fs::write(a.join("README"), "more\n").unwrap();
+    alice.git_ok(a, &["commit", "-qam", "readme"]);
+    let s = sessions_of(&|| {
+        let r = alice.git(a, &["push", "origin", "main"]);
+        assert_eq!(r.code, 0, "{r}");
+    });
+    assert_eq!(s, ["alice git-receive-pack app"]);
+
+    // `git receipt push` by hand still asks the server, and finds nothing to send
+    let s = sessions_of(&|| {
+        let r = alice.receipt_ok(a, &["push"]);
+        assert!(r.stderr.contains("pushed 0 new receipts"), "{r}");
+    });
+    assert!(s.contains(&"alice git-upload-pack app".to_owned()), "{s:?}");
+}
+
+#[test]
+fn a_lease_lost_to_another_clone_of_the_same_key_falls_back_to_fetch_and_reappend() {
+    let Some(w) = world_with(&guarded_conf(), true) else {
+        return;
+    };
+    let (alice, a) = (&w.alice.env, &w.a);
+    change(alice, a, "pub fn one() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    assert_eq!(alice.git(a, &["push", "origin", "main"]).code, 0);
+    // Alice's second machine, same key, pushes a receipt this clone does not know of
+    let other = w.server.clone_as(alice, "alice", "app", "laptop");
+    alice.receipt_ok(&other, &["init"]);
+    alice.receipt_ok(&other, &["fetch"]);
+    alice.receipt_ok(&other, &["run", "docs"]);
+    alice.receipt_ok(&other, &["push"]);
+    // here: a new receipt on top of what this clone last pushed
+    change(alice, a, "pub fn two() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let r = alice.git(a, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+    let writer = alice.only_writer(a);
+    let server_tip = server_ref(&w, &format!("refs/receipts/{writer}")).unwrap();
+    assert_eq!(
+        server_tip,
+        alice.git_ok(a, &["rev-parse", &format!("refs/receipts/{writer}")])
+    );
+    // both receipts are in the server's chain: the laptop's and this one, re-appended
+    let log = alice.git_ok(
+        a,
+        &["rev-list", "--count", &format!("refs/receipts/{writer}")],
+    );
+    assert_eq!(log, "3", "three receipts in the chain");
+}

@@ -259,7 +259,7 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
         .boolean("receipt.pushReceipts")
         .unwrap_or(true);
     if gated > 0 && push_receipts {
-        match super::push::push_own(ctx, &store, remote, false) {
+        match super::push::push_own(ctx, &store, remote, false, true) {
             Ok(outcomes) => {
                 for o in outcomes.iter().filter(|o| o.pushed > 0) {
                     eprintln!(

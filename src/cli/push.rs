@@ -35,6 +35,7 @@ pub(super) fn push_own(
     store: &git_receipt::store::Store,
     remote: &str,
     all_logs: bool,
+    skip_unchanged: bool,
 ) -> Result<Vec<PushOutcome>> {
     let logs = if all_logs {
         LogPolicy::everything()
@@ -46,7 +47,14 @@ pub(super) fn push_own(
     let writers = sync::own_writers(store, &key, &chain)?;
     let mut out = Vec::new();
     for w in writers {
-        out.push(sync::push_writer(store, remote, &w, &key, &logs)?);
+        out.push(sync::push_writer(
+            store,
+            remote,
+            &w,
+            &key,
+            &logs,
+            skip_unchanged,
+        )?);
     }
     // pushing can re-append (write objects) and fetches the remote's chain
     store.gc_auto_detached();
@@ -62,7 +70,7 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             "no remote named {remote:?}\nhint: add one with `git remote add {remote} <url>`, or name another: git receipt push <remote>"
         );
     }
-    let outcomes = match push_own(ctx, &store, &remote, args.logs) {
+    let outcomes = match push_own(ctx, &store, &remote, args.logs, false) {
         Ok(o) => o,
         // the server said no: a verdict (1), not a failure to decide (2)
         Err(e) if matches!(e.downcast_ref(), Some(sync::PushError::Refused { .. })) => {

@@ -285,6 +285,33 @@ impl Gitolite {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
+    /// The git sessions gitolite has logged so far, oldest first, as
+    /// `<user> <command> <repo>` (e.g. `alice git-receive-pack app`).
+    pub fn sessions(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir(self.home.join(".gitolite/logs")) else {
+            return out;
+        };
+        let mut files: Vec<PathBuf> = dir.map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for f in files {
+            for line in std::fs::read_to_string(f).unwrap().lines() {
+                let fields: Vec<&str> = line.split('\t').collect();
+                if fields.get(2) != Some(&"ssh") {
+                    continue;
+                }
+                let user = fields.iter().find_map(|f| f.strip_prefix("ARGV="));
+                let soc = fields.iter().find_map(|f| f.strip_prefix("SOC="));
+                if let (Some(user), Some((cmd, repo))) = (user, soc.and_then(|s| s.split_once(' ')))
+                {
+                    let repo = repo.trim_matches('\'').trim_start_matches('/');
+                    out.push(format!("{user} {cmd} {repo}"));
+                }
+            }
+        }
+        out
+    }
+
     /// Run `gitolite setup` on the server (what restores gitolite's hooks).
     pub fn setup(&self) {
         let mut cmd = Command::new("gitolite");
