@@ -348,11 +348,14 @@ fn refusal(remote: &str, stdout: &str, stderr: &str) -> Option<PushError> {
         let why = if why.contains("atomic push failure") {
             "not sent: the push is atomic and the server refused another ref in it".to_owned()
         } else {
-            let why = why.trim_start_matches("[remote rejected]").trim();
-            format!(
-                "refused: {}",
-                why.trim_start_matches('(').trim_end_matches(')')
-            )
+            // `[remote rejected] (hook declined)`, `[rejected] (fetch first)`
+            let (kind, reason) = why.split_once("] ").unwrap_or(("", why));
+            let reason = reason.trim_start_matches('(').trim_end_matches(')');
+            if kind.ends_with("remote rejected") {
+                format!("refused: {reason}")
+            } else {
+                format!("rejected: {reason}")
+            }
         };
         refs.push_str(&format!("  {name}: {why}\n"));
     }
@@ -384,6 +387,16 @@ fn refusal(remote: &str, stdout: &str, stderr: &str) -> Option<PushError> {
                 hints.push(hint);
             }
         }
+    }
+    let behind = refs.lines().any(|l| {
+        !l.trim_start().starts_with("refs/receipts/")
+            && !l.trim_start().starts_with("refs/notes/")
+            && (l.contains("rejected: fetch first") || l.contains("rejected: non-fast-forward"))
+    });
+    if behind {
+        hints.push(
+            "a branch in the push is behind the remote's: pull (or rebase), then push again".into(),
+        );
     }
     let hint = if hints.is_empty() {
         "the server refused these refs (see its words above); it must let you push refs/receipts/ (create, fast-forward), refs/notes/receipts/ (forced, with a lease) and refs/receipt-logs/ (create, delete): docs/servers.md; or keep receipts local (git config receipt.pushReceipts false)".to_owned()
@@ -418,12 +431,17 @@ pub fn own_writers(
     Ok(out)
 }
 
-/// Whether a lost lease or race shows in a `git push --porcelain`'s output.
-fn lost_race(out: &crate::store::remote::GitOutput) -> bool {
-    (out.stdout.contains("[rejected]")
-        && (out.stdout.contains("fetch first")
-            || out.stdout.contains("stale info")
-            || out.stdout.contains("non-fast-forward")))
+/// Whether a lost lease or race on `writer`'s refs shows in a `git push
+/// --porcelain`'s output (a branch pushed along that is behind is not a race to
+/// retry but a refusal).
+fn lost_race(out: &crate::store::remote::GitOutput, writer: &str) -> bool {
+    let ours = [chain_ref(writer), notes_ref(writer)];
+    out.stdout.lines().any(|l| {
+        l.starts_with('!')
+            && l.contains("[rejected]")
+            && (l.contains("fetch first") || l.contains("stale info") || l.contains("non-fast-forward"))
+            && ours.iter().any(|r| l.contains(&format!(":{r}\t")))
+    })
         // the server was updating the same ref for a concurrent push
         || out.stdout.contains("atomic transaction failed")
         || out.stderr.contains("cannot lock ref")
@@ -466,6 +484,7 @@ fn push_on_lease(
     writer: &str,
     logs: &LogPolicy,
     skip_unchanged: bool,
+    also: &[String],
 ) -> Result<Option<PushOutcome>, PushError> {
     use crate::store::remote::{staged_chain_ref, staged_notes_ref};
     let (Some(theirs), Some(their_notes), Some(local)) = (
@@ -485,7 +504,11 @@ fn push_on_lease(
     let new_entries = store.entries_since(writer, local, Some(theirs))?;
     let log_refs = logs.select(store, writer, &new_entries)?;
     let notes_now = store.ref_value(&notes_ref(writer))?;
-    if new_entries.is_empty() && log_refs.is_empty() && notes_now == Some(their_notes) {
+    if new_entries.is_empty()
+        && log_refs.is_empty()
+        && notes_now == Some(their_notes)
+        && also.is_empty()
+    {
         return Ok(skip_unchanged.then(|| PushOutcome {
             writer: writer.into(),
             pushed: 0,
@@ -510,6 +533,7 @@ fn push_on_lease(
         &notes_spec,
     ];
     argv.extend(log_specs.iter().map(String::as_str));
+    argv.extend(also.iter().map(String::as_str));
     let out = store.run_git(&argv)?;
     if out.ok {
         remember_pushed(store, remote, writer, local)?;
@@ -520,7 +544,7 @@ fn push_on_lease(
             logs: log_specs.len() as u64,
         }));
     }
-    if lost_race(&out) {
+    if lost_race(&out, writer) {
         return Ok(None); // the remote moved since: the long way
     }
     if let Some(refused) = refusal(remote, &out.stdout, &out.stderr) {
@@ -542,7 +566,9 @@ fn push_on_lease(
 /// without fetching; otherwise, or when the remote moved, it fetches the remote's
 /// chain first and, on divergence, re-appends local receipts on the remote tip
 /// and retries. With `skip_unchanged` (the pre-push hook), nothing is sent when
-/// nothing changed since the last push.
+/// nothing changed since the last push. `also` are refspecs (a branch) pushed in
+/// the same atomic push: one session, and the server sees the branch with its
+/// receipts.
 pub fn push_writer(
     store: &Store,
     remote: &str,
@@ -550,8 +576,9 @@ pub fn push_writer(
     key: &SigningKey,
     logs: &LogPolicy,
     skip_unchanged: bool,
+    also: &[String],
 ) -> Result<PushOutcome, PushError> {
-    if let Some(done) = push_on_lease(store, remote, writer, logs, skip_unchanged)? {
+    if let Some(done) = push_on_lease(store, remote, writer, logs, skip_unchanged, also)? {
         return Ok(done);
     }
     let mut reappended = 0;
@@ -639,6 +666,7 @@ pub fn push_writer(
             &notes_spec,
         ];
         argv.extend(log_specs.iter().map(String::as_str));
+        argv.extend(also.iter().map(String::as_str));
         let out = store.run_git(&argv)?;
         if out.ok {
             remember_pushed(store, remote, writer, tip)?;
@@ -649,7 +677,7 @@ pub fn push_writer(
                 logs: log_specs.len() as u64,
             });
         }
-        if !lost_race(&out) {
+        if !lost_race(&out, writer) {
             if let Some(refused) = refusal(remote, &out.stdout, &out.stderr) {
                 return Err(refused);
             }

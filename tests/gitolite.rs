@@ -521,3 +521,75 @@ fn a_lease_lost_to_another_clone_of_the_same_key_falls_back_to_fetch_and_reappen
     );
     assert_eq!(log, "3", "three receipts in the chain");
 }
+
+#[test]
+fn receipt_push_with_branch_sends_receipts_and_branch_in_one_session() {
+    let Some(w) = world_with(&guarded_conf(), true) else {
+        return;
+    };
+    let (alice, a) = (&w.alice.env, &w.a);
+    // unreceipted: refused here, before any connection
+    let commit = change(alice, a, "pub fn together() {}\n");
+    let before = w.server.sessions().len();
+    let r = alice.receipt(a, &["push", "--with-branch"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("lacks fresh receipts"), "{r}");
+    assert!(r.stderr.contains("fix: git receipt run test"), "{r}");
+    assert_eq!(w.server.sessions().len(), before, "nothing was sent");
+
+    // receipted: the receipts and main in one atomic push, one ssh session
+    alice.receipt_ok(a, &["run", "test"]);
+    let before = w.server.sessions().len();
+    let r = alice.receipt_ok(a, &["push", "--with-branch"]);
+    assert!(
+        r.stderr
+            .contains("pushed refs/heads/main to origin with the receipts, in one push"),
+        "{r}"
+    );
+    assert_eq!(
+        w.server.sessions()[before..],
+        ["alice git-upload-pack app", "alice git-receive-pack app"],
+        "the first push of the chain still asks the server what it has"
+    );
+    assert_eq!(
+        server_ref(&w, "refs/heads/main").as_deref(),
+        Some(commit.as_str())
+    );
+    let writer = alice.only_writer(a);
+    assert!(server_ref(&w, &format!("refs/receipts/{writer}")).is_some());
+
+    // from then on: one session
+    let commit = change(alice, a, "pub fn together_again() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let before = w.server.sessions().len();
+    alice.receipt_ok(a, &["push", "--with-branch"]);
+    assert_eq!(
+        w.server.sessions()[before..],
+        ["alice git-receive-pack app"]
+    );
+    assert_eq!(
+        server_ref(&w, "refs/heads/main").as_deref(),
+        Some(commit.as_str())
+    );
+
+    // a branch that is behind the server's is rejected, with what to do
+    let bob = &w.bob.env;
+    let b = w.server.clone_as(bob, "bob", "app", "bob");
+    bob.receipt_ok(&b, &["init"]);
+    bob.receipt_ok(&b, &["fetch"]);
+    change(bob, &b, "pub fn bob_first() {}\n");
+    bob.receipt_ok(&b, &["run", "test"]);
+    bob.receipt_ok(&b, &["push", "--with-branch"]);
+    change(alice, a, "pub fn alice_behind() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let r = alice.receipt(a, &["push", "--with-branch"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains("refs/heads/main: rejected: fetch first"),
+        "{r}"
+    );
+    assert!(
+        r.stderr.contains("pull (or rebase), then push again"),
+        "{r}"
+    );
+}

@@ -199,27 +199,17 @@ pub fn cmd_hook(ctx: &Context, args: HookArgs) -> Result<ExitCode> {
     }
 }
 
-fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
-    let store = ctx.store()?;
-    let updates = hooks::parse_pre_push(input).map_err(anyhow::Error::msg)?;
-    let gate_tags = store
-        .repo()
-        .config_snapshot()
-        .boolean("receipt.gateTags")
-        .unwrap_or(false);
+/// What each pushed ref (remote ref name, local commit) lacks: fresh receipts
+/// for its required checks, as the lines of a refusal (empty when all is well).
+pub(super) fn lacking_receipts(
+    ctx: &Context,
+    store: &Store,
+    pushed: &[(String, gix::ObjectId)],
+) -> Result<String> {
     let mut refused = String::new();
-    let mut gated = 0;
-    for u in &updates {
-        let Some(local) = u.local else { continue }; // deletions pass
-        let r = &u.remote_ref;
-        if r.starts_with("refs/receipts/") || r.starts_with("refs/notes/") {
-            continue;
-        }
-        if r.starts_with("refs/tags/") && !gate_tags {
-            continue;
-        }
-        gated += 1;
-        let report = evaluate_rev(ctx, &store, &local.to_string())?;
+    for (r, local) in pushed {
+        let local = *local;
+        let report = evaluate_rev(ctx, store, &local.to_string())?;
         if let Some(u) = report.undecided.iter().find(|u| u.required) {
             refused.push_str(&format!(
                 "{r} ({}): cannot decide {}: {}\n",
@@ -245,6 +235,31 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
             }
         }
     }
+    Ok(refused)
+}
+
+fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let updates = hooks::parse_pre_push(input).map_err(anyhow::Error::msg)?;
+    let gate_tags = store
+        .repo()
+        .config_snapshot()
+        .boolean("receipt.gateTags")
+        .unwrap_or(false);
+    let mut pushed = Vec::new();
+    for u in &updates {
+        let Some(local) = u.local else { continue }; // deletions pass
+        let r = &u.remote_ref;
+        if r.starts_with("refs/receipts/") || r.starts_with("refs/notes/") {
+            continue;
+        }
+        if r.starts_with("refs/tags/") && !gate_tags {
+            continue;
+        }
+        pushed.push((r.clone(), local));
+    }
+    let gated = pushed.len();
+    let refused = lacking_receipts(ctx, &store, &pushed)?;
     if !refused.is_empty() {
         // ref names, check names and reasons may come from someone else's push
         eprint!(
@@ -259,7 +274,7 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
         .boolean("receipt.pushReceipts")
         .unwrap_or(true);
     if gated > 0 && push_receipts {
-        match super::push::push_own(ctx, &store, remote, false, true) {
+        match super::push::push_own(ctx, &store, remote, false, true, &[]) {
             Ok(outcomes) => {
                 for o in outcomes.iter().filter(|o| o.pushed > 0) {
                     eprintln!(
