@@ -13,7 +13,12 @@
 //! - **hooked, nothing to send**: a commit that changes no check's inputs (its
 //!   receipts are already on the server), `git push` through the hook.
 //!
-//! Rounds alternate the three, so the machine's noise falls on each; the figure is
+//! - **one push**: `git receipt run test`, then `git receipt push --with-branch`
+//!   (receipts and branch in one atomic push);
+//! - and, apart, the two halves of a hooked push: `git receipt push`, then
+//!   `git push --no-verify` of the receipted commit through the server hook.
+//!
+//! Rounds alternate the cases, so the machine's noise falls on each; the figure is
 //! the median wall time and its ratio to plain. Prints a table; asserts nothing.
 //!
 //! Usage: cargo bench --bench push [-- ROUNDS]   (default 9)
@@ -96,6 +101,8 @@ fn main() {
     alice.receipt_ok(&a, &["init"]);
 
     let (mut plain, mut send, mut none) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut receipts_only, mut gated_branch) = (Vec::new(), Vec::new());
+    let mut with_branch = Vec::new();
     for i in 0..=rounds {
         commit(&alice, &a, "src/lib.rs", &format!("pub fn f{i}() {{}}\n"));
         let p = timed(&alice, &a, &["push", "-q", "--no-verify", "plain", "main"]);
@@ -104,11 +111,27 @@ fn main() {
         commit(&alice, &a, "README", &format!("round {i}\n"));
         alice.git_ok(&a, &["push", "-q", "--no-verify", "plain", "main"]);
         let n = timed(&alice, &a, &["push", "-q", "origin", "main"]);
+        // the two halves of a hooked push with a receipt, apart
+        commit(&alice, &a, "src/lib.rs", &format!("pub fn g{i}() {{}}\n"));
+        alice.receipt_ok(&a, &["run", "test"]);
+        let start = Instant::now();
+        alice.receipt_ok(&a, &["push"]);
+        let r = start.elapsed();
+        let g = timed(&alice, &a, &["push", "-q", "--no-verify", "origin", "main"]);
+        // one atomic push of receipts and branch
+        commit(&alice, &a, "src/lib.rs", &format!("pub fn h{i}() {{}}\n"));
+        alice.receipt_ok(&a, &["run", "test"]);
+        let start = Instant::now();
+        alice.receipt_ok(&a, &["push", "--with-branch"]);
+        let wb = start.elapsed();
         if i > 0 {
+            with_branch.push(wb);
             // the first round warms caches and creates the chain on the server
             plain.push(p);
             send.push(s);
             none.push(n);
+            receipts_only.push(r);
+            gated_branch.push(g);
         }
     }
     let base = median(plain.clone());
@@ -119,6 +142,18 @@ fn main() {
         ("plain `git push --no-verify`", plain),
         ("hooked `git push`, a receipt to send", send),
         ("hooked `git push`, nothing to send", none),
+        (
+            "`git receipt push --with-branch`, a receipt to send",
+            with_branch,
+        ),
+        (
+            "  apart: `git receipt push` (fetch, then receipts)",
+            receipts_only,
+        ),
+        (
+            "  apart: `git push --no-verify` gated by the server hook",
+            gated_branch,
+        ),
     ] {
         let m = median(v);
         println!(
