@@ -147,7 +147,7 @@ fn main() {
             with_branch,
         ),
         (
-            "  apart: `git receipt push` (fetch, then receipts)",
+            "  apart: `git receipt push` (the receipts alone)",
             receipts_only,
         ),
         (
