@@ -699,3 +699,84 @@ pub fn push_writer(
         attempts: PUSH_ATTEMPTS,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: &str = "default-0b122fce84b0c88534299df4990a87ca";
+
+    fn porcelain(lines: &[(&str, &str)]) -> String {
+        let mut out = "To ssh://git@example.org/app\n".to_owned();
+        for (r, why) in lines {
+            out.push_str(&format!("!\t{r}:{r}\t{why}\n"));
+        }
+        out.push_str("Done\n");
+        out
+    }
+
+    #[test]
+    fn a_leased_notes_push_denied_by_gitolite_names_rw_plus_on_the_notes_namespace() {
+        let stdout = porcelain(&[
+            (
+                &format!("refs/receipts/{W}"),
+                "[remote rejected] (atomic push failure)",
+            ),
+            (
+                &format!("refs/notes/receipts/{W}"),
+                "[remote rejected] (hook declined)",
+            ),
+        ]);
+        let stderr = format!(
+            "remote: FATAL: + refs/notes/receipts/{W} app bob DENIED by refs/notes/receipts/        \nremote: error: hook declined to update refs/notes/receipts/{W}        \nerror: failed to push some refs to 'ssh://git@example.org/app'\n"
+        );
+        let Some(PushError::Refused {
+            refs, server, hint, ..
+        }) = refusal("origin", &stdout, &stderr)
+        else {
+            panic!("a refusal");
+        };
+        assert_eq!(
+            refs,
+            format!(
+                "  refs/receipts/{W}: not sent: the push is atomic and the server refused another ref in it\n  refs/notes/receipts/{W}: refused: hook declined\n"
+            )
+        );
+        assert!(!server.contains("failed to push some refs"), "{server}");
+        assert!(server.ends_with("DENIED by refs/notes/receipts/\nremote: error: hook declined to update refs/notes/receipts/default-0b122fce84b0c88534299df4990a87ca\n"), "{server}");
+        assert!(
+            hint.starts_with(&format!(
+                "the server (gitolite) denied bob the right + on refs/notes/receipts/{W}; grant `RW+ refs/notes/receipts/ = bob` under `repo app`"
+            )),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn a_chain_create_denied_names_rw_on_the_chain_namespace() {
+        let stdout = porcelain(&[(
+            &format!("refs/receipts/{W}"),
+            "[remote rejected] (hook declined)",
+        )]);
+        let stderr = format!("remote: FATAL: C refs/receipts/{W} app alice DENIED by fallthru\n");
+        let Some(PushError::Refused { hint, .. }) = refusal("origin", &stdout, &stderr) else {
+            panic!("a refusal");
+        };
+        assert!(
+            hint.contains("grant `RW refs/receipts/ = alice` under `repo app`"),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn a_push_that_was_not_refused_is_not_called_a_refusal() {
+        assert!(
+            refusal(
+                "origin",
+                "To x\nDone\n",
+                "fatal: could not read from remote repository"
+            )
+            .is_none()
+        );
+    }
+}
