@@ -593,3 +593,42 @@ fn receipt_push_with_branch_sends_receipts_and_branch_in_one_session() {
         "{r}"
     );
 }
+
+#[test]
+fn a_push_that_carries_its_receipts_by_refspec_is_one_session() {
+    let Some(w) = world_with(&guarded_conf(), true) else {
+        return;
+    };
+    let (alice, a) = (&w.alice.env, &w.a);
+    let commit = change(alice, a, "pub fn by_refspec() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let writer = alice.only_writer(a);
+    // the branch, the chain and its notes as the remote's push refspecs
+    for spec in [
+        "refs/heads/main:refs/heads/main".to_owned(),
+        format!("refs/receipts/{writer}:refs/receipts/{writer}"),
+        format!("+refs/notes/receipts/{writer}:refs/notes/receipts/{writer}"),
+    ] {
+        alice.git_ok(a, &["config", "--add", "remote.origin.push", &spec]);
+    }
+    let before = w.server.sessions().len();
+    let r = alice.git(a, &["push"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        w.server.sessions()[before..],
+        ["alice git-receive-pack app"],
+        "the hook gated and left the receipts to git's own push"
+    );
+    assert_eq!(
+        server_ref(&w, "refs/heads/main").as_deref(),
+        Some(commit.as_str())
+    );
+    assert_eq!(
+        server_ref(&w, &format!("refs/receipts/{writer}")),
+        Some(alice.git_ok(a, &["rev-parse", &format!("refs/receipts/{writer}")]))
+    );
+    assert_eq!(
+        server_ref(&w, &format!("refs/notes/receipts/{writer}")),
+        Some(alice.git_ok(a, &["rev-parse", &format!("refs/notes/receipts/{writer}")]))
+    );
+}

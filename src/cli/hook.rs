@@ -274,7 +274,29 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
         .boolean("receipt.pushReceipts")
         .unwrap_or(true);
     if gated > 0 && push_receipts {
-        match super::push::push_own(ctx, &store, remote, false, true, &[]) {
+        // A push that carries a chain and its notes at their local tips (push
+        // refspecs in the remote's config) sends them itself, in one connection.
+        let carried_ref = |name: &str, local: Option<gix::ObjectId>| {
+            local.is_some()
+                && updates
+                    .iter()
+                    .any(|u| u.remote_ref == name && u.local == local)
+        };
+        let mut carried = Vec::new();
+        for (writer, tip) in store.writers()? {
+            let notes = git_receipt::store::notes::notes_ref(&writer);
+            if carried_ref(&format!("refs/receipts/{writer}"), Some(tip))
+                && carried_ref(&notes, store.ref_value(&notes)?)
+            {
+                carried.push(writer);
+            }
+        }
+        let plan = super::push::PushPlan {
+            skip_unchanged: true,
+            carried,
+            ..Default::default()
+        };
+        match super::push::push_own(ctx, &store, remote, &plan) {
             Ok(outcomes) => {
                 for o in outcomes.iter().filter(|o| o.pushed > 0) {
                     eprintln!(

@@ -33,15 +33,28 @@ pub struct PushArgs {
     pub with_branch: bool,
 }
 
+/// How [`push_own`] pushes.
+#[derive(Debug, Default)]
+pub(super) struct PushPlan {
+    /// Every log of yours (`--logs`).
+    pub all_logs: bool,
+    /// Send nothing for a chain unchanged since the last push (the pre-push hook).
+    pub skip_unchanged: bool,
+    /// Refspecs (a branch) pushed with the first chain, atomically.
+    pub also: Vec<String>,
+    /// Writers whose chain and notes the running `git push` already carries at
+    /// their local tips (configured push refspecs): nothing to push for them.
+    pub carried: Vec<String>,
+}
+
 /// Push every own chain; print one line per writer.
 pub(super) fn push_own(
     ctx: &Context,
     store: &git_receipt::store::Store,
     remote: &str,
-    all_logs: bool,
-    skip_unchanged: bool,
-    also: &[String],
+    plan: &PushPlan,
 ) -> Result<Vec<PushOutcome>> {
+    let all_logs = plan.all_logs;
     let logs = if all_logs {
         LogPolicy::everything()
     } else {
@@ -49,18 +62,19 @@ pub(super) fn push_own(
     };
     let key = ctx.signing_key(store)?;
     let chain = ctx.chain_name(store)?;
-    let writers = sync::own_writers(store, &key, &chain)?;
+    let mut writers = sync::own_writers(store, &key, &chain)?;
+    writers.retain(|w| !plan.carried.contains(w));
     let mut out = Vec::new();
     for (i, w) in writers.iter().enumerate() {
         // the branch travels with the first chain's push
-        let also = if i == 0 { also } else { &[] };
+        let also = if i == 0 { &plan.also[..] } else { &[] };
         out.push(sync::push_writer(
             store,
             remote,
             w,
             &key,
             &logs,
-            skip_unchanged,
+            plan.skip_unchanged,
             also,
         )?);
     }
@@ -106,7 +120,12 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
         }
         also.push(format!("{branch}:{branch}"));
     }
-    let outcomes = match push_own(ctx, &store, &remote, args.logs, false, &also) {
+    let plan = PushPlan {
+        all_logs: args.logs,
+        also: also.clone(),
+        ..PushPlan::default()
+    };
+    let outcomes = match push_own(ctx, &store, &remote, &plan) {
         Ok(o) => o,
         // the server said no: a verdict (1), not a failure to decide (2)
         Err(e) if matches!(e.downcast_ref(), Some(sync::PushError::Refused { .. })) => {
