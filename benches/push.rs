@@ -15,6 +15,8 @@
 //!
 //! - **one push**: `git receipt run test`, then `git receipt push --with-branch`
 //!   (receipts and branch in one atomic push);
+//! - **by refspec**: a bare `git push` whose remote lists the branch, the chain
+//!   and its notes as push refspecs (the hook gates and lets git send them);
 //! - and, apart, the two halves of a hooked push: `git receipt push`, then
 //!   `git push --no-verify` of the receipted commit through the server hook.
 //!
@@ -102,7 +104,7 @@ fn main() {
 
     let (mut plain, mut send, mut none) = (Vec::new(), Vec::new(), Vec::new());
     let (mut receipts_only, mut gated_branch) = (Vec::new(), Vec::new());
-    let mut with_branch = Vec::new();
+    let (mut with_branch, mut by_refspec) = (Vec::new(), Vec::new());
     for i in 0..=rounds {
         commit(&alice, &a, "src/lib.rs", &format!("pub fn f{i}() {{}}\n"));
         let p = timed(&alice, &a, &["push", "-q", "--no-verify", "plain", "main"]);
@@ -124,7 +126,22 @@ fn main() {
         let start = Instant::now();
         alice.receipt_ok(&a, &["push", "--with-branch"]);
         let wb = start.elapsed();
+        // a bare `git push` whose push refspecs carry the chain and notes
+        commit(&alice, &a, "src/lib.rs", &format!("pub fn k{i}() {{}}\n"));
+        alice.receipt_ok(&a, &["run", "test"]);
+        if i == 0 {
+            let writer = alice.only_writer(&a);
+            for spec in [
+                "refs/heads/main:refs/heads/main".to_owned(),
+                format!("refs/receipts/{writer}:refs/receipts/{writer}"),
+                format!("+refs/notes/receipts/{writer}:refs/notes/receipts/{writer}"),
+            ] {
+                alice.git_ok(&a, &["config", "--add", "remote.origin.push", &spec]);
+            }
+        }
+        let rs = timed(&alice, &a, &["push", "-q"]);
         if i > 0 {
+            by_refspec.push(rs);
             with_branch.push(wb);
             // the first round warms caches and creates the chain on the server
             plain.push(p);
@@ -145,6 +162,10 @@ fn main() {
         (
             "`git receipt push --with-branch`, a receipt to send",
             with_branch,
+        ),
+        (
+            "hooked bare `git push`, receipts in its push refspecs",
+            by_refspec,
         ),
         (
             "  apart: `git receipt push` (the receipts alone)",

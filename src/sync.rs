@@ -447,6 +447,16 @@ fn lost_race(out: &crate::store::remote::GitOutput, writer: &str) -> bool {
         || out.stderr.contains("cannot lock ref")
 }
 
+/// Take it that `remote` will have `writer`'s chain and notes at their local
+/// tips: the running `git push` carries them. If that push fails after all, the
+/// next push's lease finds out and takes the long way; nothing is lost.
+pub fn assume_pushed(store: &Store, remote: &str, writer: &str) -> Result<(), StoreError> {
+    match store.chain_tip(writer)? {
+        Some(tip) => remember_pushed(store, remote, writer, tip),
+        None => Ok(()),
+    }
+}
+
 /// Remember what the remote now has of `writer` (the staging refs double as
 /// this clone's last knowledge of the remote, which the next push leases on).
 fn remember_pushed(

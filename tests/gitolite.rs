@@ -631,4 +631,16 @@ fn a_push_that_carries_its_receipts_by_refspec_is_one_session() {
         server_ref(&w, &format!("refs/notes/receipts/{writer}")),
         Some(alice.git_ok(a, &["rev-parse", &format!("refs/notes/receipts/{writer}")]))
     );
+
+    // the hook took note of what git sent: a later hooked push of a named branch
+    // leases on it, with no fetch first
+    change(alice, a, "pub fn named_branch() {}\n");
+    alice.receipt_ok(a, &["run", "test"]);
+    let before = w.server.sessions().len();
+    let r = alice.git(a, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        w.server.sessions()[before..],
+        ["alice git-receive-pack app", "alice git-receive-pack app"]
+    );
 }

@@ -288,6 +288,7 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
             if carried_ref(&format!("refs/receipts/{writer}"), Some(tip))
                 && carried_ref(&notes, store.ref_value(&notes)?)
             {
+                git_receipt::sync::assume_pushed(&store, remote, &writer)?;
                 carried.push(writer);
             }
         }
