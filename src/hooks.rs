@@ -126,6 +126,16 @@ pub fn uninstall(hooks_dir: &Path, name: &str) -> std::io::Result<HookChange> {
     }
 }
 
+/// Whether the repository at `git_dir` is managed by gitolite: gitolite writes a
+/// `gl-conf` file into repositories with rules and links `hooks/update` to its own
+/// driver; `gitolite setup` puts its hooks back, so a hook installed in the
+/// directory by hand would vanish.
+pub fn gitolite_managed(git_dir: &Path) -> bool {
+    git_dir.join("gl-conf").is_file()
+        || std::fs::read_link(git_dir.join("hooks/update"))
+            .is_ok_and(|t| t.to_string_lossy().contains("gitolite"))
+}
+
 /// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushedRef {
@@ -234,6 +244,22 @@ mod tests {
             uninstall(dir.path(), "pre-push").unwrap(),
             HookChange::NotOurs(_)
         ));
+    }
+
+    #[test]
+    fn a_gitolite_repository_is_known_by_its_update_hook_or_gl_conf() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("hooks")).unwrap();
+        assert!(!gitolite_managed(dir.path()));
+        std::os::unix::fs::symlink(
+            "/srv/git/.gitolite/hooks/common/update",
+            dir.path().join("hooks/update"),
+        )
+        .unwrap();
+        assert!(gitolite_managed(dir.path()));
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join("gl-conf"), "%one_repo = ();\n").unwrap();
+        assert!(gitolite_managed(other.path()));
     }
 
     #[test]

@@ -258,6 +258,20 @@ pub enum PushError {
         /// What to do.
         hint: String,
     },
+    /// The server refused the receipt refs: a verdict, not a failure to decide.
+    #[error(
+        "pushing receipts to {remote} was refused; your local receipts are untouched\n{refs}{server}hint: {hint}"
+    )]
+    Refused {
+        /// The remote.
+        remote: String,
+        /// One line per ref the server refused, and why.
+        refs: String,
+        /// What the server said (its `remote:` lines).
+        server: String,
+        /// What to do: the right and the namespace the server must grant.
+        hint: String,
+    },
     /// Kept losing races with another push of the same writer.
     #[error(
         "could not push chain {writer} to {remote} after {attempts} attempts: another clone with the same key keeps pushing\nhint: try again"
@@ -295,6 +309,108 @@ fn remote_hint(stderr: &str) -> String {
     }
 }
 
+/// The right a writer needs on a receipt namespace, in gitolite's words, and why.
+pub fn right_needed(refname: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    if refname.starts_with("refs/receipts/") {
+        Some((
+            "RW",
+            "refs/receipts/",
+            "chains are created and fast-forwarded, never rewound",
+        ))
+    } else if refname.starts_with("refs/notes/receipts/") {
+        Some((
+            "RW+",
+            "refs/notes/receipts/",
+            "notes are pushed with a lease, which is a forced update",
+        ))
+    } else if refname.starts_with(crate::store::logs::LOG_PREFIX) {
+        Some((
+            "RW+",
+            crate::store::logs::LOG_PREFIX,
+            "log refs are created, and deleted by prune-logs --push",
+        ))
+    } else {
+        None
+    }
+}
+
+/// A refused `git push --porcelain`, told plainly: the refs refused and why (not
+/// git's raw porcelain lines), the server's own words, and a hint that names the
+/// right and the namespace when the server says which right it denied (gitolite's
+/// `FATAL: <right> <ref> <repo> <user> DENIED ...`).
+fn refusal(remote: &str, stdout: &str, stderr: &str) -> Option<PushError> {
+    let mut refs = String::new();
+    for line in stdout.lines().filter(|l| l.starts_with('!')) {
+        let mut fields = line.split('\t').skip(1);
+        let spec = fields.next().unwrap_or("");
+        let why = fields.next().unwrap_or("").trim();
+        let name = spec.rsplit_once(':').map_or(spec, |(_, dst)| dst);
+        let why = if why.contains("atomic push failure") {
+            "not sent: the push is atomic and the server refused another ref in it".to_owned()
+        } else {
+            // `[remote rejected] (hook declined)`, `[rejected] (fetch first)`
+            let (kind, reason) = why.split_once("] ").unwrap_or(("", why));
+            let reason = reason.trim_start_matches('(').trim_end_matches(')');
+            if kind.ends_with("remote rejected") {
+                format!("refused: {reason}")
+            } else {
+                format!("rejected: {reason}")
+            }
+        };
+        refs.push_str(&format!("  {name}: {why}\n"));
+    }
+    if refs.is_empty() {
+        return None;
+    }
+    let mut server = String::new();
+    let mut hints = Vec::new();
+    for line in stderr.lines().map(str::trim_end) {
+        if !line.starts_with("remote:") {
+            continue; // git's own summary lines; the refs are listed above
+        }
+        server.push_str(line);
+        server.push('\n');
+        let Some(denied) = line.split("FATAL:").nth(1).filter(|l| l.contains("DENIED")) else {
+            continue;
+        };
+        let f: Vec<&str> = denied.split_whitespace().collect();
+        if let [right, refname, repo, user, ..] = f[..] {
+            let hint = match right_needed(refname) {
+                Some((need, ns, why)) => format!(
+                    "the server (gitolite) denied {user} the right {right} on {refname}; grant `{need} {ns} = {user}` under `repo {repo}` in gitolite.conf ({why}); see docs/servers.md"
+                ),
+                None => format!(
+                    "the server (gitolite) denied {user} the right {right} on {refname} in {repo}; ask its admin"
+                ),
+            };
+            if !hints.contains(&hint) {
+                hints.push(hint);
+            }
+        }
+    }
+    let behind = refs.lines().any(|l| {
+        !l.trim_start().starts_with("refs/receipts/")
+            && !l.trim_start().starts_with("refs/notes/")
+            && (l.contains("rejected: fetch first") || l.contains("rejected: non-fast-forward"))
+    });
+    if behind {
+        hints.push(
+            "a branch in the push is behind the remote's: pull (or rebase), then push again".into(),
+        );
+    }
+    let hint = if hints.is_empty() {
+        "the server refused these refs (see its words above); it must let you push refs/receipts/ (create, fast-forward), refs/notes/receipts/ (forced, with a lease) and refs/receipt-logs/ (create, delete): docs/servers.md; or keep receipts local (git config receipt.pushReceipts false)".to_owned()
+    } else {
+        hints.join("\nhint: ")
+    };
+    Some(PushError::Refused {
+        remote: remote.into(),
+        refs,
+        server,
+        hint,
+    })
+}
+
 /// The writer ids of this clone: the key's chains that exist locally.
 pub fn own_writers(
     store: &Store,
@@ -315,16 +431,166 @@ pub fn own_writers(
     Ok(out)
 }
 
+/// Whether a lost lease or race on `writer`'s refs shows in a `git push
+/// --porcelain`'s output (a branch pushed along that is behind is not a race to
+/// retry but a refusal).
+fn lost_race(out: &crate::store::remote::GitOutput, writer: &str) -> bool {
+    let ours = [chain_ref(writer), notes_ref(writer)];
+    out.stdout.lines().any(|l| {
+        l.starts_with('!')
+            && l.contains("[rejected]")
+            && (l.contains("fetch first") || l.contains("stale info") || l.contains("non-fast-forward"))
+            && ours.iter().any(|r| l.contains(&format!(":{r}\t")))
+    })
+        // the server was updating the same ref for a concurrent push
+        || out.stdout.contains("atomic transaction failed")
+        || out.stderr.contains("cannot lock ref")
+}
+
+/// Take it that `remote` will have `writer`'s chain and notes at their local
+/// tips: the running `git push` carries them. If that push fails after all, the
+/// next push's lease finds out and takes the long way; nothing is lost.
+pub fn assume_pushed(store: &Store, remote: &str, writer: &str) -> Result<(), StoreError> {
+    match store.chain_tip(writer)? {
+        Some(tip) => remember_pushed(store, remote, writer, tip),
+        None => Ok(()),
+    }
+}
+
+/// Remember what the remote now has of `writer` (the staging refs double as
+/// this clone's last knowledge of the remote, which the next push leases on).
+fn remember_pushed(
+    store: &Store,
+    remote: &str,
+    writer: &str,
+    chain: ObjectId,
+) -> Result<(), StoreError> {
+    use crate::store::remote::{staged_chain_ref, staged_notes_ref};
+    store.run_git(&[
+        "update-ref",
+        &staged_chain_ref(remote, writer),
+        &chain.to_string(),
+    ])?;
+    match store.ref_value(&notes_ref(writer))? {
+        Some(n) => store.run_git(&[
+            "update-ref",
+            &staged_notes_ref(remote, writer),
+            &n.to_string(),
+        ])?,
+        None => store.run_git(&["update-ref", "-d", &staged_notes_ref(remote, writer)])?,
+    };
+    Ok(())
+}
+
+/// Push on what this clone last saw of the remote (its last fetch or push of this
+/// writer), without fetching first: the chain must still be there for a
+/// fast-forward and the notes for their lease, or git refuses the push and
+/// `None` sends the caller the long way (fetch, compare, re-append). With
+/// `skip_unchanged`, nothing at all is sent when nothing changed since: the
+/// pre-push hook's common case, one ssh session fewer, or two.
+fn push_on_lease(
+    store: &Store,
+    remote: &str,
+    writer: &str,
+    logs: &LogPolicy,
+    skip_unchanged: bool,
+    also: &[String],
+) -> Result<Option<PushOutcome>, PushError> {
+    use crate::store::remote::{staged_chain_ref, staged_notes_ref};
+    let (Some(theirs), Some(their_notes), Some(local)) = (
+        store.ref_value(&staged_chain_ref(remote, writer))?,
+        store.ref_value(&staged_notes_ref(remote, writer))?,
+        store.chain_tip(writer)?,
+    ) else {
+        return Ok(None);
+    };
+    if !matches!(
+        store.relation(Some(local), theirs)?,
+        Relation::Same | Relation::Ahead
+    ) {
+        return Ok(None);
+    }
+    store.index_notes(writer)?;
+    let new_entries = store.entries_since(writer, local, Some(theirs))?;
+    let log_refs = logs.select(store, writer, &new_entries)?;
+    let notes_now = store.ref_value(&notes_ref(writer))?;
+    if new_entries.is_empty()
+        && log_refs.is_empty()
+        && notes_now == Some(their_notes)
+        && also.is_empty()
+    {
+        return Ok(skip_unchanged.then(|| PushOutcome {
+            writer: writer.into(),
+            pushed: 0,
+            reappended: 0,
+            logs: 0,
+        }));
+    }
+    let chain_lease = format!("--force-with-lease={}:{theirs}", chain_ref(writer));
+    let notes_lease = format!("--force-with-lease={}:{their_notes}", notes_ref(writer));
+    let chain_spec = format!("{0}:{0}", chain_ref(writer));
+    let notes_spec = format!("+{0}:{0}", notes_ref(writer));
+    let log_specs: Vec<String> = log_refs.iter().map(|n| format!("{n}:{n}")).collect();
+    let mut argv = vec![
+        "push",
+        "--atomic",
+        "--no-verify",
+        "--porcelain",
+        &chain_lease,
+        &notes_lease,
+        remote,
+        &chain_spec,
+        &notes_spec,
+    ];
+    argv.extend(log_specs.iter().map(String::as_str));
+    argv.extend(also.iter().map(String::as_str));
+    let out = store.run_git(&argv)?;
+    if out.ok {
+        remember_pushed(store, remote, writer, local)?;
+        return Ok(Some(PushOutcome {
+            writer: writer.into(),
+            pushed: new_entries.len() as u64,
+            reappended: 0,
+            logs: log_specs.len() as u64,
+        }));
+    }
+    if lost_race(&out, writer) {
+        return Ok(None); // the remote moved since: the long way
+    }
+    if let Some(refused) = refusal(remote, &out.stdout, &out.stderr) {
+        return Err(refused);
+    }
+    let detail = format!("{}\n{}", out.stdout.trim(), out.stderr)
+        .trim()
+        .to_owned();
+    Err(PushError::Remote {
+        remote: remote.into(),
+        hint: remote_hint(&detail),
+        detail,
+    })
+}
+
 /// Push one writer's chain and notes to `remote`, atomically: the chain as a
-/// fast-forward, the notes with a lease on what the remote had. On divergence,
-/// re-append local receipts on the remote tip and retry.
+/// fast-forward, the notes with a lease on what the remote had. When this clone
+/// knows what the remote has (its last fetch or push), the push leases on that
+/// without fetching; otherwise, or when the remote moved, it fetches the remote's
+/// chain first and, on divergence, re-appends local receipts on the remote tip
+/// and retries. With `skip_unchanged` (the pre-push hook), nothing is sent when
+/// nothing changed since the last push. `also` are refspecs (a branch) pushed in
+/// the same atomic push: one session, and the server sees the branch with its
+/// receipts.
 pub fn push_writer(
     store: &Store,
     remote: &str,
     writer: &str,
     key: &SigningKey,
     logs: &LogPolicy,
+    skip_unchanged: bool,
+    also: &[String],
 ) -> Result<PushOutcome, PushError> {
+    if let Some(done) = push_on_lease(store, remote, writer, logs, skip_unchanged, also)? {
+        return Ok(done);
+    }
     let mut reappended = 0;
     for attempt in 0..PUSH_ATTEMPTS {
         let Some(local) = store.chain_tip(writer)? else {
@@ -410,8 +676,10 @@ pub fn push_writer(
             &notes_spec,
         ];
         argv.extend(log_specs.iter().map(String::as_str));
+        argv.extend(also.iter().map(String::as_str));
         let out = store.run_git(&argv)?;
         if out.ok {
+            remember_pushed(store, remote, writer, tip)?;
             return Ok(PushOutcome {
                 writer: writer.into(),
                 pushed,
@@ -419,14 +687,10 @@ pub fn push_writer(
                 logs: log_specs.len() as u64,
             });
         }
-        let lost_race = (out.stdout.contains("[rejected]")
-            && (out.stdout.contains("fetch first")
-                || out.stdout.contains("stale info")
-                || out.stdout.contains("non-fast-forward")))
-            // the server was updating the same ref for a concurrent push
-            || out.stdout.contains("atomic transaction failed")
-            || out.stderr.contains("cannot lock ref");
-        if !lost_race {
+        if !lost_race(&out, writer) {
+            if let Some(refused) = refusal(remote, &out.stdout, &out.stderr) {
+                return Err(refused);
+            }
             let detail = format!("{}\n{}", out.stdout.trim(), out.stderr)
                 .trim()
                 .to_owned();
@@ -444,4 +708,85 @@ pub fn push_writer(
         remote: remote.into(),
         attempts: PUSH_ATTEMPTS,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: &str = "default-0b122fce84b0c88534299df4990a87ca";
+
+    fn porcelain(lines: &[(&str, &str)]) -> String {
+        let mut out = "To ssh://git@example.org/app\n".to_owned();
+        for (r, why) in lines {
+            out.push_str(&format!("!\t{r}:{r}\t{why}\n"));
+        }
+        out.push_str("Done\n");
+        out
+    }
+
+    #[test]
+    fn a_leased_notes_push_denied_by_gitolite_names_rw_plus_on_the_notes_namespace() {
+        let stdout = porcelain(&[
+            (
+                &format!("refs/receipts/{W}"),
+                "[remote rejected] (atomic push failure)",
+            ),
+            (
+                &format!("refs/notes/receipts/{W}"),
+                "[remote rejected] (hook declined)",
+            ),
+        ]);
+        let stderr = format!(
+            "remote: FATAL: + refs/notes/receipts/{W} app bob DENIED by refs/notes/receipts/        \nremote: error: hook declined to update refs/notes/receipts/{W}        \nerror: failed to push some refs to 'ssh://git@example.org/app'\n"
+        );
+        let Some(PushError::Refused {
+            refs, server, hint, ..
+        }) = refusal("origin", &stdout, &stderr)
+        else {
+            panic!("a refusal");
+        };
+        assert_eq!(
+            refs,
+            format!(
+                "  refs/receipts/{W}: not sent: the push is atomic and the server refused another ref in it\n  refs/notes/receipts/{W}: refused: hook declined\n"
+            )
+        );
+        assert!(!server.contains("failed to push some refs"), "{server}");
+        assert!(server.ends_with("DENIED by refs/notes/receipts/\nremote: error: hook declined to update refs/notes/receipts/default-0b122fce84b0c88534299df4990a87ca\n"), "{server}");
+        assert!(
+            hint.starts_with(&format!(
+                "the server (gitolite) denied bob the right + on refs/notes/receipts/{W}; grant `RW+ refs/notes/receipts/ = bob` under `repo app`"
+            )),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn a_chain_create_denied_names_rw_on_the_chain_namespace() {
+        let stdout = porcelain(&[(
+            &format!("refs/receipts/{W}"),
+            "[remote rejected] (hook declined)",
+        )]);
+        let stderr = format!("remote: FATAL: C refs/receipts/{W} app alice DENIED by fallthru\n");
+        let Some(PushError::Refused { hint, .. }) = refusal("origin", &stdout, &stderr) else {
+            panic!("a refusal");
+        };
+        assert!(
+            hint.contains("grant `RW refs/receipts/ = alice` under `repo app`"),
+            "{hint}"
+        );
+    }
+
+    #[test]
+    fn a_push_that_was_not_refused_is_not_called_a_refusal() {
+        assert!(
+            refusal(
+                "origin",
+                "To x\nDone\n",
+                "fatal: could not read from remote repository"
+            )
+            .is_none()
+        );
+    }
 }

@@ -27,6 +27,13 @@ pub struct InstallHooksArgs {
     /// Install the server-side pre-receive hook (in a bare repository) instead.
     #[arg(long)]
     pub server: bool,
+    /// With --server: protect this branch (repeatable; adds receipt.protectedBranch).
+    #[arg(long, value_name = "BRANCH", requires = "server")]
+    pub protect: Vec<String>,
+    /// Print the hook to stdout instead of installing it (e.g. for gitolite's
+    /// repo-specific hooks; see docs/servers.md).
+    #[arg(long)]
+    pub print: bool,
 }
 
 /// Remove the hooks installed by `install-hooks`, restoring any kept hook.
@@ -85,10 +92,86 @@ pub(super) fn install_hooks(store: &Store, server: bool) -> Result<HookChange> {
 
 /// Install.
 pub fn cmd_install_hooks(ctx: &Context, args: InstallHooksArgs) -> Result<ExitCode> {
+    if args.print {
+        print!(
+            "{}",
+            if args.server {
+                hooks::PRE_RECEIVE
+            } else {
+                hooks::PRE_PUSH
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let store = ctx.store()?;
+    if args.server {
+        server_preflight(&store, &args.protect)?;
+    }
     let change = install_hooks(&store, args.server)?;
     eprintln!("git-receipt: {change}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Before installing the server hook: refuse in a gitolite-managed repository
+/// (its hooks are gitolite's to manage), record `--protect` branches, and refuse
+/// when nothing would be protected (a hook that guards a branch that does not
+/// exist guards nothing).
+fn server_preflight(store: &Store, protect: &[String]) -> Result<()> {
+    let git_dir = store.git_dir();
+    if hooks::gitolite_managed(git_dir) {
+        bail!(
+            "{} is managed by gitolite: `gitolite setup` puts gitolite's own hooks back, and a hook installed here would vanish without a word\n\
+             hint: install it as a gitolite repo-specific hook instead (docs/servers.md):\n\
+             hint:   in ~/.gitolite.rc: LOCAL_CODE => \"$ENV{{HOME}}/local\", and enable 'repo-specific-hooks'\n\
+             hint:   git receipt install-hooks --server --print > ~/local/hooks/repo-specific/git-receipt; chmod +x ~/local/hooks/repo-specific/git-receipt\n\
+             hint:   in gitolite.conf, for the repository: option hook.pre-receive = git-receipt\n\
+             hint:   and say what it protects: config receipt.protectedBranch = main (with GIT_CONFIG_KEYS => 'receipt\\..*' in ~/.gitolite.rc)",
+            git_dir.display()
+        );
+    }
+    let configured = store.config_strings("receipt.protectedBranch");
+    for branch in protect {
+        let have = configured
+            .iter()
+            .any(|c| c == branch || c.strip_prefix("refs/heads/") == Some(branch));
+        if !have {
+            let out = store.run_git(&["config", "--add", "receipt.protectedBranch", branch])?;
+            if !out.ok {
+                bail!(
+                    "git config --add receipt.protectedBranch {branch}: {}",
+                    out.stderr.trim()
+                );
+            }
+            eprintln!("git-receipt: protecting {branch} (git config receipt.protectedBranch)");
+        }
+    }
+    if !configured.is_empty() || !protect.is_empty() {
+        return Ok(());
+    }
+    let head = match store.repo().head_name() {
+        Ok(Some(name)) => name.as_bstr().to_string(),
+        _ => String::new(),
+    };
+    let exists = !head.is_empty()
+        && store
+            .repo()
+            .try_find_reference(head.as_str())
+            .ok()
+            .flatten()
+            .is_some();
+    if !exists {
+        bail!(
+            "not installing: this repository does not say which branch to protect\n\
+             receipt.protectedBranch is unset and HEAD names {}, which does not exist here, so the hook would guard nothing\n\
+             hint: name the branch: git receipt install-hooks --server --protect main",
+            if head.is_empty() {
+                "no branch"
+            } else {
+                head.as_str()
+            }
+        );
+    }
+    Ok(())
 }
 
 /// Uninstall.
@@ -116,27 +199,17 @@ pub fn cmd_hook(ctx: &Context, args: HookArgs) -> Result<ExitCode> {
     }
 }
 
-fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
-    let store = ctx.store()?;
-    let updates = hooks::parse_pre_push(input).map_err(anyhow::Error::msg)?;
-    let gate_tags = store
-        .repo()
-        .config_snapshot()
-        .boolean("receipt.gateTags")
-        .unwrap_or(false);
+/// What each pushed ref (remote ref name, local commit) lacks: fresh receipts
+/// for its required checks, as the lines of a refusal (empty when all is well).
+pub(super) fn lacking_receipts(
+    ctx: &Context,
+    store: &Store,
+    pushed: &[(String, gix::ObjectId)],
+) -> Result<String> {
     let mut refused = String::new();
-    let mut gated = 0;
-    for u in &updates {
-        let Some(local) = u.local else { continue }; // deletions pass
-        let r = &u.remote_ref;
-        if r.starts_with("refs/receipts/") || r.starts_with("refs/notes/") {
-            continue;
-        }
-        if r.starts_with("refs/tags/") && !gate_tags {
-            continue;
-        }
-        gated += 1;
-        let report = evaluate_rev(ctx, &store, &local.to_string())?;
+    for (r, local) in pushed {
+        let local = *local;
+        let report = evaluate_rev(ctx, store, &local.to_string())?;
         if let Some(u) = report.undecided.iter().find(|u| u.required) {
             refused.push_str(&format!(
                 "{r} ({}): cannot decide {}: {}\n",
@@ -162,6 +235,31 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
             }
         }
     }
+    Ok(refused)
+}
+
+fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let updates = hooks::parse_pre_push(input).map_err(anyhow::Error::msg)?;
+    let gate_tags = store
+        .repo()
+        .config_snapshot()
+        .boolean("receipt.gateTags")
+        .unwrap_or(false);
+    let mut pushed = Vec::new();
+    for u in &updates {
+        let Some(local) = u.local else { continue }; // deletions pass
+        let r = &u.remote_ref;
+        if r.starts_with("refs/receipts/") || r.starts_with("refs/notes/") {
+            continue;
+        }
+        if r.starts_with("refs/tags/") && !gate_tags {
+            continue;
+        }
+        pushed.push((r.clone(), local));
+    }
+    let gated = pushed.len();
+    let refused = lacking_receipts(ctx, &store, &pushed)?;
     if !refused.is_empty() {
         // ref names, check names and reasons may come from someone else's push
         eprint!(
@@ -176,7 +274,30 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
         .boolean("receipt.pushReceipts")
         .unwrap_or(true);
     if gated > 0 && push_receipts {
-        match super::push::push_own(ctx, &store, remote, false) {
+        // A push that carries a chain and its notes at their local tips (push
+        // refspecs in the remote's config) sends them itself, in one connection.
+        let carried_ref = |name: &str, local: Option<gix::ObjectId>| {
+            local.is_some()
+                && updates
+                    .iter()
+                    .any(|u| u.remote_ref == name && u.local == local)
+        };
+        let mut carried = Vec::new();
+        for (writer, tip) in store.writers()? {
+            let notes = git_receipt::store::notes::notes_ref(&writer);
+            if carried_ref(&format!("refs/receipts/{writer}"), Some(tip))
+                && carried_ref(&notes, store.ref_value(&notes)?)
+            {
+                git_receipt::sync::assume_pushed(&store, remote, &writer)?;
+                carried.push(writer);
+            }
+        }
+        let plan = super::push::PushPlan {
+            skip_unchanged: true,
+            carried,
+            ..Default::default()
+        };
+        match super::push::push_own(ctx, &store, remote, &plan) {
             Ok(outcomes) => {
                 for o in outcomes.iter().filter(|o| o.pushed > 0) {
                     eprintln!(
@@ -370,6 +491,7 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
         }
     }
     let protected = protected_branches(&store);
+    warn_if_nothing_protected(&store, &protected, &updates);
     let mut branches_deleted = Vec::new();
     for u in updates.iter().filter(|u| protected.contains(&u.name)) {
         let Some(new) = u.new else {
@@ -416,6 +538,50 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Say loudly, on every push, when no protected branch exists on the server (nor
+/// is created by this push) while another branch is pushed: the hook then guards
+/// nothing, which a team must not learn by accident.
+fn warn_if_nothing_protected(store: &Store, protected: &[String], updates: &[hooks::ReceivedRef]) {
+    let exists = |name: &str| {
+        store
+            .repo()
+            .try_find_reference(name)
+            .ok()
+            .flatten()
+            .is_some()
+    };
+    let guarded = protected
+        .iter()
+        .any(|p| exists(p) || updates.iter().any(|u| &u.name == p && u.new.is_some()));
+    let unguarded: Vec<&str> = updates
+        .iter()
+        .filter(|u| u.name.starts_with("refs/heads/") && u.new.is_some())
+        .map(|u| u.name.as_str())
+        .collect();
+    if guarded || unguarded.is_empty() {
+        return;
+    }
+    let which = if !store.config_strings("receipt.protectedBranch").is_empty() {
+        format!(
+            "receipt.protectedBranch names {}, which does not exist",
+            protected.join(", ")
+        )
+    } else if let Some(head) = protected.first() {
+        format!("receipt.protectedBranch is unset and HEAD names {head}, which does not exist")
+    } else {
+        "receipt.protectedBranch is unset and HEAD names no branch".to_owned()
+    };
+    eprint!(
+        "{}",
+        escape_lines(&format!(
+            "git-receipt: WARNING: this server protects no branch: {which}, so {} is accepted without any receipt check\n\
+             hint: on the server, name the branch to protect: git config receipt.protectedBranch main\n\
+             hint: with gitolite, in gitolite.conf: config receipt.protectedBranch = main\n",
+            unguarded.join(", ")
+        ))
+    );
 }
 
 /// Gate the new tip `new` of protected branch `name` on present receipts for every

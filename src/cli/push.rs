@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::Args;
 
 use git_receipt::sync::{self, LogPolicy, PushOutcome};
@@ -27,6 +27,24 @@ pub struct PushArgs {
     /// Push every full output log of yours too, whatever its size or result.
     #[arg(long)]
     pub logs: bool,
+    /// Also push the current branch, in the same atomic push, after checking
+    /// its receipts as the pre-push hook does: one connection instead of two.
+    #[arg(long)]
+    pub with_branch: bool,
+}
+
+/// How [`push_own`] pushes.
+#[derive(Debug, Default)]
+pub(super) struct PushPlan {
+    /// Every log of yours (`--logs`).
+    pub all_logs: bool,
+    /// Send nothing for a chain unchanged since the last push (the pre-push hook).
+    pub skip_unchanged: bool,
+    /// Refspecs (a branch) pushed with the first chain, atomically.
+    pub also: Vec<String>,
+    /// Writers whose chain and notes the running `git push` already carries at
+    /// their local tips (configured push refspecs): nothing to push for them.
+    pub carried: Vec<String>,
 }
 
 /// Push every own chain; print one line per writer.
@@ -34,8 +52,9 @@ pub(super) fn push_own(
     ctx: &Context,
     store: &git_receipt::store::Store,
     remote: &str,
-    all_logs: bool,
+    plan: &PushPlan,
 ) -> Result<Vec<PushOutcome>> {
+    let all_logs = plan.all_logs;
     let logs = if all_logs {
         LogPolicy::everything()
     } else {
@@ -43,10 +62,21 @@ pub(super) fn push_own(
     };
     let key = ctx.signing_key(store)?;
     let chain = ctx.chain_name(store)?;
-    let writers = sync::own_writers(store, &key, &chain)?;
+    let mut writers = sync::own_writers(store, &key, &chain)?;
+    writers.retain(|w| !plan.carried.contains(w));
     let mut out = Vec::new();
-    for w in writers {
-        out.push(sync::push_writer(store, remote, &w, &key, &logs)?);
+    for (i, w) in writers.iter().enumerate() {
+        // the branch travels with the first chain's push
+        let also = if i == 0 { &plan.also[..] } else { &[] };
+        out.push(sync::push_writer(
+            store,
+            remote,
+            w,
+            &key,
+            &logs,
+            plan.skip_unchanged,
+            also,
+        )?);
     }
     // pushing can re-append (write objects) and fetches the remote's chain
     store.gc_auto_detached();
@@ -62,7 +92,61 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             "no remote named {remote:?}\nhint: add one with `git remote add {remote} <url>`, or name another: git receipt push <remote>"
         );
     }
-    let outcomes = push_own(ctx, &store, &remote, args.logs)?;
+    let mut also = Vec::new();
+    if args.with_branch {
+        let Some(branch) = store
+            .repo()
+            .head_name()
+            .ok()
+            .flatten()
+            .map(|n| n.as_bstr().to_string())
+        else {
+            bail!(
+                "--with-branch pushes the current branch, and HEAD names none\nhint: check out a branch, or push it with git push"
+            );
+        };
+        let tip = store
+            .repo()
+            .head_id()
+            .with_context(|| format!("{branch} has no commit to push"))?
+            .detach();
+        let refused = super::hook::lacking_receipts(ctx, &store, &[(branch.clone(), tip)])?;
+        if !refused.is_empty() {
+            eprint!(
+                "git-receipt: push to {remote} refused\n{}hint: run the fixes above and push again\n",
+                git_receipt::text::escape_lines(&refused)
+            );
+            return Ok(ExitCode::from(1));
+        }
+        also.push(format!("{branch}:{branch}"));
+    }
+    let plan = PushPlan {
+        all_logs: args.logs,
+        also: also.clone(),
+        ..PushPlan::default()
+    };
+    let outcomes = match push_own(ctx, &store, &remote, &plan) {
+        Ok(o) => o,
+        // the server said no: a verdict (1), not a failure to decide (2)
+        Err(e) if matches!(e.downcast_ref(), Some(sync::PushError::Refused { .. })) => {
+            super::report_error(&e);
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e),
+    };
+    if outcomes.is_empty() && !also.is_empty() {
+        // no receipts of yours: the branch alone (it passed the gate above)
+        let mut argv = vec!["push", "--no-verify", "--porcelain", remote.as_str()];
+        argv.extend(also.iter().map(String::as_str));
+        let out = store.run_git(&argv)?;
+        if !out.ok {
+            bail!(
+                "pushing {} to {remote} failed\n{}",
+                also.join(" "),
+                out.stderr.trim()
+            );
+        }
+    }
     if outcomes.is_empty() {
         eprintln!(
             "git-receipt: no receipts of yours to push\nhint: `git receipt run <check>` writes one"
@@ -89,6 +173,10 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             if o.pushed == 1 { "" } else { "s" },
             o.writer
         );
+    }
+    for spec in &also {
+        let branch = spec.split_once(':').map_or(spec.as_str(), |(b, _)| b);
+        eprintln!("git-receipt: pushed {branch} to {remote} with the receipts, in one push");
     }
     Ok(ExitCode::SUCCESS)
 }

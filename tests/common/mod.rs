@@ -4,6 +4,8 @@
 //! that returns stdout, stderr and exit status together.
 #![allow(dead_code)]
 
+pub mod gitolite;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
