@@ -182,7 +182,7 @@ fn whole_flow_over_gitolite_two_writers_and_ci() {
     let r = alice.receipt_ok(a, &["fetch"]);
     assert!(
         r.stderr
-            .contains(&format!("new chain {bob_writer}: 1 receipts")),
+            .contains(&format!("new chain {bob_writer}: 1 receipt\n")),
         "Alice fetches Bob's chain: {r}"
     );
     alice.receipt_ok(a, &["gate", "HEAD"]);

@@ -198,10 +198,6 @@ fn help_examples_are_line_for_line_in_the_readme() {
     );
     let mut checked = 0;
     for sub in &subcommands {
-        // prune-logs' help is another helper's file; its examples still collapse
-        if sub == "prune-logs" {
-            continue;
-        }
         let help = env.receipt_ok(env.tmp.path(), &[sub, "--help"]).stdout;
         for (i, line) in help.lines().enumerate() {
             assert!(

@@ -22,9 +22,11 @@ use super::Context;
 /// ref that no receipt here names is left alone (fetch its chain first).
 ///
 /// Examples:
-///   git receipt prune-logs --older-than 90d --dry-run
-///   git receipt prune-logs --older-than 12w --push origin
+///
+///     git receipt prune-logs --older-than 90d --dry-run
+///     git receipt prune-logs --older-than 12w --push origin
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct PruneLogsArgs {
     /// The age beyond which logs go: a number and a unit, d (days), w (weeks) or h (hours).
     #[arg(long, value_name = "AGE")]
