@@ -105,27 +105,41 @@ fn main() {
     let (mut plain, mut send, mut none) = (Vec::new(), Vec::new(), Vec::new());
     let (mut receipts_only, mut gated_branch) = (Vec::new(), Vec::new());
     let (mut with_branch, mut by_refspec) = (Vec::new(), Vec::new());
+    // ssh sessions per case in the last round, from gitolite's log
+    let mut count = [0usize; 7];
     for i in 0..=rounds {
         commit(&alice, &a, "src/lib.rs", &format!("pub fn f{i}() {{}}\n"));
+        let k = server.sessions().len();
         let p = timed(&alice, &a, &["push", "-q", "--no-verify", "plain", "main"]);
+        count[0] = server.sessions().len() - k;
         alice.receipt_ok(&a, &["run", "test"]);
+        let k = server.sessions().len();
         let s = timed(&alice, &a, &["push", "-q", "origin", "main"]);
+        count[1] = server.sessions().len() - k;
         commit(&alice, &a, "README", &format!("round {i}\n"));
         alice.git_ok(&a, &["push", "-q", "--no-verify", "plain", "main"]);
+        let k = server.sessions().len();
         let n = timed(&alice, &a, &["push", "-q", "origin", "main"]);
+        count[2] = server.sessions().len() - k;
         // the two halves of a hooked push with a receipt, apart
         commit(&alice, &a, "src/lib.rs", &format!("pub fn g{i}() {{}}\n"));
         alice.receipt_ok(&a, &["run", "test"]);
+        let k = server.sessions().len();
         let start = Instant::now();
         alice.receipt_ok(&a, &["push"]);
         let r = start.elapsed();
+        count[5] = server.sessions().len() - k;
+        let k = server.sessions().len();
         let g = timed(&alice, &a, &["push", "-q", "--no-verify", "origin", "main"]);
+        count[6] = server.sessions().len() - k;
         // one atomic push of receipts and branch
         commit(&alice, &a, "src/lib.rs", &format!("pub fn h{i}() {{}}\n"));
         alice.receipt_ok(&a, &["run", "test"]);
+        let k = server.sessions().len();
         let start = Instant::now();
         alice.receipt_ok(&a, &["push", "--with-branch"]);
         let wb = start.elapsed();
+        count[3] = server.sessions().len() - k;
         // a bare `git push` whose push refspecs carry the chain and notes
         commit(&alice, &a, "src/lib.rs", &format!("pub fn k{i}() {{}}\n"));
         alice.receipt_ok(&a, &["run", "test"]);
@@ -139,7 +153,9 @@ fn main() {
                 alice.git_ok(&a, &["config", "--add", "remote.origin.push", &spec]);
             }
         }
+        let k = server.sessions().len();
         let rs = timed(&alice, &a, &["push", "-q"]);
+        count[4] = server.sessions().len() - k;
         if i > 0 {
             by_refspec.push(rs);
             with_branch.push(wb);
@@ -153,9 +169,9 @@ fn main() {
     }
     let base = median(plain.clone());
     println!("push over ssh to gitolite3 on 127.0.0.1, median of {rounds} rounds");
-    println!("| case | median | ratio to plain |");
-    println!("|---|---|---|");
-    for (name, v) in [
+    println!("| case | median | ratio to plain | ssh sessions |");
+    println!("|---|---|---|---|");
+    for (i, (name, v)) in [
         ("plain `git push --no-verify`", plain),
         ("hooked `git push`, a receipt to send", send),
         ("hooked `git push`, nothing to send", none),
@@ -175,12 +191,16 @@ fn main() {
             "  apart: `git push --no-verify` gated by the server hook",
             gated_branch,
         ),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let m = median(v);
         println!(
-            "| {name} | {:.0} ms | {:.2}x |",
+            "| {name} | {:.0} ms | {:.2}x | {} |",
             m.as_secs_f64() * 1000.0,
-            m.as_secs_f64() / base.as_secs_f64()
+            m.as_secs_f64() / base.as_secs_f64(),
+            count[i]
         );
     }
 }
