@@ -164,6 +164,28 @@ pub enum FetchedLog {
 }
 
 impl Store {
+    /// Fetch log refs from `remote` with `spec` into a staging namespace only
+    /// (`--refmap=`: nothing reaches a local log ref before it is checked).
+    fn fetch_staged_logs(&self, remote: &str, spec: &str) -> Result<(), StoreError> {
+        let out = self.run_git(&[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--refmap=",
+            remote,
+            spec,
+        ])?;
+        if out.ok {
+            Ok(())
+        } else {
+            Err(StoreError::GitCommand {
+                args: format!("fetch {remote} {spec}"),
+                stderr: out.stderr,
+            })
+        }
+    }
+
     /// Fetch exactly one log, `writer`'s blob `blob`, from `remote` (through a
     /// staging ref, so nothing local changes unless it is the blob named).
     pub fn fetch_log(
@@ -177,25 +199,16 @@ impl Store {
             "refs/receipt-logs-incoming/{}/{writer}/{blob}",
             super::remote::staging_name(remote)
         );
-        let spec = format!("+{name}:{staged}");
-        let out = self.run_git(&[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--refmap=",
-            remote,
-            &spec,
-        ])?;
-        if !out.ok {
-            let e = out.stderr.to_ascii_lowercase();
-            if e.contains("couldn't find remote ref") || e.contains("could not find remote ref") {
-                return Ok(FetchedLog::Absent);
+        if let Err(e) = self.fetch_staged_logs(remote, &format!("+{name}:{staged}")) {
+            if let StoreError::GitCommand { stderr, .. } = &e {
+                let stderr = stderr.to_ascii_lowercase();
+                if stderr.contains("couldn't find remote ref")
+                    || stderr.contains("could not find remote ref")
+                {
+                    return Ok(FetchedLog::Absent);
+                }
             }
-            return Err(StoreError::GitCommand {
-                args: format!("fetch {remote} {spec}"),
-                stderr: out.stderr,
-            });
+            return Err(e);
         }
         let target = self.ref_value(&staged)?;
         self.delete_log_ref(&staged)?;
@@ -207,9 +220,7 @@ impl Store {
             None => Ok(FetchedLog::Absent),
         }
     }
-}
 
-impl Store {
     /// Fetch every log ref `remote` has into a staging namespace, and keep those
     /// that point at the blob their name gives (and that this clone lacks). Returns
     /// how many were taken and why others were refused.
@@ -218,22 +229,7 @@ impl Store {
             "refs/receipt-logs-incoming/{}/",
             super::remote::staging_name(remote)
         );
-        let spec = format!("+{LOG_PREFIX}*:{staging}*");
-        let out = self.run_git(&[
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--refmap=",
-            remote,
-            &spec,
-        ])?;
-        if !out.ok {
-            return Err(StoreError::GitCommand {
-                args: format!("fetch {remote} {spec}"),
-                stderr: out.stderr,
-            });
-        }
+        self.fetch_staged_logs(remote, &format!("+{LOG_PREFIX}*:{staging}*"))?;
         let mut taken = 0;
         let mut refused = Vec::new();
         for (staged, target) in self.object_refs_under(&staging)? {
