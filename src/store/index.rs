@@ -914,7 +914,10 @@ impl Store {
                     s.spawn(move || {
                         let repo = shared.to_thread_local();
                         let mut out = Vec::new();
-                        while let Some((n, (w, t, k))) = queue.lock().expect("index queue").pop() {
+                        loop {
+                            // take the job and release the queue before working on it
+                            let job = queue.lock().expect("index queue").pop();
+                            let Some((n, (w, t, k))) = job else { break };
                             out.push((n, index_chain(&repo, &w, t, k, false)));
                         }
                         out
