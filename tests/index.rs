@@ -279,9 +279,15 @@ fn concurrent_writers_and_readers_agree() {
             .spawn()
             .unwrap()
     };
-    let writer = "i=0; while [ $i -lt 8 ]; do git receipt record test --exit-code 0 || exit 1; i=$((i+1)); done";
+    // each writer records its own duration: two identical observations made in the
+    // same millisecond are one receipt (same bytes, same id), not a lost one
+    let writer = |n: usize| {
+        format!(
+            "i=0; while [ $i -lt 8 ]; do git receipt record test --exit-code 0 --duration-ms {n} || exit 1; i=$((i+1)); done"
+        )
+    };
     let reader = "i=0; while [ $i -lt 8 ]; do git receipt status --json >/dev/null || exit 1; git receipt show --json >/dev/null; [ $? -le 1 ] || exit 1; i=$((i+1)); done"; // show exits 1 while there is no receipt yet
-    let mut children: Vec<_> = (0..3).map(|_| spawn(writer)).collect();
+    let mut children: Vec<_> = (1..=3).map(|n| spawn(&writer(n))).collect();
     children.extend((0..3).map(|_| spawn(reader)));
     for c in children {
         let out = c.wait_with_output().unwrap();
