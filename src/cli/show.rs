@@ -504,9 +504,9 @@ fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
         print!(
             "--- stdout (last {} bytes)\n{}--- stderr (last {} bytes)\n{}",
             b.result.stdout_tail.len(),
-            terminal_safe(&b.result.stdout_tail),
+            git_receipt::text::escape_lines(&b.result.stdout_tail),
             b.result.stderr_tail.len(),
-            terminal_safe(&b.result.stderr_tail)
+            git_receipt::text::escape_lines(&b.result.stderr_tail)
         );
     };
     let bytes = match store.log_bytes(blob)? {
@@ -553,23 +553,11 @@ fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
     }
     let mut out = std::io::stdout();
     if out.is_terminal() {
-        out.write_all(terminal_safe(&String::from_utf8_lossy(&bytes)).as_bytes())?;
+        out.write_all(
+            git_receipt::text::escape_lines(&String::from_utf8_lossy(&bytes)).as_bytes(),
+        )?;
     } else {
         out.write_all(&bytes)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Text from a receipt or its log, safe to print on a terminal: control
-/// characters but newline and tab are shown escaped.
-fn terminal_safe(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
