@@ -17,6 +17,7 @@ pub mod canon;
 pub mod contract;
 pub mod freshness;
 pub mod hooks;
+pub mod intoto;
 pub mod keyfile;
 pub mod receipt;
 pub mod recorder;

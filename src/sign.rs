@@ -549,6 +549,40 @@ impl SigningKey {
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
         self.secret.sign(&signed_data(message)).to_bytes()
     }
+
+    /// Sign a DSSE envelope's payload (in-toto export): the raw Ed25519 signature
+    /// over [`dsse_pae`]`(payload_type, payload)`. The key only ever signs messages
+    /// that begin with `SSHSIG` ([`SigningKey::sign`]) or `DSSEv1 ` (this), so a
+    /// signature made for one can never be replayed as the other.
+    pub fn sign_dsse(&self, payload_type: &str, payload: &[u8]) -> [u8; 64] {
+        self.secret
+            .sign(&dsse_pae(payload_type, payload))
+            .to_bytes()
+    }
+}
+
+/// DSSE's pre-authentication encoding, the bytes a DSSE signature covers:
+/// `DSSEv1 <len(type)> <type> <len(payload)> <payload>`, lengths in ASCII decimal.
+pub fn dsse_pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut pae = format!(
+        "DSSEv1 {} {payload_type} {} ",
+        payload_type.len(),
+        payload.len()
+    )
+    .into_bytes();
+    pae.extend_from_slice(payload);
+    pae
+}
+
+/// Strict verification of a DSSE signature (see [`SigningKey::sign_dsse`]).
+pub fn verify_dsse(
+    key: &PublicKey,
+    payload_type: &str,
+    payload: &[u8],
+    signature: &[u8],
+) -> Result<(), SignatureError> {
+    let signature = parse_signature(signature)?;
+    verify_strict(&key.key, &dsse_pae(payload_type, payload), &signature)
 }
 
 /// `<path>.pub`.
