@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod gitolite;
+pub mod pytools;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -34,7 +35,7 @@ impl std::fmt::Display for Run {
     }
 }
 
-fn to_run(out: Output) -> Run {
+pub fn to_run(out: Output) -> Run {
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
