@@ -11,6 +11,7 @@
 //!   stored as commits under `refs/receipts/<writer>` and indexed by git notes on
 //!   the subject commit and the inputs tree ([`store`]).
 //! - Readers accept only receipts signed by keys in a [`trust`] set.
+//! - [`intoto`] turns verified receipts into in-toto attestations for other tools.
 #![deny(missing_docs)]
 
 pub mod canon;
