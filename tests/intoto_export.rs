@@ -118,6 +118,29 @@ fn in_toto_envelopes_verify_with_securesystemslib_and_a_flipped_payload_byte_doe
     assert_eq!(r.code, 0, "{r}");
     let v = verify(&env, &py, &out, &env.path("stranger.pub"));
     assert_eq!(v.code, 1, "another key does not verify: {v}");
+
+    // a receipt of uncommitted changes attests its inputs tree, not the commit
+    std::fs::write(repo.join("src/lib.rs"), "pub fn changed() {}\n").unwrap();
+    env.receipt_ok(&repo, &["run", "test"]);
+    let dirty = env
+        .log_json(&repo)
+        .into_iter()
+        .find(|r| r["dirty"] == true)
+        .expect("a dirty receipt");
+    let out = env.path("dirty.intoto.jsonl");
+    let id = dirty["id"].as_str().unwrap();
+    env.receipt_ok(
+        &repo,
+        &["export", "--in-toto", id, "-o", out.to_str().unwrap()],
+    );
+    let v = verify(&env, &py, &out, &key_file);
+    assert_eq!(v.code, 0, "{v}");
+    let s: Value = serde_json::from_str(v.stdout.trim()).unwrap();
+    assert_eq!(
+        s["subjects"],
+        serde_json::json!({"inputs": {"gitTree": dirty["inputs"]}}),
+        "no gitCommit for a tree that was not the commit's: {s}"
+    );
 }
 
 #[test]
