@@ -222,11 +222,38 @@ pub(crate) fn add_config(store: &Store, key: &str, value: &str) -> Result<bool> 
     Ok(true)
 }
 
-/// Exclude `writer`'s refs from every remote that fetches receipt refs, so a
-/// plain `git fetch` never tries to rewind the chain only this clone writes.
-/// Returns the config lines added.
+/// The push refspecs that let a bare `git push` carry the current branch and
+/// `writer`'s chain and notes in one push (one connection, one run of the
+/// server's hook). Globs, so a clone that has no receipt yet pushes nothing extra
+/// rather than failing on a missing source ref; no other writer id starts with
+/// `writer` (the fingerprint part has a fixed length). The chain is never forced
+/// (append-only); the notes are derived, so they are.
+pub(crate) fn own_push_refspecs(writer: &str) -> [String; 3] {
+    [
+        "HEAD".to_owned(),
+        format!("refs/receipts/{writer}*:refs/receipts/{writer}*"),
+        format!("+refs/notes/receipts/{writer}*:refs/notes/receipts/{writer}*"),
+    ]
+}
+
+/// Wire `writer`'s own chain into every remote that fetches receipt refs:
+///
+/// - exclude it from plain fetches, so `git fetch` never tries to rewind the
+///   chain only this clone writes;
+/// - unless `receipt.pushRefspecs` is false, or the remote already has push
+///   refspecs of its own (left alone, with a hint), add [`own_push_refspecs`], so
+///   a bare `git push` sends branch and receipts together (the pre-push hook
+///   then gates and sends nothing itself).
+///
+/// Returns the config lines added; hints go to stderr.
 pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<String>> {
     let mut added = Vec::new();
+    // through git, not the snapshot: `init --no-push-refspecs` has just set it
+    let push_refspecs = store
+        .run_git(&["config", "--type=bool", "--get", "receipt.pushRefspecs"])?
+        .stdout
+        .trim()
+        != "false";
     for remote in store.repo().remote_names() {
         let key = format!("remote.{remote}.fetch");
         if !current_config_values(store, &key)?
@@ -241,6 +268,25 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
         ] {
             if add_config(store, &key, &spec)? {
                 added.push(format!("{key} += {spec}"));
+            }
+        }
+        if !push_refspecs {
+            continue;
+        }
+        let push_key = format!("remote.{remote}.push");
+        let existing = current_config_values(store, &push_key)?;
+        let ours = own_push_refspecs(writer);
+        if !existing.is_empty() && !existing.iter().any(|v| *v == ours[1]) {
+            eprintln!(
+                "git-receipt: {push_key} is set already, so it was left alone: a hooked `git push` sends your receipts in a push of its own first
+                 hint: to send them in git's own push: git config --add {push_key} '{}' && git config --add {push_key} '{}'",
+                ours[1], ours[2]
+            );
+            continue;
+        }
+        for spec in ours {
+            if add_config(store, &push_key, &spec)? {
+                added.push(format!("{push_key} += {spec}"));
             }
         }
     }
