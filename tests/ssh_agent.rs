@@ -228,21 +228,15 @@ fn a_public_key_in_receipt_signing_key_signs_through_the_agent_like_the_file_wou
     // equals the one the same key makes in-process over the same body
     let id = receipt["id"].as_str().unwrap().to_owned();
     let body = env.receipt_ok(&repo, &["show", "--body", &id]).raw_stdout;
-    let stored: serde_json::Value = serde_json::from_slice(
-        &env.receipt_bytes(
-            &repo,
-            &env.git_ok(
-                &repo,
-                &[
-                    "rev-parse",
-                    &format!("refs/receipts/{}", env.only_writer(&repo)),
-                ],
-            )
-            .trim()
-            .to_owned(),
-        ),
-    )
-    .unwrap();
+    let tip = env.git_ok(
+        &repo,
+        &[
+            "rev-parse",
+            &format!("refs/receipts/{}", env.only_writer(&repo)),
+        ],
+    );
+    let stored: serde_json::Value =
+        serde_json::from_slice(&env.receipt_bytes(&repo, tip.trim())).unwrap();
     let stored_sig = base64::engine::general_purpose::STANDARD
         .decode(stored["signature"]["sig"].as_str().unwrap())
         .unwrap();
