@@ -28,6 +28,11 @@
 //! (`-----BEGIN OPENSSH PRIVATE KEY-----`). Secret material is held only in buffers
 //! that are zeroed when dropped, and never appears in `Debug`, `Display` or error
 //! output.
+//!
+//! A [`SigningKey`] may instead be held by ssh-agent ([`crate::agent`]): only its
+//! public half is here, the agent signs the same SSHSIG signed data, and its answer
+//! is verified strictly before it is used, so a receipt cannot tell where its key
+//! lived.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -100,7 +105,8 @@ pub enum KeyError {
         source: io::Error,
     },
 
-    /// The private key is protected by a passphrase, which git-receipt cannot prompt for.
+    /// The private key is protected by a passphrase, which git-receipt cannot prompt
+    /// for, and no ssh-agent (`SSH_AUTH_SOCK`) is there to sign with it.
     #[error(
         "signing key {path} is passphrase-protected and git-receipt cannot unlock it; \
          add it to ssh-agent (`ssh-add {path}`, with SSH_AUTH_SOCK set) and git-receipt \
@@ -504,11 +510,11 @@ impl KeyFile {
     /// [`KeyError::SecurityKey`]), other content [`KeyError::Malformed`].
     pub fn read(path: &Path) -> Result<KeyFile, KeyError> {
         let data = read_key_file(path)?;
-        let first_word = std::str::from_utf8(&data)
-            .ok()
-            .and_then(|text| text.split_whitespace().next());
-        if let Some(text) = std::str::from_utf8(&data).ok()
-            && first_word.is_some_and(looks_like_key_type)
+        if let Ok(text) = std::str::from_utf8(&data)
+            && text
+                .split_whitespace()
+                .next()
+                .is_some_and(looks_like_key_type)
         {
             let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             return PublicKey::from_openssh(line)
