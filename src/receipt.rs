@@ -211,6 +211,9 @@ pub enum ReceiptError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The key could not sign: it is held by ssh-agent, and the agent failed.
+    #[error(transparent)]
+    Signing(#[from] crate::agent::AgentError),
     /// The signature does not verify.
     #[error("signature does not verify against key {key}: {reason}")]
     BadSignature {
@@ -497,7 +500,7 @@ impl Receipt<Verified> {
             e => Err(e),
         })?;
         let body_bytes = canon::to_canonical(&body)?;
-        let raw = key.sign(&body_bytes);
+        let raw = key.sign(&body_bytes)?;
         let signature = SignatureInfo {
             sig: base64_encode(&raw),
             ..signature

@@ -58,9 +58,10 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> Result<ExitCode> {
         // key yet (a CI clone), none is created: the first `git receipt run` that
         // creates one adds the exclusion.
         let source = ctx.key_source(Some(&store))?;
-        if source.path().exists() {
-            let key = git_receipt::keyfile::load_existing(&source)?;
-            changes.extend(exclude_own_chain(&store, &ctx.writer(&store, &key)?)?);
+        if source.is_present() {
+            let key = git_receipt::keyfile::public_key(&source)?;
+            let writer = git_receipt::receipt::writer_id(&key, &ctx.chain_name(&store)?);
+            changes.extend(exclude_own_chain(&store, &writer)?);
         } else {
             eprintln!(
                 "git-receipt: no signing key yet (none is created here); your own chain is excluded from plain `git fetch` once `git receipt run` creates your key"

@@ -92,20 +92,28 @@ impl Context {
         Ok(Contract::load(store.workdir()?)?)
     }
 
+    /// Where the signing key is: see [`keyfile::locate`]. git's own SSH signing key
+    /// (`user.signingKey` with `gpg.format=ssh`) is used when nothing else names one.
     fn key_source(&self, store: Option<&Store>) -> Result<KeySource> {
-        let configured = store.and_then(|s| s.config_string("receipt.signingKey"));
-        Ok(keyfile::locate(configured)?)
+        let config = |key: &str| store.and_then(|s| s.config_string(key));
+        let git_ssh_key = config("user.signingKey").filter(|_| {
+            config("gpg.format").is_some_and(|format| format.eq_ignore_ascii_case("ssh"))
+        });
+        Ok(keyfile::locate(config("receipt.signingKey"), git_ssh_key)?)
     }
 
     /// The signing key, created with a notice on first use.
     fn signing_key(&self, store: &Store) -> Result<SigningKey> {
         let source = self.key_source(Some(store))?;
         let (key, created) = keyfile::load_or_create(&source)?;
-        if let Some(mode) = keyfile::open_to_others(source.path()) {
+        if key.agent().is_none()
+            && let Some(path) = source.file()
+            && let Some(mode) = keyfile::open_to_others(path)
+        {
             eprintln!(
                 "git-receipt: warning: the signing key {} is readable by others (mode {mode:04o}): anyone who can read it can sign receipts as you\nhint: chmod 600 {}",
-                source.path().display(),
-                source.path().display()
+                path.display(),
+                path.display()
             );
         }
         if created {
@@ -115,7 +123,7 @@ impl Context {
             eprintln!(
                 "git-receipt: created a new signing key at {} ({})\n\
                  git-receipt: its public key, for a [signer] in .gitreceipts or receipt.trustedKey:\n  {}",
-                source.path().display(),
+                source.file().unwrap_or(std::path::Path::new("")).display(),
                 key.public().fingerprint(),
                 key.public().to_openssh()
             );
@@ -148,10 +156,9 @@ impl Context {
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
         let mut trust = TrustSet::default();
         if let Ok(source) = self.key_source(Some(store))
-            && source.path().exists()
-            && let Ok(key) = keyfile::load_existing(&source)
+            && let Ok(key) = keyfile::public_key(&source)
         {
-            trust.add(key.public().clone(), TrustOrigin::OwnKey);
+            trust.add(key, TrustOrigin::OwnKey);
         }
         for line in store.config_strings("receipt.trustedKey") {
             let key = git_receipt::sign::PublicKey::from_openssh(&line)
