@@ -24,6 +24,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::agent::AgentError;
 use crate::canon::{self, CanonError};
 use crate::receipt::{Body, Kind, Mode, Receipt, Verified};
 use crate::sign::SigningKey;
@@ -179,13 +180,21 @@ fn test_result(id: &str, signer: &str, body: &Body) -> Statement {
     }
 }
 
+/// Why a Statement could not be put in a signed envelope.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The Statement holds a number outside ±(2^53-1) (a parsed receipt cannot).
+    #[error("cannot encode the in-toto Statement: {0}")]
+    Canon(#[from] CanonError),
+    /// The key is held by ssh-agent, and the agent did not sign.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
 /// Sign `statement` with `key` into a DSSE envelope.
-///
-/// Fails only if the Statement holds a number outside ±(2^53-1), which a parsed
-/// receipt cannot.
-pub fn envelope(statement: &Statement, key: &SigningKey) -> Result<Envelope, CanonError> {
+pub fn envelope(statement: &Statement, key: &SigningKey) -> Result<Envelope, ExportError> {
     let payload = canon::to_canonical(statement)?;
-    let sig = key.sign_dsse(PAYLOAD_TYPE, &payload);
+    let sig = key.sign_dsse(PAYLOAD_TYPE, &payload)?;
     Ok(Envelope {
         payload: STANDARD.encode(&payload),
         payload_type: PAYLOAD_TYPE,

@@ -6,7 +6,8 @@
 //!   ad hoc argv given on the command line.
 //! - Running it ([`runner`]) produces an observation; [`recorder`] turns that into a
 //!   **receipt** ([`receipt`]): an RFC 8785 canonical JSON body ([`canon`]) signed
-//!   with Ed25519 as an OpenSSH SSHSIG ([`sign`]) by the user's key ([`keyfile`]).
+//!   with Ed25519 as an OpenSSH SSHSIG ([`sign`]) by the user's key ([`keyfile`]),
+//!   held in this process or by ssh-agent ([`agent`]).
 //! - Receipts form one append-only **chain** per writer (one key plus a chain name),
 //!   stored as commits under `refs/receipts/<writer>` and indexed by git notes on
 //!   the subject commit and the inputs tree ([`store`]).
@@ -14,6 +15,7 @@
 //! - [`intoto`] turns verified receipts into in-toto attestations for other tools.
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod canon;
 pub mod contract;
 pub mod freshness;
