@@ -81,6 +81,20 @@ impl Agent {
         );
     }
 
+    /// Move the private key `key` into this agent (the file is removed: whatever
+    /// signs from now on, it is not git-receipt's process) and point `repo`'s
+    /// receipt.signingKey at its public key file, which it returns.
+    fn take_over(&self, env: &Env, repo: &Path, key: &Path) -> PathBuf {
+        self.add(env, key, None);
+        std::fs::remove_file(key).unwrap();
+        let pub_file = pub_path(key);
+        env.git_ok(
+            repo,
+            &["config", "receipt.signingKey", pub_file.to_str().unwrap()],
+        );
+        pub_file
+    }
+
     /// What `ssh-add -L` lists.
     fn listed(&self, env: &Env) -> String {
         let mut cmd = Command::new("ssh-add");
@@ -194,14 +208,7 @@ fn a_public_key_in_receipt_signing_key_signs_through_the_agent_like_the_file_wou
     let key = ssh_keygen(&env, &env.path("keys/id_ed25519"), "ed25519", "");
     let in_process = SigningKey::load(&key).unwrap();
     let public = public_of(&key);
-    agent.add(&env, &key, None);
-    // The private key file is gone: whatever signs now, it is not this process.
-    std::fs::remove_file(&key).unwrap();
-    let pub_file = pub_path(&key);
-    env.git_ok(
-        &repo,
-        &["config", "receipt.signingKey", pub_file.to_str().unwrap()],
-    );
+    let pub_file = agent.take_over(&env, &repo, &key);
     let sock = [("SSH_AUTH_SOCK", agent.sock())];
 
     let r = env.receipt_with(&repo, &["run", "test"], &sock);
@@ -602,13 +609,7 @@ fn export_in_toto_signs_through_the_agent_the_same_envelopes_as_the_key_file() {
     let from_file = env.receipt_ok(&repo, &["export", "--in-toto"]);
     assert_eq!(from_file.stdout.lines().count(), 1, "{from_file}");
 
-    agent.add(&env, &key, None);
-    std::fs::remove_file(&key).unwrap();
-    let pub_file = pub_path(&key);
-    env.git_ok(
-        &repo,
-        &["config", "receipt.signingKey", pub_file.to_str().unwrap()],
-    );
+    agent.take_over(&env, &repo, &key);
     let sock = [("SSH_AUTH_SOCK", agent.sock())];
     let through_agent = env.receipt_with(&repo, &["export", "--in-toto"], &sock);
     assert_eq!(through_agent.code, 0, "{through_agent}");
