@@ -15,9 +15,10 @@
 //! is a normal result.
 
 use std::borrow::Cow;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -78,7 +79,13 @@ pub fn cmd_mcp(ctx: &Context, args: McpArgs) -> Result<ExitCode> {
         exe: std::env::current_exe().context("cannot find the git-receipt executable")?,
         dir,
         allow_adhoc: args.allow_adhoc,
+        run_turn: Arc::default(),
     };
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "git-receipt: serving the Model Context Protocol on stdin and stdout; an MCP client (a coding agent) starts this, see README\nhint: Ctrl-D ends it"
+        );
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -100,6 +107,9 @@ struct Server {
     exe: PathBuf,
     dir: PathBuf,
     allow_adhoc: bool,
+    /// Held through each `run`: its receipt is the one its run appended, found by
+    /// comparing the chains' tips before and after, so this server's runs take turns.
+    run_turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// Arguments of `status`.
@@ -191,7 +201,7 @@ fn tools() -> Vec<Tool> {
         ),
         tool::<RunParams>(
             "run",
-            "Run a check declared in .gitreceipts on the work tree and write a signed receipt of its result. Sends progress notifications (its output lines) while it runs. Returns the receipt id, state (passed or failed), exit code, log tail and the receipt as `git receipt show --json` gives it. A failing check is a result, not an error.",
+            "Run a check declared in .gitreceipts on the work tree and write a signed receipt of its result. Sends progress notifications (its output lines) while it runs. Returns the receipt id, state (passed or failed), exit code, log tail, and in `shown` the receipt as `git receipt show --json` gives it. A failing check is a result, not an error.",
             false,
         ),
         tool::<ShowParams>(
@@ -473,6 +483,7 @@ impl Server {
             args.push("--".to_owned());
             args.extend(p.command.iter().cloned());
         }
+        let _turn = self.run_turn.lock().await;
         let before = self.chain_tips().await?;
         let mut cmd = self.command(&args.iter().map(String::as_str).collect::<Vec<_>>());
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -527,7 +538,8 @@ impl Server {
             return Err(format!(
                 "check {check:?} got no receipt (git receipt run exit {}):\n{}",
                 status.code().unwrap_or(-1),
-                stderr_tail.trim()
+                // the check's own output is in there
+                git_receipt::text::escape_lines(stderr_tail.trim())
             ));
         };
         let shown = self
@@ -567,7 +579,10 @@ impl Server {
     }
 
     /// The id of the newest receipt for `check` appended between `before` and
-    /// `after` (the chains' tips around one `run`).
+    /// `after` (the chains' tips around one `run`). Read from the chains, not from
+    /// what `run` printed, which the check's own output could imitate; only a run
+    /// of the same check by another process in the same moment could be taken for
+    /// this one.
     async fn new_receipt(
         &self,
         check: &str,
