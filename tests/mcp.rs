@@ -196,7 +196,8 @@ fn an_agent_runs_a_passing_and_a_failing_check_and_reads_status_and_a_log() {
     assert!(
         progress
             .iter()
-            .any(|p| p["message"].as_str().unwrap_or("").ends_with("tests-ran")),
+            .flat_map(|p| p["message"].as_str().unwrap_or("").lines())
+            .any(|line| line == "test: tests-ran"),
         "no progress notification carried the check's output: {progress:#?}"
     );
 

@@ -44,6 +44,8 @@ const MAX_LOG_BYTES: u32 = 1 << 20;
 const DEFAULT_LOG_BYTES: u32 = 16 << 10;
 /// Log tail returned with a `run` result.
 const RUN_LOG_TAIL_BYTES: u32 = 4 << 10;
+/// Most output lines one progress notification quotes (the last of its batch).
+const PROGRESS_LINES: usize = 20;
 /// Longest output line quoted in a progress notification.
 const PROGRESS_LINE_CHARS: usize = 200;
 
@@ -510,24 +512,35 @@ impl Server {
             }
             (status, last_stderr)
         });
-        // one notification per batch of lines: as many as the client takes, no timer
+        // One notification per batch of lines (as many as the client takes, no
+        // timer), carrying the batch's last PROGRESS_LINES lines.
         let token = context.meta.get_progress_token();
         let mut seen = 0u64;
+        let mut batch = std::collections::VecDeque::new();
         while let Some(line) = lines.recv().await {
-            seen += 1;
-            let mut last = line;
+            batch.push_back(line);
             while let Ok(more) = lines.try_recv() {
-                seen += 1;
-                last = more;
+                batch.push_back(more);
             }
+            seen += batch.len() as u64;
+            batch.drain(..batch.len().saturating_sub(PROGRESS_LINES));
             if let Some(token) = &token {
-                let clipped = clip(&last, PROGRESS_LINE_CHARS);
-                let message = format!("{check}: {}", git_receipt::text::escape(&clipped));
+                let message = batch
+                    .drain(..)
+                    .map(|l| {
+                        format!(
+                            "{check}: {}",
+                            git_receipt::text::escape(&clip(&l, PROGRESS_LINE_CHARS))
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
                 let note = ProgressNotificationParam::new(token.clone(), seen as f64)
                     .with_message(message);
                 // a client that stopped listening does not stop the check
                 let _ = context.peer.notify_progress(note).await;
             }
+            batch.clear();
         }
         let (status, stderr_tail) = waiter
             .await
