@@ -15,6 +15,7 @@ mod init;
 mod key;
 mod log;
 mod man;
+mod mcp;
 mod prune_logs;
 mod push;
 mod record;
@@ -78,6 +79,7 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
+    Mcp(mcp::McpArgs),
 }
 
 /// What every command may ask for.
@@ -318,7 +320,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let ctx = Context { cwd };
-    if !matches!(cli.command, Command::Run(_) | Command::Record(_)) {
+    if !matches!(
+        cli.command,
+        Command::Run(_) | Command::Record(_) | Command::Mcp(_)
+    ) {
         restore_default_sigpipe();
     }
     match cli.command {
@@ -342,12 +347,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Man(a) => man::cmd_man(a),
         Command::Doctor(a) => doctor::cmd_doctor(&ctx, a),
         Command::Completions(a) => completions::cmd_completions(a),
+        Command::Mcp(a) => mcp::cmd_mcp(&ctx, a),
     }
 }
 
 /// Reading commands die quietly on a closed pipe (`git receipt log | head`), like
 /// git. `run` and `record` keep Rust's default of ignoring SIGPIPE: a reader that
-/// goes away must never cost a check its receipt.
+/// goes away must never cost a check its receipt; so does `mcp`, which waits for
+/// the check it runs before it notices that its client has gone.
 fn restore_default_sigpipe() {
     // SAFETY: called before any other thread exists; SIG_DFL is a valid disposition.
     unsafe {
