@@ -15,6 +15,7 @@
 
 pub mod canon;
 pub mod contract;
+pub mod environment;
 pub mod freshness;
 pub mod hooks;
 pub mod keyfile;
