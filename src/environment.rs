@@ -341,16 +341,20 @@ impl OpenDependency {
         if now.tree == recorded.tree {
             return Ok(None);
         }
-        let old = ObjectId::from_hex(recorded.tree.as_bytes()).ok();
-        let new = ObjectId::from_hex(now.tree.as_bytes()).ok();
+        // The recorded tree was written into the clone at `run`; the new side is
+        // the commit's whole tree (only the declared paths are compared).
+        let repo = self.store.repo();
+        let old = ObjectId::from_hex(recorded.tree.as_bytes())
+            .ok()
+            .filter(|o| repo.has_object(o));
+        let new = ObjectId::from_hex(now.commit.as_bytes())
+            .ok()
+            .and_then(|c| self.store.commit_tree(c).ok());
         let changed = match (old, new) {
-            (Some(o), Some(n))
-                if self.store.repo().has_object(o) && self.store.repo().has_object(n) =>
-            {
-                self.store
-                    .changed_paths(o, n, &self.def.paths)
-                    .unwrap_or_default()
-            }
+            (Some(o), Some(n)) => self
+                .store
+                .changed_paths(o, n, &self.def.paths)
+                .unwrap_or_default(),
             _ => Vec::new(),
         };
         let what = if !changed.is_empty() {
@@ -358,15 +362,8 @@ impl OpenDependency {
         } else if self.def.paths.is_empty() {
             "its tree changed".to_owned()
         } else {
-            format!(
-                "{} changed",
-                self.def
-                    .paths
-                    .iter()
-                    .map(|p| format!("{p}/"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            let dirs: Vec<String> = self.def.paths.iter().map(|p| format!("{p}/")).collect();
+            format!("{} changed", dirs.join(", "))
         };
         Ok(Some(format!(
             "dependency {} moved: {} -> {}, {what}",

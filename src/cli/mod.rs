@@ -7,6 +7,7 @@
 
 mod completions;
 mod doctor;
+mod env;
 mod fetch;
 mod gate;
 mod hook;
@@ -72,6 +73,7 @@ enum Command {
     UninstallHooks(hook::UninstallHooksArgs),
     Hook(hook::HookArgs),
     Verify(verify::VerifyArgs),
+    Env(env::EnvArgs),
     Key(key::KeyArgs),
     Doctor(doctor::DoctorArgs),
     Completions(completions::CompletionsArgs),
@@ -272,6 +274,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show::cmd_show(&ctx, a),
         Command::Log(a) => log::cmd_log(&ctx, a),
         Command::Status(a) => status::cmd_status(&ctx, a),
+        Command::Env(a) => env::cmd_env(&ctx, a),
         Command::Gate(a) => gate::cmd_gate(&ctx, a),
         Command::Reindex(a) => reindex::cmd_reindex(&ctx, a),
         Command::Init(a) => init::cmd_init(&ctx, a),
