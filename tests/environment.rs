@@ -529,3 +529,32 @@ fn the_json_schema_reads_v3_as_the_reader_does() {
     );
     assert!(reader(&lying).is_err(), "the reader refuses it too");
 }
+
+/// The v3 definition digest, recomputed by Python from `docs/format.md` section 6
+/// alone (json + hashlib, no git-receipt code), is the one the receipt signs.
+#[test]
+fn python_recomputes_the_v3_definition_digest() {
+    let s = setup();
+    assert_eq!(s.receipt(&["run", "integration"]).code, 0);
+    let signed = s.newest()["receipt"]["check"]["definition"].clone();
+    let script = r#"
+import hashlib, json
+d = {"argv": ["sh", "-c", "echo integration >> ../ran.log"], "assertions": [],
+     "dependencies": [{"name": "proto", "path": "../proto", "ref": "main", "paths": ["schema"]}],
+     "env": [], "paths": ["src"]}
+text = json.dumps(d, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+print("sha256:" + hashlib.sha256(text.encode()).hexdigest())
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .output()
+        .expect("python3 must be installed for this interop test");
+    assert!(out.status.success());
+    let python = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(signed, python.trim());
+    assert_eq!(
+        python.trim(),
+        "sha256:af1e3ec3438c046f737906a01f6fbf32e49e8a0e66da16921bf6a8dcf4bf79a3",
+        "the digest docs/format.md quotes"
+    );
+}
