@@ -1039,6 +1039,86 @@ mod tests {
     }
 
     #[test]
+    fn assertions_and_dependencies_are_declared_and_referenced() {
+        let c = parse(
+            "[assert \"py\"]\n\trun = python3 --version\n\tmatch = ^Python 3\n[assert \"rec\"]\n\trun = uname\n[dependency \"proto\"]\n\tpath = ../proto\n\tpaths = schema/\n\tpaths = schema/v1\n[check \"t\"]\n\trun = x\n\tassert = rec py\n\tdepends = proto\n",
+        )
+        .unwrap();
+        let t = c.check("t").unwrap();
+        assert_eq!(t.assertions, ["rec", "py"], "in declared order");
+        let a = c.assertions_of(t);
+        assert_eq!(a[0].expect, None, "neither: recorded only");
+        assert_eq!(
+            a[1].expect,
+            Some(crate::receipt::Expectation::Regex("^Python 3".into()))
+        );
+        let d = &c.dependencies_of(t)[0];
+        assert_eq!((d.path.as_str(), d.rev.as_deref()), ("../proto", None));
+        assert_eq!(d.paths, ["schema"], "normalized and minimal");
+    }
+
+    #[test]
+    fn a_bad_assertion_or_dependency_names_its_line() {
+        for (text, line, says) in [
+            (
+                "[check \"t\"]\n\trun = x\n\tassert = nope\n",
+                3,
+                "names no [assert \"nope\"] section",
+            ),
+            (
+                "[check \"t\"]\n\trun = x\n\tdepends = nope\n",
+                3,
+                "names no [dependency \"nope\"] section",
+            ),
+            (
+                "[assert \"a\"]\n\trun = x\n\texpect = 1\n\tmatch = 1\n",
+                4,
+                "more than one `expect` or `match`",
+            ),
+            (
+                "[assert \"a\"]\n\trun = x\n\tmatch = (\n",
+                3,
+                "is not a regular expression",
+            ),
+            (
+                "[assert \"a\"]\n\trun = echo ${HOME}\n",
+                2,
+                "unknown substitution \"${HOME}\"",
+            ),
+            (
+                "[assert \"a\"]\n\texpect = x\n",
+                1,
+                "assert \"a\" has no `run`",
+            ),
+            (
+                "[dependency \"d\"]\n\tpath = /abs\n",
+                2,
+                "is not a path relative to the work tree",
+            ),
+            (
+                "[dependency \"d\"]\n\tref = main\n",
+                1,
+                "dependency \"d\" has no `path`",
+            ),
+            (
+                "[dependency \"d\"]\n\tpath = ../d\n\tref = --upload-pack=x\n",
+                3,
+                "is not a revision",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(".gitreceipts:{line}: ")),
+                "{text:?}: {e}"
+            );
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+        // $${ is a literal ${ for the shell
+        let c = parse("[assert \"a\"]\n\trun = echo $${HOME}\n").unwrap();
+        assert_eq!(c.assertions[0].run, "echo $${HOME}");
+    }
+
+    #[test]
     fn syntax_error_has_a_line() {
         let e = parse("[check \"a\"]\nrun = x\n[broken\n").unwrap_err();
         assert!(matches!(e, ContractError::Syntax { line: 3, .. }), "{e:?}");

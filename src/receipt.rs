@@ -1,7 +1,8 @@
 //! The receipt: its body, the signed envelope, and its id.
 //!
-//! This module owns formats v1 and v2 (see `docs/format.md`; v2 adds the stored
-//! log's size and SHA-256, so a log kept outside the chain is checked on arrival). A receipt is stored as the
+//! This module owns formats v1, v2 and v3 (see `docs/format.md`; v2 adds the
+//! stored log's size and SHA-256, so a log kept outside the chain is checked on
+//! arrival; v3 adds a check's environment assertions and dependencies). A receipt is stored as the
 //! RFC 8785 bytes of an envelope `{"receipt": body, "signature": {...}}`; the id is
 //! the SHA-256 of the canonical body. Parsing yields a [`Receipt<Unverified>`]; only
 //! [`Receipt::verify`] against a public key turns it into a [`Receipt<Verified>`], so
