@@ -300,8 +300,9 @@ impl OpenDependency {
         })
     }
 
-    /// Its commit and the tree of its declared paths now.
-    pub fn resolve(&self, write: bool) -> Result<DependencyState, DependencyError> {
+    /// Its commit and the tree of its declared paths now. Only the tree's id is
+    /// computed: nothing is written into someone else's repository.
+    pub fn resolve(&self) -> Result<DependencyState, DependencyError> {
         let rev = self.def.rev.as_deref().unwrap_or("HEAD");
         let store_err = |source| DependencyError::Store {
             name: self.def.name.clone(),
@@ -322,7 +323,7 @@ impl OpenDependency {
         let tree = self.store.commit_tree(commit).map_err(store_err)?;
         let tree = self
             .store
-            .inputs_tree(tree, &self.def.paths, write)
+            .inputs_tree(tree, &self.def.paths, false)
             .map_err(store_err)?;
         Ok(DependencyState {
             name: self.def.name.clone(),
@@ -337,19 +338,19 @@ impl OpenDependency {
         &self,
         recorded: &DependencyState,
     ) -> Result<Option<String>, DependencyError> {
-        let now = self.resolve(false)?;
+        let now = self.resolve()?;
         if now.tree == recorded.tree {
             return Ok(None);
         }
-        // The recorded tree was written into the clone at `run`; the new side is
-        // the commit's whole tree (only the declared paths are compared).
-        let repo = self.store.repo();
-        let old = ObjectId::from_hex(recorded.tree.as_bytes())
-            .ok()
-            .filter(|o| repo.has_object(o));
-        let new = ObjectId::from_hex(now.commit.as_bytes())
-            .ok()
-            .and_then(|c| self.store.commit_tree(c).ok());
+        // Name the changed paths from the two commits' trees when the clone still
+        // has the recorded commit (only the declared paths are compared).
+        let tree_of = |commit: &str| {
+            ObjectId::from_hex(commit.as_bytes())
+                .ok()
+                .filter(|c| self.store.repo().has_object(c))
+                .and_then(|c| self.store.commit_tree(c).ok())
+        };
+        let (old, new) = (tree_of(&recorded.commit), tree_of(&now.commit));
         let changed = match (old, new) {
             (Some(o), Some(n)) => self
                 .store
@@ -387,16 +388,14 @@ fn list_paths(paths: &[String]) -> String {
     }
 }
 
-/// Resolve every dependency of a check now (at `run`), sorted by name, writing
-/// the trees of their declared paths into each clone so a later diff can name
-/// what changed.
+/// Resolve every dependency of a check now (at `run`), sorted by name.
 pub fn resolve_all(
     workdir: &Path,
     defs: &[DependencyDef],
 ) -> Result<Vec<DependencyState>, DependencyError> {
     let mut out = Vec::new();
     for d in defs {
-        out.push(OpenDependency::open(workdir, d)?.resolve(true)?);
+        out.push(OpenDependency::open(workdir, d)?.resolve()?);
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)

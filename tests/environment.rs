@@ -329,6 +329,11 @@ fn a_dependency_that_did_not_move_keeps_the_check_present() {
         dep["commit"],
         s.env.git_ok(&s.proto, &["rev-parse", "main"]).as_str()
     );
+    // the sibling is only read: the tree's id is computed, not written there
+    let probe = s
+        .env
+        .git(&s.proto, &["cat-file", "-e", dep["tree"].as_str().unwrap()]);
+    assert_ne!(probe.code, 0, "nothing written into the dependency's clone");
     assert_eq!(s.state("integration")["state"], "present");
     assert_eq!(
         s.receipt(&["gate"]).code,

@@ -62,7 +62,7 @@ pub fn cmd_env(ctx: &Context, args: EnvArgs) -> Result<ExitCode> {
         .map(|d| {
             (
                 d,
-                OpenDependency::open(&workdir, d).and_then(|o| o.resolve(false)),
+                OpenDependency::open(&workdir, d).and_then(|o| o.resolve()),
             )
         })
         .collect();
