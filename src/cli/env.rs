@@ -132,7 +132,7 @@ pub fn cmd_env(ctx: &Context, args: EnvArgs) -> Result<ExitCode> {
     for (d, r) in &resolved {
         match r {
             Ok(s) => out.push_str(&format!(
-                "dependency {}  {} at {}  {} {}{}\n",
+                "dependency {}  {} at {}  {}, {} {}\n",
                 escape(&d.name),
                 escape(&d.path),
                 escape(d.rev.as_deref().unwrap_or("HEAD")),
@@ -142,7 +142,7 @@ pub fn cmd_env(ctx: &Context, args: EnvArgs) -> Result<ExitCode> {
                 } else {
                     format!("tree of {}", escape(&d.paths.join(", ")))
                 },
-                format_args!(" {}", &s.tree[..7]),
+                &s.tree[..7],
             )),
             Err(e) => out.push_str(&format!(
                 "dependency {}  {}\n",
