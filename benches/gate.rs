@@ -166,6 +166,7 @@ fn main() {
                     tree: tree.to_string(),
                     inputs: inputs.to_string(),
                     dirty: false,
+                    dependencies: Vec::new(),
                 },
                 check: Check {
                     name: "test".into(),
@@ -188,6 +189,7 @@ fn main() {
                     log_bytes: None,
                     log_sha256: None,
                     detail: String::new(),
+                    assertions: Vec::new(),
                 },
                 runner: Runner {
                     tool: "bench".into(),

@@ -682,6 +682,7 @@ fn body(
             tree: tree.to_string(),
             inputs: inputs.to_string(),
             dirty: false,
+            dependencies: Vec::new(),
         },
         check: Check {
             name: "test".into(),
@@ -704,6 +705,7 @@ fn body(
             log_bytes: None,
             log_sha256: None,
             detail: String::new(),
+            assertions: Vec::new(),
         },
         runner: Runner {
             tool: "bench".into(),

@@ -147,6 +147,7 @@ impl Generated {
                         tree: tree.clone(),
                         inputs: tree.clone(),
                         dirty: false,
+                        dependencies: Vec::new(),
                     },
                     check: Check {
                         name: "test".into(),
@@ -169,6 +170,7 @@ impl Generated {
                         log_bytes: None,
                         log_sha256: None,
                         detail: String::new(),
+                        assertions: Vec::new(),
                     },
                     runner: Runner {
                         tool: "bench".into(),

@@ -36,6 +36,35 @@ pub struct CheckDef {
     /// Which receipts count for this check: `accept = run` counts only those of
     /// commands `git receipt run` observed, never a `record`ed result.
     pub accept: Accept,
+    /// Names of the `[assert]` sections to run before it, in declared order.
+    pub assertions: Vec<String>,
+    /// Names of the `[dependency]` sections it depends on, sorted.
+    pub depends: Vec<String>,
+}
+
+/// One declared environment assertion: `[assert "name"]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssertDef {
+    /// The name in `[assert "name"]`.
+    pub name: String,
+    /// The shell command, before substitutions (`sh -c <run>`).
+    pub run: String,
+    /// `expect = <glob>` or `match = <regex>`, before substitutions; `None`
+    /// records the output without judging it.
+    pub expect: Option<crate::receipt::Expectation>,
+}
+
+/// One declared sibling repository: `[dependency "name"]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DependencyDef {
+    /// The name in `[dependency "name"]`.
+    pub name: String,
+    /// Where its local clone is, relative to the top of the work tree.
+    pub path: String,
+    /// The revision that counts in it (`None`: its HEAD).
+    pub rev: Option<String>,
+    /// Only these paths of it count (normalized, minimal); empty: all of it.
+    pub paths: Vec<String>,
 }
 
 /// Which receipts count for a check (`accept` in `.gitreceipts`).
@@ -84,6 +113,10 @@ pub struct Contract {
     pub checks: Vec<CheckDef>,
     /// Signers in file order.
     pub signers: Vec<SignerDef>,
+    /// Environment assertions in file order.
+    pub assertions: Vec<AssertDef>,
+    /// Sibling repositories in file order.
+    pub dependencies: Vec<DependencyDef>,
 }
 
 /// Why a contract file cannot be used.
@@ -190,6 +223,24 @@ impl Contract {
     /// Find a check by name.
     pub fn check(&self, name: &str) -> Option<&CheckDef> {
         self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// The assertions `check` declares, in its order.
+    pub fn assertions_of(&self, check: &CheckDef) -> Vec<AssertDef> {
+        check
+            .assertions
+            .iter()
+            .filter_map(|n| self.assertions.iter().find(|a| &a.name == n).cloned())
+            .collect()
+    }
+
+    /// The dependencies `check` declares, sorted by name.
+    pub fn dependencies_of(&self, check: &CheckDef) -> Vec<DependencyDef> {
+        check
+            .depends
+            .iter()
+            .filter_map(|n| self.dependencies.iter().find(|d| &d.name == n).cloned())
+            .collect()
     }
 
     /// Parse the bytes of a contract; `file` only labels errors. A command often
@@ -416,6 +467,10 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
         hint: hint.to_owned(),
     };
     let mut contract = Contract::default();
+    // (check, key, referenced section, line) of every `assert =` and `depends =`
+    let mut references: Vec<(String, String, String, usize)> = Vec::new();
+    let mut assertions: Vec<(AssertDef, usize)> = Vec::new();
+    let mut dependencies: Vec<(DependencyDef, usize)> = Vec::new();
     // (name, section line, run, paths, required, env, timeout)
     let mut checks: Vec<(CheckDef, usize, bool)> = Vec::new();
     // (name, section line, key, valid-after, valid-before, revoked)
@@ -451,6 +506,8 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                                 env: Vec::new(),
                                 timeout: None,
                                 accept: Accept::Any,
+                                assertions: Vec::new(),
+                                depends: Vec::new(),
                             },
                             e.section_line,
                             false,
@@ -548,11 +605,33 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                             }
                         };
                     }
+                    "assert" | "depends" => {
+                        let v = value.unwrap_or_default();
+                        let names: Vec<&str> = v.split_whitespace().collect();
+                        if names.is_empty() {
+                            return Err(err(
+                                e.line,
+                                format!("check {sub:?}: `{}` names nothing", e.key),
+                                "name one or more sections, e.g. assert = rust python",
+                            ));
+                        }
+                        for n in names {
+                            references.push((sub.clone(), e.key.clone(), n.to_owned(), e.line));
+                            let list = if e.key == "assert" {
+                                &mut check.assertions
+                            } else {
+                                &mut check.depends
+                            };
+                            if !list.iter().any(|x| x == n) {
+                                list.push(n.to_owned());
+                            }
+                        }
+                    }
                     other => {
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env, timeout and accept",
+                            "a check takes run, path, required, env, timeout, accept, assert and depends",
                         ));
                     }
                 }
@@ -624,6 +703,8 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                     }
                 }
             }
+            "assert" => build_assert(&mut assertions, &e, &sub, &err)?,
+            "dependency" => build_dependency(&mut dependencies, &e, &sub, &err)?,
             "" => {
                 return Err(err(
                     e.line,
@@ -635,7 +716,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                 return Err(err(
                     e.section_line,
                     format!("unknown section [{other}]"),
-                    "the sections are [check \"name\"] and [signer \"name\"]",
+                    "the sections are [check \"name\"], [signer \"name\"], [assert \"name\"] and [dependency \"name\"]",
                 ));
             }
         }
@@ -666,9 +747,229 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
         }
         check.paths = minimal_paths(std::mem::take(&mut check.paths));
         check.env.sort();
+        check.depends.sort();
         contract.checks.push(check);
     }
+    for (a, line) in assertions {
+        if a.run.is_empty() {
+            return Err(err(
+                line,
+                format!("assert {:?} has no `run`", a.name),
+                "add run = <command>, e.g. run = rustc --version",
+            ));
+        }
+        contract.assertions.push(a);
+    }
+    for (d, line) in dependencies {
+        if d.path.is_empty() {
+            return Err(err(
+                line,
+                format!("dependency {:?} has no `path`", d.name),
+                "add path = <its local clone, relative to the work tree>, e.g. path = ../proto",
+            ));
+        }
+        contract.dependencies.push(d);
+    }
+    for (check, key, name, line) in references {
+        let (known, section) = if key == "assert" {
+            (contract.assertions.iter().any(|a| a.name == name), "assert")
+        } else {
+            (
+                contract.dependencies.iter().any(|d| d.name == name),
+                "dependency",
+            )
+        };
+        if !known {
+            return Err(err(
+                line,
+                format!("check {check:?}: {key} = {name:?} names no [{section} {name:?}] section"),
+                &format!("declare it:\n    [{section} \"{name}\"]\n        ..."),
+            ));
+        }
+    }
     Ok(contract)
+}
+
+/// One key of an `[assert "name"]` section.
+fn build_assert(
+    assertions: &mut Vec<(AssertDef, usize)>,
+    e: &RawEntry,
+    sub: &str,
+    err: &impl Fn(usize, String, &str) -> ContractError,
+) -> Result<(), ContractError> {
+    use crate::receipt::Expectation;
+    if !is_valid_check_name(sub) {
+        return Err(err(
+            e.section_line,
+            format!("{sub:?} is not a valid assertion name"),
+            "write [assert \"name\"] with letters, digits, '.', '_' or '-'",
+        ));
+    }
+    let idx = match assertions.iter().position(|(a, _)| a.name == sub) {
+        Some(i) => i,
+        None => {
+            assertions.push((
+                AssertDef {
+                    name: sub.to_owned(),
+                    run: String::new(),
+                    expect: None,
+                },
+                e.section_line,
+            ));
+            assertions.len() - 1
+        }
+    };
+    let a = &mut assertions[idx].0;
+    let v = e.value.clone().unwrap_or_default();
+    let substituted = |v: &str| {
+        crate::environment::substitute(v, &|_| Some(String::new())).map_err(|why| {
+            err(
+                e.line,
+                format!("assert {sub:?}: {why}"),
+                &format!(
+                    "the substitutions are {}; write $${{ for a literal ${{ (a shell variable can be written $NAME)",
+                    crate::environment::SUBSTITUTIONS
+                        .iter()
+                        .map(|s| format!("${{{s}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })
+    };
+    match e.key.as_str() {
+        "run" => {
+            if e.trailing_comment {
+                return Err(err(
+                    e.line,
+                    format!(
+                        "assert {sub:?}: `run` is cut at a `;` or `#`, which start a comment in git-config; the command would be {v:?}"
+                    ),
+                    "quote the whole command: run = \"a; b\"",
+                ));
+            }
+            if v.trim().is_empty() {
+                return Err(err(
+                    e.line,
+                    format!("assert {sub:?}: `run` is empty"),
+                    "give the command, e.g. run = rustc --version",
+                ));
+            }
+            substituted(&v)?;
+            a.run = v;
+        }
+        "expect" | "match" => {
+            if a.expect.is_some() {
+                return Err(err(
+                    e.line,
+                    format!("assert {sub:?}: more than one `expect` or `match`"),
+                    "give one expectation: expect = <glob> or match = <regex>",
+                ));
+            }
+            let plain = substituted(&v)?;
+            a.expect = Some(if e.key == "expect" {
+                Expectation::Glob(v)
+            } else {
+                if let Err(why) = regex::Regex::new(&plain) {
+                    return Err(err(
+                        e.line,
+                        format!(
+                            "assert {sub:?}: match = {v:?} is not a regular expression: {}",
+                            why.to_string().lines().last().unwrap_or_default()
+                        ),
+                        "write a regular expression in Rust regex syntax, e.g. match = ^Python 3\\.1[0-9]",
+                    ));
+                }
+                Expectation::Regex(v)
+            });
+        }
+        other => {
+            return Err(err(
+                e.line,
+                format!("assert {sub:?}: unknown key {other:?}"),
+                "an assert takes run and one of expect (a glob) or match (a regex)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One key of a `[dependency "name"]` section.
+fn build_dependency(
+    dependencies: &mut Vec<(DependencyDef, usize)>,
+    e: &RawEntry,
+    sub: &str,
+    err: &impl Fn(usize, String, &str) -> ContractError,
+) -> Result<(), ContractError> {
+    if !is_valid_check_name(sub) {
+        return Err(err(
+            e.section_line,
+            format!("{sub:?} is not a valid dependency name"),
+            "write [dependency \"name\"] with letters, digits, '.', '_' or '-'",
+        ));
+    }
+    let idx = match dependencies.iter().position(|(d, _)| d.name == sub) {
+        Some(i) => i,
+        None => {
+            dependencies.push((
+                DependencyDef {
+                    name: sub.to_owned(),
+                    path: String::new(),
+                    rev: None,
+                    paths: Vec::new(),
+                },
+                e.section_line,
+            ));
+            dependencies.len() - 1
+        }
+    };
+    let d = &mut dependencies[idx].0;
+    let v = e.value.clone().unwrap_or_default();
+    match e.key.as_str() {
+        "path" => {
+            if v.trim().is_empty() || v.starts_with('/') || v.contains('\0') {
+                return Err(err(
+                    e.line,
+                    format!(
+                        "dependency {sub:?}: path {v:?} is not a path relative to the work tree"
+                    ),
+                    "write where its local clone is, relative to the top of the work tree, e.g. path = ../proto",
+                ));
+            }
+            d.path = v;
+        }
+        "ref" => {
+            if v.trim().is_empty() || v.starts_with('-') || v.contains(char::is_whitespace) {
+                return Err(err(
+                    e.line,
+                    format!("dependency {sub:?}: ref {v:?} is not a revision"),
+                    "write a branch, tag or commit of the clone, e.g. ref = main",
+                ));
+            }
+            d.rev = Some(v);
+        }
+        "paths" => {
+            let Some(p) = normalize_path(&v) else {
+                return Err(err(
+                    e.line,
+                    format!(
+                        "dependency {sub:?}: paths {v:?} is not a relative path inside that repository"
+                    ),
+                    "write paths relative to the top of the dependency, without '..', e.g. paths = schema",
+                ));
+            };
+            d.paths.push(p);
+            d.paths = minimal_paths(std::mem::take(&mut d.paths));
+        }
+        other => {
+            return Err(err(
+                e.line,
+                format!("dependency {sub:?}: unknown key {other:?}"),
+                "a dependency takes path, ref and paths",
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -735,6 +1036,86 @@ mod tests {
     fn escaping_paths_are_refused() {
         assert!(parse("[check \"a\"]\nrun = x\npath = ../etc\n").is_err());
         assert!(parse("[check \"a\"]\nrun = x\npath = /etc\n").is_err());
+    }
+
+    #[test]
+    fn assertions_and_dependencies_are_declared_and_referenced() {
+        let c = parse(
+            "[assert \"py\"]\n\trun = python3 --version\n\tmatch = ^Python 3\n[assert \"rec\"]\n\trun = uname\n[dependency \"proto\"]\n\tpath = ../proto\n\tpaths = schema/\n\tpaths = schema/v1\n[check \"t\"]\n\trun = x\n\tassert = rec py\n\tdepends = proto\n",
+        )
+        .unwrap();
+        let t = c.check("t").unwrap();
+        assert_eq!(t.assertions, ["rec", "py"], "in declared order");
+        let a = c.assertions_of(t);
+        assert_eq!(a[0].expect, None, "neither: recorded only");
+        assert_eq!(
+            a[1].expect,
+            Some(crate::receipt::Expectation::Regex("^Python 3".into()))
+        );
+        let d = &c.dependencies_of(t)[0];
+        assert_eq!((d.path.as_str(), d.rev.as_deref()), ("../proto", None));
+        assert_eq!(d.paths, ["schema"], "normalized and minimal");
+    }
+
+    #[test]
+    fn a_bad_assertion_or_dependency_names_its_line() {
+        for (text, line, says) in [
+            (
+                "[check \"t\"]\n\trun = x\n\tassert = nope\n",
+                3,
+                "names no [assert \"nope\"] section",
+            ),
+            (
+                "[check \"t\"]\n\trun = x\n\tdepends = nope\n",
+                3,
+                "names no [dependency \"nope\"] section",
+            ),
+            (
+                "[assert \"a\"]\n\trun = x\n\texpect = 1\n\tmatch = 1\n",
+                4,
+                "more than one `expect` or `match`",
+            ),
+            (
+                "[assert \"a\"]\n\trun = x\n\tmatch = (\n",
+                3,
+                "is not a regular expression",
+            ),
+            (
+                "[assert \"a\"]\n\trun = echo ${HOME}\n",
+                2,
+                "unknown substitution \"${HOME}\"",
+            ),
+            (
+                "[assert \"a\"]\n\texpect = x\n",
+                1,
+                "assert \"a\" has no `run`",
+            ),
+            (
+                "[dependency \"d\"]\n\tpath = /abs\n",
+                2,
+                "is not a path relative to the work tree",
+            ),
+            (
+                "[dependency \"d\"]\n\tref = main\n",
+                1,
+                "dependency \"d\" has no `path`",
+            ),
+            (
+                "[dependency \"d\"]\n\tpath = ../d\n\tref = --upload-pack=x\n",
+                3,
+                "is not a revision",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(".gitreceipts:{line}: ")),
+                "{text:?}: {e}"
+            );
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+        // $${ is a literal ${ for the shell
+        let c = parse("[assert \"a\"]\n\trun = echo $${HOME}\n").unwrap();
+        assert_eq!(c.assertions[0].run, "echo $${HOME}");
     }
 
     #[test]

@@ -14,6 +14,9 @@
 //! 3. Receipts for I whose definition differs make C stale ("definition changed").
 //! 4. Nothing: missing. A walk that reaches a shallow boundary first cannot say
 //!    stale or missing and reports that instead, for that check only.
+//! 5. A receipt that decides by rule 1 for a check with dependencies is stale
+//!    when a dependency's declared paths hold another tree in its local clone
+//!    now; a clone that is not there leaves the check undecided, never present.
 //!
 //! Notes are never read here: anyone who can push can rewrite a notes ref. The
 //! receipt index ([`crate::store::index`]) only proposes candidates; each is opened
@@ -105,6 +108,15 @@ pub enum FreshnessError {
         /// The check being evaluated.
         check: String,
     },
+    /// A dependency the check declares cannot be resolved here (its clone is
+    /// absent, or its ref names nothing): what it was tested against is unknown.
+    #[error("cannot decide check {check:?}: {error}")]
+    Dependency {
+        /// The check being evaluated.
+        check: String,
+        /// Why.
+        error: Box<crate::environment::DependencyError>,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -137,13 +149,25 @@ impl Default for Options {
     }
 }
 
-/// The check as receipts record it.
+/// The check as receipts record it (without its assertions and dependencies:
+/// [`spec_in`] adds those from the contract).
 pub fn spec_of(def: &CheckDef) -> CheckSpec {
     CheckSpec {
         name: def.name.clone(),
         argv: def.argv(),
         paths: def.paths.clone(),
         env: def.env.clone(),
+        ..Default::default()
+    }
+}
+
+/// The check as receipts record it, with the assertions and dependencies it
+/// declares in `contract`.
+pub fn spec_in(contract: &Contract, def: &CheckDef) -> CheckSpec {
+    CheckSpec {
+        assertions: contract.assertions_of(def),
+        dependencies: contract.dependencies_of(def),
+        ..spec_of(def)
     }
 }
 
@@ -151,6 +175,7 @@ pub fn spec_of(def: &CheckDef) -> CheckSpec {
 /// the walk is paid for once; candidates come from the receipt index.
 struct Evaluation<'a> {
     store: &'a Store,
+    contract: &'a Contract,
     trust: &'a TrustSet,
     index: std::sync::Arc<Index>,
     rev: ObjectId,
@@ -213,6 +238,7 @@ pub fn evaluate_tree(
 ) -> Result<Vec<Result<CheckState, Undecided>>, FreshnessError> {
     let mut ev = Evaluation {
         store,
+        contract,
         trust,
         index: store.receipt_index()?,
         rev,
@@ -237,11 +263,13 @@ pub fn evaluate_tree(
                 }
                 out.push(Ok(state))
             }
-            Err(error @ FreshnessError::Shallow { .. }) => out.push(Err(Undecided {
-                name: def.name.clone(),
-                required: def.required,
-                error,
-            })),
+            Err(error @ (FreshnessError::Shallow { .. } | FreshnessError::Dependency { .. })) => {
+                out.push(Err(Undecided {
+                    name: def.name.clone(),
+                    required: def.required,
+                    error,
+                }))
+            }
             Err(e) => return Err(e),
         }
     }
@@ -297,6 +325,48 @@ impl Evaluation<'_> {
             match self.trust.check(r) {
                 Ok((receipt, _)) => return Ok(Some(Found { receipt, writer })),
                 Err(_) => *untrusted += 1,
+            }
+        }
+        Ok(None)
+    }
+
+    /// How the first of `spec`'s dependencies that moved since `receipt` moved,
+    /// or `None` when each still holds the tree it recorded. A clone that is not
+    /// there (or has no work tree to be relative to) cannot decide: an error.
+    fn dependencies_moved(
+        &self,
+        spec: &CheckSpec,
+        receipt: &crate::receipt::Body,
+    ) -> Result<Option<String>, FreshnessError> {
+        use crate::environment::{DependencyError, OpenDependency};
+        if spec.dependencies.is_empty() {
+            return Ok(None);
+        }
+        let undecided = |error| FreshnessError::Dependency {
+            check: spec.name.clone(),
+            error: Box::new(error),
+        };
+        let workdir = self.store.workdir().map_err(|source| {
+            undecided(DependencyError::Store {
+                name: spec.dependencies[0].name.clone(),
+                source: Box::new(source),
+            })
+        })?;
+        for dep in &spec.dependencies {
+            let Some(recorded) = receipt
+                .subject
+                .dependencies
+                .iter()
+                .find(|d| d.name == dep.name)
+            else {
+                return Ok(Some(format!(
+                    "dependency {} is not recorded in the receipt",
+                    dep.name
+                )));
+            };
+            let clone = OpenDependency::open(workdir, dep).map_err(undecided)?;
+            if let Some(moved) = clone.moved_since(recorded).map_err(undecided)? {
+                return Ok(Some(moved));
             }
         }
         Ok(None)
@@ -359,7 +429,7 @@ impl Evaluation<'_> {
     }
 
     fn check(&mut self, def: &CheckDef) -> Result<CheckState, FreshnessError> {
-        let spec = spec_of(def);
+        let spec = spec_in(self.contract, def);
         let definition = spec.definition();
         let inputs = self.store.inputs_tree(self.rev_tree, &def.paths, false)?;
         let inputs_hex = inputs.to_string();
@@ -421,6 +491,12 @@ impl Evaluation<'_> {
                         b.result.detail, b.result.started_at
                     )
                 };
+            }
+            // Rule 5: the sibling repositories it was tested with, resolved again
+            // from the same local clones.
+            if let Some(moved) = self.dependencies_moved(&spec, b)? {
+                state.state = State::Stale;
+                state.reason = format!("stale: {moved}");
             }
             state.decider = Some(Decider {
                 receipt: found.receipt,

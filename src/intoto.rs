@@ -229,6 +229,7 @@ mod tests {
                 tree: "2".repeat(40),
                 inputs: "3".repeat(40),
                 dirty,
+                dependencies: Vec::new(),
             },
             check: Check {
                 name: "test".into(),
@@ -251,6 +252,7 @@ mod tests {
                 log_bytes: Some(0),
                 log_sha256: Some(None),
                 detail: String::new(),
+                assertions: Vec::new(),
             },
             runner: Runner {
                 tool: "git-receipt test".into(),

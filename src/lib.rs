@@ -18,6 +18,7 @@
 pub mod agent;
 pub mod canon;
 pub mod contract;
+pub mod environment;
 pub mod freshness;
 pub mod hooks;
 pub mod intoto;

@@ -1,7 +1,8 @@
 //! The receipt: its body, the signed envelope, and its id.
 //!
-//! This module owns formats v1 and v2 (see `docs/format.md`; v2 adds the stored
-//! log's size and SHA-256, so a log kept outside the chain is checked on arrival). A receipt is stored as the
+//! This module owns formats v1, v2 and v3 (see `docs/format.md`; v2 adds the
+//! stored log's size and SHA-256, so a log kept outside the chain is checked on
+//! arrival; v3 adds a check's environment assertions and dependencies). A receipt is stored as the
 //! RFC 8785 bytes of an envelope `{"receipt": body, "signature": {...}}`; the id is
 //! the SHA-256 of the canonical body. Parsing yields a [`Receipt<Unverified>`]; only
 //! [`Receipt::verify`] against a public key turns it into a [`Receipt<Verified>`], so
@@ -21,6 +22,12 @@ pub const SCHEMA: &str = "git-receipt/v1";
 /// The value of `schema` in v2 bodies, the ones written now: v1 plus
 /// `result.log_bytes` and `result.log_sha256`.
 pub const SCHEMA_V2: &str = "git-receipt/v2";
+/// The value of `schema` in v3 bodies: v2 plus, for a check that declares them,
+/// `subject.dependencies` and `result.assertions`. A check that declares neither
+/// is still written as v2, so earlier releases keep reading its receipts.
+pub const SCHEMA_V3: &str = "git-receipt/v3";
+/// The most bytes of an assertion's `actual` value (its first output line) kept.
+pub const MAX_ACTUAL_BYTES: usize = 512;
 /// The largest stored receipt we accept (bytes of `receipt.json`). Tails are capped
 /// far below this; anything larger is hostile or corrupt.
 pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
@@ -57,6 +64,51 @@ pub struct Subject {
     pub inputs: String,
     /// Whether `tree` differs from the tree of `commit`.
     pub dirty: bool,
+    /// v3 only: each declared dependency as it was when the check ran, sorted by
+    /// name. Absent (empty) when the check declares none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<DependencyState>,
+}
+
+/// v3: a sibling repository the check depends on, as it was resolved when it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DependencyState {
+    /// The name in `[dependency "name"]`.
+    pub name: String,
+    /// The commit its `ref` named in the local clone (hex object id).
+    pub commit: String,
+    /// The tree of its declared `paths` in that commit (the whole tree without
+    /// paths), built as `subject.inputs` is.
+    pub tree: String,
+}
+
+/// v3: what an environment assertion expected of its output's first line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Expectation {
+    /// A git wildmatch pattern (`*` `?` `[...]`, `*` also matches `/`).
+    Glob(String),
+    /// A regular expression (Rust `regex` syntax), unanchored.
+    Regex(String),
+}
+
+/// v3: one environment assertion that ran before the check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssertionResult {
+    /// The name in `[assert "name"]`.
+    pub name: String,
+    /// The exact argv that was executed (after substitutions).
+    pub argv: Vec<String>,
+    /// The expectation after substitutions, or `None` for a record-only assertion.
+    pub expected: Option<Expectation>,
+    /// The first line of its standard output, at most [`MAX_ACTUAL_BYTES`] bytes.
+    pub actual: String,
+    /// True only when it exited 0, its output met the expectation and `detail` is empty.
+    pub passed: bool,
+    /// Why it did not pass, empty when it did.
+    pub detail: String,
 }
 
 /// A member that may be absent (`None`), `null` (`Some(None)`) or a string.
@@ -127,8 +179,14 @@ pub struct Outcome {
         deserialize_with = "present_nullable"
     )]
     pub log_sha256: Option<Option<String>>,
-    /// Why the result is not a plain exit code (signal, could not start, timeout); empty otherwise.
+    /// Why the result is not a plain exit code (signal, could not start, timeout,
+    /// a failed assertion); empty otherwise.
     pub detail: String,
+    /// v3 only: the environment assertions that ran before the check, in declared
+    /// order, up to and including the first that failed. Absent (empty) when the
+    /// check declares none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<AssertionResult>,
 }
 
 /// Who wrote the receipt.
@@ -280,6 +338,8 @@ fn describe_format(e: &CanonError) -> String {
 const VERSIONED: &[(&str, &str)] = &[
     ("/receipt/result", "log_bytes"),
     ("/receipt/result", "log_sha256"),
+    ("/receipt/result", "assertions"),
+    ("/receipt/subject", "dependencies"),
 ];
 
 const MEMBERS: &[(&str, &[&str])] = &[
@@ -298,7 +358,10 @@ const MEMBERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("/receipt/chain", &["index", "prev", "writer"]),
-    ("/receipt/subject", &["commit", "dirty", "inputs", "tree"]),
+    (
+        "/receipt/subject",
+        &["commit", "dependencies", "dirty", "inputs", "tree"],
+    ),
     (
         "/receipt/check",
         &["argv", "definition", "env", "name", "paths"],
@@ -306,6 +369,7 @@ const MEMBERS: &[(&str, &[&str])] = &[
     (
         "/receipt/result",
         &[
+            "assertions",
             "detail",
             "duration_ms",
             "exit_code",
@@ -548,8 +612,13 @@ pub fn id_of(body_bytes: &[u8]) -> String {
 /// JSON `{"argv": [...], "env": [names...], "paths": [...]}`. Editing the command,
 /// its inputs or its recorded environment changes it, which makes old receipts stale.
 pub fn definition_digest(argv: &[String], paths: &[String], env_names: &[String]) -> String {
-    let value = serde_json::json!({ "argv": argv, "env": env_names, "paths": paths });
-    let bytes = canon::to_canonical(&value).expect("strings only: always canonicalizable");
+    digest_of(&serde_json::json!({ "argv": argv, "env": env_names, "paths": paths }))
+}
+
+/// `sha256:<hex>` of the RFC 8785 bytes of a definition made of strings, arrays,
+/// objects and `null` (never a number, so always canonicalizable).
+pub fn digest_of(definition: &serde_json::Value) -> String {
+    let bytes = canon::to_canonical(definition).expect("no numbers: always canonicalizable");
     format!("sha256:{}", hex::encode(Sha256::digest(&bytes)))
 }
 
@@ -649,16 +718,20 @@ fn invalid(member: &'static str, reason: impl Into<String>) -> ReceiptError {
 
 /// Value rules that the types alone do not enforce.
 fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> {
-    let v2 = match body.schema.as_str() {
-        SCHEMA => false,
-        SCHEMA_V2 => true,
+    let (v2, v3) = match body.schema.as_str() {
+        SCHEMA => (false, false),
+        SCHEMA_V2 => (true, false),
+        SCHEMA_V3 => (true, true),
         other => {
             return Err(invalid(
                 "/receipt/schema",
-                format!("unknown schema {other:?}, expected {SCHEMA_V2:?} or {SCHEMA:?}"),
+                format!(
+                    "unknown schema {other:?}, expected {SCHEMA_V3:?}, {SCHEMA_V2:?} or {SCHEMA:?}"
+                ),
             ));
         }
     };
+    validate_environment(body, v3)?;
     let r = &body.result;
     match (v2, r.log_bytes, &r.log_sha256) {
         (false, None, None) => {}
@@ -775,6 +848,92 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
     Ok(())
 }
 
+/// The v3 members: absent before v3; in v3, well-formed, and a receipt with a
+/// failed assertion never passes.
+fn validate_environment(body: &Body, v3: bool) -> Result<(), ReceiptError> {
+    let assertions = &body.result.assertions;
+    let dependencies = &body.subject.dependencies;
+    if !v3 {
+        if !assertions.is_empty() {
+            return Err(invalid(
+                "/receipt/result/assertions",
+                "a member of git-receipt/v3, not of this schema",
+            ));
+        }
+        if !dependencies.is_empty() {
+            return Err(invalid(
+                "/receipt/subject/dependencies",
+                "a member of git-receipt/v3, not of this schema",
+            ));
+        }
+        return Ok(());
+    }
+    for a in assertions {
+        if !is_valid_check_name(&a.name) {
+            return Err(invalid(
+                "/receipt/result/assertions",
+                format!("{:?} is not a valid assertion name", a.name),
+            ));
+        }
+        if a.argv.is_empty() {
+            return Err(invalid("/receipt/result/assertions", "an empty argv"));
+        }
+        if a.actual.len() > MAX_ACTUAL_BYTES || a.actual.contains('\n') {
+            return Err(invalid(
+                "/receipt/result/assertions",
+                format!(
+                    "actual of {:?} is not one line of at most {MAX_ACTUAL_BYTES} bytes",
+                    a.name
+                ),
+            ));
+        }
+        if a.passed != a.detail.is_empty() {
+            return Err(invalid(
+                "/receipt/result/assertions",
+                format!(
+                    "passed of {:?} must be true exactly when its detail is empty",
+                    a.name
+                ),
+            ));
+        }
+    }
+    let mut names: Vec<&str> = assertions.iter().map(|a| a.name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return Err(invalid(
+            "/receipt/result/assertions",
+            "a name appears twice",
+        ));
+    }
+    if body.result.passed && assertions.iter().any(|a| !a.passed) {
+        return Err(invalid(
+            "/receipt/result/passed",
+            "true, but an assertion failed",
+        ));
+    }
+    if !dependencies.windows(2).all(|w| w[0].name < w[1].name) {
+        return Err(invalid(
+            "/receipt/subject/dependencies",
+            "not sorted by name and unique",
+        ));
+    }
+    for d in dependencies {
+        if !is_valid_check_name(&d.name) {
+            return Err(invalid(
+                "/receipt/subject/dependencies",
+                format!("{:?} is not a valid dependency name", d.name),
+            ));
+        }
+        if !is_hex_oid(&d.commit) || !is_hex_oid(&d.tree) {
+            return Err(invalid(
+                "/receipt/subject/dependencies",
+                "commit and tree must be 40-digit lowercase hex object ids",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `SHA256:` + the unpadded base64 of 32 bytes, in its one canonical spelling.
 fn is_fingerprint(s: &str) -> bool {
     use base64::Engine;
@@ -857,6 +1016,7 @@ mod tests {
                 tree: oid.clone(),
                 inputs: oid.clone(),
                 dirty: false,
+                dependencies: Vec::new(),
             },
             check: Check {
                 name: "test".into(),
@@ -879,6 +1039,7 @@ mod tests {
                 log_bytes: Some(3),
                 log_sha256: Some(Some(format!("sha256:{}", "cd".repeat(32)))),
                 detail: String::new(),
+                assertions: Vec::new(),
             },
             runner: Runner {
                 tool: "git-receipt 0".into(),
@@ -889,12 +1050,77 @@ mod tests {
         }
     }
 
+    /// A v3 body: the sample plus one assertion and one dependency.
+    fn sample_v3_body() -> Body {
+        let mut b = sample_body();
+        b.schema = SCHEMA_V3.into();
+        b.result.assertions = vec![AssertionResult {
+            name: "rust".into(),
+            argv: vec!["sh".into(), "-c".into(), "rustc --version".into()],
+            expected: Some(Expectation::Glob("rustc 1.*".into())),
+            actual: "rustc 1.90.0".into(),
+            passed: true,
+            detail: String::new(),
+        }];
+        b.subject.dependencies = vec![DependencyState {
+            name: "proto".into(),
+            commit: "89abcdef0123456789abcdef0123456789abcdef".into(),
+            tree: "0123456789abcdef0123456789abcdef01234567".into(),
+        }];
+        b
+    }
+
+    /// The v3 members are refused before v3, and in v3 a failed assertion never
+    /// passes and dependencies are sorted and unique.
+    #[test]
+    fn v3_members_belong_to_v3_only() {
+        let key = SigningKey::from_seed(&[1; 32]);
+        let v3 = sample_v3_body();
+        let signed = Receipt::sign(v3.clone(), &key).unwrap();
+        let text = String::from_utf8_lossy(signed.bytes()).into_owned();
+        assert!(
+            text.contains(r#""expected":{"glob":"rustc 1.*"}"#),
+            "{text}"
+        );
+        Receipt::parse(signed.bytes()).expect("a v3 receipt parses");
+        let mut v2 = v3.clone();
+        v2.schema = SCHEMA_V2.into();
+        assert!(Receipt::sign(v2, &key).is_err(), "assertions in v2");
+        let mut v2 = v3.clone();
+        v2.schema = SCHEMA_V2.into();
+        v2.result.assertions.clear();
+        assert!(Receipt::sign(v2, &key).is_err(), "dependencies in v2");
+        let mut lying = v3.clone();
+        lying.result.assertions[0].passed = false;
+        lying.result.assertions[0].detail = "exit 1".into();
+        assert!(
+            Receipt::sign(lying, &key).is_err(),
+            "a passed receipt with a failed assertion"
+        );
+        let mut twice = v3.clone();
+        twice
+            .subject
+            .dependencies
+            .push(twice.subject.dependencies[0].clone());
+        assert!(Receipt::sign(twice, &key).is_err(), "a dependency twice");
+        let mut plain = v3;
+        plain.result.assertions.clear();
+        plain.subject.dependencies.clear();
+        let signed = Receipt::sign(plain, &key).unwrap();
+        assert!(!String::from_utf8_lossy(signed.bytes()).contains("assertions"));
+        // an empty array is not the one spelling of "none"
+        let mut value: serde_json::Value = serde_json::from_slice(signed.bytes()).unwrap();
+        value["receipt"]["result"]["assertions"] = serde_json::json!([]);
+        let bytes = canon::to_canonical(&value).unwrap();
+        assert!(Receipt::parse(&bytes).is_err(), "assertions: [] is refused");
+    }
+
     /// Every object of a real receipt (but the env map) is in MEMBERS, with exactly
     /// the members the types write.
     #[test]
     fn member_table_matches_the_types() {
         let key = SigningKey::from_seed(&[1; 32]);
-        let signed = Receipt::sign(sample_body(), &key).unwrap();
+        let signed = Receipt::sign(sample_v3_body(), &key).unwrap();
         let value: serde_json::Value = serde_json::from_slice(signed.bytes()).unwrap();
         fn objects(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
             if let Some(o) = v.as_object() {

@@ -6,8 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::contract::{AssertDef, DependencyDef};
 use crate::receipt::{
-    Body, Chain, Check, Kind, Mode, Outcome, Runner, SCHEMA_V2, definition_digest, format_timestamp,
+    AssertionResult, Body, Chain, Check, DependencyState, Expectation, Kind, Mode, Outcome, Runner,
+    SCHEMA_V2, SCHEMA_V3, definition_digest, format_timestamp,
 };
 use crate::runner::{Observation, tail_text};
 use crate::sign::SigningKey;
@@ -15,7 +17,7 @@ use crate::store::chain::Appended;
 use crate::store::{Store, StoreError};
 
 /// A check as it will be recorded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CheckSpec {
     /// Its name.
     pub name: String,
@@ -25,12 +27,51 @@ pub struct CheckSpec {
     pub paths: Vec<String>,
     /// Allow-listed environment variable names.
     pub env: Vec<String>,
+    /// The environment assertions it declares, in its order.
+    pub assertions: Vec<AssertDef>,
+    /// The sibling repositories it declares, sorted by name.
+    pub dependencies: Vec<DependencyDef>,
 }
 
 impl CheckSpec {
-    /// The definition digest.
+    /// The definition digest. A check without assertions and dependencies has the
+    /// digest of v1 and v2 (so its receipts stay fresh); one with them adds their
+    /// declarations as written, before substitutions: see `docs/format.md`.
     pub fn definition(&self) -> String {
-        definition_digest(&self.argv, &self.paths, &self.env)
+        if self.assertions.is_empty() && self.dependencies.is_empty() {
+            return definition_digest(&self.argv, &self.paths, &self.env);
+        }
+        let assertions: Vec<_> = self
+            .assertions
+            .iter()
+            .map(|a| {
+                serde_json::json!({
+                    "name": a.name,
+                    "run": a.run,
+                    "expect": match &a.expect {
+                        None => serde_json::Value::Null,
+                        Some(Expectation::Glob(g)) => serde_json::json!({ "glob": g }),
+                        Some(Expectation::Regex(r)) => serde_json::json!({ "regex": r }),
+                    },
+                })
+            })
+            .collect();
+        let dependencies: Vec<_> = self
+            .dependencies
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "name": d.name, "path": d.path, "ref": d.rev, "paths": d.paths,
+                })
+            })
+            .collect();
+        crate::receipt::digest_of(&serde_json::json!({
+            "argv": self.argv,
+            "env": self.env,
+            "paths": self.paths,
+            "assertions": assertions,
+            "dependencies": dependencies,
+        }))
     }
 
     /// The allow-listed environment values present now.
@@ -68,6 +109,16 @@ pub fn subject_now(store: &Store, check: &CheckSpec) -> Result<SubjectIds, Store
     })
 }
 
+/// What was observed of the check's surroundings (format v3): its assertions'
+/// results and its dependencies' states. Empty for a check that declares none.
+#[derive(Debug, Clone, Default)]
+pub struct Surroundings {
+    /// The assertions that ran, in order.
+    pub assertions: Vec<AssertionResult>,
+    /// The dependencies, sorted by name.
+    pub dependencies: Vec<DependencyState>,
+}
+
 /// Store a receipt for an observation of `check` on `subject`.
 pub fn store_receipt(
     store: &Store,
@@ -77,6 +128,31 @@ pub fn store_receipt(
     subject: SubjectIds,
     obs: &Observation,
     mode: Mode,
+) -> Result<Appended, StoreError> {
+    store_receipt_in(
+        store,
+        writer,
+        key,
+        check,
+        subject,
+        obs,
+        mode,
+        &Surroundings::default(),
+    )
+}
+
+/// [`store_receipt`] with what was observed of the check's surroundings: a
+/// receipt with any is written as v3, one without as v2.
+#[allow(clippy::too_many_arguments)]
+pub fn store_receipt_in(
+    store: &Store,
+    writer: &str,
+    key: &SigningKey,
+    check: &CheckSpec,
+    subject: SubjectIds,
+    obs: &Observation,
+    mode: Mode,
+    around: &Surroundings,
 ) -> Result<Appended, StoreError> {
     let log = if obs.log.is_empty() {
         None
@@ -99,7 +175,9 @@ pub fn store_receipt(
     let outcome = Outcome {
         mode,
         exit_code: obs.exit_code,
-        passed: obs.exit_code == 0 && obs.detail.is_empty(),
+        passed: obs.exit_code == 0
+            && obs.detail.is_empty()
+            && around.assertions.iter().all(|a| a.passed),
         started_at: format_timestamp(obs.started_at_ms),
         duration_ms: obs.duration_ms,
         stdout_tail: tail_text(&obs.stdout_tail),
@@ -114,9 +192,15 @@ pub fn store_receipt(
         }),
         log_sha256: Some(log.map(|_| crate::store::logs::log_digest(&obs.log))),
         detail: obs.detail.clone(),
+        assertions: around.assertions.clone(),
+    };
+    let schema = if around.assertions.is_empty() && around.dependencies.is_empty() {
+        SCHEMA_V2
+    } else {
+        SCHEMA_V3
     };
     store.append(writer, key, log, |index, prev| Body {
-        schema: SCHEMA_V2.into(),
+        schema: schema.into(),
         kind: Kind::Check,
         chain: Chain {
             writer: writer.to_owned(),
@@ -128,6 +212,7 @@ pub fn store_receipt(
             tree: subject.tree.to_string(),
             inputs: subject.inputs.to_string(),
             dirty: subject.dirty,
+            dependencies: around.dependencies.clone(),
         },
         check: Check {
             name: check.name.clone(),

@@ -24,6 +24,9 @@ pub struct RunSpec {
     pub log_limit: usize,
     /// Keep the last this many bytes of each stream as its tail.
     pub tail_bytes: usize,
+    /// Copy its output to ours as it arrives (a check); `false` keeps it quiet
+    /// (an environment assertion, whose output is the value it records).
+    pub echo: bool,
 }
 
 /// What was observed.
@@ -108,7 +111,11 @@ pub fn run(spec: &RunSpec) -> Observation {
     let start = Instant::now();
     let mut cmd = Command::new(&spec.argv[0]);
     cmd.args(&spec.argv[1..])
-        .stdin(Stdio::inherit())
+        .stdin(if spec.echo {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(dir) = &spec.cwd {
@@ -140,9 +147,24 @@ pub fn run(spec: &RunSpec) -> Observation {
     let err = child.stderr.take().expect("piped");
     let (limit, tail) = (spec.log_limit, spec.tail_bytes);
     let c1 = combined.clone();
-    let t_out = std::thread::spawn(move || pump(out, std::io::stdout(), c1, limit, tail));
+    let echo = spec.echo;
+    let t_out = std::thread::spawn(move || {
+        let to: Box<dyn Write> = if echo {
+            Box::new(std::io::stdout())
+        } else {
+            Box::new(std::io::sink())
+        };
+        pump(out, to, c1, limit, tail)
+    });
     let c2 = combined.clone();
-    let t_err = std::thread::spawn(move || pump(err, std::io::stderr(), c2, limit, tail));
+    let t_err = std::thread::spawn(move || {
+        let to: Box<dyn Write> = if echo {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(std::io::sink())
+        };
+        pump(err, to, c2, limit, tail)
+    });
 
     let mut timed_out = false;
     let status = match spec.timeout {

@@ -396,6 +396,7 @@ fn a_v1_receipt_with_its_log_in_the_chain_still_reads_verifies_and_shows_its_log
             tree,
             inputs: src_only,
             dirty: false,
+            dependencies: Vec::new(),
         },
         check: Check {
             name: "test".into(),
@@ -418,6 +419,7 @@ fn a_v1_receipt_with_its_log_in_the_chain_still_reads_verifies_and_shows_its_log
             log_bytes: None,
             log_sha256: None,
             detail: String::new(),
+            assertions: Vec::new(),
         },
         runner: Runner {
             tool: "git-receipt 0.1.0".into(),

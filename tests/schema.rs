@@ -157,11 +157,13 @@ fn schema_is_closed_and_requires_every_member() {
                         .collect();
                     // log_bytes and log_sha256 are v2 members: the body's
                     // schema-version conditional requires them in v2, forbids them in v1
-                    let versioned = ["log_bytes", "log_sha256"];
+                    // (and assertions and dependencies are v3 members, absent when empty)
+                    let versioned = ["log_bytes", "log_sha256", "assertions"];
                     let mut declared: Vec<&str> = props
                         .keys()
                         .map(String::as_str)
                         .filter(|k| !(pointer.ends_with("/result") && versioned.contains(k)))
+                        .filter(|k| !(pointer.ends_with("/subject") && *k == "dependencies"))
                         .collect();
                     required.sort_unstable();
                     declared.sort_unstable();
@@ -185,8 +187,9 @@ fn schema_is_closed_and_requires_every_member() {
     let mut seen = 0;
     visit(&schema(), "#", &mut seen);
     assert_eq!(
-        seen, 8,
-        "the envelope, body, signature and the body's chain, subject, check, result, runner"
+        seen, 12,
+        "the envelope, body, signature and the body's chain, subject, check, result, runner; \
+         v3's dependency, assertion and its two kinds of expectation"
     );
 }
 
@@ -554,7 +557,7 @@ fn rejects_an_integer_beyond_2_pow_53_minus_1() {
 
 #[test]
 fn rejects_a_wrong_schema_value() {
-    for bad in ["git-receipt/v3", "git-receipt/v2 ", "", "GIT-RECEIPT/V2"] {
+    for bad in ["git-receipt/v4", "git-receipt/v2 ", "", "GIT-RECEIPT/V2"] {
         assert_rejected(
             &format!("schema {bad:?}"),
             &variant(|v| v["receipt"]["schema"] = json!(bad)),

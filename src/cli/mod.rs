@@ -7,6 +7,7 @@
 
 mod completions;
 mod doctor;
+mod env;
 mod export;
 mod fetch;
 mod gate;
@@ -75,6 +76,7 @@ enum Command {
     Hook(hook::HookArgs),
     Verify(verify::VerifyArgs),
     Export(export::ExportArgs),
+    Env(env::EnvArgs),
     Key(key::KeyArgs),
     Doctor(doctor::DoctorArgs),
     Completions(completions::CompletionsArgs),
@@ -332,6 +334,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show::cmd_show(&ctx, a),
         Command::Log(a) => log::cmd_log(&ctx, a),
         Command::Status(a) => status::cmd_status(&ctx, a),
+        Command::Env(a) => env::cmd_env(&ctx, a),
         Command::Gate(a) => gate::cmd_gate(&ctx, a),
         Command::Reindex(a) => reindex::cmd_reindex(&ctx, a),
         Command::Init(a) => init::cmd_init(&ctx, a),

@@ -51,6 +51,14 @@ pub struct RecordArgs {
 pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let (check, _, _) = resolve_check(ctx, &store, &args.name, &args.command, &[], &[])?;
+    if let Some(a) = check.assertions.first() {
+        anyhow::bail!(
+            "check {:?} declares environment assertions ({:?} first), which only `git receipt run` can observe; a recorded result would claim them unseen\nhint: git receipt run {}",
+            check.name,
+            a.name,
+            check.name
+        );
+    }
     let log_limit = super::run::log_limit(&store)?;
     // Read the log as a run reads output: the first receipt.logLimit bytes, the
     // tail and the count, in bounded memory however large the file is.
@@ -80,8 +88,21 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         log: captured.log,
         output_bytes: captured.total,
     };
-    let appended =
-        recorder::store_receipt(&store, &writer, &key, &check, subject, &obs, Mode::Record)?;
+    let around = recorder::Surroundings {
+        assertions: Vec::new(),
+        dependencies: git_receipt::environment::resolve_all(store.workdir()?, &check.dependencies)
+            .with_context(|| format!("nothing was recorded for check {:?}", check.name))?,
+    };
+    let appended = recorder::store_receipt_in(
+        &store,
+        &writer,
+        &key,
+        &check,
+        subject,
+        &obs,
+        Mode::Record,
+        &around,
+    )?;
     let b = appended.receipt.body();
     eprintln!(
         "git-receipt: recorded {} {} (exit {}), receipt {} ({} #{})",

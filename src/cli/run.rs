@@ -3,10 +3,11 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::Args;
 
 use git_receipt::contract::{minimal_paths, normalize_path};
+use git_receipt::environment;
 use git_receipt::receipt::{Mode, is_valid_check_name};
 use git_receipt::recorder::{self, CheckSpec};
 use git_receipt::runner::{self, RunSpec};
@@ -83,12 +84,7 @@ pub(super) fn resolve_check(
                 );
             }
             Ok((
-                CheckSpec {
-                    name: def.name.clone(),
-                    argv: def.argv(),
-                    paths: def.paths.clone(),
-                    env: def.env.clone(),
-                },
+                git_receipt::freshness::spec_in(&contract, def),
                 def.timeout,
                 true,
             ))
@@ -113,6 +109,7 @@ pub(super) fn resolve_check(
                     argv: command.to_vec(),
                     paths: minimal_paths(norm),
                     env,
+                    ..Default::default()
                 },
                 None,
                 false,
@@ -290,23 +287,60 @@ fn run_one(
     let subject = recorder::subject_now(store, check)?;
     warn_paths_matching_nothing(store, check, subject.tree)?;
     let log_limit = log_limit(store)?;
-    let obs = runner::run(&RunSpec {
-        argv: check.argv.clone(),
-        cwd: declared.then(|| workdir.clone()),
-        timeout,
-        log_limit,
-        tail_bytes: TAIL_BYTES,
-    });
-    let appended =
-        match recorder::store_receipt(store, writer, key, check, subject, &obs, Mode::Run) {
-            Ok(a) => a,
-            Err(e) => {
-                return Err(anyhow::Error::new(e).context(format!(
-                    "check {:?} ran (exit {}), but its receipt could not be stored",
-                    check.name, obs.exit_code
-                )));
-            }
-        };
+    // The sibling repositories first: one that cannot be resolved is an error
+    // before anything runs, not a receipt.
+    let dependencies = environment::resolve_all(&workdir, &check.dependencies)
+        .with_context(|| format!("check {:?} was not run", check.name))?;
+    let assertions = environment::run_assertions(
+        &check.assertions,
+        &environment::Substitutions::of(store)?,
+        &workdir,
+        true,
+    );
+    let obs = match environment::failure_detail(&assertions) {
+        // a failed assertion: the check never runs, and its receipt says why
+        Some(detail) => runner::Observation {
+            exit_code: 1,
+            detail,
+            started_at_ms: runner::now_ms(),
+            duration_ms: 0,
+            stdout_tail: Vec::new(),
+            stderr_tail: Vec::new(),
+            log: Vec::new(),
+            output_bytes: 0,
+            log_truncated: false,
+        },
+        None => runner::run(&RunSpec {
+            argv: check.argv.clone(),
+            cwd: declared.then(|| workdir.clone()),
+            timeout,
+            log_limit,
+            tail_bytes: TAIL_BYTES,
+            echo: true,
+        }),
+    };
+    let around = recorder::Surroundings {
+        assertions,
+        dependencies,
+    };
+    let appended = match recorder::store_receipt_in(
+        store,
+        writer,
+        key,
+        check,
+        subject,
+        &obs,
+        Mode::Run,
+        &around,
+    ) {
+        Ok(a) => a,
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "check {:?} ran (exit {}), but its receipt could not be stored",
+                check.name, obs.exit_code
+            )));
+        }
+    };
     let r = appended.receipt.body();
     let on = colour(std::io::stderr().is_terminal());
     let state = if r.result.passed {

@@ -456,6 +456,37 @@ fn print_shown(
             "  command  {}\n",
             escape(&shell_words(&b.check.argv))
         ));
+        for a in &b.result.assertions {
+            let expected = match &a.expected {
+                None => "recorded only".to_owned(),
+                Some(git_receipt::receipt::Expectation::Glob(g)) => format!("expect {g:?}"),
+                Some(git_receipt::receipt::Expectation::Regex(x)) => format!("match {x:?}"),
+            };
+            out.push_str(&format!(
+                "  assert   {} {}: {}, got {}{}\n",
+                escape(&a.name),
+                if a.passed {
+                    paint(on, "32", "passed")
+                } else {
+                    paint(on, "31", "failed")
+                },
+                escape(&expected),
+                escape(&format!("{:?}", a.actual)),
+                if a.passed {
+                    String::new()
+                } else {
+                    format!(" ({})", escape(&a.detail))
+                },
+            ));
+        }
+        for d in &b.subject.dependencies {
+            out.push_str(&format!(
+                "  depends  {} commit {} tree {}\n",
+                escape(&d.name),
+                escape(d.commit.get(..7).unwrap_or(&d.commit)),
+                escape(d.tree.get(..7).unwrap_or(&d.tree)),
+            ));
+        }
         if let Some(log) = &b.result.log {
             out.push_str(&format!(
                 "  log      {} ({} bytes{}): git receipt show --log {}\n",
