@@ -138,6 +138,8 @@ pub fn store_receipt(
         },
         result: outcome.clone(),
         runner: runner.clone(),
+        acceptance: None,
+        review: None,
         supersedes: None,
     })
 }

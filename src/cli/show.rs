@@ -311,9 +311,8 @@ fn receipts_about(store: &Store, commit: gix::ObjectId) -> Result<Vec<Shown>> {
         b.entry
             .receipt
             .body()
-            .result
-            .started_at
-            .cmp(&a.entry.receipt.body().result.started_at)
+            .time()
+            .cmp(a.entry.receipt.body().time())
     });
     Ok(shown)
 }
