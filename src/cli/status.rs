@@ -400,7 +400,7 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
             "id": d.receipt.id(),
             "writer": d.writer,
             "commit": b.subject.commit,
-            "started_at": b.result.started_at,
+            "started_at": b.time(),
             "passed": b.result.passed,
             "mode": mode_name(b.result.mode),
             "distance": d.distance,
