@@ -345,7 +345,13 @@ pub fn review_state(
             commit.to_hex_with_len(7)
         ));
     }
-    // Stale: an ancestor (or this commit, with other paths) has a trusted approval.
+    // Stale: no verdict on these inputs, but an ancestor (or this commit, with
+    // other paths) has a trusted approval. Verdicts here that do not count keep
+    // it missing, with their reason.
+    if !newest.is_empty() {
+        state.reason = format!("missing: {}", why.join("; "));
+        return Ok(state);
+    }
     let repo = store.repo();
     let walk = repo
         .rev_walk([commit])

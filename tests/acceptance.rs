@@ -10,6 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::receipt_schema::assert_schema_accepts;
 use common::{Daemon, Env, Run};
 use git_receipt::decision::{Payload, append_decision};
 use git_receipt::freshness::State;
@@ -76,6 +77,7 @@ fn ci_records_an_acceptance_and_a_release_clone_gates_on_exactly_that_tree() {
     let tip = ci.git_ok(&c, &["rev-parse", &format!("refs/receipts/{writer}")]);
     let stored: serde_json::Value =
         serde_json::from_slice(&ci.receipt_bytes(&c, &tip)).expect("a JSON receipt");
+    assert_schema_accepts(&stored);
     let body = &stored["receipt"];
     assert_eq!(body["schema"], "git-receipt/v3");
     assert_eq!(body["kind"], "acceptance");
@@ -135,6 +137,7 @@ fn a_rejected_decision_is_recorded_and_does_not_accept() {
     let writer = env.only_writer(&dir);
     let tip = env.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]);
     let v: serde_json::Value = serde_json::from_slice(&env.receipt_bytes(&dir, &tip)).unwrap();
+    assert_schema_accepts(&v);
     let a = &v["receipt"]["acceptance"];
     assert_eq!(a["status"], "rejected");
     assert_eq!(a["unresolved"][0]["name"], "test");

@@ -158,10 +158,14 @@ fn schema_is_closed_and_requires_every_member() {
                     // log_bytes and log_sha256 are v2 members: the body's
                     // schema-version conditional requires them in v2, forbids them in v1
                     let versioned = ["log_bytes", "log_sha256"];
+                    // and the body's kind conditionals require check and result,
+                    // acceptance or review, each for its own kind
+                    let by_kind = ["check", "result", "acceptance", "review"];
                     let mut declared: Vec<&str> = props
                         .keys()
                         .map(String::as_str)
                         .filter(|k| !(pointer.ends_with("/result") && versioned.contains(k)))
+                        .filter(|k| !(pointer.ends_with("/body") && by_kind.contains(k)))
                         .collect();
                     required.sort_unstable();
                     declared.sort_unstable();
@@ -185,8 +189,9 @@ fn schema_is_closed_and_requires_every_member() {
     let mut seen = 0;
     visit(&schema(), "#", &mut seen);
     assert_eq!(
-        seen, 8,
-        "the envelope, body, signature and the body's chain, subject, check, result, runner"
+        seen, 12,
+        "the envelope, body, signature and the body's chain, subject, check, result, runner, \
+         acceptance (with criterion and unresolved), review"
     );
 }
 
@@ -554,7 +559,7 @@ fn rejects_an_integer_beyond_2_pow_53_minus_1() {
 
 #[test]
 fn rejects_a_wrong_schema_value() {
-    for bad in ["git-receipt/v3", "git-receipt/v2 ", "", "GIT-RECEIPT/V2"] {
+    for bad in ["git-receipt/v4", "git-receipt/v2 ", "", "GIT-RECEIPT/V2"] {
         assert_rejected(
             &format!("schema {bad:?}"),
             &variant(|v| v["receipt"]["schema"] = json!(bad)),

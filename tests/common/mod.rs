@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod gitolite;
+pub mod receipt_schema;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
