@@ -1327,6 +1327,103 @@ mod tests {
         Receipt::parse(signed.bytes()).expect("a v2 receipt without a log parses");
     }
 
+    fn acceptance_body() -> Body {
+        let mut body = sample_body();
+        body.schema = SCHEMA_V3.into();
+        body.kind = Kind::Acceptance;
+        body.check = Check::default();
+        body.result = Outcome::default();
+        body.supersedes = None;
+        body.acceptance = Some(Acceptance {
+            status: Status::Rejected,
+            trusted: body.subject.commit.clone(),
+            decided_at: format_timestamp(0),
+            criteria: vec![Criterion {
+                kind: CriterionKind::Check,
+                name: "test".into(),
+                state: crate::freshness::State::Failed,
+                inputs: body.subject.inputs.clone(),
+                evidence: vec![format!("sha256:{}", "ab".repeat(32))],
+            }],
+            unresolved: vec![Unresolved {
+                kind: CriterionKind::Check,
+                name: "test".into(),
+                state: crate::freshness::State::Failed,
+                reason: "failed: exit 1".into(),
+            }],
+        });
+        body
+    }
+
+    /// A decision body holds its own member instead of `check` and `result`,
+    /// exists only in v3, and its status, criteria and unresolved agree.
+    #[test]
+    fn decision_kinds_are_v3_only_and_self_consistent() {
+        let key = SigningKey::from_seed(&[1; 32]);
+        let signed = Receipt::sign(acceptance_body(), &key).unwrap();
+        let text = String::from_utf8_lossy(signed.bytes()).into_owned();
+        assert!(text.contains(r#""kind":"acceptance""#), "{text}");
+        assert!(
+            !text.contains(r#""check":"#) && !text.contains(r#""result":"#),
+            "{text}"
+        );
+        let parsed = Receipt::parse(signed.bytes()).expect("an acceptance parses");
+        assert_eq!(parsed.body().time(), format_timestamp(0));
+        assert_eq!(parsed.body().headline(), "acceptance rejected");
+
+        let refused = |edit: fn(&mut Body), why: &str| {
+            let mut body = acceptance_body();
+            edit(&mut body);
+            let err = Receipt::sign(body, &key).expect_err(why).to_string();
+            assert!(!err.is_empty(), "{why}");
+        };
+        refused(
+            |b| b.schema = SCHEMA_V2.into(),
+            "decisions exist only in v3",
+        );
+        refused(
+            |b| b.acceptance.as_mut().unwrap().status = Status::Accepted,
+            "accepted with something unresolved",
+        );
+        refused(
+            |b| b.acceptance.as_mut().unwrap().unresolved.clear(),
+            "a failed criterion left out of unresolved",
+        );
+        refused(
+            |b| b.check = sample_body().check,
+            "a check member in an acceptance",
+        );
+        refused(
+            |b| b.kind = Kind::Review,
+            "a review kind holding an acceptance",
+        );
+        refused(
+            |b| b.subject.dirty = true,
+            "a decision about uncommitted changes",
+        );
+        refused(
+            |b| {
+                let c = &mut b.acceptance.as_mut().unwrap().criteria[0];
+                c.evidence.push(c.evidence[0].clone());
+            },
+            "evidence cited twice",
+        );
+        // a check receipt may not carry a decision
+        let mut check = sample_body();
+        check.review = Some(Review {
+            name: "code".into(),
+            paths: vec![],
+            verdict: Verdict::Approve,
+            message: String::new(),
+            decided_at: format_timestamp(0),
+        });
+        assert!(Receipt::sign(check, &key).is_err());
+        // a v3 check receipt has exactly v2's members
+        let mut v3 = sample_body();
+        v3.schema = SCHEMA_V3.into();
+        Receipt::parse(Receipt::sign(v3, &key).unwrap().bytes()).expect("a v3 check parses");
+    }
+
     #[test]
     fn a_missing_null_member_is_an_error_not_none() {
         let key = SigningKey::from_seed(&[1; 32]);

@@ -96,6 +96,22 @@ fn ci_records_an_acceptance_and_a_release_clone_gates_on_exactly_that_tree() {
     let r = release.receipt(&rel, &["gate", "origin/main", "--accepted-by", "ci"]);
     assert_eq!(r.code, 0, "{r}");
     assert!(r.stdout.contains("accepted by ci"), "{r}");
+    let r = release.receipt(
+        &rel,
+        &[
+            "gate",
+            "origin/main",
+            "--verify",
+            "--trust",
+            "origin/main",
+            "--accepted-by",
+            "ci",
+        ],
+    );
+    assert_eq!(
+        r.code, 0,
+        "verified chains, then the acceptance answers: {r}"
+    );
 
     // a developer adds one commit (outside `test`'s inputs): `test` is still
     // present, but no one accepted this tree

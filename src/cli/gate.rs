@@ -82,9 +82,6 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
         None if args.verify => Baseline::TrustRoot,
         None => Baseline::Own,
     };
-    if !args.accepted_by.is_empty() && !args.verify {
-        return gate_on_acceptance(ctx, &store, &revs, trust.as_ref(), &args);
-    }
     if args.verify {
         let (t, described) = match &trust {
             Some(t) => t.clone(),
@@ -115,6 +112,10 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             super::plural(report.receipts, "receipt", "receipts"),
             super::plural(report.chains as u64, "chain", "chains"),
         );
+    }
+    if !args.accepted_by.is_empty() {
+        // the signed decisions answer (after --verify, when asked); nothing is decided again
+        return gate_on_acceptance(ctx, &store, &revs, trust.as_ref(), &args);
     }
     let mut all_ok = true;
     let mut json_out = Vec::new();
@@ -225,10 +226,6 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&json_out)?);
     } else {
         print!("{text}");
-    }
-    if all_ok && !args.accepted_by.is_empty() {
-        // --verify --accepted-by: the chains verified; now the acceptances decide
-        return gate_on_acceptance(ctx, &store, &revs, trust.as_ref(), &args);
     }
     Ok(if all_ok {
         ExitCode::SUCCESS

@@ -482,9 +482,15 @@ pub(super) fn render_rows_named(
                 short_id(d.receipt.id()),
                 escape(&names.label(&d.writer)),
                 b.chain.index,
-                b.result.started_at,
+                b.time(),
                 &b.subject.commit[..7],
-                mode_name(b.result.mode),
+                match &b.review {
+                    Some(r) => match r.verdict {
+                        git_receipt::receipt::Verdict::Approve => "approve",
+                        git_receipt::receipt::Verdict::Reject => "reject",
+                    },
+                    None => mode_name(b.result.mode),
+                },
             ));
         }
     }
