@@ -27,7 +27,9 @@ use crate::receipt::{
 };
 use crate::sign::{PublicKey, SigningKey};
 use crate::store::chain::Appended;
-use crate::store::index::{DecisionKind, Role, check_hash, decision_key};
+use std::sync::Arc;
+
+use crate::store::index::{DecisionKind, Index, Role, check_hash, decision_key};
 use crate::store::{Store, StoreError};
 use crate::trust::TrustSet;
 
@@ -88,17 +90,18 @@ pub struct FoundDecision {
 /// Every trusted decision receipt of `kind` and `name` the index names for
 /// `object` in `role`, whose signed body `keep` accepts, newest first. Candidates that do
 /// not open, do not verify or are not trusted count for nothing; their number is
-/// added to `untrusted`.
+/// added to `untrusted`. `index` is the store's receipt index (one per command:
+/// bringing it up to date reads every chain tip).
 pub fn trusted_decisions(
     store: &Store,
+    index: &mut Arc<Index>,
     trust: &TrustSet,
     (object, role): (ObjectId, Role),
     (kind, name): (DecisionKind, &str),
     keep: impl Fn(&Body) -> bool,
     untrusted: &mut usize,
 ) -> Result<Vec<FoundDecision>, StoreError> {
-    let mut index = store.receipt_index()?;
-    let hits = store.index_lookup(&mut index, &object)?;
+    let hits = store.index_lookup(index, &object)?;
     let want = check_hash(&decision_key(kind, name));
     let body_kind = match kind {
         DecisionKind::Acceptance => Kind::Acceptance,
@@ -140,6 +143,7 @@ pub fn trusted_decisions(
 /// `keys` (OpenSSH fingerprints), accepted or rejected; `None` when there is none.
 pub fn newest_acceptance(
     store: &Store,
+    index: &mut Arc<Index>,
     trust: &TrustSet,
     tree: ObjectId,
     keys: &[String],
@@ -148,6 +152,7 @@ pub fn newest_acceptance(
     let mut untrusted = 0;
     let found = trusted_decisions(
         store,
+        index,
         trust,
         (tree, Role::Inputs),
         (DecisionKind::Acceptance, ""),
@@ -245,6 +250,7 @@ pub fn review_state(
     let same_review = |b: &Body| b.review.as_ref().is_some_and(|r| r.name == def.name);
     let found = trusted_decisions(
         store,
+        &mut store.receipt_index()?,
         trust,
         (inputs, Role::Inputs),
         (DecisionKind::Review, &def.name),
@@ -353,6 +359,7 @@ pub fn review_state(
         return Ok(state);
     }
     let repo = store.repo();
+    let mut index = store.receipt_index()?;
     let walk = repo
         .rev_walk([commit])
         .sorting(gix::revision::walk::Sorting::BreadthFirst)
@@ -363,6 +370,7 @@ pub fn review_state(
         let mut n = 0;
         let older = trusted_decisions(
             store,
+            &mut index,
             trust,
             (info.id, Role::Subject),
             (DecisionKind::Review, &def.name),

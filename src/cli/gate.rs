@@ -386,7 +386,10 @@ pub(super) fn accepted_by(
 hint: name a [signer] of .gitreceipts at the trusted revision, an allowed_signers principal, or a key fingerprint (SHA256:...)"
         );
     }
-    if let Some(found) = git_receipt::decision::newest_acceptance(store, trust, tree, &keys)? {
+    let mut index = store.receipt_index()?;
+    if let Some(found) =
+        git_receipt::decision::newest_acceptance(store, &mut index, trust, tree, &keys)?
+    {
         let b = found.receipt.body();
         let a = b.acceptance.as_ref().expect("an acceptance receipt");
         return Ok(match a.status {
@@ -414,7 +417,9 @@ hint: name a [signer] of .gitreceipts at the trusted revision, an allowed_signer
         let Ok(t) = store.commit_tree(info.id) else {
             continue;
         };
-        if let Some(found) = git_receipt::decision::newest_acceptance(store, trust, t, &keys)? {
+        if let Some(found) =
+            git_receipt::decision::newest_acceptance(store, &mut index, trust, t, &keys)?
+        {
             return Ok(Err(format!(
                 "no acceptance of tree {} by {signer}; the nearest is of {} ({n} commit{} back, {}), whose tree differs: accept this revision with `git receipt gate {} --record`",
                 tree.to_hex_with_len(7),
