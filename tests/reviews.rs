@@ -114,6 +114,27 @@ fn two_distinct_trusted_approvers_make_a_review_present_and_nothing_less_does() 
     );
     let r = maintainer.receipt(&dir, &["gate", "HEAD", "--require", "review:code"]);
     assert_eq!(r.code, 0, "gate treats the review like a check: {r}");
+    // an acceptance cites both approvals as the review's evidence, and verifies
+    maintainer.receipt_ok(&dir, &["run", "test"]);
+    maintainer.receipt_ok(&dir, &["gate", "HEAD", "--record"]);
+    let writer = maintainer.log_json(&dir)[0]["writer"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let tip = maintainer.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&maintainer.receipt_bytes(&dir, &tip)).unwrap();
+    let criteria = v["receipt"]["acceptance"]["criteria"].as_array().unwrap();
+    let review = criteria
+        .iter()
+        .find(|c| c["kind"] == "review")
+        .unwrap_or_else(|| panic!("a review criterion: {v}"));
+    assert_eq!(review["name"], "code");
+    assert_eq!(review["state"], "present");
+    assert_eq!(review["evidence"].as_array().unwrap().len(), 2, "{review}");
+    assert_eq!(v["receipt"]["acceptance"]["status"], "accepted");
+    let r = maintainer.receipt(&dir, &["verify"]);
+    assert_eq!(r.code, 0, "the review evidence backs the claim: {r}");
 
     // a change elsewhere keeps the approvals
     std::fs::write(dir.join("README"), "elsewhere\n").unwrap();
