@@ -162,6 +162,28 @@ fn two_distinct_trusted_approvers_make_a_review_present_and_nothing_less_does() 
     );
     let r = maintainer.receipt(&dir, &["gate", "HEAD", "--require", "review:code"]);
     assert_eq!(r.code, 1, "{r}");
+    // a reviewer's words are hostile text: escaped on the terminal
+    bob.receipt_ok(
+        &dir,
+        &[
+            "review",
+            "HEAD",
+            "--reject",
+            "-m",
+            "clear\u{1b}[2J\u{202e}screen",
+        ],
+    );
+    let r = maintainer.receipt(&dir, &["status", "HEAD"]);
+    assert!(
+        !r.stdout.contains('\u{1b}') && !r.stdout.contains('\u{202e}'),
+        "{r}"
+    );
+    assert!(r.stdout.contains(r"clear\x1b[2J\u{202e}screen"), "{r}");
+    let r = maintainer.receipt(&dir, &["show", "HEAD"]);
+    assert!(
+        !r.stdout.contains('\u{1b}') && r.stdout.contains("message  clear"),
+        "{r}"
+    );
     // and bob's newer approval wins over his rejection
     approve(&bob, &dir);
     assert_eq!(review_row(&maintainer, &dir).0, "present");
