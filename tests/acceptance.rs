@@ -73,6 +73,11 @@ fn ci_records_an_acceptance_and_a_release_clone_gates_on_exactly_that_tree() {
         .find(|e| e["check"] == "test")
         .map(|e| e["id"].as_str().unwrap().to_owned())
         .expect("the test receipt");
+    assert!(
+        log.iter()
+            .any(|e| e["kind"] == "acceptance" && e["decision"] == "acceptance accepted"),
+        "log --json says what was decided: {log:?}"
+    );
     let writer = ci.only_writer(&c);
     let tip = ci.git_ok(&c, &["rev-parse", &format!("refs/receipts/{writer}")]);
     let stored: serde_json::Value =

@@ -78,6 +78,11 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
                     "signer": e.receipt.signature().key,
                     "signature_status": signature_status,
                     "signature_detail": signature_detail,
+                    // v3 decisions: what was decided (check, passed and the
+                    // result members are empty for them)
+                    "kind": b.kind,
+                    "decision": (b.kind != git_receipt::receipt::Kind::Check).then(|| b.headline()),
+                    "decided_at": (b.kind != git_receipt::receipt::Kind::Check).then(|| b.time()),
                 })
             })
             .collect();
