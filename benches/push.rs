@@ -7,16 +7,18 @@
 //! protecting `main`). Each round, Alice commits a change and:
 //!
 //! - **plain**: `git push --no-verify` of the commit to `plain`;
-//! - **hooked, receipts to send**: `git receipt run test` (not timed), then
-//!   `git push` to `app` through the pre-push hook, which pushes the new receipt
+//! - **hooked, named, receipts to send**: `git receipt run test` (not timed),
+//!   then `git push origin main` to `app` through the pre-push hook: push
+//!   refspecs do not apply to a named push, so the hook pushes the new receipt
 //!   first;
 //! - **hooked, nothing to send**: a commit that changes no check's inputs (its
-//!   receipts are already on the server), `git push` through the hook.
+//!   receipts are already on the server), a bare `git push` through the hook.
 //!
 //! - **one push**: `git receipt run test`, then `git receipt push --with-branch`
 //!   (receipts and branch in one atomic push);
-//! - **by refspec**: a bare `git push` whose remote lists the branch, the chain
-//!   and its notes as push refspecs (the hook gates and lets git send them);
+//! - **bare, the default route**: a bare `git push`, whose remote lists the
+//!   branch, the chain and its notes as push refspecs (`git receipt init` adds
+//!   them once there is a key): the hook gates and lets git send them;
 //! - and, apart, the two halves of a hooked push: `git receipt push`, then
 //!   `git push --no-verify` of the receipted commit through the server hook.
 //!
@@ -119,7 +121,7 @@ fn main() {
         commit(&alice, &a, "README", &format!("round {i}\n"));
         alice.git_ok(&a, &["push", "-q", "--no-verify", "plain", "main"]);
         let k = server.sessions().len();
-        let n = timed(&alice, &a, &["push", "-q", "origin", "main"]);
+        let n = timed(&alice, &a, &["push", "-q"]);
         count[2] = server.sessions().len() - k;
         // the two halves of a hooked push with a receipt, apart
         commit(&alice, &a, "src/lib.rs", &format!("pub fn g{i}() {{}}\n"));
@@ -140,19 +142,10 @@ fn main() {
         alice.receipt_ok(&a, &["push", "--with-branch"]);
         let wb = start.elapsed();
         count[3] = server.sessions().len() - k;
-        // a bare `git push` whose push refspecs carry the chain and notes
+        // the default route: a bare `git push`, whose push refspecs (`git receipt
+        // init` added them, the key existing) carry branch, chain and notes
         commit(&alice, &a, "src/lib.rs", &format!("pub fn k{i}() {{}}\n"));
         alice.receipt_ok(&a, &["run", "test"]);
-        if i == 0 {
-            let writer = alice.only_writer(&a);
-            for spec in [
-                "refs/heads/main:refs/heads/main".to_owned(),
-                format!("refs/receipts/{writer}:refs/receipts/{writer}"),
-                format!("+refs/notes/receipts/{writer}:refs/notes/receipts/{writer}"),
-            ] {
-                alice.git_ok(&a, &["config", "--add", "remote.origin.push", &spec]);
-            }
-        }
         let k = server.sessions().len();
         let rs = timed(&alice, &a, &["push", "-q"]);
         count[4] = server.sessions().len() - k;
@@ -173,14 +166,17 @@ fn main() {
     println!("|---|---|---|---|");
     for (i, (name, v)) in [
         ("plain `git push --no-verify`", plain),
-        ("hooked `git push`, a receipt to send", send),
-        ("hooked `git push`, nothing to send", none),
+        (
+            "hooked `git push origin main` (named), a receipt to send",
+            send,
+        ),
+        ("hooked bare `git push`, nothing to send", none),
         (
             "`git receipt push --with-branch`, a receipt to send",
             with_branch,
         ),
         (
-            "hooked bare `git push`, receipts in its push refspecs",
+            "hooked bare `git push` (init's push refspecs), a receipt to send",
             by_refspec,
         ),
         (

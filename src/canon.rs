@@ -27,6 +27,9 @@
 use std::collections::HashSet;
 use std::fmt;
 
+mod fast;
+pub use fast::to_canonical_fast;
+
 use serde::Serialize;
 use serde::ser::{self, SerializeMap as _, Serializer as _};
 use serde_json::{Map, Number, Value};

@@ -6,20 +6,24 @@
 //!   ad hoc argv given on the command line.
 //! - Running it ([`runner`]) produces an observation; [`recorder`] turns that into a
 //!   **receipt** ([`receipt`]): an RFC 8785 canonical JSON body ([`canon`]) signed
-//!   with Ed25519 as an OpenSSH SSHSIG ([`sign`]) by the user's key ([`keyfile`]).
+//!   with Ed25519 as an OpenSSH SSHSIG ([`sign`]) by the user's key ([`keyfile`]),
+//!   held in this process or by ssh-agent ([`agent`]).
 //! - Receipts form one append-only **chain** per writer (one key plus a chain name),
 //!   stored as commits under `refs/receipts/<writer>` and indexed by git notes on
 //!   the subject commit and the inputs tree ([`store`]).
 //! - Readers accept only receipts signed by keys in a [`trust`] set.
 //! - **Decisions** built on receipts are receipts too ([`decision`]): a signed gate
 //!   acceptance citing its evidence, and reviewers' approvals that go stale.
+//! - [`intoto`] turns verified receipts into in-toto attestations for other tools.
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod canon;
 pub mod contract;
 pub mod decision;
 pub mod freshness;
 pub mod hooks;
+pub mod intoto;
 pub mod keyfile;
 pub mod receipt;
 pub mod recorder;

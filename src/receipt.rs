@@ -382,6 +382,9 @@ pub enum ReceiptError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The key could not sign: it is held by ssh-agent, and the agent failed.
+    #[error(transparent)]
+    Signing(#[from] crate::agent::AgentError),
     /// The signature does not verify.
     #[error("signature does not verify against key {key}: {reason}")]
     BadSignature {
@@ -597,24 +600,21 @@ impl Receipt<Unverified> {
         // stored bytes. That alone proves canonical form and rules out duplicate,
         // unknown and missing members and unsafe integers; only value rules remain.
         // Anything else takes the slow path below, which says precisely what is wrong.
+        // JCS is compositional, and "receipt" sorts before "signature": the canonical
+        // envelope is `{"receipt":` body `,"signature":` signature `}`.
         if let Ok(envelope) = serde_json::from_slice::<Envelope>(bytes)
-            && let Ok(re) = canon::to_canonical(&envelope)
-            && re == bytes
+            && let Some(body_bytes) = canon::to_canonical_fast(&envelope.receipt)
+            && let Some(sig_bytes) = canon::to_canonical_fast(&envelope.signature)
+            && is_envelope_of(bytes, &body_bytes, &sig_bytes)
         {
             validate(&envelope.receipt, &envelope.signature)?;
-            // JCS is compositional: the body's canonical bytes are the stored bytes
-            // between `{"receipt":` and `,"signature":{...}}`.
-            let sig_len = canon::to_canonical(&envelope.signature)?.len();
-            let start = br#"{"receipt":"#.len();
-            let end = bytes.len() - 1 - sig_len - br#","signature":"#.len();
-            let body_bytes = bytes[start..end].to_vec();
-            debug_assert_eq!(body_bytes, canon::to_canonical(&envelope.receipt)?);
+            debug_assert_eq!(bytes, canon::to_canonical(&envelope)?);
             return Ok(Receipt {
                 id: id_of(&body_bytes),
                 body: envelope.receipt,
                 signature: envelope.signature,
                 body_bytes,
-                bytes: re,
+                bytes: bytes.to_vec(),
                 state: PhantomData,
             });
         }
@@ -685,7 +685,7 @@ impl Receipt<Verified> {
             e => Err(e),
         })?;
         let body_bytes = canon::to_canonical(&body)?;
-        let raw = key.sign(&body_bytes);
+        let raw = key.sign(&body_bytes)?;
         let signature = SignatureInfo {
             sig: base64_encode(&raw),
             ..signature
@@ -710,6 +710,18 @@ impl Receipt<Verified> {
             state: PhantomData,
         })
     }
+}
+
+/// Whether `bytes` is exactly `{"receipt":BODY,"signature":SIG}`.
+fn is_envelope_of(bytes: &[u8], body: &[u8], sig: &[u8]) -> bool {
+    const HEAD: &[u8] = br#"{"receipt":"#;
+    const MID: &[u8] = br#","signature":"#;
+    bytes.len() == HEAD.len() + body.len() + MID.len() + sig.len() + 1
+        && bytes.starts_with(HEAD)
+        && bytes[HEAD.len()..].starts_with(body)
+        && bytes[HEAD.len() + body.len()..].starts_with(MID)
+        && bytes[HEAD.len() + body.len() + MID.len()..].starts_with(sig)
+        && bytes.ends_with(b"}")
 }
 
 /// `sha256:<hex>` of canonical body bytes.

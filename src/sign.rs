@@ -28,6 +28,11 @@
 //! (`-----BEGIN OPENSSH PRIVATE KEY-----`). Secret material is held only in buffers
 //! that are zeroed when dropped, and never appears in `Debug`, `Display` or error
 //! output.
+//!
+//! A [`SigningKey`] may instead be held by ssh-agent ([`crate::agent`]): only its
+//! public half is here, the agent signs the same SSHSIG signed data, and its answer
+//! is verified strictly before it is used, so a receipt cannot tell where its key
+//! lived.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -40,6 +45,8 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use ed25519_dalek::{Signer as _, VerifyingKey};
 use sha2::{Digest as _, Sha256, Sha512};
 use zeroize::Zeroizing;
+
+use crate::agent::{Agent, AgentError};
 
 /// The SSHSIG namespace of every receipt signature.
 ///
@@ -98,11 +105,13 @@ pub enum KeyError {
         source: io::Error,
     },
 
-    /// The private key is protected by a passphrase, which git-receipt cannot prompt for.
+    /// The private key is protected by a passphrase, which git-receipt cannot prompt
+    /// for, and no ssh-agent (`SSH_AUTH_SOCK`) is there to sign with it.
     #[error(
         "signing key {path} is passphrase-protected and git-receipt cannot unlock it; \
-         decrypt a copy with `ssh-keygen -p -N '' -f <copy of the key>` and point \
-         receipt.signingKey at the copy, or at another unencrypted key"
+         add it to ssh-agent (`ssh-add {path}`, with SSH_AUTH_SOCK set) and git-receipt \
+         signs through the agent, or decrypt a copy with \
+         `ssh-keygen -p -N '' -f <copy of the key>` and point receipt.signingKey at the copy"
     )]
     Encrypted {
         /// The encrypted key file.
@@ -119,6 +128,21 @@ pub enum KeyError {
         /// The key file, if the key came from a file.
         path: Option<PathBuf>,
         /// The key's algorithm, as named in the key (e.g. `ssh-rsa`).
+        algorithm: String,
+    },
+
+    /// The key is a FIDO security-key (`sk-...@openssh.com`) key.
+    #[error(
+        "{} is a security-key (FIDO) key of type {algorithm}, which git-receipt does not \
+         support yet: its signatures also cover a touch counter and flags that a receipt \
+         does not store; use a plain Ed25519 key (`ssh-keygen -t ed25519`), in a file or \
+         in ssh-agent",
+        origin(.path)
+    )]
+    SecurityKey {
+        /// The key file, if the key came from a file.
+        path: Option<PathBuf>,
+        /// The key's algorithm, as named in the key (e.g. `sk-ssh-ed25519@openssh.com`).
         algorithm: String,
     },
 
@@ -193,23 +217,23 @@ pub enum SignatureError {
 // ---------------------------------------------------------------------------------------
 
 /// Append an SSH `string` (u32 big-endian length, then the bytes).
-fn put_string(out: &mut Vec<u8>, data: &[u8]) {
+pub(crate) fn put_string(out: &mut Vec<u8>, data: &[u8]) {
     let len = u32::try_from(data.len()).expect("SSH strings are shorter than 4 GiB");
     out.extend_from_slice(&len.to_be_bytes());
     out.extend_from_slice(data);
 }
 
 /// A cursor over SSH wire-format data. Every read returns `None` past the end.
-struct WireReader<'a> {
+pub(crate) struct WireReader<'a> {
     rest: &'a [u8],
 }
 
 impl<'a> WireReader<'a> {
-    fn new(data: &'a [u8]) -> Self {
+    pub(crate) fn new(data: &'a [u8]) -> Self {
         WireReader { rest: data }
     }
 
-    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         if self.rest.len() < n {
             return None;
         }
@@ -218,17 +242,17 @@ impl<'a> WireReader<'a> {
         Some(head)
     }
 
-    fn u32(&mut self) -> Option<u32> {
+    pub(crate) fn u32(&mut self) -> Option<u32> {
         let bytes = self.bytes(4)?;
         Some(u32::from_be_bytes(bytes.try_into().ok()?))
     }
 
-    fn string(&mut self) -> Option<&'a [u8]> {
+    pub(crate) fn string(&mut self) -> Option<&'a [u8]> {
         let len = usize::try_from(self.u32()?).ok()?;
         self.bytes(len)
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.rest.is_empty()
     }
 }
@@ -317,10 +341,7 @@ impl PublicKey {
         };
         if algorithm != KEY_TYPE {
             if looks_like_key_type(algorithm) {
-                return Err(KeyError::NotEd25519 {
-                    path: None,
-                    algorithm: algorithm.to_owned(),
-                });
+                return Err(not_ed25519(algorithm));
             }
             return Err(malformed(
                 "not an OpenSSH public key line; expected `ssh-ed25519 AAAA... [comment]`",
@@ -348,10 +369,7 @@ impl PublicKey {
             reason: "the key blob is truncated".to_owned(),
         })?;
         if algorithm != KEY_TYPE.as_bytes() {
-            return Err(KeyError::NotEd25519 {
-                path: None,
-                algorithm: String::from_utf8_lossy(algorithm).into_owned(),
-            });
+            return Err(not_ed25519(&String::from_utf8_lossy(algorithm)));
         }
         let key = reader
             .string()
@@ -404,7 +422,7 @@ impl PublicKey {
     }
 
     /// The SSH wire-format public key blob.
-    fn blob(&self) -> Vec<u8> {
+    pub(crate) fn blob(&self) -> Vec<u8> {
         let mut blob = Vec::with_capacity(4 + KEY_TYPE.len() + 4 + PUBLIC_KEY_LEN);
         put_string(&mut blob, KEY_TYPE.as_bytes());
         put_string(&mut blob, self.as_bytes());
@@ -439,20 +457,82 @@ fn looks_like_key_type(name: &str) -> bool {
 // Private keys
 // ---------------------------------------------------------------------------------------
 
-/// A private Ed25519 signing key.
+/// An Ed25519 key that can sign: a private key held in this process, or one held
+/// by ssh-agent (see [`crate::agent`]) of which only the public half is here.
 ///
-/// The secret is zeroed when the key is dropped. `Debug` prints only the public
-/// fingerprint.
+/// Both sign the same SSHSIG signed data, so their signatures are identical. An
+/// in-process secret is zeroed when the key is dropped. `Debug` prints only the
+/// public fingerprint and where the key is held.
 pub struct SigningKey {
-    secret: ed25519_dalek::SigningKey,
+    held: Held,
     public: PublicKey,
+}
+
+/// Where the private half of a [`SigningKey`] is.
+enum Held {
+    /// In this process's memory, read from an OpenSSH private key file.
+    InProcess(ed25519_dalek::SigningKey),
+    /// In ssh-agent; `key_file` is the private key file to name in `ssh-add` hints.
+    Agent {
+        agent: Agent,
+        key_file: Option<PathBuf>,
+    },
 }
 
 impl fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SigningKey")
-            .field("fingerprint", &self.public.fingerprint())
-            .finish_non_exhaustive()
+        let mut debug = f.debug_struct("SigningKey");
+        debug.field("fingerprint", &self.public.fingerprint());
+        if let Held::Agent { agent, .. } = &self.held {
+            debug.field("agent", &agent.socket());
+        }
+        debug.finish_non_exhaustive()
+    }
+}
+
+/// What an OpenSSH key file holds, read without asking for anything.
+#[derive(Debug)]
+pub enum KeyFile {
+    /// An unencrypted private key: it signs in this process.
+    Private(Box<SigningKey>),
+    /// A passphrase-protected private key: only its public half can be read, so it
+    /// can sign only through an agent that holds it.
+    Encrypted(PublicKey),
+    /// A public key line (a `.pub` file): the private half is elsewhere.
+    Public(PublicKey),
+}
+
+impl KeyFile {
+    /// Read the key file at `path`: an OpenSSH private key file or a public key line
+    /// (`ssh-ed25519 AAAA... [comment]`, the format of `.pub` files).
+    ///
+    /// Keys of other types give [`KeyError::NotEd25519`] (security keys
+    /// [`KeyError::SecurityKey`]), other content [`KeyError::Malformed`].
+    pub fn read(path: &Path) -> Result<KeyFile, KeyError> {
+        let data = read_key_file(path)?;
+        if let Ok(text) = std::str::from_utf8(&data)
+            && text
+                .split_whitespace()
+                .next()
+                .is_some_and(looks_like_key_type)
+        {
+            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            return PublicKey::from_openssh(line)
+                .map(KeyFile::Public)
+                .map_err(|err| err.at(path));
+        }
+        match parse_openssh_private_key(&data).map_err(|err| err.at(path))? {
+            PrivateKeyFile::Unlocked(key) => Ok(KeyFile::Private(key)),
+            PrivateKeyFile::Locked(public) => Ok(KeyFile::Encrypted(public)),
+        }
+    }
+
+    /// The public key, whichever kind of file it came from.
+    pub fn public(&self) -> &PublicKey {
+        match self {
+            KeyFile::Private(key) => key.public(),
+            KeyFile::Encrypted(public) | KeyFile::Public(public) => public,
+        }
     }
 }
 
@@ -465,7 +545,54 @@ impl SigningKey {
     /// [`KeyError::NotEd25519`].
     pub fn load(path: &Path) -> Result<SigningKey, KeyError> {
         let data = read_key_file(path)?;
-        parse_openssh_private_key(&data).map_err(|err| err.at(path))
+        match parse_openssh_private_key(&data).map_err(|err| err.at(path))? {
+            PrivateKeyFile::Unlocked(key) => Ok(*key),
+            PrivateKeyFile::Locked(_) => Err(KeyError::Encrypted {
+                path: path.to_owned(),
+            }),
+        }
+    }
+
+    /// The key `public`, held by `agent`: checks that the agent is reachable and
+    /// holds it (so a missing key is reported before any work is done), then signs
+    /// through the agent. `key_file` is the private key file to name in hints
+    /// (`ssh-add FILE`), when known.
+    pub fn in_agent(
+        public: PublicKey,
+        agent: Agent,
+        key_file: Option<PathBuf>,
+    ) -> Result<SigningKey, AgentError> {
+        let key = SigningKey {
+            held: Held::Agent { agent, key_file },
+            public,
+        };
+        key.check_agent_holds_it()?;
+        Ok(key)
+    }
+
+    /// The agent that holds the key, or `None` for a key held in this process.
+    pub fn agent(&self) -> Option<&Agent> {
+        match &self.held {
+            Held::Agent { agent, .. } => Some(agent),
+            Held::InProcess(_) => None,
+        }
+    }
+
+    /// For an agent-held key: `Ok` when the agent lists it, else
+    /// [`AgentError::LacksKey`]. Always `Ok` for an in-process key.
+    fn check_agent_holds_it(&self) -> Result<(), AgentError> {
+        let Held::Agent { agent, key_file } = &self.held else {
+            return Ok(());
+        };
+        if agent.identities()?.contains(&self.public.blob()) {
+            Ok(())
+        } else {
+            Err(AgentError::LacksKey {
+                socket: agent.socket().to_owned(),
+                fingerprint: self.public.fingerprint(),
+                key_file: key_file.clone(),
+            })
+        }
     }
 
     /// Generate a new random key and write it to `path` as an unencrypted OpenSSH
@@ -496,9 +623,9 @@ impl SigningKey {
             path: path.to_owned(),
             source: io::Error::other(format!("the system random number generator failed: {err}")),
         })?;
-        let key = SigningKey::from_seed(&seed);
-
-        let keypair = ssh_key::private::Ed25519Keypair::from(&key.secret);
+        let secret = ed25519_dalek::SigningKey::from_bytes(&seed);
+        let keypair = ssh_key::private::Ed25519Keypair::from(&secret);
+        let key = SigningKey::in_process(secret);
         let encoding_error = |err: ssh_key::Error| KeyError::Write {
             path: path.to_owned(),
             source: io::Error::other(format!("cannot encode the key: {err}")),
@@ -532,11 +659,26 @@ impl SigningKey {
     /// A key derived deterministically from a 32-byte Ed25519 seed (the RFC 8032
     /// private key). Meant for tests.
     pub fn from_seed(seed: &[u8; 32]) -> SigningKey {
-        let secret = ed25519_dalek::SigningKey::from_bytes(seed);
+        SigningKey::in_process(ed25519_dalek::SigningKey::from_bytes(seed))
+    }
+
+    fn in_process(secret: ed25519_dalek::SigningKey) -> SigningKey {
         let public = PublicKey {
             key: secret.verifying_key(),
         };
-        SigningKey { secret, public }
+        SigningKey {
+            held: Held::InProcess(secret),
+            public,
+        }
+    }
+
+    /// The in-process secret (tests look at it to prove it never leaks).
+    #[cfg(test)]
+    fn secret(&self) -> &ed25519_dalek::SigningKey {
+        match &self.held {
+            Held::InProcess(secret) => secret,
+            Held::Agent { .. } => panic!("an agent key has no secret here"),
+        }
     }
 
     /// The public half of the key.
@@ -546,9 +688,73 @@ impl SigningKey {
 
     /// Sign `message`: an SSHSIG signature in namespace [`NAMESPACE`] with hash
     /// `sha512`, returned as the raw 64-byte Ed25519 signature (`R || S`).
-    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
-        self.secret.sign(&signed_data(message)).to_bytes()
+    ///
+    /// An in-process key never fails. An agent-held key fails with an
+    /// [`AgentError`] when the agent is gone, lacks the key, refuses, or returns a
+    /// signature that does not verify strictly under the key.
+    pub fn sign(&self, message: &[u8]) -> Result<[u8; 64], AgentError> {
+        self.sign_exactly(&signed_data(message))
     }
+
+    /// Sign a DSSE envelope's payload (in-toto export): the raw Ed25519 signature
+    /// over [`dsse_pae`]`(payload_type, payload)`, in this process or by the agent,
+    /// failing as [`SigningKey::sign`] does. The key only ever signs messages that
+    /// begin with `SSHSIG` ([`SigningKey::sign`]) or `DSSEv1 ` (this), so a
+    /// signature made for one can never be replayed as the other.
+    pub fn sign_dsse(&self, payload_type: &str, payload: &[u8]) -> Result<[u8; 64], AgentError> {
+        self.sign_exactly(&dsse_pae(payload_type, payload))
+    }
+
+    /// The raw Ed25519 signature over exactly `data` (already domain-separated by
+    /// the caller).
+    fn sign_exactly(&self, data: &[u8]) -> Result<[u8; 64], AgentError> {
+        let agent = match &self.held {
+            Held::InProcess(secret) => return Ok(secret.sign(data).to_bytes()),
+            Held::Agent { agent, .. } => agent,
+        };
+        let Some(raw) = agent.sign_ed25519(&self.public.blob(), data)? else {
+            // Lacking the key and refusing look the same on the wire; ask which.
+            self.check_agent_holds_it()?;
+            return Err(AgentError::Refused {
+                socket: agent.socket().to_owned(),
+                fingerprint: self.public.fingerprint(),
+            });
+        };
+        // An agent is another process: hold its answer to the same strict rules as
+        // any signature before it goes into a receipt.
+        let signature = ed25519_dalek::Signature::from_bytes(&raw);
+        verify_strict(&self.public.key, data, &signature).map_err(|_| {
+            AgentError::BadSignature {
+                socket: agent.socket().to_owned(),
+                fingerprint: self.public.fingerprint(),
+            }
+        })?;
+        Ok(raw)
+    }
+}
+
+/// DSSE's pre-authentication encoding, the bytes a DSSE signature covers:
+/// `DSSEv1 <len(type)> <type> <len(payload)> <payload>`, lengths in ASCII decimal.
+pub fn dsse_pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut pae = format!(
+        "DSSEv1 {} {payload_type} {} ",
+        payload_type.len(),
+        payload.len()
+    )
+    .into_bytes();
+    pae.extend_from_slice(payload);
+    pae
+}
+
+/// Strict verification of a DSSE signature (see [`SigningKey::sign_dsse`]).
+pub fn verify_dsse(
+    key: &PublicKey,
+    payload_type: &str,
+    payload: &[u8],
+    signature: &[u8],
+) -> Result<(), SignatureError> {
+    let signature = parse_signature(signature)?;
+    verify_strict(&key.key, &dsse_pae(payload_type, payload), &signature)
 }
 
 /// `<path>.pub`.
@@ -653,6 +859,10 @@ impl KeyError {
                 path: Some(file.to_owned()),
                 algorithm,
             },
+            KeyError::SecurityKey { algorithm, .. } => KeyError::SecurityKey {
+                path: Some(file.to_owned()),
+                algorithm,
+            },
             KeyError::Malformed { reason, .. } => KeyError::Malformed {
                 path: Some(file.to_owned()),
                 reason,
@@ -665,9 +875,17 @@ impl KeyError {
     }
 }
 
+/// An OpenSSH private key file, parsed.
+enum PrivateKeyFile {
+    /// Unencrypted: the key itself.
+    Unlocked(Box<SigningKey>),
+    /// Passphrase-protected: only the public half, from the unencrypted header.
+    Locked(PublicKey),
+}
+
 /// Parse the contents of an OpenSSH private key file. Errors carry no path (the
-/// caller adds it) except [`KeyError::Encrypted`], whose path is filled in later.
-fn parse_openssh_private_key(data: &[u8]) -> Result<SigningKey, KeyError> {
+/// caller adds it).
+fn parse_openssh_private_key(data: &[u8]) -> Result<PrivateKeyFile, KeyError> {
     let malformed = |reason: &str| KeyError::Malformed {
         path: None,
         reason: reason.to_owned(),
@@ -773,12 +991,10 @@ fn parse_openssh_private_key(data: &[u8]) -> Result<SigningKey, KeyError> {
     if algorithm != KEY_TYPE.as_bytes() {
         return Err(not_ed25519(&String::from_utf8_lossy(algorithm)));
     }
-    if cipher != b"none" {
-        return Err(KeyError::Encrypted {
-            path: PathBuf::new(),
-        });
-    }
     let public = PublicKey::from_blob(public_blob)?;
+    if cipher != b"none" {
+        return Ok(PrivateKeyFile::Locked(public));
+    }
 
     let private = ssh_key::PrivateKey::from_bytes(&binary).map_err(|err| KeyError::Malformed {
         path: None,
@@ -796,10 +1012,20 @@ fn parse_openssh_private_key(data: &[u8]) -> Result<SigningKey, KeyError> {
             "the private key does not match its public key; the file is corrupt",
         ));
     }
-    Ok(SigningKey { secret, public })
+    Ok(PrivateKeyFile::Unlocked(Box::new(SigningKey::in_process(
+        secret,
+    ))))
 }
 
+/// The error for a key of type `algorithm`, which is not `ssh-ed25519`: security-key
+/// (FIDO) keys are "not supported yet", every other type "Ed25519 only".
 fn not_ed25519(algorithm: &str) -> KeyError {
+    if algorithm.starts_with("sk-") {
+        return KeyError::SecurityKey {
+            path: None,
+            algorithm: algorithm.to_owned(),
+        };
+    }
     KeyError::NotEd25519 {
         path: None,
         algorithm: algorithm.to_owned(),
@@ -974,10 +1200,10 @@ mod tests {
     fn sign_verify_round_trip() {
         let key = test_key();
         let message = br#"{"check":"test","ok":true}"#;
-        let signature = key.sign(message);
+        let signature = key.sign(message).unwrap();
         verify(key.public(), message, &signature).expect("own signature verifies");
         // Ed25519 is deterministic.
-        assert_eq!(signature, key.sign(message));
+        assert_eq!(signature, key.sign(message).unwrap());
         // The raw signature is over the SSHSIG signed data, not the message.
         verify_raw_strict(key.public().as_bytes(), &signed_data(message), &signature)
             .expect("raw signature over the SSHSIG signed data");
@@ -999,7 +1225,7 @@ mod tests {
     fn signature_verifies_through_ssh_key_crate() {
         let key = test_key();
         let message = b"cross-check";
-        let armored = armor_sshsig(key.public(), &key.sign(message));
+        let armored = armor_sshsig(key.public(), &key.sign(message).unwrap());
         assert!(armored.starts_with("-----BEGIN SSH SIGNATURE-----\n"));
         assert!(armored.trim_end().ends_with("-----END SSH SIGNATURE-----"));
         let sshsig = ssh_key::SshSig::from_pem(&armored).unwrap();
@@ -1013,7 +1239,7 @@ mod tests {
     fn verify_rejects_flipped_message_bit() {
         let key = test_key();
         let message = b"the message".to_vec();
-        let signature = key.sign(&message);
+        let signature = key.sign(&message).unwrap();
         for i in 0..message.len() * 8 {
             let mut tampered = message.clone();
             tampered[i / 8] ^= 1 << (i % 8);
@@ -1036,7 +1262,7 @@ mod tests {
     #[test]
     fn verify_rejects_other_key() {
         let message = b"m";
-        let signature = test_key().sign(message);
+        let signature = test_key().sign(message).unwrap();
         let other = SigningKey::from_seed(&[8u8; 32]);
         assert!(matches!(
             verify(other.public(), message, &signature),
@@ -1048,7 +1274,7 @@ mod tests {
     fn verify_rejects_malleated_s_plus_l() {
         let key = test_key();
         let message = b"malleable?";
-        let signature = key.sign(message);
+        let signature = key.sign(message).unwrap();
         let s: [u8; 32] = signature[32..].try_into().unwrap();
         assert!(!ge(&s, &L), "a fresh signature has a canonical S");
         let s_plus_l = add(&s, &L); // S + L < 2^254, so it still fits in 32 bytes
@@ -1081,7 +1307,7 @@ mod tests {
         hasher.update(key.public().as_bytes());
         hasher.update(&data);
         let k = hasher.finalize();
-        let a = key.secret.to_scalar().to_bytes();
+        let a = key.secret().to_scalar().to_bytes();
         let s = mul_mod_l(&k, &a);
         let mut forged = [0u8; 64];
         forged[..32].copy_from_slice(&identity);
@@ -1147,7 +1373,7 @@ mod tests {
     #[test]
     fn verify_rejects_wrong_length() {
         let key = test_key();
-        let signature = key.sign(b"m");
+        let signature = key.sign(b"m").unwrap();
         for bad in [
             &signature[..63],
             &[signature.as_slice(), &[0]].concat()[..],
@@ -1170,7 +1396,7 @@ mod tests {
         let key = SigningKey::from_seed(&seed);
         let debug = format!("{key:?}");
         assert!(debug.contains(&key.public().fingerprint()), "{debug}");
-        let scalar = key.secret.to_scalar().to_bytes();
+        let scalar = key.secret().to_scalar().to_bytes();
         for secret in [seed, scalar] {
             assert!(!debug.contains(&hex::encode(secret)));
             assert!(!debug.contains(&hex::encode_upper(secret)));
@@ -1229,23 +1455,31 @@ mod tests {
 
     /// An OpenSSH private key file for `key`, as ssh-key writes it.
     fn openssh_file(key: &SigningKey) -> Zeroizing<String> {
-        let keypair = ssh_key::private::Ed25519Keypair::from(&key.secret);
+        let keypair = ssh_key::private::Ed25519Keypair::from(key.secret());
         ssh_key::PrivateKey::new(keypair.into(), "test")
             .unwrap()
             .to_openssh(ssh_key::LineEnding::LF)
             .unwrap()
     }
 
+    fn unlocked(parsed: Result<PrivateKeyFile, KeyError>) -> SigningKey {
+        match parsed {
+            Ok(PrivateKeyFile::Unlocked(key)) => *key,
+            Ok(PrivateKeyFile::Locked(_)) => panic!("an unencrypted key reads as encrypted"),
+            Err(err) => panic!("{err}"),
+        }
+    }
+
     #[test]
     fn parses_private_key_with_lf_and_crlf() {
         let key = test_key();
         let pem = openssh_file(&key);
-        let loaded = parse_openssh_private_key(pem.as_bytes()).unwrap();
+        let loaded = unlocked(parse_openssh_private_key(pem.as_bytes()));
         assert_eq!(loaded.public(), key.public());
         let crlf = pem.replace('\n', "\r\n");
-        let loaded = parse_openssh_private_key(crlf.as_bytes()).unwrap();
+        let loaded = unlocked(parse_openssh_private_key(crlf.as_bytes()));
         assert_eq!(loaded.public(), key.public());
-        assert_eq!(loaded.sign(b"x"), key.sign(b"x"));
+        assert_eq!(loaded.sign(b"x").unwrap(), key.sign(b"x").unwrap());
     }
 
     #[test]

@@ -138,8 +138,7 @@ struct Checked {
     signature: Result<(), (&'static str, String)>,
 }
 
-fn read_raw(store: &Store, commit: ObjectId) -> Raw {
-    let repo = store.repo();
+fn read_raw(repo: &gix::Repository, commit: ObjectId) -> Raw {
     match repo.find_commit(commit) {
         Ok(c) => Raw {
             commit,
@@ -338,119 +337,137 @@ fn walk_range(
     };
     // The entry just above (the child, newer) whose links the next one must satisfy.
     let mut child: Option<(u64, Option<String>, ObjectId)> = None;
-    let mut next = Some(tip);
+    let stop_at = base.as_ref().map(|(b, _, _)| *b);
     let mut reached_base = false;
-    let mut seen = HashSet::new();
-    while next.is_some() {
-        let mut batch = Vec::with_capacity(BATCH);
-        while let Some(c) = next {
-            if base.as_ref().is_some_and(|(b, _, _)| *b == c) {
-                reached_base = true;
-                next = None;
-                break;
+    // Following first parents is sequential; checking is not. A reader thread walks
+    // the chain a batch ahead while every core checks the batch before it.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Raw>>(1);
+    std::thread::scope(|scope| -> Result<(), StoreError> {
+        let reader = scope.spawn(move || {
+            let repo = shared.to_thread_local();
+            let mut next = Some(tip);
+            let mut reached_base = false;
+            let mut seen = HashSet::new();
+            while next.is_some() {
+                let mut batch = Vec::with_capacity(BATCH);
+                while let Some(c) = next {
+                    if stop_at == Some(c) {
+                        reached_base = true;
+                        next = None;
+                        break;
+                    }
+                    if !seen.insert(c) {
+                        next = None;
+                        break;
+                    }
+                    let raw = read_raw(&repo, c);
+                    next = raw.parents.first().copied();
+                    batch.push(raw);
+                    if batch.len() == BATCH {
+                        break;
+                    }
+                }
+                if tx.send(batch).is_err() {
+                    break;
+                }
             }
-            if !seen.insert(c) {
-                next = None;
-                break;
-            }
-            let raw = read_raw(store, c);
-            next = raw.parents.first().copied();
-            batch.push(raw);
-            if batch.len() == BATCH {
-                break;
-            }
-        }
-        for e in check_batch(batch, shared, trust) {
-            walk.receipts += 1;
-            let findings = &mut walk.findings;
-            if e.parents.len() > 1 {
-                finding(
-                    findings,
-                    None,
-                    None,
-                    e.commit,
-                    "shape",
-                    format!(
-                        "chain commit has {} parents; a chain is linear (followed the first)",
-                        e.parents.len()
-                    ),
-                );
-            }
-            let r = match e.receipt {
-                Err((kind, why)) => {
+            reached_base
+        });
+        for batch in rx {
+            for e in check_batch(batch, shared, trust) {
+                walk.receipts += 1;
+                let findings = &mut walk.findings;
+                if e.parents.len() > 1 {
                     finding(
                         findings,
                         None,
                         None,
                         e.commit,
-                        kind,
-                        format!("invalid receipt: {why}"),
+                        "shape",
+                        format!(
+                            "chain commit has {} parents; a chain is linear (followed the first)",
+                            e.parents.len()
+                        ),
                     );
-                    child = None; // links around an unreadable entry cannot be checked
-                    continue;
                 }
-                Ok(r) => r,
-            };
-            let b = r.body();
-            let (idx, id) = (b.chain.index, r.id().to_owned());
-            let signed = e.signature.is_ok();
-            if let Err((kind, why)) = e.signature {
-                finding(findings, Some(idx), Some(&id), e.commit, kind, why);
+                let r = match e.receipt {
+                    Err((kind, why)) => {
+                        finding(
+                            findings,
+                            None,
+                            None,
+                            e.commit,
+                            kind,
+                            format!("invalid receipt: {why}"),
+                        );
+                        child = None; // links around an unreadable entry cannot be checked
+                        continue;
+                    }
+                    Ok(r) => r,
+                };
+                let b = r.body();
+                let (idx, id) = (b.chain.index, r.id().to_owned());
+                let signed = e.signature.is_ok();
+                if let Err((kind, why)) = e.signature {
+                    finding(findings, Some(idx), Some(&id), e.commit, kind, why);
+                }
+                if signed && b.acceptance.is_some() {
+                    walk.acceptances
+                        .push((idx, id.clone(), e.commit, b.clone()));
+                }
+                walk.located.push((id.clone(), e.commit));
+                if b.chain.writer != writer {
+                    finding(
+                        findings,
+                        Some(idx),
+                        Some(&id),
+                        e.commit,
+                        "writer",
+                        format!(
+                            "names writer {}, but sits in chain {writer}",
+                            b.chain.writer
+                        ),
+                    );
+                }
+                if !writer_matches_key(writer, &r.signature().key) {
+                    finding(
+                        findings,
+                        Some(idx),
+                        Some(&id),
+                        e.commit,
+                        "writer",
+                        format!(
+                            "signed by {}, but writer id {writer} names another key",
+                            r.signature().key
+                        ),
+                    );
+                }
+                if let Some(child) = &child {
+                    check_link(findings, writer, child, idx, &id);
+                }
+                if e.parents.is_empty() && (idx != 0 || b.chain.prev.is_some()) {
+                    finding(
+                        findings,
+                        Some(idx),
+                        Some(&id),
+                        e.commit,
+                        "link",
+                        format!(
+                            "is the root of the chain but has index {idx}; earlier receipts were removed"
+                        ),
+                    );
+                }
+                if let Some(s) = &b.supersedes {
+                    walk.supersedes.push((idx, id.clone(), e.commit, s.clone()));
+                }
+                walk.ids.insert(id);
+                child = Some((idx, b.chain.prev.clone(), e.commit));
             }
-            if signed && b.acceptance.is_some() {
-                walk.acceptances
-                    .push((idx, id.clone(), e.commit, b.clone()));
-            }
-            walk.located.push((id.clone(), e.commit));
-            if b.chain.writer != writer {
-                finding(
-                    findings,
-                    Some(idx),
-                    Some(&id),
-                    e.commit,
-                    "writer",
-                    format!(
-                        "names writer {}, but sits in chain {writer}",
-                        b.chain.writer
-                    ),
-                );
-            }
-            if !writer_matches_key(writer, &r.signature().key) {
-                finding(
-                    findings,
-                    Some(idx),
-                    Some(&id),
-                    e.commit,
-                    "writer",
-                    format!(
-                        "signed by {}, but writer id {writer} names another key",
-                        r.signature().key
-                    ),
-                );
-            }
-            if let Some(child) = &child {
-                check_link(findings, writer, child, idx, &id);
-            }
-            if e.parents.is_empty() && (idx != 0 || b.chain.prev.is_some()) {
-                finding(
-                    findings,
-                    Some(idx),
-                    Some(&id),
-                    e.commit,
-                    "link",
-                    format!(
-                        "is the root of the chain but has index {idx}; earlier receipts were removed"
-                    ),
-                );
-            }
-            if let Some(s) = &b.supersedes {
-                walk.supersedes.push((idx, id.clone(), e.commit, s.clone()));
-            }
-            walk.ids.insert(id);
-            child = Some((idx, b.chain.prev.clone(), e.commit));
+            progress(walk.receipts);
         }
-        progress(walk.receipts);
-    }
+        reached_base = reader.join().expect("the chain reader does not panic");
+        Ok(())
+    })?;
     match base {
         Some((_, idx, id)) if reached_base => {
             if let Some(child) = &child {

@@ -705,6 +705,7 @@ fn doctor_says_what_to_run_and_then_that_all_is_well() {
             ("refspecs".to_owned(), false),
             ("hook".to_owned(), false),
             ("key".to_owned(), false),
+            ("signing".to_owned(), true),
             ("notes".to_owned(), false),
             ("history".to_owned(), true),
             ("remote".to_owned(), false),
@@ -725,6 +726,11 @@ fn doctor_says_what_to_run_and_then_that_all_is_well() {
     s.author.receipt_ok(&s.repo, &["init"]);
     let text = s.author.receipt_ok(&s.repo, &["doctor"]);
     assert!(text.stdout.contains("is signer \"ada\" on main"), "{text}");
+    assert!(
+        text.stdout
+            .contains("signs in-process with the private key"),
+        "{text}"
+    );
     assert!(!text.stdout.contains("FIX"), "{text}");
 }
 

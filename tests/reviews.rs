@@ -199,16 +199,29 @@ fn two_distinct_trusted_approvers_make_a_review_present_and_nothing_less_does() 
     );
 }
 
-/// Sign commits with `env`'s receipt key, as git does with `gpg.format = ssh`.
-fn sign_commits_with_own_key(env: &Env, dir: &Path) {
+/// Commit everything as `env`, SSH-signed with its receipt key as git does with
+/// `gpg.format = ssh` (given on the command line only: a repository-wide
+/// `user.signingKey` would make every reviewer here sign receipts with that key).
+fn signed_commit(env: &Env, dir: &Path, message: &str) {
     let key = env.home.join(".config/git-receipt/signing_key");
     assert!(
         key.exists(),
         "the receipt key is where git-receipt keeps it"
     );
-    env.git_ok(dir, &["config", "gpg.format", "ssh"]);
-    env.git_ok(dir, &["config", "user.signingKey", key.to_str().unwrap()]);
-    env.git_ok(dir, &["config", "commit.gpgSign", "true"]);
+    let signing_key = format!("user.signingKey={}", key.display());
+    env.git_ok(
+        dir,
+        &[
+            "-c",
+            "gpg.format=ssh",
+            "-c",
+            &signing_key,
+            "commit",
+            "-S",
+            "-qam",
+            message,
+        ],
+    );
 }
 
 #[test]
@@ -227,9 +240,8 @@ fn the_author_known_by_the_commit_signature_counts_only_with_self_approve() {
     let review = "[review \"code\"]\n\tpath = src\n\trequired = 1\n";
     let dir = reviewed_repo(&maintainer, &[("ada", &ada), ("bob", &bob)], review);
     // ada writes and signs a change, then approves it herself
-    sign_commits_with_own_key(&ada, &dir);
     std::fs::write(dir.join("src/lib.rs"), "pub fn by_ada() {}\n").unwrap();
-    ada.git_ok(&dir, &["commit", "-qam", "ada's change"]);
+    signed_commit(&ada, &dir, "ada's change");
     approve(&ada, &dir);
     let (state, reason) = review_row(&maintainer, &dir);
     assert_eq!(state, "missing", "{reason}");
@@ -247,7 +259,6 @@ fn the_author_known_by_the_commit_signature_counts_only_with_self_approve() {
 
     // an unsigned commit has no known author: with self-approve = false no
     // approval can be told from a self-approval
-    maintainer.git_ok(&dir, &["config", "commit.gpgSign", "false"]);
     std::fs::write(dir.join("src/lib.rs"), "pub fn unsigned() {}\n").unwrap();
     maintainer.git_ok(&dir, &["commit", "-qam", "unsigned change"]);
     approve(&bob, &dir);

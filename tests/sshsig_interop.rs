@@ -133,7 +133,7 @@ const MESSAGE: &[u8] = br#"{"check":"unit","command":"cargo test","exit":0,"v":1
 fn our_signatures_verify_with_ssh_keygen() {
     let sandbox = Sandbox::new();
     let key = SigningKey::from_seed(&[42u8; 32]);
-    let signature = key.sign(MESSAGE);
+    let signature = key.sign(MESSAGE).unwrap();
     let armored = armor_sshsig(key.public(), &signature);
     assert!(armored.starts_with("-----BEGIN SSH SIGNATURE-----\n"));
     fs::write(sandbox.path("sig.file"), &armored).unwrap();
@@ -202,8 +202,11 @@ fn ssh_keygen_signs_exactly_what_we_sign() {
     );
     let theirs = fs::read_to_string(sandbox.path("message.sig")).unwrap();
     let sshsig = ssh_key::SshSig::from_pem(&theirs).unwrap();
-    assert_eq!(sshsig.signature_bytes(), key.sign(MESSAGE));
-    assert_eq!(theirs, armor_sshsig(key.public(), &key.sign(MESSAGE)));
+    assert_eq!(sshsig.signature_bytes(), key.sign(MESSAGE).unwrap());
+    assert_eq!(
+        theirs,
+        armor_sshsig(key.public(), &key.sign(MESSAGE).unwrap())
+    );
 }
 
 #[test]
@@ -241,7 +244,7 @@ fn ssh_keygen_keys_load_and_their_signatures_verify() {
     verify(key.public(), MESSAGE, raw).expect("ssh-keygen's signature verifies");
     assert!(verify(key.public(), b"another message", raw).is_err());
     assert!(verify_raw_strict(key.public().as_bytes(), MESSAGE, raw).is_err());
-    assert_eq!(raw, key.sign(MESSAGE), "Ed25519 is deterministic");
+    assert_eq!(raw, key.sign(MESSAGE).unwrap(), "Ed25519 is deterministic");
 
     // CRLF line endings and lax permissions are accepted.
     let crlf_path = sandbox.path("k_crlf");

@@ -145,11 +145,118 @@ fn init_is_idempotent() {
         fetch.contains(&format!("^refs/notes/receipts/{writer}")),
         "{fetch}"
     );
+    // ... and gives the remote push refspecs for the branch, the chain and its notes
+    let push = env.git_ok(&dir, &["config", "--get-all", "remote.origin.push"]);
+    assert_eq!(
+        push.lines().collect::<Vec<_>>(),
+        [
+            "HEAD".to_owned(),
+            format!("refs/receipts/{writer}*:refs/receipts/{writer}*"),
+            format!("+refs/notes/receipts/{writer}*:refs/notes/receipts/{writer}*"),
+        ],
+        "{run}"
+    );
     let third = env.receipt_ok(&dir, &["init"]);
     assert!(
         third.stderr.contains("already set up; nothing changed"),
         "{third}"
     );
+}
+
+#[test]
+fn a_bare_git_push_after_init_carries_branch_chain_and_notes_in_one_push() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (bare, url) = seeded_server(&env, &daemon, "one-push.git");
+    let dir = clone(&env, &url, "c");
+    env.receipt_ok(&dir, &["key", "generate"]);
+    env.receipt_ok(&dir, &["init"]);
+    // a clone with a key but no receipt yet: the globs match nothing, and a bare
+    // push still works (a missing source ref would fail it; --no-verify: nothing
+    // is receipted yet, so the hook would refuse)
+    std::fs::write(dir.join("NOTES.txt"), "no receipt yet\n").unwrap();
+    env.git_ok(&dir, &["add", "NOTES.txt"]);
+    env.git_ok(&dir, &["commit", "-qm", "docs only"]);
+    let r = env.git(&dir, &["push", "--no-verify"]);
+    assert_eq!(r.code, 0, "a bare push before any receipt: {r}");
+    env.receipt_ok(&dir, &["run", "test"]);
+    let writer = env.only_writer(&dir);
+    std::fs::write(dir.join("NOTES.txt"), "a receipted change\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "another"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+    let r = env.git(&dir, &["push"]);
+    assert_eq!(r.code, 0, "{r}");
+    // the hook gated and sent nothing itself: git's own push carried everything
+    assert!(
+        !r.stderr.contains("pushed"),
+        "the hook pushed separately: {r}"
+    );
+    for name in [
+        "refs/heads/main".to_owned(),
+        format!("refs/receipts/{writer}"),
+        format!("refs/notes/receipts/{writer}"),
+    ] {
+        assert_eq!(
+            env.git_ok(&bare, &["rev-parse", &name]),
+            env.git_ok(&dir, &["rev-parse", &name]),
+            "{name} on the server"
+        );
+    }
+    // a named push (`git push origin main`) ignores push refspecs: the hook sends
+    // the receipts in a push of its own first, as before
+    std::fs::write(dir.join("NOTES.txt"), "named push\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "third"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+    let r = env.git(&dir, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("pushed 1 receipt"), "{r}");
+    assert_eq!(
+        env.git_ok(&bare, &["rev-parse", &format!("refs/receipts/{writer}")]),
+        env.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")])
+    );
+}
+
+#[test]
+fn init_leaves_push_refspecs_of_your_own_alone_and_can_be_told_to_add_none() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (_, url) = seeded_server(&env, &daemon, "own-push.git");
+    env.receipt_ok(env.tmp.path(), &["key", "generate"]);
+    let mine = clone(&env, &url, "mine");
+    env.git_ok(
+        &mine,
+        &[
+            "config",
+            "remote.origin.push",
+            "refs/heads/main:refs/heads/main",
+        ],
+    );
+    let r = env.receipt_ok(&mine, &["init"]);
+    assert!(
+        r.stderr.contains("remote.origin.push is set already"),
+        "{r}"
+    );
+    assert!(
+        r.stderr.contains("hint: to send them in git's own push"),
+        "{r}"
+    );
+    assert_eq!(
+        env.git_ok(&mine, &["config", "--get-all", "remote.origin.push"]),
+        "refs/heads/main:refs/heads/main"
+    );
+    // another developer, no key yet: told not to, init adds none, and neither does
+    // the first run, which creates the key and wires the chain
+    let other = Env::new();
+    let none = clone(&other, &url, "none");
+    let r = other.receipt_ok(&none, &["init", "--no-push-refspecs"]);
+    assert!(r.stderr.contains("receipt.pushRefspecs = false"), "{r}");
+    let r = other.receipt_ok(&none, &["run", "test"]);
+    assert!(
+        r.stderr.contains("^refs/receipts/"),
+        "the run wired the chain: {r}"
+    );
+    let push = other.git(&none, &["config", "--get-all", "remote.origin.push"]);
+    assert_eq!(push.code, 1, "no push refspecs: {push}");
 }
 
 #[test]

@@ -8,6 +8,8 @@ use clap::Args;
 use serde_json::json;
 
 use super::{CHAIN_REFSPEC, Context, NOTES_REFSPEC, current_config_values};
+use git_receipt::keyfile;
+use git_receipt::receipt::writer_id;
 use git_receipt::store::Store;
 use git_receipt::text::escape;
 
@@ -16,7 +18,8 @@ use git_receipt::text::escape;
 /// One line per item, each `ok` or what to run: the remote's fetch refspecs for
 /// receipt chains and notes, the exclusion of your own chain from plain fetches,
 /// the pre-push hook, your signing key (and whether it is a signer in
-/// .gitreceipts on the default branch), notes.displayRef (so `git log` shows
+/// .gitreceipts on the default branch), how it signs (in-process, or through
+/// ssh-agent, which must hold it), notes.displayRef (so `git log` shows
 /// receipts), shallow history, and whether the remote has receipt chains this
 /// clone lacks. Exits 0 when every line is ok, 1 when something needs doing.
 #[derive(Debug, Args)]
@@ -74,16 +77,14 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
     } else {
         Vec::new()
     };
-    let key = {
-        let source = ctx.key_source(Some(&store))?;
-        if source.path().exists() {
-            Some(git_receipt::keyfile::load_existing(&source)?)
-        } else {
-            None
-        }
+    let source = ctx.key_source(Some(&store))?;
+    let key = if source.is_present() {
+        Some(keyfile::public_key(&source)?)
+    } else {
+        None
     };
     let writer = match &key {
-        Some(k) => Some(ctx.writer(&store, k)?),
+        Some(k) => Some(writer_id(k, &ctx.chain_name(&store)?)),
         None => None,
     };
 
@@ -146,7 +147,7 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
     // the key, and whether the default branch trusts it
     match (&key, &writer) {
         (Some(k), Some(w)) => {
-            let fp = k.public().fingerprint();
+            let fp = k.fingerprint();
             let names = super::signer_names(&store);
             match git_receipt::trust::default_branch(&store) {
                 Some((branch, tip)) => {
@@ -187,6 +188,21 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
             "key",
             "no signing key: this clone can verify but not write receipts (`git receipt key generate`, or the first `git receipt run`, creates one)",
         )),
+    }
+
+    // how the key signs: in-process, or through an ssh-agent that must hold it
+    if key.is_some() {
+        lines.push(match keyfile::load_existing(&source) {
+            Ok(signing) => ok("signing", keyfile::signing_route(&source, &signing)),
+            Err(err) => {
+                let message = err.to_string();
+                let hint = message
+                    .lines()
+                    .find_map(|line| line.strip_prefix("hint: "))
+                    .unwrap_or("git receipt key show (it says what is wrong)");
+                fix("signing", message.lines().next().unwrap_or_default(), hint)
+            }
+        });
     }
 
     // notes in git log

@@ -45,9 +45,8 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
     let own_fingerprint = ctx
         .key_source(Some(&store))
         .ok()
-        .filter(|s| s.path().exists())
-        .and_then(|s| git_receipt::keyfile::load_existing(&s).ok())
-        .map(|k| k.public().fingerprint());
+        .and_then(|s| git_receipt::keyfile::public_key(&s).ok())
+        .map(|k| k.fingerprint());
     let report = sync::fetch(&store, &remote, &trust)?;
     store.gc_auto_detached();
     let mut rejected = false;

@@ -53,9 +53,14 @@ enum HookName {
     /// Reads git's pre-push input on stdin.
     PrePush {
         /// The remote's name (or URL).
-        remote: String,
+        #[arg(required_unless_present = "pre_commit")]
+        remote: Option<String>,
         /// The remote's URL.
         url: Option<String>,
+        /// Take the push from the pre-commit framework's PRE_COMMIT_* variables
+        /// instead of arguments and stdin (what .pre-commit-hooks.yaml runs).
+        #[arg(long, conflicts_with_all = ["remote", "url"])]
+        pre_commit: bool,
     },
     /// Refuse updates and creations of protected branches whose new tip lacks
     /// present receipts, deleting a protected branch, and any update of a receipt
@@ -189,14 +194,59 @@ pub fn cmd_uninstall_hooks(ctx: &Context, _args: UninstallHooksArgs) -> Result<E
 
 /// Dispatch a hook.
 pub fn cmd_hook(ctx: &Context, args: HookArgs) -> Result<ExitCode> {
+    if let HookName::PrePush {
+        pre_commit: true, ..
+    } = args.hook
+    {
+        let store = ctx.store()?;
+        let (remote, updates) = pre_commit_push(&store)?;
+        return pre_push(ctx, &store, &remote, &updates);
+    }
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
         .context("reading the hook's input")?;
     match args.hook {
-        HookName::PrePush { remote, .. } => pre_push(ctx, &remote, &input),
+        HookName::PrePush { remote, .. } => {
+            let store = ctx.store()?;
+            let updates = hooks::parse_pre_push(&input).map_err(anyhow::Error::msg)?;
+            pre_push(ctx, &store, remote.as_deref().unwrap_or(""), &updates)
+        }
         HookName::PreReceive => pre_receive(ctx, &input),
     }
+}
+
+/// The push that the pre-commit framework's pre-push stage describes in its
+/// environment. pre-commit reads git's pre-push input itself and passes its hooks
+/// only the first ref that has commits to send (never a deletion); when that
+/// push carries a root commit it leaves PRE_COMMIT_TO_REF unset, and the local
+/// ref names the commit instead.
+fn pre_commit_push(store: &Store) -> Result<(String, Vec<hooks::PushedRef>)> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let missing = |name: &str| {
+        anyhow::anyhow!(
+            "{name} is not set: `hook pre-push --pre-commit` runs from the pre-commit framework's pre-push stage\n\
+             hint: `pre-commit install --hook-type pre-push` installs it; without pre-commit, `git receipt install-hooks` installs git-receipt's own hook"
+        )
+    };
+    let remote = var("PRE_COMMIT_REMOTE_NAME").ok_or_else(|| missing("PRE_COMMIT_REMOTE_NAME"))?;
+    let remote_ref =
+        var("PRE_COMMIT_REMOTE_BRANCH").ok_or_else(|| missing("PRE_COMMIT_REMOTE_BRANCH"))?;
+    let local_ref = var("PRE_COMMIT_LOCAL_BRANCH").unwrap_or_default();
+    let local = match var("PRE_COMMIT_TO_REF") {
+        Some(hex) => gix::ObjectId::from_hex(hex.as_bytes()).map_err(|_| {
+            anyhow::anyhow!("PRE_COMMIT_TO_REF = {:?} is not an object id", escape(&hex))
+        })?,
+        None if !local_ref.is_empty() => store.resolve_commit(&local_ref)?,
+        None => return Err(missing("PRE_COMMIT_TO_REF (or PRE_COMMIT_LOCAL_BRANCH)")),
+    };
+    let pushed = hooks::PushedRef {
+        local_ref,
+        local: Some(local),
+        remote_ref,
+        remote: None,
+    };
+    Ok((remote, vec![pushed]))
 }
 
 /// What each pushed ref (remote ref name, local commit) lacks: fresh receipts
@@ -241,16 +291,19 @@ pub(super) fn lacking_receipts(
     Ok(refused)
 }
 
-fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
-    let store = ctx.store()?;
-    let updates = hooks::parse_pre_push(input).map_err(anyhow::Error::msg)?;
+fn pre_push(
+    ctx: &Context,
+    store: &Store,
+    remote: &str,
+    updates: &[hooks::PushedRef],
+) -> Result<ExitCode> {
     let gate_tags = store
         .repo()
         .config_snapshot()
         .boolean("receipt.gateTags")
         .unwrap_or(false);
     let mut pushed = Vec::new();
-    for u in &updates {
+    for u in updates {
         let Some(local) = u.local else { continue }; // deletions pass
         let r = &u.remote_ref;
         if r.starts_with("refs/receipts/") || r.starts_with("refs/notes/") {
@@ -262,7 +315,7 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
         pushed.push((r.clone(), local));
     }
     let gated = pushed.len();
-    let refused = lacking_receipts(ctx, &store, &pushed)?;
+    let refused = lacking_receipts(ctx, store, &pushed)?;
     if !refused.is_empty() {
         // ref names, check names and reasons may come from someone else's push
         eprint!(
@@ -291,7 +344,7 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
             if carried_ref(&format!("refs/receipts/{writer}"), Some(tip))
                 && carried_ref(&notes, store.ref_value(&notes)?)
             {
-                git_receipt::sync::assume_pushed(&store, remote, &writer)?;
+                git_receipt::sync::assume_pushed(store, remote, &writer)?;
                 carried.push(writer);
             }
         }
@@ -300,7 +353,7 @@ fn pre_push(ctx: &Context, remote: &str, input: &str) -> Result<ExitCode> {
             carried,
             ..Default::default()
         };
-        match super::push::push_own(ctx, &store, remote, &plan) {
+        match super::push::push_own(ctx, store, remote, &plan) {
             Ok(outcomes) => {
                 for o in outcomes.iter().filter(|o| o.pushed > 0) {
                     eprintln!(

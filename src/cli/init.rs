@@ -5,14 +5,18 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use super::{CHAIN_REFSPEC, Context, NOTES_REFSPEC, add_config, exclude_own_chain};
+use super::{
+    CHAIN_REFSPEC, Context, NOTES_REFSPEC, add_config, current_config_values, exclude_own_chain,
+};
 
 /// Set this clone up so receipts travel with plain `git fetch` and show in `git log`.
 ///
 /// Adds fetch refspecs to the remote so that `git fetch` brings every writer's
 /// chain (refs/receipts/*, fast-forward only, never forced) and notes alongside
 /// branches, except your own chain, which only you write (excluded once you have a
-/// key; init creates none, so a CI clone stays keyless); sets notes.displayRef so
+/// key; init creates none, so a CI clone stays keyless); once you have a key, adds
+/// push refspecs (`HEAD`, your chain, your notes) to a remote that has none, so a
+/// bare `git push` sends branch and receipts in one push; sets notes.displayRef so
 /// `git log` shows receipts; installs the pre-push hook. Running it twice changes
 /// nothing.
 #[derive(Debug, Args)]
@@ -23,12 +27,26 @@ pub struct InitArgs {
     /// Do not install the pre-push hook.
     #[arg(long)]
     pub no_hooks: bool,
+    /// Do not add push refspecs for your own chain (sets receipt.pushRefspecs
+    /// false): a hooked `git push` then sends receipts in a push of its own.
+    #[arg(long)]
+    pub no_push_refspecs: bool,
 }
 
 /// Configure.
 pub fn cmd_init(ctx: &Context, args: InitArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let mut changes = Vec::new();
+    if args.no_push_refspecs
+        && current_config_values(&store, "receipt.pushRefspecs")?.last()
+            != Some(&"false".to_owned())
+    {
+        let out = store.run_git(&["config", "receipt.pushRefspecs", "false"])?;
+        if !out.ok {
+            anyhow::bail!("git config receipt.pushRefspecs false: {}", out.stderr);
+        }
+        changes.push("receipt.pushRefspecs = false".into());
+    }
     if store.has_remote(&args.remote)? {
         let key_name = format!("remote.{}.fetch", args.remote);
         for spec in [CHAIN_REFSPEC, NOTES_REFSPEC] {
@@ -40,9 +58,10 @@ pub fn cmd_init(ctx: &Context, args: InitArgs) -> Result<ExitCode> {
         // key yet (a CI clone), none is created: the first `git receipt run` that
         // creates one adds the exclusion.
         let source = ctx.key_source(Some(&store))?;
-        if source.path().exists() {
-            let key = git_receipt::keyfile::load_existing(&source)?;
-            changes.extend(exclude_own_chain(&store, &ctx.writer(&store, &key)?)?);
+        if source.is_present() {
+            let key = git_receipt::keyfile::public_key(&source)?;
+            let writer = git_receipt::receipt::writer_id(&key, &ctx.chain_name(&store)?);
+            changes.extend(exclude_own_chain(&store, &writer)?);
         } else {
             eprintln!(
                 "git-receipt: no signing key yet (none is created here); your own chain is excluded from plain `git fetch` once `git receipt run` creates your key"

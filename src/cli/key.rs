@@ -5,17 +5,22 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 
-use git_receipt::keyfile::{self, KeySource};
+use git_receipt::keyfile;
 use git_receipt::sign::SigningKey;
+use git_receipt::text::{escape, escape_lines};
 
 use super::Context;
 
 /// Create or show the signing key.
 ///
-/// The key is an OpenSSH Ed25519 private key. It is looked up in
-/// GIT_RECEIPT_SIGNING_KEY, then git config receipt.signingKey, then
+/// The key is an OpenSSH Ed25519 key, looked up in GIT_RECEIPT_SIGNING_KEY, then
+/// git config receipt.signingKey, then git config user.signingKey when gpg.format
+/// is ssh (the key git signs commits with), then
 /// $XDG_CONFIG_HOME/git-receipt/signing_key (~/.config/...), which the first
-/// `git receipt run` creates if it is missing. The private key is never printed.
+/// `git receipt run` creates if it is missing. An unencrypted private key file signs
+/// in-process; a public key (a .pub file, or `ssh-ed25519 AAAA...` in the setting)
+/// or a passphrase-protected key signs through ssh-agent (SSH_AUTH_SOCK), which
+/// must hold it (`ssh-add`). The private key is never printed.
 #[derive(Debug, Args)]
 pub struct KeyArgs {
     #[command(subcommand)]
@@ -40,19 +45,23 @@ pub fn cmd_key(ctx: &Context, args: KeyArgs) -> Result<ExitCode> {
     let source = ctx.key_source(store.as_ref())?;
     match args.command {
         KeyCommand::Generate => {
-            if source.path().exists() {
+            let Some(path) = source.file() else {
+                bail!(
+                    "the signing key is {}, whose private half ssh-agent holds; there is nothing to generate\nhint: `git receipt key show` prints it",
+                    source.describe()
+                );
+            };
+            if path.exists() {
                 bail!(
                     "a key already exists at {}; not overwriting it\nhint: `git receipt key show` prints its public key",
-                    source.path().display()
+                    path.display()
                 );
             }
-            let key = SigningKey::generate(
-                source.path(),
-                &format!("git-receipt@{}", git_receipt::host_name()),
-            )?;
+            let key =
+                SigningKey::generate(path, &format!("git-receipt@{}", git_receipt::host_name()))?;
             eprintln!(
                 "git-receipt: created signing key {} ({})",
-                source.path().display(),
+                path.display(),
                 key.public().fingerprint()
             );
             println!("{}", key.public().to_openssh());
@@ -60,17 +69,29 @@ pub fn cmd_key(ctx: &Context, args: KeyArgs) -> Result<ExitCode> {
         KeyCommand::Show { fingerprint } => {
             // A key named by the environment or config that is missing gets the
             // loader's error, which names the setting it came from.
-            if matches!(source, KeySource::Default(_)) && !source.path().exists() {
+            if source.is_default() && !source.is_present() {
                 bail!(
                     "no signing key at {}\nhint: `git receipt key generate` creates it (so does the first `git receipt run`)",
-                    source.path().display()
+                    source.describe()
                 );
             }
-            let key = keyfile::load_existing(&source)?;
+            // The public key needs no agent: show it even when the agent is away,
+            // and say on stderr how (or why not) the key signs.
+            let public = keyfile::public_key(&source)?;
             if fingerprint {
-                println!("{}", key.public().fingerprint());
+                println!("{}", public.fingerprint());
             } else {
-                println!("{}", key.public().to_openssh());
+                println!("{}", public.to_openssh());
+            }
+            match keyfile::load_existing(&source) {
+                Ok(key) => eprintln!(
+                    "git-receipt: {}",
+                    escape(&keyfile::signing_route(&source, &key))
+                ),
+                Err(err) => eprintln!(
+                    "git-receipt: warning: this key cannot sign now: {}",
+                    escape_lines(&err.to_string())
+                ),
             }
         }
     }

@@ -7,6 +7,7 @@
 
 mod completions;
 mod doctor;
+mod export;
 mod fetch;
 mod gate;
 mod hook;
@@ -14,6 +15,7 @@ mod init;
 mod key;
 mod log;
 mod man;
+mod mcp;
 mod prune_logs;
 mod push;
 mod record;
@@ -74,10 +76,12 @@ enum Command {
     UninstallHooks(hook::UninstallHooksArgs),
     Hook(hook::HookArgs),
     Verify(verify::VerifyArgs),
+    Export(export::ExportArgs),
     Key(key::KeyArgs),
     Doctor(doctor::DoctorArgs),
     Completions(completions::CompletionsArgs),
     Man(man::ManArgs),
+    Mcp(mcp::McpArgs),
 }
 
 /// What every command may ask for.
@@ -94,20 +98,28 @@ impl Context {
         Ok(Contract::load(store.workdir()?)?)
     }
 
+    /// Where the signing key is: see [`keyfile::locate`]. git's own SSH signing key
+    /// (`user.signingKey` with `gpg.format=ssh`) is used when nothing else names one.
     fn key_source(&self, store: Option<&Store>) -> Result<KeySource> {
-        let configured = store.and_then(|s| s.config_string("receipt.signingKey"));
-        Ok(keyfile::locate(configured)?)
+        let config = |key: &str| store.and_then(|s| s.config_string(key));
+        let git_ssh_key = config("user.signingKey").filter(|_| {
+            config("gpg.format").is_some_and(|format| format.eq_ignore_ascii_case("ssh"))
+        });
+        Ok(keyfile::locate(config("receipt.signingKey"), git_ssh_key)?)
     }
 
     /// The signing key, created with a notice on first use.
     fn signing_key(&self, store: &Store) -> Result<SigningKey> {
         let source = self.key_source(Some(store))?;
         let (key, created) = keyfile::load_or_create(&source)?;
-        if let Some(mode) = keyfile::open_to_others(source.path()) {
+        if key.agent().is_none()
+            && let Some(path) = source.file()
+            && let Some(mode) = keyfile::open_to_others(path)
+        {
             eprintln!(
                 "git-receipt: warning: the signing key {} is readable by others (mode {mode:04o}): anyone who can read it can sign receipts as you\nhint: chmod 600 {}",
-                source.path().display(),
-                source.path().display()
+                path.display(),
+                path.display()
             );
         }
         if created {
@@ -117,7 +129,7 @@ impl Context {
             eprintln!(
                 "git-receipt: created a new signing key at {} ({})\n\
                  git-receipt: its public key, for a [signer] in .gitreceipts or receipt.trustedKey:\n  {}",
-                source.path().display(),
+                source.file().unwrap_or(std::path::Path::new("")).display(),
                 key.public().fingerprint(),
                 key.public().to_openssh()
             );
@@ -150,10 +162,9 @@ impl Context {
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
         let mut trust = TrustSet::default();
         if let Ok(source) = self.key_source(Some(store))
-            && source.path().exists()
-            && let Ok(key) = keyfile::load_existing(&source)
+            && let Ok(key) = keyfile::public_key(&source)
         {
-            trust.add(key.public().clone(), TrustOrigin::OwnKey);
+            trust.add(key, TrustOrigin::OwnKey);
         }
         for line in store.config_strings("receipt.trustedKey") {
             let key = git_receipt::sign::PublicKey::from_openssh(&line)
@@ -224,11 +235,38 @@ pub(crate) fn add_config(store: &Store, key: &str, value: &str) -> Result<bool> 
     Ok(true)
 }
 
-/// Exclude `writer`'s refs from every remote that fetches receipt refs, so a
-/// plain `git fetch` never tries to rewind the chain only this clone writes.
-/// Returns the config lines added.
+/// The push refspecs that let a bare `git push` carry the current branch and
+/// `writer`'s chain and notes in one push (one connection, one run of the
+/// server's hook). Globs, so a clone that has no receipt yet pushes nothing extra
+/// rather than failing on a missing source ref; no other writer id starts with
+/// `writer` (the fingerprint part has a fixed length). The chain is never forced
+/// (append-only); the notes are derived, so they are.
+pub(crate) fn own_push_refspecs(writer: &str) -> [String; 3] {
+    [
+        "HEAD".to_owned(),
+        format!("refs/receipts/{writer}*:refs/receipts/{writer}*"),
+        format!("+refs/notes/receipts/{writer}*:refs/notes/receipts/{writer}*"),
+    ]
+}
+
+/// Wire `writer`'s own chain into every remote that fetches receipt refs:
+///
+/// - exclude it from plain fetches, so `git fetch` never tries to rewind the
+///   chain only this clone writes;
+/// - unless `receipt.pushRefspecs` is false, or the remote already has push
+///   refspecs of its own (left alone, with a hint), add [`own_push_refspecs`], so
+///   a bare `git push` sends branch and receipts together (the pre-push hook
+///   then gates and sends nothing itself).
+///
+/// Returns the config lines added; hints go to stderr.
 pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<String>> {
     let mut added = Vec::new();
+    // through git, not the snapshot: `init --no-push-refspecs` has just set it
+    let push_refspecs = store
+        .run_git(&["config", "--type=bool", "--get", "receipt.pushRefspecs"])?
+        .stdout
+        .trim()
+        != "false";
     for remote in store.repo().remote_names() {
         let key = format!("remote.{remote}.fetch");
         if !current_config_values(store, &key)?
@@ -243,6 +281,25 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
         ] {
             if add_config(store, &key, &spec)? {
                 added.push(format!("{key} += {spec}"));
+            }
+        }
+        if !push_refspecs {
+            continue;
+        }
+        let push_key = format!("remote.{remote}.push");
+        let existing = current_config_values(store, &push_key)?;
+        let ours = own_push_refspecs(writer);
+        if !existing.is_empty() && !existing.iter().any(|v| *v == ours[1]) {
+            eprintln!(
+                "git-receipt: {push_key} is set already, so it was left alone: a hooked `git push` sends your receipts in a push of its own first
+                 hint: to send them in git's own push: git config --add {push_key} '{}' && git config --add {push_key} '{}'",
+                ours[1], ours[2]
+            );
+            continue;
+        }
+        for spec in ours {
+            if add_config(store, &push_key, &spec)? {
+                added.push(format!("{push_key} += {spec}"));
             }
         }
     }
@@ -265,7 +322,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     let ctx = Context { cwd };
-    if !matches!(cli.command, Command::Run(_) | Command::Record(_)) {
+    if !matches!(
+        cli.command,
+        Command::Run(_) | Command::Record(_) | Command::Mcp(_)
+    ) {
         restore_default_sigpipe();
     }
     match cli.command {
@@ -285,16 +345,19 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::UninstallHooks(a) => hook::cmd_uninstall_hooks(&ctx, a),
         Command::Hook(a) => hook::cmd_hook(&ctx, a),
         Command::Verify(a) => verify::cmd_verify(&ctx, a),
+        Command::Export(a) => export::cmd_export(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
         Command::Doctor(a) => doctor::cmd_doctor(&ctx, a),
         Command::Completions(a) => completions::cmd_completions(a),
+        Command::Mcp(a) => mcp::cmd_mcp(&ctx, a),
     }
 }
 
 /// Reading commands die quietly on a closed pipe (`git receipt log | head`), like
 /// git. `run` and `record` keep Rust's default of ignoring SIGPIPE: a reader that
-/// goes away must never cost a check its receipt.
+/// goes away must never cost a check its receipt; so does `mcp`, which waits for
+/// the check it runs before it notices that its client has gone.
 fn restore_default_sigpipe() {
     // SAFETY: called before any other thread exists; SIG_DFL is a valid disposition.
     unsafe {

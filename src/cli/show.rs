@@ -284,10 +284,25 @@ struct Shown {
 
 /// The receipts whose signed subject is `commit`, newest first.
 fn receipts_about(store: &Store, commit: gix::ObjectId) -> Result<Vec<Shown>> {
+    Ok(entries_about(store, commit)?
+        .into_iter()
+        .map(|(writer, entry)| Shown {
+            writer,
+            entry,
+            found: Vec::new(),
+        })
+        .collect())
+}
+
+/// The receipts (writer, chain entry) whose signed subject is `commit`, newest first.
+pub(super) fn entries_about(
+    store: &Store,
+    commit: gix::ObjectId,
+) -> Result<Vec<(String, ChainEntry)>> {
     // Candidates come from the receipt index (built from the chains, never from
     // notes); each is opened and listed only if its signed subject is this commit.
     let mut index = store.receipt_index()?;
-    let mut shown: Vec<Shown> = Vec::new();
+    let mut found: Vec<(String, ChainEntry)> = Vec::new();
     for hit in store.index_lookup(&mut index, &commit)? {
         if hit.role != Role::Subject {
             continue;
@@ -301,20 +316,10 @@ fn receipts_about(store: &Store, commit: gix::ObjectId) -> Result<Vec<Shown>> {
         {
             continue;
         }
-        shown.push(Shown {
-            writer,
-            entry,
-            found: Vec::new(),
-        });
+        found.push((writer, entry));
     }
-    shown.sort_by(|a, b| {
-        b.entry
-            .receipt
-            .body()
-            .time()
-            .cmp(a.entry.receipt.body().time())
-    });
-    Ok(shown)
+    found.sort_by(|(_, a), (_, b)| b.receipt.body().time().cmp(a.receipt.body().time()));
+    Ok(found)
 }
 
 /// The chain entry of receipt `id` by `writer`, found through its inputs tree.

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod gitolite;
+pub mod pytools;
 pub mod receipt_schema;
 
 use std::path::{Path, PathBuf};
@@ -35,7 +36,7 @@ impl std::fmt::Display for Run {
     }
 }
 
-fn to_run(out: Output) -> Run {
+pub fn to_run(out: Output) -> Run {
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

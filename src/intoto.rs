@@ -1,0 +1,364 @@
+//! in-toto attestations of receipts: a verified receipt becomes an in-toto
+//! Statement v1, signed by the exporter in a DSSE envelope.
+//!
+//! This module owns the translation and the envelope; it takes only
+//! [`Receipt<Verified>`], so nothing that failed its signature or trust check can
+//! be attested. Which receipts to export, and whose trust, is the CLI's business
+//! (`git receipt export`). The field mapping is documented in `docs/interop.md`.
+//!
+//! - A `check` receipt becomes the test-result predicate
+//!   (`https://in-toto.io/attestation/test-result/v0.1`): `result` PASSED or
+//!   FAILED, `configuration` the check's definition and the receipt itself, the
+//!   check's name in `passedTests` or `failedTests`. Its subjects are the commit
+//!   (`gitCommit`, left out when the work tree had uncommitted changes, because
+//!   then the commit is not what was checked) and the inputs tree (`gitTree`).
+//! - Further kinds get their own predicate in [`statement`]: one match arm each.
+//!
+//! The payload is the RFC 8785 form of the Statement, so one receipt exported by
+//! one key always gives the same bytes (Ed25519 signatures are deterministic).
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::agent::AgentError;
+use crate::canon::{self, CanonError};
+use crate::receipt::{Body, Kind, Mode, Receipt, Verified};
+use crate::sign::SigningKey;
+
+/// The DSSE `payloadType` of an in-toto Statement.
+pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+/// The Statement layer's `_type`.
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+/// The test-result predicate a check receipt becomes.
+pub const TEST_RESULT: &str = "https://in-toto.io/attestation/test-result/v0.1";
+
+/// An in-toto ResourceDescriptor (only the members used here).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResourceDescriptor {
+    /// What the producer calls the resource.
+    pub name: String,
+    /// Algorithm name (`gitCommit`, `gitTree`, `sha256`) to lowercase hex digest.
+    pub digest: BTreeMap<&'static str, String>,
+    /// Further facts about the resource; absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+/// An in-toto Statement v1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Statement {
+    /// Always [`STATEMENT_TYPE`].
+    #[serde(rename = "_type")]
+    pub type_: &'static str,
+    /// The artifacts the Statement is about, matched by digest.
+    pub subject: Vec<ResourceDescriptor>,
+    /// The predicate's type URI.
+    #[serde(rename = "predicateType")]
+    pub predicate_type: &'static str,
+    /// The predicate.
+    pub predicate: Value,
+}
+
+/// One DSSE signature.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DsseSignature {
+    /// The signer's OpenSSH SHA256 fingerprint (`SHA256:...`, as `ssh-keygen -l` prints it).
+    pub keyid: String,
+    /// Base64 (standard, padded) of the raw 64-byte Ed25519 signature over the PAE.
+    pub sig: String,
+}
+
+/// A DSSE envelope, as serialized (one per line in an export).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Envelope {
+    /// Base64 (standard, padded) of the Statement's bytes.
+    pub payload: String,
+    /// Always [`PAYLOAD_TYPE`].
+    #[serde(rename = "payloadType")]
+    pub payload_type: &'static str,
+    /// Exactly one: the exporter's.
+    pub signatures: Vec<DsseSignature>,
+}
+
+/// The Statement a verified receipt makes.
+///
+/// Every receipt kind has its own arm; a kind without one does not compile, so a
+/// new kind cannot be exported as something it is not. (An acceptance receipt is
+/// meant to become a verification-summary style Statement; see `docs/interop.md`.)
+/// Acceptance and review receipts have no Statement yet: `None`.
+pub fn statement(receipt: &Receipt<Verified>) -> Option<Statement> {
+    let body = receipt.body();
+    match body.kind {
+        Kind::Check => Some(test_result(receipt.id(), &receipt.signature().key, body)),
+        Kind::Acceptance | Kind::Review => None,
+    }
+}
+
+/// The subjects of a receipt: the commit (unless the checked tree was not the
+/// commit's) and the inputs tree.
+fn subjects(body: &Body) -> Vec<ResourceDescriptor> {
+    let mut subject = Vec::new();
+    if !body.subject.dirty {
+        subject.push(ResourceDescriptor {
+            name: "commit".into(),
+            digest: BTreeMap::from([("gitCommit", body.subject.commit.clone())]),
+            annotations: None,
+        });
+    }
+    subject.push(ResourceDescriptor {
+        name: "inputs".into(),
+        digest: BTreeMap::from([("gitTree", body.subject.inputs.clone())]),
+        annotations: None,
+    });
+    subject
+}
+
+/// `sha256:<hex>` without its prefix (every id and definition has it; checked when parsed).
+fn hex_of(prefixed: &str) -> String {
+    prefixed
+        .strip_prefix("sha256:")
+        .unwrap_or(prefixed)
+        .to_owned()
+}
+
+/// A check receipt as a test-result Statement.
+fn test_result(id: &str, signer: &str, body: &Body) -> Statement {
+    let check = &body.check;
+    let result = &body.result;
+    let definition = ResourceDescriptor {
+        name: format!("check:{}", check.name),
+        digest: BTreeMap::from([("sha256", hex_of(&check.definition))]),
+        annotations: Some(json!({
+            "argv": check.argv,
+            "paths": check.paths,
+            "env": check.env,
+        })),
+    };
+    let receipt = ResourceDescriptor {
+        name: "receipt".into(),
+        digest: BTreeMap::from([("sha256", hex_of(id))]),
+        annotations: Some(json!({
+            "id": id,
+            "schema": body.schema,
+            "signer": signer,
+            "writer": body.chain.writer,
+            "index": body.chain.index,
+            "mode": match result.mode {
+                Mode::Run => "run",
+                Mode::Record => "record",
+            },
+            "exitCode": result.exit_code,
+            "detail": result.detail,
+            "startedAt": result.started_at,
+            "durationMs": result.duration_ms,
+            "commit": body.subject.commit,
+            "tree": body.subject.tree,
+            "dirty": body.subject.dirty,
+            "log": result.log,
+        })),
+    };
+    let name = vec![check.name.clone()];
+    let none: Vec<String> = Vec::new();
+    let (verdict, passed, failed) = if result.passed {
+        ("PASSED", name, none)
+    } else {
+        ("FAILED", none, name)
+    };
+    Statement {
+        type_: STATEMENT_TYPE,
+        subject: subjects(body),
+        predicate_type: TEST_RESULT,
+        predicate: json!({
+            "result": verdict,
+            "configuration": [definition, receipt],
+            "passedTests": passed,
+            "warnedTests": [],
+            "failedTests": failed,
+        }),
+    }
+}
+
+/// Why a Statement could not be put in a signed envelope.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The Statement holds a number outside ±(2^53-1) (a parsed receipt cannot).
+    #[error("cannot encode the in-toto Statement: {0}")]
+    Canon(#[from] CanonError),
+    /// The key is held by ssh-agent, and the agent did not sign.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+/// Sign `statement` with `key` into a DSSE envelope.
+pub fn envelope(statement: &Statement, key: &SigningKey) -> Result<Envelope, ExportError> {
+    let payload = canon::to_canonical(statement)?;
+    let sig = key.sign_dsse(PAYLOAD_TYPE, &payload)?;
+    Ok(Envelope {
+        payload: STANDARD.encode(&payload),
+        payload_type: PAYLOAD_TYPE,
+        signatures: vec![DsseSignature {
+            keyid: key.public().fingerprint(),
+            sig: STANDARD.encode(sig),
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::receipt::{Chain, Check, Outcome, Runner, SCHEMA_V2, Subject};
+    use crate::sign::{dsse_pae, verify_dsse};
+
+    fn key() -> SigningKey {
+        SigningKey::from_seed(&[7; 32])
+    }
+
+    fn body(passed: bool, dirty: bool) -> Body {
+        Body {
+            schema: SCHEMA_V2.into(),
+            kind: Kind::Check,
+            chain: Chain {
+                writer: crate::receipt::writer_id(key().public(), "default"),
+                index: 0,
+                prev: None,
+            },
+            subject: Subject {
+                commit: "1".repeat(40),
+                tree: "2".repeat(40),
+                inputs: "3".repeat(40),
+                dirty,
+            },
+            check: Check {
+                name: "test".into(),
+                argv: vec!["sh".into(), "-c".into(), "echo \"hi\"\n\u{202e}".into()],
+                definition: format!("sha256:{}", "4".repeat(64)),
+                paths: vec!["src".into()],
+                env: BTreeMap::new(),
+            },
+            result: Outcome {
+                mode: Mode::Run,
+                exit_code: if passed { 0 } else { 3 },
+                passed,
+                started_at: "2026-02-01T00:00:00.000Z".into(),
+                duration_ms: 12,
+                stdout_tail: String::new(),
+                stderr_tail: String::new(),
+                log: None,
+                output_bytes: 0,
+                log_truncated: false,
+                log_bytes: Some(0),
+                log_sha256: Some(None),
+                detail: String::new(),
+            },
+            runner: Runner {
+                tool: "git-receipt test".into(),
+                host: "h".into(),
+                os: "linux-x86_64".into(),
+            },
+            acceptance: None,
+            review: None,
+            supersedes: None,
+        }
+    }
+
+    fn signed(passed: bool, dirty: bool) -> Receipt<Verified> {
+        Receipt::sign(body(passed, dirty), &key()).expect("signs")
+    }
+
+    #[test]
+    fn pae_matches_the_dsse_specification_example() {
+        // protocol.md of DSSE: PAE("http://example.com/HelloWorld", "hello world")
+        assert_eq!(
+            dsse_pae("http://example.com/HelloWorld", b"hello world"),
+            b"DSSEv1 29 http://example.com/HelloWorld 11 hello world".to_vec()
+        );
+        // lengths count bytes, not characters
+        assert_eq!(
+            dsse_pae("t", "é".as_bytes()),
+            b"DSSEv1 1 t 2 \xc3\xa9".to_vec()
+        );
+    }
+
+    #[test]
+    fn a_passing_check_is_a_passed_test_result_about_commit_and_inputs() {
+        let r = signed(true, false);
+        let s = serde_json::to_value(statement(&r).unwrap()).unwrap();
+        assert_eq!(s["_type"], STATEMENT_TYPE);
+        assert_eq!(s["predicateType"], TEST_RESULT);
+        assert_eq!(
+            s["subject"],
+            json!([
+                {"name": "commit", "digest": {"gitCommit": "1".repeat(40)}},
+                {"name": "inputs", "digest": {"gitTree": "3".repeat(40)}},
+            ])
+        );
+        let p = &s["predicate"];
+        assert_eq!(p["result"], "PASSED");
+        assert_eq!(p["passedTests"], json!(["test"]));
+        assert_eq!(p["failedTests"], json!([]));
+        assert_eq!(p["configuration"][0]["name"], "check:test");
+        assert_eq!(p["configuration"][0]["digest"]["sha256"], "4".repeat(64));
+        assert_eq!(p["configuration"][1]["name"], "receipt");
+        assert_eq!(
+            p["configuration"][1]["digest"]["sha256"],
+            r.id().strip_prefix("sha256:").unwrap()
+        );
+        assert_eq!(p["configuration"][1]["annotations"]["id"], r.id());
+        assert_eq!(
+            p["configuration"][1]["annotations"]["signer"],
+            key().public().fingerprint()
+        );
+    }
+
+    #[test]
+    fn a_failing_check_is_a_failed_test_result() {
+        let s = serde_json::to_value(statement(&signed(false, false)).unwrap()).unwrap();
+        assert_eq!(s["predicate"]["result"], "FAILED");
+        assert_eq!(s["predicate"]["failedTests"], json!(["test"]));
+        assert_eq!(s["predicate"]["passedTests"], json!([]));
+        assert_eq!(
+            s["predicate"]["configuration"][1]["annotations"]["exitCode"],
+            3
+        );
+    }
+
+    #[test]
+    fn uncommitted_changes_leave_the_commit_out_of_the_subjects() {
+        let s = serde_json::to_value(statement(&signed(true, true)).unwrap()).unwrap();
+        assert_eq!(
+            s["subject"],
+            json!([{"name": "inputs", "digest": {"gitTree": "3".repeat(40)}}])
+        );
+        assert_eq!(
+            s["predicate"]["configuration"][1]["annotations"]["dirty"],
+            true
+        );
+    }
+
+    #[test]
+    fn the_envelope_verifies_over_the_canonical_statement_and_a_flipped_byte_does_not() {
+        let st = statement(&signed(true, false)).unwrap();
+        let env = envelope(&st, &key()).unwrap();
+        assert_eq!(env.payload_type, PAYLOAD_TYPE);
+        assert_eq!(env.signatures.len(), 1);
+        assert_eq!(env.signatures[0].keyid, key().public().fingerprint());
+        let mut payload = STANDARD.decode(&env.payload).unwrap();
+        assert_eq!(payload, canon::to_canonical(&st).unwrap());
+        // hostile argv bytes travel as JSON escapes, and come back as they were
+        let back: Value = serde_json::from_slice(&payload).unwrap();
+        assert_eq!(
+            back["predicate"]["configuration"][0]["annotations"]["argv"][2],
+            "echo \"hi\"\n\u{202e}"
+        );
+        let sig = STANDARD.decode(&env.signatures[0].sig).unwrap();
+        verify_dsse(key().public(), PAYLOAD_TYPE, &payload, &sig).expect("verifies");
+        payload[10] ^= 1;
+        assert!(verify_dsse(key().public(), PAYLOAD_TYPE, &payload, &sig).is_err());
+        // the same receipt exported by the same key gives the same line
+        assert_eq!(env, envelope(&st, &key()).unwrap());
+    }
+}
