@@ -196,6 +196,8 @@ fn main() {
                     host: "bench".into(),
                     os: "linux".into(),
                 },
+                acceptance: None,
+                review: None,
                 supersedes: None,
             })
             .unwrap();

@@ -712,6 +712,8 @@ fn body(
             host: "bench".into(),
             os: "linux-x86_64".into(),
         },
+        acceptance: None,
+        review: None,
         supersedes: None,
     }
 }

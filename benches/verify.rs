@@ -177,6 +177,8 @@ impl Generated {
                         host: "bench".into(),
                         os: "linux-x86_64".into(),
                     },
+                    acceptance: None,
+                    review: None,
                     supersedes: None,
                 };
                 let r = Receipt::sign(body, key).unwrap();

@@ -106,6 +106,20 @@ pub struct SignerDef {
     pub revoked: bool,
 }
 
+/// One declared review: `[review "name"]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewDef {
+    /// The name in `[review "name"]`.
+    pub name: String,
+    /// The paths an approval covers, normalized and minimal; empty for the whole tree.
+    pub paths: Vec<String>,
+    /// Distinct trusted approvers needed (`required = N`, default 1); 0 means
+    /// `gate` does not require the review, `status` still shows it.
+    pub required: u32,
+    /// Whether the revision's author may approve it (`self-approve`, default false).
+    pub self_approve: bool,
+}
+
 /// A parsed `.gitreceipts`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Contract {
@@ -117,6 +131,8 @@ pub struct Contract {
     pub assertions: Vec<AssertDef>,
     /// Sibling repositories in file order.
     pub dependencies: Vec<DependencyDef>,
+    /// Reviews in file order.
+    pub reviews: Vec<ReviewDef>,
 }
 
 /// Why a contract file cannot be used.
@@ -705,6 +721,73 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
             }
             "assert" => build_assert(&mut assertions, &e, &sub, &err)?,
             "dependency" => build_dependency(&mut dependencies, &e, &sub, &err)?,
+            "review" => {
+                if !is_valid_check_name(&sub) {
+                    return Err(err(
+                        e.section_line,
+                        format!("{sub:?} is not a valid review name"),
+                        "write [review \"name\"] with letters, digits, '.', '_' or '-'",
+                    ));
+                }
+                let idx = match contract.reviews.iter().position(|r| r.name == sub) {
+                    Some(i) => i,
+                    None => {
+                        contract.reviews.push(ReviewDef {
+                            name: sub.clone(),
+                            paths: Vec::new(),
+                            required: 1,
+                            self_approve: false,
+                        });
+                        contract.reviews.len() - 1
+                    }
+                };
+                let review = &mut contract.reviews[idx];
+                let v = e.value.clone().unwrap_or_default();
+                match e.key.as_str() {
+                    "path" => {
+                        let Some(p) = normalize_path(&v) else {
+                            return Err(err(
+                                e.line,
+                                format!(
+                                    "review {sub:?}: path {v:?} is not a relative path inside the repository"
+                                ),
+                                "write paths relative to the top of the work tree, without '..', e.g. path = src",
+                            ));
+                        };
+                        review.paths.push(p);
+                    }
+                    "required" => {
+                        review.required = match v.trim().parse::<u32>() {
+                            Ok(n) if n <= 100 => n,
+                            _ => {
+                                return Err(err(
+                                    e.line,
+                                    format!(
+                                        "review {sub:?}: required = {v:?} is not a number of approvals from 0 to 100"
+                                    ),
+                                    "write required = 2 for two distinct trusted approvers",
+                                ));
+                            }
+                        };
+                    }
+                    "self-approve" => {
+                        review.self_approve = parse_bool(e.value.as_deref()).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!("review {sub:?}: self-approve = {v:?} is not a boolean"),
+                                "write self-approve = true or self-approve = false",
+                            )
+                        })?;
+                    }
+                    other => {
+                        return Err(err(
+                            e.line,
+                            format!("review {sub:?}: unknown key {other:?}"),
+                            "a review takes path, required and self-approve",
+                        ));
+                    }
+                }
+            }
             "" => {
                 return Err(err(
                     e.line,
@@ -716,7 +799,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                 return Err(err(
                     e.section_line,
                     format!("unknown section [{other}]"),
-                    "the sections are [check \"name\"], [signer \"name\"], [assert \"name\"] and [dependency \"name\"]",
+                    "the sections are [check \"name\"], [signer \"name\"], [assert \"name\"], [dependency \"name\"] and [review \"name\"]",
                 ));
             }
         }
@@ -786,6 +869,9 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                 &format!("declare it:\n    [{section} \"{name}\"]\n        ..."),
             ));
         }
+    }
+    for review in contract.reviews.iter_mut() {
+        review.paths = minimal_paths(std::mem::take(&mut review.paths));
     }
     Ok(contract)
 }

@@ -39,7 +39,7 @@ use crate::trust::TrustSet;
 pub const DEFAULT_WALK_LIMIT: usize = 1000;
 
 /// The state of one check at one revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
     /// A trusted passing receipt covers exactly these inputs.

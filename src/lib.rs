@@ -12,12 +12,15 @@
 //!   stored as commits under `refs/receipts/<writer>` and indexed by git notes on
 //!   the subject commit and the inputs tree ([`store`]).
 //! - Readers accept only receipts signed by keys in a [`trust`] set.
+//! - **Decisions** built on receipts are receipts too ([`decision`]): a signed gate
+//!   acceptance citing its evidence, and reviewers' approvals that go stale.
 //! - [`intoto`] turns verified receipts into in-toto attestations for other tools.
 #![deny(missing_docs)]
 
 pub mod agent;
 pub mod canon;
 pub mod contract;
+pub mod decision;
 pub mod environment;
 pub mod freshness;
 pub mod hooks;

@@ -22,7 +22,8 @@ pub const SCHEMA: &str = "git-receipt/v1";
 /// The value of `schema` in v2 bodies, the ones written now: v1 plus
 /// `result.log_bytes` and `result.log_sha256`.
 pub const SCHEMA_V2: &str = "git-receipt/v2";
-/// The value of `schema` in v3 bodies: v2 plus, for a check that declares them,
+/// The value of `schema` in v3 bodies: v2 plus the decision kinds `acceptance` and
+/// `review` (which exist only in v3) and, for a check that declares them,
 /// `subject.dependencies` and `result.assertions`. A check that declares neither
 /// is still written as v2, so earlier releases keep reading its receipts.
 pub const SCHEMA_V3: &str = "git-receipt/v3";
@@ -32,12 +33,17 @@ pub const MAX_ACTUAL_BYTES: usize = 512;
 /// far below this; anything larger is hostile or corrupt.
 pub const MAX_RECEIPT_BYTES: usize = 256 * 1024;
 
-/// What a receipt observes. Only `check` exists in v1.
+/// What a receipt records. Only `check` exists in v1 and v2; v3 adds the two
+/// decisions, which carry `acceptance` or `review` instead of `check` and `result`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// A check (a declared or ad hoc command) ran, or its result was recorded.
     Check,
+    /// A signed gate decision citing the receipts it rests on (`gate --record`).
+    Acceptance,
+    /// A person's verdict on a revision's reviewed paths (`git receipt review`).
+    Review,
 }
 
 /// Where the receipt sits in its writer's chain.
@@ -118,8 +124,9 @@ fn present_nullable<'de, D: serde::Deserializer<'de>>(
     Option::<String>::deserialize(d).map(Some)
 }
 
-/// Which check ran, and how it was defined.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Which check ran, and how it was defined. In a decision receipt (no `check`
+/// member) it is the empty default, which names no check.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
     /// The check's name, as in `.gitreceipts` or given on the command line.
@@ -135,17 +142,19 @@ pub struct Check {
 }
 
 /// How the result reached the receipt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// `git receipt run` executed the command and observed it.
+    #[default]
     Run,
     /// `git receipt record` took a result produced elsewhere.
     Record,
 }
 
-/// What happened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What happened. In a decision receipt (no `result` member) it is the empty
+/// default, which never passed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Outcome {
     /// How the result was obtained.
@@ -201,26 +210,186 @@ pub struct Runner {
     pub os: String,
 }
 
+impl Check {
+    /// True for the empty default of a decision receipt (a real check has a name).
+    fn is_absent(&self) -> bool {
+        *self == Check::default()
+    }
+}
+
+impl Outcome {
+    /// True for the empty default of a decision receipt (a real result has a start time).
+    fn is_absent(&self) -> bool {
+        *self == Outcome::default()
+    }
+}
+
+/// An acceptance's overall verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every required check and review was present.
+    Accepted,
+    /// At least one was not; the `unresolved` list says which.
+    Rejected,
+}
+
+/// What a criterion of an acceptance is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CriterionKind {
+    /// A required check: its evidence is check receipts.
+    Check,
+    /// A required review: its evidence is the approving review receipts.
+    Review,
+}
+
+/// One required check or review as an acceptance decided it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Criterion {
+    /// Check or review.
+    pub kind: CriterionKind,
+    /// Its name in `.gitreceipts`.
+    pub name: String,
+    /// Its state at the decided revision.
+    pub state: crate::freshness::State,
+    /// The inputs tree of its declared paths at the decided revision.
+    pub inputs: String,
+    /// Ids of the receipts that decided the state (sorted, unique; empty when missing).
+    pub evidence: Vec<String>,
+}
+
+/// A criterion that was not present, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unresolved {
+    /// Check or review.
+    pub kind: CriterionKind,
+    /// Its name.
+    pub name: String,
+    /// Missing, failed or stale.
+    pub state: crate::freshness::State,
+    /// The reason in words, as `status` gives it.
+    pub reason: String,
+}
+
+/// The body of an acceptance receipt (`kind: "acceptance"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Acceptance {
+    /// Accepted exactly when `unresolved` is empty.
+    pub status: Status,
+    /// The commit the rules (required checks, trusted signers) were read from.
+    pub trusted: String,
+    /// When the decision was taken, RFC 3339 UTC with milliseconds.
+    pub decided_at: String,
+    /// Every required check and review, sorted by kind then name.
+    pub criteria: Vec<Criterion>,
+    /// The criteria that were not present, in the same order.
+    pub unresolved: Vec<Unresolved>,
+}
+
+/// A reviewer's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The reviewer approves these inputs.
+    Approve,
+    /// The reviewer rejects them.
+    Reject,
+}
+
+/// The body of a review receipt (`kind: "review"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The `[review "NAME"]` it answers.
+    pub name: String,
+    /// The review's declared paths, sorted; empty means the whole tree.
+    pub paths: Vec<String>,
+    /// Approve or reject.
+    pub verdict: Verdict,
+    /// The reviewer's message (may be empty).
+    pub message: String,
+    /// When the verdict was given, RFC 3339 UTC with milliseconds.
+    pub decided_at: String,
+}
+
+/// The longest review message or unresolved reason a receipt holds, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024;
+
 /// The signed part of a receipt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Body {
-    /// Always [`SCHEMA`].
+    /// [`SCHEMA`], [`SCHEMA_V2`] or [`SCHEMA_V3`].
     pub schema: String,
-    /// Always [`Kind::Check`] in v1.
+    /// What the receipt records.
     pub kind: Kind,
     /// Position in the writer's chain.
     pub chain: Chain,
-    /// What was checked.
+    /// What was checked or decided: for an acceptance the revision, with `inputs`
+    /// its whole tree; for a review the revision and the inputs of its paths.
     pub subject: Subject,
-    /// Which check.
+    /// Which check (kind `check` only; the empty default otherwise).
+    #[serde(default, skip_serializing_if = "Check::is_absent")]
     pub check: Check,
-    /// The outcome.
+    /// The outcome (kind `check` only; the empty default otherwise).
+    #[serde(default, skip_serializing_if = "Outcome::is_absent")]
     pub result: Outcome,
+    /// The decision (kind `acceptance` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<Acceptance>,
+    /// The verdict (kind `review` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
     /// The tool and machine.
     pub runner: Runner,
     /// Id of a receipt this one explicitly replaces, or `None`.
     pub supersedes: Option<String>,
+}
+
+impl Body {
+    /// When it happened: `result.started_at` for a check, `decided_at` for a decision.
+    pub fn time(&self) -> &str {
+        match (&self.acceptance, &self.review) {
+            (Some(a), _) => &a.decided_at,
+            (_, Some(r)) => &r.decided_at,
+            _ => &self.result.started_at,
+        }
+    }
+
+    /// What the receipt says in a few words: `test passed`, `acceptance rejected`,
+    /// `review code approve` (names unescaped: escape before printing).
+    pub fn headline(&self) -> String {
+        match (&self.acceptance, &self.review) {
+            (Some(a), _) => format!(
+                "acceptance {}",
+                match a.status {
+                    Status::Accepted => "accepted",
+                    Status::Rejected => "rejected",
+                }
+            ),
+            (_, Some(r)) => format!(
+                "review {} {}",
+                r.name,
+                match r.verdict {
+                    Verdict::Approve => "approve",
+                    Verdict::Reject => "reject",
+                }
+            ),
+            _ => format!(
+                "{} {}",
+                self.check.name,
+                if self.result.passed {
+                    "passed"
+                } else {
+                    "failed"
+                }
+            ),
+        }
+    }
 }
 
 /// The signature member of the envelope.
@@ -340,6 +509,10 @@ const VERSIONED: &[(&str, &str)] = &[
     ("/receipt/result", "log_sha256"),
     ("/receipt/result", "assertions"),
     ("/receipt/subject", "dependencies"),
+    ("/receipt", "check"),
+    ("/receipt", "result"),
+    ("/receipt", "acceptance"),
+    ("/receipt", "review"),
 ];
 
 const MEMBERS: &[(&str, &[&str])] = &[
@@ -347,15 +520,25 @@ const MEMBERS: &[(&str, &[&str])] = &[
     (
         "/receipt",
         &[
+            "acceptance",
             "chain",
             "check",
             "kind",
             "result",
+            "review",
             "runner",
             "schema",
             "subject",
             "supersedes",
         ],
+    ),
+    (
+        "/receipt/acceptance",
+        &["criteria", "decided_at", "status", "trusted", "unresolved"],
+    ),
+    (
+        "/receipt/review",
+        &["decided_at", "message", "name", "paths", "verdict"],
     ),
     ("/receipt/chain", &["index", "prev", "writer"]),
     (
@@ -731,7 +914,178 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             ));
         }
     };
-    validate_environment(body, v3)?;
+    let missing =
+        |name: &str| ReceiptError::Schema(format!("missing member {name:?} in \"/receipt\""));
+    let foreign = |member: &'static str, kind: &str| {
+        invalid(member, format!("not a member of a {kind} receipt"))
+    };
+    match body.kind {
+        Kind::Check => {
+            if body.acceptance.is_some() {
+                return Err(foreign("/receipt/acceptance", "check"));
+            }
+            if body.review.is_some() {
+                return Err(foreign("/receipt/review", "check"));
+            }
+            if body.check.is_absent() {
+                return Err(missing("check"));
+            }
+            if body.result.is_absent() {
+                return Err(missing("result"));
+            }
+            validate_environment(body, v3)?;
+            validate_check(body, v2)?;
+        }
+        Kind::Acceptance | Kind::Review => {
+            let kind = if body.kind == Kind::Acceptance {
+                "acceptance"
+            } else {
+                "review"
+            };
+            if !v3 {
+                return Err(invalid(
+                    "/receipt/kind",
+                    format!("{kind} receipts exist only in {SCHEMA_V3:?}"),
+                ));
+            }
+            if !body.check.is_absent() {
+                return Err(foreign("/receipt/check", kind));
+            }
+            if !body.result.is_absent() {
+                return Err(foreign("/receipt/result", kind));
+            }
+            if !body.subject.dependencies.is_empty() {
+                return Err(foreign("/receipt/subject/dependencies", kind));
+            }
+            match (&body.acceptance, &body.review, body.kind) {
+                (Some(a), None, Kind::Acceptance) => validate_acceptance(a)?,
+                (None, Some(r), Kind::Review) => validate_review(r)?,
+                (Some(_), _, Kind::Review) => {
+                    return Err(foreign("/receipt/acceptance", kind));
+                }
+                (_, Some(_), _) => return Err(foreign("/receipt/review", kind)),
+                _ => return Err(missing(kind)),
+            }
+        }
+    }
+    if body.kind != Kind::Check && body.subject.dirty {
+        return Err(invalid(
+            "/receipt/subject/dirty",
+            "a decision is about a commit, never uncommitted changes",
+        ));
+    }
+    validate_common(body, signature)
+}
+
+fn validate_acceptance(a: &Acceptance) -> Result<(), ReceiptError> {
+    if !is_hex_oid(&a.trusted) {
+        return Err(invalid(
+            "/receipt/acceptance/trusted",
+            "not a 40-digit lowercase hex object id",
+        ));
+    }
+    if !is_timestamp(&a.decided_at) {
+        return Err(invalid(
+            "/receipt/acceptance/decided_at",
+            "not an RFC 3339 UTC timestamp like 2026-11-29T23:04:44.123Z",
+        ));
+    }
+    let key = |kind: CriterionKind, name: &str| (kind == CriterionKind::Review, name.to_owned());
+    if !a
+        .criteria
+        .windows(2)
+        .all(|w| key(w[0].kind, &w[0].name) < key(w[1].kind, &w[1].name))
+    {
+        return Err(invalid(
+            "/receipt/acceptance/criteria",
+            "not sorted by kind and name, or a criterion appears twice",
+        ));
+    }
+    for c in &a.criteria {
+        if !is_valid_check_name(&c.name) {
+            return Err(invalid("/receipt/acceptance/criteria", "not a valid name"));
+        }
+        if !is_hex_oid(&c.inputs) {
+            return Err(invalid(
+                "/receipt/acceptance/criteria",
+                "inputs is not a 40-digit lowercase hex object id",
+            ));
+        }
+        if !c.evidence.iter().all(|e| is_receipt_id(e))
+            || !c.evidence.windows(2).all(|w| w[0] < w[1])
+        {
+            return Err(invalid(
+                "/receipt/acceptance/criteria",
+                "evidence is not a sorted list of distinct sha256: receipt ids",
+            ));
+        }
+        if c.evidence.len() > 1024 {
+            return Err(invalid(
+                "/receipt/acceptance/criteria",
+                "more than 1024 evidence ids",
+            ));
+        }
+    }
+    // unresolved is exactly the criteria that are not present, in order
+    let not_present: Vec<_> = a
+        .criteria
+        .iter()
+        .filter(|c| c.state != crate::freshness::State::Present)
+        .map(|c| (c.kind, c.name.as_str(), c.state))
+        .collect();
+    let unresolved: Vec<_> = a
+        .unresolved
+        .iter()
+        .map(|u| (u.kind, u.name.as_str(), u.state))
+        .collect();
+    if not_present != unresolved {
+        return Err(invalid(
+            "/receipt/acceptance/unresolved",
+            "must list exactly the criteria that are not present, with their states",
+        ));
+    }
+    if a.unresolved
+        .iter()
+        .any(|u| u.reason.len() > MAX_MESSAGE_BYTES)
+    {
+        return Err(invalid(
+            "/receipt/acceptance/unresolved",
+            format!("a reason is over {MAX_MESSAGE_BYTES} bytes"),
+        ));
+    }
+    if (a.status == Status::Accepted) != a.unresolved.is_empty() {
+        return Err(invalid(
+            "/receipt/acceptance/status",
+            "must be accepted exactly when nothing is unresolved",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_review(r: &Review) -> Result<(), ReceiptError> {
+    if !is_valid_check_name(&r.name) {
+        return Err(invalid("/receipt/review/name", "not a valid review name"));
+    }
+    if !r.paths.windows(2).all(|w| w[0] < w[1]) {
+        return Err(invalid("/receipt/review/paths", "not sorted and unique"));
+    }
+    if r.message.len() > MAX_MESSAGE_BYTES {
+        return Err(invalid(
+            "/receipt/review/message",
+            format!("over {MAX_MESSAGE_BYTES} bytes"),
+        ));
+    }
+    if !is_timestamp(&r.decided_at) {
+        return Err(invalid(
+            "/receipt/review/decided_at",
+            "not an RFC 3339 UTC timestamp like 2026-11-29T23:04:44.123Z",
+        ));
+    }
+    Ok(())
+}
+
+/// The rules of a check receipt's `check` and `result`.
+fn validate_check(body: &Body, v2: bool) -> Result<(), ReceiptError> {
     let r = &body.result;
     match (v2, r.log_bytes, &r.log_sha256) {
         (false, None, None) => {}
@@ -768,30 +1122,6 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             }
         },
     }
-    if !is_valid_writer_id(&body.chain.writer) {
-        return Err(invalid(
-            "/receipt/chain/writer",
-            format!("{:?} is not a writer id", body.chain.writer),
-        ));
-    }
-    match (&body.chain.prev, body.chain.index) {
-        (None, 0) => {}
-        (None, _) => return Err(invalid("/receipt/chain/prev", "null but index is not 0")),
-        (Some(_), 0) => return Err(invalid("/receipt/chain/prev", "set but index is 0")),
-        (Some(prev), _) if !is_receipt_id(prev) => {
-            return Err(invalid("/receipt/chain/prev", "not a sha256: receipt id"));
-        }
-        _ => {}
-    }
-    for (member, oid) in [
-        ("/receipt/subject/commit", &body.subject.commit),
-        ("/receipt/subject/tree", &body.subject.tree),
-        ("/receipt/subject/inputs", &body.subject.inputs),
-    ] {
-        if !is_hex_oid(oid) {
-            return Err(invalid(member, "not a 40-digit lowercase hex object id"));
-        }
-    }
     if !is_valid_check_name(&body.check.name) {
         return Err(invalid("/receipt/check/name", "not a valid check name"));
     }
@@ -821,6 +1151,35 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
         && !is_hex_oid(log)
     {
         return Err(invalid("/receipt/result/log", "not a blob id"));
+    }
+    Ok(())
+}
+
+/// The rules every kind shares: chain position, subject, supersedes, signature.
+fn validate_common(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> {
+    if !is_valid_writer_id(&body.chain.writer) {
+        return Err(invalid(
+            "/receipt/chain/writer",
+            format!("{:?} is not a writer id", body.chain.writer),
+        ));
+    }
+    match (&body.chain.prev, body.chain.index) {
+        (None, 0) => {}
+        (None, _) => return Err(invalid("/receipt/chain/prev", "null but index is not 0")),
+        (Some(_), 0) => return Err(invalid("/receipt/chain/prev", "set but index is 0")),
+        (Some(prev), _) if !is_receipt_id(prev) => {
+            return Err(invalid("/receipt/chain/prev", "not a sha256: receipt id"));
+        }
+        _ => {}
+    }
+    for (member, oid) in [
+        ("/receipt/subject/commit", &body.subject.commit),
+        ("/receipt/subject/tree", &body.subject.tree),
+        ("/receipt/subject/inputs", &body.subject.inputs),
+    ] {
+        if !is_hex_oid(oid) {
+            return Err(invalid(member, "not a 40-digit lowercase hex object id"));
+        }
     }
     if let Some(s) = &body.supersedes
         && !is_receipt_id(s)
@@ -1046,6 +1405,8 @@ mod tests {
                 host: "h".into(),
                 os: "linux-x86_64".into(),
             },
+            acceptance: None,
+            review: None,
             supersedes: Some(id),
         }
     }
@@ -1134,10 +1495,23 @@ mod tests {
         objects(&value, String::new(), &mut found);
         found.retain(|p| p != "/receipt/check/env");
         found.sort();
-        let mut listed: Vec<String> = MEMBERS.iter().map(|(p, _)| (*p).to_owned()).collect();
+        let decisions = ["/receipt/acceptance", "/receipt/review"];
+        let mut listed: Vec<String> = MEMBERS
+            .iter()
+            .map(|(p, _)| (*p).to_owned())
+            .filter(|p| !decisions.contains(&p.as_str()))
+            .collect();
         listed.sort();
         assert_eq!(found, listed);
         for (pointer, members) in MEMBERS {
+            if decisions.contains(pointer) {
+                continue;
+            }
+            let members: Vec<&str> = members
+                .iter()
+                .copied()
+                .filter(|m| *pointer != "/receipt" || !["acceptance", "review"].contains(m))
+                .collect();
             let mut keys: Vec<&str> = value
                 .pointer(pointer)
                 .unwrap()
@@ -1147,7 +1521,7 @@ mod tests {
                 .map(String::as_str)
                 .collect();
             keys.sort_unstable();
-            assert_eq!(&keys, members, "{pointer}");
+            assert_eq!(keys, members, "{pointer}");
         }
         Receipt::parse(signed.bytes()).expect("a signed receipt parses");
     }
@@ -1187,6 +1561,103 @@ mod tests {
         let signed = Receipt::sign(v2, &key).unwrap();
         assert!(String::from_utf8_lossy(signed.bytes()).contains(r#""log_sha256":null"#));
         Receipt::parse(signed.bytes()).expect("a v2 receipt without a log parses");
+    }
+
+    fn acceptance_body() -> Body {
+        let mut body = sample_body();
+        body.schema = SCHEMA_V3.into();
+        body.kind = Kind::Acceptance;
+        body.check = Check::default();
+        body.result = Outcome::default();
+        body.supersedes = None;
+        body.acceptance = Some(Acceptance {
+            status: Status::Rejected,
+            trusted: body.subject.commit.clone(),
+            decided_at: format_timestamp(0),
+            criteria: vec![Criterion {
+                kind: CriterionKind::Check,
+                name: "test".into(),
+                state: crate::freshness::State::Failed,
+                inputs: body.subject.inputs.clone(),
+                evidence: vec![format!("sha256:{}", "ab".repeat(32))],
+            }],
+            unresolved: vec![Unresolved {
+                kind: CriterionKind::Check,
+                name: "test".into(),
+                state: crate::freshness::State::Failed,
+                reason: "failed: exit 1".into(),
+            }],
+        });
+        body
+    }
+
+    /// A decision body holds its own member instead of `check` and `result`,
+    /// exists only in v3, and its status, criteria and unresolved agree.
+    #[test]
+    fn decision_kinds_are_v3_only_and_self_consistent() {
+        let key = SigningKey::from_seed(&[1; 32]);
+        let signed = Receipt::sign(acceptance_body(), &key).unwrap();
+        let text = String::from_utf8_lossy(signed.bytes()).into_owned();
+        assert!(text.contains(r#""kind":"acceptance""#), "{text}");
+        assert!(
+            !text.contains(r#""check":"#) && !text.contains(r#""result":"#),
+            "{text}"
+        );
+        let parsed = Receipt::parse(signed.bytes()).expect("an acceptance parses");
+        assert_eq!(parsed.body().time(), format_timestamp(0));
+        assert_eq!(parsed.body().headline(), "acceptance rejected");
+
+        let refused = |edit: fn(&mut Body), why: &str| {
+            let mut body = acceptance_body();
+            edit(&mut body);
+            let err = Receipt::sign(body, &key).expect_err(why).to_string();
+            assert!(!err.is_empty(), "{why}");
+        };
+        refused(
+            |b| b.schema = SCHEMA_V2.into(),
+            "decisions exist only in v3",
+        );
+        refused(
+            |b| b.acceptance.as_mut().unwrap().status = Status::Accepted,
+            "accepted with something unresolved",
+        );
+        refused(
+            |b| b.acceptance.as_mut().unwrap().unresolved.clear(),
+            "a failed criterion left out of unresolved",
+        );
+        refused(
+            |b| b.check = sample_body().check,
+            "a check member in an acceptance",
+        );
+        refused(
+            |b| b.kind = Kind::Review,
+            "a review kind holding an acceptance",
+        );
+        refused(
+            |b| b.subject.dirty = true,
+            "a decision about uncommitted changes",
+        );
+        refused(
+            |b| {
+                let c = &mut b.acceptance.as_mut().unwrap().criteria[0];
+                c.evidence.push(c.evidence[0].clone());
+            },
+            "evidence cited twice",
+        );
+        // a check receipt may not carry a decision
+        let mut check = sample_body();
+        check.review = Some(Review {
+            name: "code".into(),
+            paths: vec![],
+            verdict: Verdict::Approve,
+            message: String::new(),
+            decided_at: format_timestamp(0),
+        });
+        assert!(Receipt::sign(check, &key).is_err());
+        // a v3 check receipt has exactly v2's members
+        let mut v3 = sample_body();
+        v3.schema = SCHEMA_V3.into();
+        Receipt::parse(Receipt::sign(v3, &key).unwrap().bytes()).expect("a v3 check parses");
     }
 
     #[test]

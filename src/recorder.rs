@@ -223,6 +223,8 @@ pub fn store_receipt_in(
         },
         result: outcome.clone(),
         runner: runner.clone(),
+        acceptance: None,
+        review: None,
         supersedes: None,
     })
 }

@@ -258,7 +258,7 @@ impl TrustSet {
         let Some(t) = self.lookup(&receipt.signature().key) else {
             return Err(Refusal::Untrusted);
         };
-        if let Some(why) = t.refuses(timestamp_ms(&receipt.body().result.started_at)) {
+        if let Some(why) = t.refuses(timestamp_ms(receipt.body().time())) {
             return Err(if t.revoked {
                 Refusal::Revoked(why)
             } else {

@@ -48,7 +48,8 @@ pub struct Finding {
     /// A stable short code for machines: `format`, `signature`, `untrusted`,
     /// `revoked`, `window`, `link`, `writer`, `shape`, `supersedes`, `note`,
     /// `log`, `checkpoint`, `ref` (a ref under `refs/receipts/` or
-    /// `refs/notes/receipts/` that cannot be a writer's).
+    /// `refs/notes/receipts/` that cannot be a writer's), `acceptance` (an
+    /// acceptance receipt whose cited evidence does not back its claim).
     pub kind: &'static str,
     /// One line saying what is wrong.
     pub reason: String,
@@ -264,6 +265,10 @@ pub struct ChainWalk {
     ids: HashSet<String>,
     /// (index, id, chain commit, superseded id), checked once every id is known.
     supersedes: Vec<(u64, String, ObjectId, String)>,
+    /// Where each receipt checked sits: (id, chain commit).
+    located: Vec<(String, ObjectId)>,
+    /// Trusted acceptances, checked against their evidence once every chain is read.
+    acceptances: Vec<(u64, String, ObjectId, crate::receipt::Body)>,
 }
 
 /// Check `writer`'s chain from `tip` down to `base` (not included; the whole chain
@@ -402,9 +407,15 @@ fn walk_range(
                 };
                 let b = r.body();
                 let (idx, id) = (b.chain.index, r.id().to_owned());
+                let signed = e.signature.is_ok();
                 if let Err((kind, why)) = e.signature {
                     finding(findings, Some(idx), Some(&id), e.commit, kind, why);
                 }
+                if signed && b.acceptance.is_some() {
+                    walk.acceptances
+                        .push((idx, id.clone(), e.commit, b.clone()));
+                }
+                walk.located.push((id.clone(), e.commit));
                 if b.chain.writer != writer {
                     finding(
                         findings,
@@ -547,6 +558,9 @@ pub fn verify(
     // chains checked only above their checkpointed tip: (writer, that tip)
     let mut covered: Vec<(String, ObjectId)> = Vec::new();
 
+    // receipt id -> (writer, chain commit), for the evidence acceptances cite
+    let mut located: HashMap<String, (String, ObjectId)> = HashMap::new();
+    let mut acceptances: Vec<(String, u64, String, ObjectId, crate::receipt::Body)> = Vec::new();
     let vouching = checkpoint.filter(|cp| cp.vouches_under(trust));
     // Refs no reader uses (garbage, a blob, a tree, a tag, a name that is no
     // writer id): every command skips them, so here they are findings.
@@ -595,6 +609,16 @@ pub fn verify(
         report.covered += walk.below_base;
         report.findings.extend(walk.findings);
         all_ids.extend(walk.ids);
+        located.extend(
+            walk.located
+                .into_iter()
+                .map(|(id, commit)| (id, (writer.clone(), commit))),
+        );
+        acceptances.extend(
+            walk.acceptances
+                .into_iter()
+                .map(|(idx, id, commit, body)| (writer.clone(), idx, id, commit, body)),
+        );
         supersedes.extend(
             walk.supersedes
                 .into_iter()
@@ -607,12 +631,39 @@ pub fn verify(
     // What the checkpoint covers was verified before and cannot have changed (chain
     // commits name their content): read its ids, without checking signatures again,
     // only when a supersedes link names a receipt not seen in this run.
-    if supersedes.iter().any(|s| !all_ids.contains(&s.4)) {
+    let cites_unseen = acceptances.iter().any(|a| {
+        a.4.acceptance.as_ref().is_some_and(|acc| {
+            acc.criteria
+                .iter()
+                .flat_map(|c| &c.evidence)
+                .any(|id| !located.contains_key(id))
+        })
+    });
+    if supersedes.iter().any(|s| !all_ids.contains(&s.4)) || cites_unseen {
         for (writer, base) in &covered {
             store.walk_chain(writer, *base, |e| {
                 all_ids.insert(e.receipt.id().to_owned());
+                located.insert(e.receipt.id().to_owned(), (writer.clone(), e.commit));
                 Ok(true)
             })?;
+        }
+    }
+    // An acceptance whose evidence does not back it: each claim and receipt named.
+    let locate = |id: &str| located.get(id).cloned();
+    for (writer, idx, id, commit, body) in acceptances {
+        for p in crate::decision::acceptance_problems(store, trust, &body, &locate) {
+            report.findings.push(Finding {
+                chain: writer.clone(),
+                index: Some(idx),
+                id: Some(id.clone()),
+                commit: Some(commit.to_string()),
+                kind: "acceptance",
+                reason: format!(
+                    "acceptance of {}: {}",
+                    &body.subject.commit[..7.min(body.subject.commit.len())],
+                    p.reason
+                ),
+            });
         }
     }
     for (writer, idx, id, commit, target) in supersedes {
@@ -700,6 +751,9 @@ fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
         match hit.role {
             Role::Subject => seen.subject = Some(*object),
             Role::Inputs => seen.inputs = Some(*object),
+        }
+        if r.decision {
+            continue; // notes show check receipts only
         }
         newest
             .entry((r.chain, *object, r.check))

@@ -312,7 +312,7 @@ fn unknown_enum_value_is_rejected() {
     fx.forge_json(1, &v);
     fx.assert_rejected(
         1,
-        "not a v1 receipt: unknown variant `deploy`, expected `check`",
+        "not a v1 receipt: unknown variant `deploy`, expected one of `check`, `acceptance`, `review`",
     );
 }
 

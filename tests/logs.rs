@@ -426,6 +426,8 @@ fn a_v1_receipt_with_its_log_in_the_chain_still_reads_verifies_and_shows_its_log
             host: "h".into(),
             os: "linux-x86_64".into(),
         },
+        acceptance: None,
+        review: None,
         supersedes: None,
     };
     let receipt = Receipt::sign(body, &key).unwrap();

@@ -143,7 +143,19 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
                 continue;
             }
         };
-        let envelope = intoto::envelope(&intoto::statement(&verified), &key)?;
+        let Some(statement) = intoto::statement(&verified) else {
+            eprintln!(
+                "{}",
+                text::escape_lines(&format!(
+                    "git-receipt: not exporting receipt {id} (for {}): a {} has no in-toto form yet",
+                    p.asked,
+                    verified.body().headline()
+                ))
+            );
+            refused += 1;
+            continue;
+        };
+        let envelope = intoto::envelope(&statement, &key)?;
         out.push_str(&serde_json::to_string(&envelope)?);
         out.push('\n');
         exported += 1;

@@ -1,4 +1,6 @@
-//! `git receipt gate`: exit 0 only when every required check is present.
+//! `git receipt gate`: exit 0 only when every required check is present; with
+//! `--record`, also sign that decision as an acceptance receipt citing its
+//! evidence; with `--accepted-by`, read such a decision instead of deciding.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -23,7 +25,18 @@ use git_receipt::text::escape;
 /// Exits 1 when any is missing, failed or stale (printing each with the command
 /// that fixes it), 2 when it cannot decide (for example a shallow clone whose
 /// history ends before an answer).
+///
+/// With --record, the decision is signed and appended to your chain as an
+/// acceptance receipt (accepted or rejected, with the receipts that decided each
+/// required check and review), so a release job can require "CI accepted exactly
+/// this tree" with --accepted-by, without deciding again.
+///
+/// Examples:
+///
+///     git receipt gate HEAD --verify --record
+///     git receipt gate v1.2.0 --accepted-by ci
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct GateArgs {
     /// The revisions to gate (default HEAD).
     pub revs: Vec<String>,
@@ -39,6 +52,13 @@ pub struct GateArgs {
     /// Trust only the signers in .gitreceipts at this revision (e.g. origin/main).
     #[arg(long, value_name = "REV")]
     pub trust: Option<String>,
+    /// Sign the decision as an acceptance receipt on your chain (also when rejected).
+    #[arg(long, conflicts_with = "accepted_by")]
+    pub record: bool,
+    /// Pass when each named signer ([signer] name, allowed_signers principal or key
+    /// fingerprint) has a trusted acceptance of exactly each revision's tree; do not decide again.
+    #[arg(long, value_delimiter = ',', value_name = "SIGNER")]
+    pub accepted_by: Vec<String>,
 }
 
 /// Gate the revisions.
@@ -92,6 +112,10 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             super::plural(report.receipts, "receipt", "receipts"),
             super::plural(report.chains as u64, "chain", "chains"),
         );
+    }
+    if !args.accepted_by.is_empty() {
+        // the signed decisions answer (after --verify, when asked); nothing is decided again
+        return gate_on_acceptance(ctx, &store, &revs, trust.as_ref(), &args);
     }
     let mut all_ok = true;
     let mut json_out = Vec::new();
@@ -147,6 +171,21 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             .filter(|s| s.state != State::Present)
             .collect();
         all_ok &= failing.is_empty();
+        if args.record {
+            let recorded =
+                record_acceptance(ctx, &store, &report, &required, trust.as_ref(), &baseline)?;
+            eprintln!(
+                "git-receipt: recorded acceptance {} of {} ({}) on chain {}",
+                recorded.receipt.id(),
+                report.commit.to_hex_with_len(7),
+                if failing.is_empty() {
+                    "accepted"
+                } else {
+                    "rejected"
+                },
+                recorded.receipt.body().chain.writer
+            );
+        }
         json_out.push(json!({
             "rev": rev,
             "commit": report.commit.to_string(),
@@ -187,6 +226,266 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&json_out)?);
     } else {
         print!("{text}");
+    }
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Sign the decision `report` made about its revision (its `required` rows) as an
+/// acceptance receipt and append it to the user's chain.
+fn record_acceptance(
+    ctx: &Context,
+    store: &git_receipt::store::Store,
+    report: &super::status::RevReport,
+    required: &[&CheckState],
+    trust: Option<&(git_receipt::trust::TrustSet, String)>,
+    baseline: &Baseline,
+) -> Result<git_receipt::store::chain::Appended> {
+    use git_receipt::receipt::{
+        Acceptance, Criterion, CriterionKind, Status, Subject, Unresolved, format_timestamp,
+    };
+    let commit = report.commit;
+    let tree = store.commit_tree(commit)?;
+    let trusted = match baseline {
+        Baseline::At { commit, .. } => *commit,
+        _ => git_receipt::trust::trust_root(store, commit)
+            .commit
+            .unwrap_or(commit),
+    };
+    let here = super::status::contract_at(store, commit, &report.rev)?;
+    let trusted_contract = super::status::contract_at(store, trusted, "the trusted revision")?;
+    let reviews = super::status::effective_reviews(&here, Some(&trusted_contract));
+    let trust_set = match trust {
+        Some((t, _)) => t.clone(),
+        None => ctx.trust_for(store, commit)?.0,
+    };
+    let mut criteria = Vec::new();
+    for s in required {
+        let (kind, name, inputs, mut evidence) =
+            match s.name.strip_prefix(super::status::REVIEW_PREFIX) {
+                Some(name) => {
+                    let def = reviews
+                        .iter()
+                        .find(|r| r.name == name)
+                        .ok_or_else(|| anyhow::anyhow!("review {name:?} is not declared"))?;
+                    let label = |fp: &str| fp.to_owned();
+                    let r = git_receipt::decision::review_state(
+                        store,
+                        &trust_set,
+                        commit,
+                        tree,
+                        def,
+                        git_receipt::freshness::DEFAULT_WALK_LIMIT,
+                        &label,
+                    )?;
+                    let evidence: Vec<String> = match r.state {
+                        State::Present => r.approvals.into_iter().map(|(_, id)| id).collect(),
+                        State::Missing => Vec::new(),
+                        _ => r
+                            .decider
+                            .map(|d| d.receipt.id().to_owned())
+                            .into_iter()
+                            .collect(),
+                    };
+                    (CriterionKind::Review, name.to_owned(), r.inputs, evidence)
+                }
+                None => {
+                    let paths = here
+                        .check(&s.name)
+                        .map(|c| c.paths.clone())
+                        .unwrap_or_default();
+                    let evidence = match (s.state, &s.decider) {
+                        (State::Missing, _) | (_, None) => Vec::new(),
+                        (_, Some(d)) => vec![d.receipt.id().to_owned()],
+                    };
+                    (
+                        CriterionKind::Check,
+                        s.name.clone(),
+                        store.inputs_tree(tree, &paths, false)?,
+                        evidence,
+                    )
+                }
+            };
+        evidence.sort();
+        evidence.dedup();
+        criteria.push((
+            Criterion {
+                kind,
+                name,
+                state: s.state,
+                inputs: inputs.to_string(),
+                evidence,
+            },
+            s.reason.clone(),
+        ));
+    }
+    criteria.sort_by(|(a, _), (b, _)| {
+        (a.kind == CriterionKind::Review, &a.name).cmp(&(b.kind == CriterionKind::Review, &b.name))
+    });
+    criteria.dedup_by(|(a, _), (b, _)| a.kind == b.kind && a.name == b.name);
+    let unresolved: Vec<Unresolved> = criteria
+        .iter()
+        .filter(|(c, _)| c.state != State::Present)
+        .map(|(c, reason)| Unresolved {
+            kind: c.kind,
+            name: c.name.clone(),
+            state: c.state,
+            reason: reason.chars().take(1000).collect(),
+        })
+        .collect();
+    let acceptance = Acceptance {
+        status: if unresolved.is_empty() {
+            Status::Accepted
+        } else {
+            Status::Rejected
+        },
+        trusted: trusted.to_string(),
+        decided_at: format_timestamp(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0),
+        ),
+        criteria: criteria.into_iter().map(|(c, _)| c).collect(),
+        unresolved,
+    };
+    let key = ctx.signing_key(store)?;
+    let writer = ctx.writer(store, &key)?;
+    let subject = Subject {
+        commit: commit.to_string(),
+        tree: tree.to_string(),
+        inputs: tree.to_string(),
+        dirty: false,
+        dependencies: Vec::new(),
+    };
+    Ok(git_receipt::decision::append_decision(
+        store,
+        &writer,
+        &key,
+        subject,
+        git_receipt::decision::Payload::Acceptance(acceptance),
+    )?)
+}
+
+/// Whether `signer` accepted exactly `tree` (revision `commit`): `Ok(())`, or the
+/// reason it did not, in words. Errors only when no trusted key goes by `signer`.
+pub(super) fn accepted_by(
+    store: &git_receipt::store::Store,
+    trust: &git_receipt::trust::TrustSet,
+    commit: gix::ObjectId,
+    tree: gix::ObjectId,
+    signer: &str,
+) -> Result<std::result::Result<(), String>> {
+    use git_receipt::receipt::Status;
+    let keys = git_receipt::decision::signer_keys(trust, signer);
+    if keys.is_empty() {
+        bail!(
+            "--accepted-by {signer}: no trusted key goes by that name
+hint: name a [signer] of .gitreceipts at the trusted revision, an allowed_signers principal, or a key fingerprint (SHA256:...)"
+        );
+    }
+    let mut index = store.receipt_index()?;
+    if let Some(found) =
+        git_receipt::decision::newest_acceptance(store, &mut index, trust, tree, &keys)?
+    {
+        let b = found.receipt.body();
+        let a = b.acceptance.as_ref().expect("an acceptance receipt");
+        return Ok(match a.status {
+            Status::Accepted => Ok(()),
+            Status::Rejected => Err(format!(
+                "its newest acceptance of tree {} ({}) is rejected: {}",
+                tree.to_hex_with_len(7),
+                super::short_id(found.receipt.id()),
+                a.unresolved
+                    .iter()
+                    .map(|u| format!("{} {}", u.name, u.state.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        });
+    }
+    // Say why: the nearest ancestor it accepted, whose tree differs.
+    let repo = store.repo();
+    let walk = repo
+        .rev_walk([commit])
+        .sorting(gix::revision::walk::Sorting::BreadthFirst)
+        .all()?;
+    for (n, info) in walk.take(200).enumerate().skip(1) {
+        let Ok(info) = info else { break };
+        let Ok(t) = store.commit_tree(info.id) else {
+            continue;
+        };
+        if let Some(found) =
+            git_receipt::decision::newest_acceptance(store, &mut index, trust, t, &keys)?
+        {
+            return Ok(Err(format!(
+                "no acceptance of tree {} by {signer}; the nearest is of {} ({n} commit{} back, {}), whose tree differs: accept this revision with `git receipt gate {} --record`",
+                tree.to_hex_with_len(7),
+                info.id.to_hex_with_len(7),
+                if n == 1 { "" } else { "s" },
+                super::short_id(found.receipt.id()),
+                commit.to_hex_with_len(7),
+            )));
+        }
+    }
+    Ok(Err(format!(
+        "no acceptance of tree {} by {signer} (fetch receipts with `git receipt fetch`?)",
+        tree.to_hex_with_len(7)
+    )))
+}
+
+/// `gate --accepted-by`: each revision's tree must be accepted by each signer.
+fn gate_on_acceptance(
+    ctx: &Context,
+    store: &git_receipt::store::Store,
+    revs: &[String],
+    trust: Option<&(git_receipt::trust::TrustSet, String)>,
+    args: &GateArgs,
+) -> Result<ExitCode> {
+    let mut all_ok = true;
+    let mut out = Vec::new();
+    for rev in revs {
+        let commit = store.resolve_commit(rev)?;
+        let tree = store.commit_tree(commit)?;
+        let trust_set = match trust {
+            Some((t, _)) => t.clone(),
+            None => ctx.trust_for(store, commit)?.0,
+        };
+        for signer in &args.accepted_by {
+            let verdict = accepted_by(store, &trust_set, commit, tree, signer)?;
+            all_ok &= verdict.is_ok();
+            if !args.json {
+                match &verdict {
+                    Ok(()) => println!(
+                        "{}: tree {} accepted by {}",
+                        escape(rev),
+                        tree.to_hex_with_len(7),
+                        escape(signer)
+                    ),
+                    Err(why) => println!(
+                        "{} ({}): not accepted by {}: {}",
+                        escape(rev),
+                        commit.to_hex_with_len(7),
+                        escape(signer),
+                        escape(why)
+                    ),
+                }
+            }
+            out.push(json!({
+                "rev": rev,
+                "commit": commit.to_string(),
+                "tree": tree.to_string(),
+                "signer": signer,
+                "ok": verdict.is_ok(),
+                "reason": verdict.err(),
+            }));
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(if all_ok {
         ExitCode::SUCCESS

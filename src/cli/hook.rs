@@ -269,10 +269,13 @@ pub(super) fn lacking_receipts(
             ));
             continue;
         }
+        // Reviews are not a pre-push matter: a branch is pushed to be reviewed.
+        // The server's pre-receive hook holds protected branches to them.
         let failing: Vec<&CheckState> = report
             .states
             .iter()
             .filter(|s| s.required && s.state != State::Present)
+            .filter(|s| !s.name.starts_with(super::status::REVIEW_PREFIX))
             .collect();
         if !failing.is_empty() {
             refused.push_str(&format!(
@@ -681,6 +684,25 @@ fn gate_update(
         refused.push_str(&render_rows(&failing, false));
         for s in &failing {
             refused.push_str(&format!("  fix: {} && git receipt push\n", report.fix(s)));
+        }
+    }
+    // receipt.requireAcceptance: a trusted acceptance of exactly this tree by each
+    // named signer, read from the chains (never re-decided here)
+    let signers = store.config_strings("receipt.requireAcceptance");
+    if !signers.is_empty() {
+        let tree = store.commit_tree(new)?;
+        for signer in signers.iter().flat_map(|s| s.split(',')).map(str::trim) {
+            if signer.is_empty() {
+                continue;
+            }
+            if let Err(why) = super::gate::accepted_by(store, &trust.0, new, tree, signer)? {
+                refused.push_str(&format!(
+                    "{name} ({short}) is not accepted by {} (receipt.requireAcceptance): {}\n  fix: run `git receipt gate {short} --record` as {}, then git receipt push\n",
+                    escape(signer),
+                    escape(&why),
+                    escape(signer)
+                ));
+            }
         }
     }
     Ok(())

@@ -38,9 +38,8 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
     }
     all.sort_by(|a, b| {
         let (x, y) = (a.1.receipt.body(), b.1.receipt.body());
-        y.result
-            .started_at
-            .cmp(&x.result.started_at)
+        y.time()
+            .cmp(x.time())
             .then(a.0.cmp(&b.0))
             .then(y.chain.index.cmp(&x.chain.index))
     });
@@ -79,6 +78,11 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
                     "signer": e.receipt.signature().key,
                     "signature_status": signature_status,
                     "signature_detail": signature_detail,
+                    // v3 decisions: what was decided (check, passed and the
+                    // result members are empty for them)
+                    "kind": b.kind,
+                    "decision": (b.kind != git_receipt::receipt::Kind::Check).then(|| b.headline()),
+                    "decided_at": (b.kind != git_receipt::receipt::Kind::Check).then(|| b.time()),
                 })
             })
             .collect();
@@ -96,6 +100,17 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
             }
             SigStatus::Invalid(_) => format!(" {}", paint(on, "31", "INVALID signature")),
         };
+        if b.kind != git_receipt::receipt::Kind::Check {
+            out.push_str(&format!(
+                "{} {} {} {} {writer}#{}{mark}\n",
+                paint(on, "33", short_id(e.receipt.id())),
+                b.time(),
+                git_receipt::text::escape(&b.headline()),
+                &b.subject.commit[..7],
+                b.chain.index
+            ));
+            continue;
+        }
         let state = if b.result.passed {
             paint(on, "32", "passed")
         } else {

@@ -21,6 +21,7 @@ mod prune_logs;
 mod push;
 mod record;
 mod reindex;
+mod review;
 mod run;
 mod show;
 mod status;
@@ -66,6 +67,7 @@ enum Command {
     Log(log::LogArgs),
     Status(status::StatusArgs),
     Gate(gate::GateArgs),
+    Review(review::ReviewArgs),
     Reindex(reindex::ReindexArgs),
     Init(init::InitArgs),
     Push(push::PushArgs),
@@ -336,6 +338,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Status(a) => status::cmd_status(&ctx, a),
         Command::Env(a) => env::cmd_env(&ctx, a),
         Command::Gate(a) => gate::cmd_gate(&ctx, a),
+        Command::Review(a) => review::cmd_review(&ctx, a),
         Command::Reindex(a) => reindex::cmd_reindex(&ctx, a),
         Command::Init(a) => init::cmd_init(&ctx, a),
         Command::Push(a) => push::cmd_push(&ctx, a),

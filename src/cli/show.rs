@@ -318,13 +318,7 @@ pub(super) fn entries_about(
         }
         found.push((writer, entry));
     }
-    found.sort_by(|(_, a), (_, b)| {
-        b.receipt
-            .body()
-            .result
-            .started_at
-            .cmp(&a.receipt.body().result.started_at)
-    });
+    found.sort_by(|(_, a), (_, b)| b.receipt.body().time().cmp(a.receipt.body().time()));
     Ok(found)
 }
 
@@ -432,6 +426,16 @@ fn print_shown(
         out.push_str(&format!("receipt {}\n", escape(e.receipt.id())));
         for how in &s.found {
             out.push_str(&format!("  found    {how}\n"));
+        }
+        if b.kind != git_receipt::receipt::Kind::Check {
+            out.push_str(&decision_lines(b));
+            out.push_str(&format!(
+                "  writer   {} #{}\n  signed   {} {sig}\n",
+                escape(&names.label(&s.writer)),
+                b.chain.index,
+                escape(&e.receipt.signature().key),
+            ));
+            continue;
         }
         out.push_str(&format!(
             "  check    {} {state}, exit {}{}, {}\n  subject  commit {} tree {} inputs {}{}\n  started  {}  ({})\n  writer   {} #{}\n  signed   {} {sig}\n",
@@ -601,4 +605,46 @@ fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
         out.write_all(&bytes)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an acceptance or review receipt says, for `show` (every string escaped).
+fn decision_lines(b: &git_receipt::receipt::Body) -> String {
+    let mut out = format!(
+        "  decision {}\n  subject  commit {} tree {} inputs {}\n  decided  {}\n",
+        escape(&b.headline()),
+        escape(b.subject.commit.get(..7).unwrap_or(&b.subject.commit)),
+        escape(b.subject.tree.get(..7).unwrap_or(&b.subject.tree)),
+        escape(b.subject.inputs.get(..7).unwrap_or(&b.subject.inputs)),
+        escape(b.time()),
+    );
+    if let Some(a) = &b.acceptance {
+        for c in &a.criteria {
+            out.push_str(&format!(
+                "  {:<8} {} {}{}\n",
+                match c.kind {
+                    git_receipt::receipt::CriterionKind::Check => "check",
+                    git_receipt::receipt::CriterionKind::Review => "review",
+                },
+                escape(&c.name),
+                c.state.as_str(),
+                c.evidence
+                    .iter()
+                    .map(|id| format!(" {}", escape(super::short_id(id))))
+                    .collect::<String>()
+            ));
+        }
+        for u in &a.unresolved {
+            out.push_str(&format!(
+                "  why      {}: {}\n",
+                escape(&u.name),
+                escape(&u.reason)
+            ));
+        }
+    }
+    if let Some(r) = &b.review
+        && !r.message.is_empty()
+    {
+        out.push_str(&format!("  message  {}\n", escape(&r.message)));
+    }
+    out
 }

@@ -56,7 +56,18 @@ pub(super) struct RevReport {
 impl RevReport {
     /// The command (or edit) that makes check `s` present.
     pub fn fix(&self, s: &CheckState) -> String {
-        if self.undeclared.contains(&s.name) {
+        if let Some(review) = s.name.strip_prefix(REVIEW_PREFIX) {
+            let rev = self.commit.to_hex_with_len(7);
+            if s.state == State::Failed {
+                format!(
+                    "address the rejection, then ask for review again: git receipt review {rev} --name {review} --approve"
+                )
+            } else {
+                format!(
+                    "a trusted reviewer runs: git receipt review {rev} --name {review} --approve"
+                )
+            }
+        } else if self.undeclared.contains(&s.name) {
             format!(
                 "declare [check \"{}\"] in .gitreceipts again, then git receipt run {}",
                 s.name, s.name
@@ -136,6 +147,72 @@ pub(super) fn evaluate_rev_trusting(
     )
 }
 
+/// The prefix that tells a review's row from a check's in a [`RevReport`]: `review:`
+/// and the review's name (no check name holds a `:`).
+pub(super) const REVIEW_PREFIX: &str = "review:";
+
+/// The reviews a revision is held to: those declared here and, when judged against
+/// a trusted revision, those required there too (a branch cannot drop a required
+/// review or lower its count, or allow self-approval, by editing .gitreceipts).
+pub(super) fn effective_reviews(
+    here: &Contract,
+    trusted: Option<&Contract>,
+) -> Vec<git_receipt::contract::ReviewDef> {
+    let mut out = here.reviews.clone();
+    for was in trusted.map(|t| t.reviews.as_slice()).unwrap_or_default() {
+        match out.iter_mut().find(|r| r.name == was.name) {
+            Some(r) => {
+                r.required = r.required.max(was.required);
+                r.self_approve &= was.self_approve;
+            }
+            None if was.required > 0 => out.push(was.clone()),
+            None => {}
+        }
+    }
+    out
+}
+
+/// The name a trusted key goes by in reasons: its `[signer]` name, else its fingerprint.
+pub(super) fn signer_label(trust: &git_receipt::trust::TrustSet, fp: &str) -> String {
+    match trust.lookup(fp).map(|t| &t.origin) {
+        Some(git_receipt::trust::TrustOrigin::Contract(name)) => name.clone(),
+        _ => fp.to_owned(),
+    }
+}
+
+/// Each review's state at `commit` (tree `tree`) as a row beside the checks,
+/// named `review:<name>`, required when it needs at least one approval.
+pub(super) fn review_states(
+    store: &Store,
+    trust: &git_receipt::trust::TrustSet,
+    commit: gix::ObjectId,
+    tree: gix::ObjectId,
+    reviews: &[git_receipt::contract::ReviewDef],
+    walk_limit: usize,
+) -> Result<Vec<CheckState>> {
+    let label = |fp: &str| signer_label(trust, fp);
+    let mut out = Vec::new();
+    for def in reviews {
+        let r = git_receipt::decision::review_state(
+            store, trust, commit, tree, def, walk_limit, &label,
+        )?;
+        out.push(CheckState {
+            name: format!("{REVIEW_PREFIX}{}", r.name),
+            required: r.required > 0,
+            state: r.state,
+            decider: r.decider.map(|d| git_receipt::freshness::Decider {
+                receipt: d.receipt,
+                writer: d.writer,
+                distance: None,
+            }),
+            reason: r.reason,
+            changed_paths: Vec::new(),
+            untrusted: r.untrusted,
+        });
+    }
+    Ok(out)
+}
+
 /// Evaluate `contract`'s checks at `commit`, or at `tree` on top of it (the work
 /// tree), with the trust and baseline as [`evaluate_rev_trusting`] takes them.
 #[allow(clippy::too_many_arguments)]
@@ -199,6 +276,14 @@ fn evaluate_with(
             Err(u) => undecided.push(u),
         }
     }
+    let rev_tree = match tree {
+        Some(t) => t,
+        None => store.commit_tree(commit)?,
+    };
+    let reviews = effective_reviews(&contract, trusted.as_ref().map(|(c, _)| c));
+    states.extend(review_states(
+        store, &trust, commit, rev_tree, &reviews, walk_limit,
+    )?);
     let mut report = RevReport {
         rev: rev.to_owned(),
         commit,
@@ -315,7 +400,7 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
             "id": d.receipt.id(),
             "writer": d.writer,
             "commit": b.subject.commit,
-            "started_at": b.result.started_at,
+            "started_at": b.time(),
             "passed": b.result.passed,
             "mode": mode_name(b.result.mode),
             "distance": d.distance,
@@ -397,9 +482,15 @@ pub(super) fn render_rows_named(
                 short_id(d.receipt.id()),
                 escape(&names.label(&d.writer)),
                 b.chain.index,
-                b.result.started_at,
+                b.time(),
                 &b.subject.commit[..7],
-                mode_name(b.result.mode),
+                match &b.review {
+                    Some(r) => match r.verdict {
+                        git_receipt::receipt::Verdict::Approve => "approve",
+                        git_receipt::receipt::Verdict::Reject => "reject",
+                    },
+                    None => mode_name(b.result.mode),
+                },
             ));
         }
     }

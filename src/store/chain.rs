@@ -309,9 +309,8 @@ impl Store {
             .detach();
         let b = receipt.body();
         let message = format!(
-            "receipt: {} {} #{}\n\n{}\n{remark}",
-            b.check.name,
-            if b.result.passed { "passed" } else { "failed" },
+            "receipt: {} #{}\n\n{}\n{remark}",
+            b.headline(),
             b.chain.index,
             receipt.id()
         );

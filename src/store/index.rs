@@ -10,7 +10,7 @@
 //! names, checks its signature, trust and signed subject, and a corrupt, stale or
 //! deleted index can only cost time, never make a receipt count.
 //!
-//! # File format (`<git dir>/receipt-index`, version 1, little-endian)
+//! # File format (`<git dir>/receipt-index`, version 2, little-endian)
 //!
 //! ```text
 //! header   32 bytes  "GRIX", version u32, chains u32, records u32, keys u32,
@@ -23,7 +23,11 @@
 //! records  64 bytes each: chain commit (20), chain number u32, chain index u64,
 //!          start time u64 (the digits of `started_at`), first 8 bytes of the
 //!          receipt id, check name hash u32, first 8 bytes of the definition
-//!          digest, flags u8 (1 passed, 2 dirty), 3 zero bytes
+//!          digest, flags u8 (1 passed, 2 dirty, 4 decision), 3 zero bytes. An acceptance
+//!          receipt's name hash is that of `acceptance:`, a review's that of
+//!          `review:<name>`, its definition 0, its start time `decided_at` and
+//!          passed its `accepted` / `approve` (version 1 did not index them, so
+//!          a version 1 file is rebuilt)
 //! crcs     CRC-32 of each 4 KiB block of everything above
 //! trailer  24 bytes: length of everything above u64, blocks u32, CRC-32 of the
 //!          crc table u32, CRC-32 of these first 16 bytes u32, "GRIX"
@@ -57,7 +61,7 @@ use super::{STALE_LOCK_AFTER, Store, StoreError, crash_point};
 pub const INDEX_FILE: &str = "receipt-index";
 
 const MAGIC: &[u8; 4] = b"GRIX";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const BLOCK: usize = 4096;
 const HEADER_LEN: usize = 32;
 const FANOUT_LEN: usize = 256 * 4;
@@ -99,6 +103,8 @@ pub struct Record {
     pub passed: bool,
     /// The receipt covered uncommitted changes.
     pub dirty: bool,
+    /// The receipt is an acceptance or a review, not a check.
+    pub decision: bool,
 }
 
 /// A record found for an object, and which of its objects the object is.
@@ -125,6 +131,25 @@ pub struct ChainInfo {
 #[derive(Debug, thiserror::Error)]
 #[error("the receipt index is unusable: {0}")]
 pub struct Corrupt(String);
+
+/// The two decision kinds the index keys apart from checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionKind {
+    /// Acceptance receipts, keyed by `acceptance:`.
+    Acceptance,
+    /// Review receipts, keyed by `review:<name>`.
+    Review,
+}
+
+/// The name a decision receipt is keyed under in place of a check name: it holds a
+/// `:`, which no check name may, so a decision never passes for a check's evidence
+/// (and a hash collision only costs opening a receipt that is then skipped).
+pub fn decision_key(kind: DecisionKind, name: &str) -> String {
+    match kind {
+        DecisionKind::Acceptance => "acceptance:".to_owned(),
+        DecisionKind::Review => format!("review:{name}"),
+    }
+}
 
 /// The hash of a check name kept in records (FNV-1a, 32 bits): a filter only.
 pub fn check_hash(name: &str) -> u32 {
@@ -287,7 +312,7 @@ impl Mem {
             out.extend_from_slice(&r.id_prefix);
             out.extend_from_slice(&r.check.to_le_bytes());
             out.extend_from_slice(&r.definition.to_le_bytes());
-            out.push(u8::from(r.passed) | (u8::from(r.dirty) << 1));
+            out.push(u8::from(r.passed) | (u8::from(r.dirty) << 1) | (u8::from(r.decision) << 2));
             out.extend_from_slice(&[0; 3]);
         }
         let body_len = out.len();
@@ -333,6 +358,7 @@ fn decode_record(b: &[u8]) -> Record {
         definition: u64_at(52),
         passed: b[60] & 1 != 0,
         dirty: b[60] & 2 != 0,
+        decision: b[60] & 4 != 0,
     }
 }
 
@@ -680,8 +706,20 @@ struct Light {
 struct LightBody {
     chain: LightChain,
     subject: LightSubject,
-    check: LightCheck,
-    result: LightResult,
+    check: Option<LightCheck>,
+    result: Option<LightResult>,
+    acceptance: Option<LightDecision>,
+    review: Option<LightDecision>,
+}
+
+/// An acceptance or a review, as the index keys it.
+#[derive(serde::Deserialize)]
+struct LightDecision {
+    #[serde(default)]
+    name: String,
+    #[serde(alias = "verdict")]
+    status: String,
+    decided_at: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -724,17 +762,41 @@ fn light_entry(commit: ObjectId, bytes: &[u8]) -> Option<Entry> {
         .map(|body| Sha256::digest(body)[..8].try_into().expect("8 bytes"))
         .unwrap_or([0; 8]);
     let b = l.receipt;
+    // A decision is keyed under a name no check can have (see [`decision_key`]).
+    let is_decision = b.check.is_none();
+    let (started, check, definition, passed) = match (b.check, b.result, b.acceptance, b.review) {
+        (Some(c), Some(r), None, None) => (
+            started_key(&r.started_at),
+            check_hash(&c.name),
+            definition_prefix(&c.definition),
+            r.passed,
+        ),
+        (None, None, Some(a), None) => (
+            started_key(&a.decided_at),
+            check_hash(&decision_key(DecisionKind::Acceptance, "")),
+            0,
+            a.status == "accepted",
+        ),
+        (None, None, None, Some(r)) => (
+            started_key(&r.decided_at),
+            check_hash(&decision_key(DecisionKind::Review, &r.name)),
+            0,
+            r.status == "approve",
+        ),
+        _ => return None,
+    };
     Some(Entry {
         record: Record {
             commit,
             chain: 0,
             position: b.chain.index,
-            started: started_key(&b.result.started_at),
+            started,
             id_prefix: id,
-            check: check_hash(&b.check.name),
-            definition: definition_prefix(&b.check.definition),
-            passed: b.result.passed,
+            check,
+            definition,
+            passed,
             dirty: b.subject.dirty,
+            decision: is_decision,
         },
         subject: ObjectId::from_hex(b.subject.commit.as_bytes()).ok()?,
         inputs: ObjectId::from_hex(b.subject.inputs.as_bytes()).ok()?,
@@ -1107,6 +1169,7 @@ mod tests {
                 definition: 7,
                 passed: n.is_multiple_of(2),
                 dirty: false,
+                decision: false,
             },
             subject: oid(subject),
             inputs: oid(inputs),

@@ -311,8 +311,12 @@ impl Store {
             }
             // Group the new lines by annotated object, oldest receipt first.
             let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
+            // Notes show check receipts only: a decision is read from the chains.
             for e in missing.iter().rev() {
                 let b = e.receipt.body();
+                if b.kind != crate::receipt::Kind::Check {
+                    continue;
+                }
                 let line = NoteLine {
                     id: e.receipt.id().to_owned(),
                     commit: e.commit,

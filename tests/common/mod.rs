@@ -6,6 +6,7 @@
 
 pub mod gitolite;
 pub mod pytools;
+pub mod receipt_schema;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

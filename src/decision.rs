@@ -1,0 +1,544 @@
+//! Decisions as receipts: acceptances and reviews (format v3, `docs/format.md`).
+//!
+//! A check receipt is an observation; an **acceptance** is a signed gate decision
+//! that cites, for each required check and review, the receipts that decided it,
+//! and a **review** is a person's signed verdict on the inputs of a revision's
+//! reviewed paths. Both sit on their writer's chain like check receipts, travel
+//! with it, and are found through the receipt index under names no check can
+//! have ([`decision_key`]). As everywhere, the index only proposes candidates:
+//! every one is opened from its chain, its signature and trust checked, and only
+//! its signed body decides. Notes never show or decide a decision.
+//!
+//! The author of a revision, whom `self-approve = false` keeps from approving it,
+//! is known by a key, never by an e-mail: the Ed25519 key that made the commit's
+//! SSH signature (`gpg.format = ssh`), verified strictly over the signed commit.
+//! A commit without one has no known author, so no approval of it can be told
+//! from a self-approval and, with `self-approve = false`, none counts.
+
+use std::collections::{BTreeMap, HashSet};
+
+use gix::ObjectId;
+
+use crate::contract::ReviewDef;
+use crate::freshness::State;
+use crate::receipt::{
+    Acceptance, Body, Chain, CriterionKind, Kind, Receipt, Review, Runner, SCHEMA_V3, Subject,
+    Verdict, Verified,
+};
+use crate::sign::{PublicKey, SigningKey};
+use crate::store::chain::Appended;
+use std::sync::Arc;
+
+use crate::store::index::{DecisionKind, Index, Role, check_hash, decision_key};
+use crate::store::{Store, StoreError};
+use crate::trust::TrustSet;
+
+/// What a decision receipt carries besides its subject.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// A gate decision.
+    Acceptance(Acceptance),
+    /// A reviewer's verdict.
+    Review(Review),
+}
+
+/// Sign `payload` about `subject` and append it to `writer`'s chain.
+pub fn append_decision(
+    store: &Store,
+    writer: &str,
+    key: &SigningKey,
+    subject: Subject,
+    payload: Payload,
+) -> Result<Appended, StoreError> {
+    let runner = Runner {
+        tool: format!("git-receipt {}", env!("CARGO_PKG_VERSION")),
+        host: crate::host_name(),
+        os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
+    };
+    let (kind, acceptance, review) = match payload {
+        Payload::Acceptance(a) => (Kind::Acceptance, Some(a), None),
+        Payload::Review(r) => (Kind::Review, None, Some(r)),
+    };
+    store.append(writer, key, None, |index, prev| Body {
+        schema: SCHEMA_V3.into(),
+        kind,
+        chain: Chain {
+            writer: writer.to_owned(),
+            index,
+            prev,
+        },
+        subject: subject.clone(),
+        check: Default::default(),
+        result: Default::default(),
+        acceptance: acceptance.clone(),
+        review: review.clone(),
+        runner: runner.clone(),
+        supersedes: None,
+    })
+}
+
+/// A decision receipt found for an object and counted: opened, trusted, its body
+/// matching what was asked.
+#[derive(Debug, Clone)]
+pub struct FoundDecision {
+    /// The verified receipt.
+    pub receipt: Receipt<Verified>,
+    /// Its writer.
+    pub writer: String,
+}
+
+/// Every trusted decision receipt of `kind` and `name` the index names for
+/// `object` in `role`, whose signed body `keep` accepts, newest first. Candidates that do
+/// not open, do not verify or are not trusted count for nothing; their number is
+/// added to `untrusted`. `index` is the store's receipt index (one per command:
+/// bringing it up to date reads every chain tip).
+pub fn trusted_decisions(
+    store: &Store,
+    index: &mut Arc<Index>,
+    trust: &TrustSet,
+    (object, role): (ObjectId, Role),
+    (kind, name): (DecisionKind, &str),
+    keep: impl Fn(&Body) -> bool,
+    untrusted: &mut usize,
+) -> Result<Vec<FoundDecision>, StoreError> {
+    let hits = store.index_lookup(index, &object)?;
+    let want = check_hash(&decision_key(kind, name));
+    let body_kind = match kind {
+        DecisionKind::Acceptance => Kind::Acceptance,
+        DecisionKind::Review => Kind::Review,
+    };
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for hit in hits {
+        if hit.role != role || hit.record.check != want || !seen.insert(hit.record.commit) {
+            continue;
+        }
+        let writer = index.writer(hit.record.chain).to_owned();
+        if !trust.may_sign_as(&writer) {
+            *untrusted += 1;
+            continue;
+        }
+        let Ok(entry) = store.chain_entry(&writer, hit.record.commit) else {
+            continue;
+        };
+        let b = entry.receipt.body();
+        if b.kind != body_kind || b.chain.writer != writer || !keep(b) {
+            continue;
+        }
+        match trust.check(entry.receipt) {
+            Ok((receipt, _)) => out.push(FoundDecision { receipt, writer }),
+            Err(_) => *untrusted += 1,
+        }
+    }
+    out.sort_by(|a, b| {
+        let (x, y) = (a.receipt.body(), b.receipt.body());
+        y.time()
+            .cmp(x.time())
+            .then(y.chain.index.cmp(&x.chain.index))
+    });
+    Ok(out)
+}
+
+/// The newest trusted acceptance of exactly `commit`'s tree signed by one of
+/// `keys` (OpenSSH fingerprints), accepted or rejected; `None` when there is none.
+pub fn newest_acceptance(
+    store: &Store,
+    index: &mut Arc<Index>,
+    trust: &TrustSet,
+    tree: ObjectId,
+    keys: &[String],
+) -> Result<Option<FoundDecision>, StoreError> {
+    let tree_hex = tree.to_string();
+    let mut untrusted = 0;
+    let found = trusted_decisions(
+        store,
+        index,
+        trust,
+        (tree, Role::Inputs),
+        (DecisionKind::Acceptance, ""),
+        |b| b.subject.tree == tree_hex && b.subject.inputs == tree_hex,
+        &mut untrusted,
+    )?;
+    Ok(found
+        .into_iter()
+        .find(|f| keys.contains(&f.receipt.signature().key)))
+}
+
+/// The fingerprints of the trusted keys `signer` names: a `[signer]` name, a
+/// principal of an allowed_signers entry, or an OpenSSH fingerprint.
+pub fn signer_keys(trust: &TrustSet, signer: &str) -> Vec<String> {
+    use crate::trust::TrustOrigin;
+    trust
+        .keys()
+        .iter()
+        .filter(|t| {
+            t.key.fingerprint() == signer
+                || match &t.origin {
+                    TrustOrigin::Contract(name) => name == signer,
+                    TrustOrigin::AllowedSigners(principals) => {
+                        principals.split(',').any(|p| p.trim() == signer)
+                    }
+                    _ => false,
+                }
+        })
+        .map(|t| t.key.fingerprint())
+        .collect()
+}
+
+/// The key that made `commit`'s SSH signature (git's `gpgsig` header with
+/// `gpg.format = ssh`), verified strictly over the signed commit in namespace
+/// `git`; `None` for an unsigned commit or a signature that does not verify.
+pub fn commit_signer(store: &Store, commit: ObjectId) -> Option<PublicKey> {
+    let commit = store.repo().find_commit(commit).ok()?;
+    let (armored, signed) = commit.signature().ok()??;
+    let sig = ssh_key::SshSig::from_pem(armored.as_ref() as &[u8]).ok()?;
+    if sig.namespace() != "git" {
+        return None;
+    }
+    let ssh_key::public::KeyData::Ed25519(key) = sig.public_key() else {
+        return None;
+    };
+    let mut message = Vec::new();
+    std::io::Read::read_to_end(&mut signed.to_bstring().as_slice(), &mut message).ok()?;
+    let data = ssh_key::SshSig::signed_data("git", sig.hash_alg(), &message).ok()?;
+    crate::sign::verify_raw_strict(&key.0, &data, sig.signature_bytes()).ok()?;
+    PublicKey::from_bytes(&key.0).ok()
+}
+
+/// One review's state at a revision, with the receipts behind it.
+#[derive(Debug, Clone)]
+pub struct ReviewState {
+    /// The review's name.
+    pub name: String,
+    /// Distinct approvals needed.
+    pub required: u32,
+    /// Present, failed, stale or missing.
+    pub state: State,
+    /// The reason in words (names unescaped).
+    pub reason: String,
+    /// The inputs tree of the review's paths at the revision.
+    pub inputs: ObjectId,
+    /// The approvals that count: (signer fingerprint, receipt id), by fingerprint.
+    pub approvals: Vec<(String, String)>,
+    /// The newest counted receipt (an approval, or the rejection that failed it).
+    pub decider: Option<FoundDecision>,
+    /// Candidates that did not count for want of a trusted signature.
+    pub untrusted: usize,
+}
+
+/// How a signer is called in a reason: its `[signer]` name or its fingerprint.
+pub type SignerLabel<'a> = &'a dyn Fn(&str) -> String;
+
+/// The state of review `def` at `commit` (tree `tree`): present with `required`
+/// distinct trusted approvers of these inputs and no rejection; failed when a
+/// trusted reviewer's newest verdict on them rejects; stale when only older inputs
+/// (an ancestor's, within `walk_limit`) were approved; missing otherwise. A signer
+/// counts once, by key, with its newest verdict; the author (see the module doc)
+/// counts only with `self-approve = true`.
+pub fn review_state(
+    store: &Store,
+    trust: &TrustSet,
+    commit: ObjectId,
+    tree: ObjectId,
+    def: &ReviewDef,
+    walk_limit: usize,
+    label: SignerLabel<'_>,
+) -> Result<ReviewState, StoreError> {
+    let inputs = store.inputs_tree(tree, &def.paths, false)?;
+    let inputs_hex = inputs.to_string();
+    let mut untrusted = 0;
+    let same_review = |b: &Body| b.review.as_ref().is_some_and(|r| r.name == def.name);
+    let found = trusted_decisions(
+        store,
+        &mut store.receipt_index()?,
+        trust,
+        (inputs, Role::Inputs),
+        (DecisionKind::Review, &def.name),
+        |b| same_review(b) && b.subject.inputs == inputs_hex,
+        &mut untrusted,
+    )?;
+    // newest verdict per signer (found is newest first)
+    let mut newest: BTreeMap<String, FoundDecision> = BTreeMap::new();
+    for f in found {
+        newest.entry(f.receipt.signature().key.clone()).or_insert(f);
+    }
+    let author = if def.self_approve {
+        None
+    } else {
+        Some(commit_signer(store, commit).map(|k| k.fingerprint()))
+    };
+    let verdict = |f: &FoundDecision| f.receipt.body().review.as_ref().map(|r| r.verdict);
+    let mut state = ReviewState {
+        name: def.name.clone(),
+        required: def.required,
+        state: State::Missing,
+        reason: String::new(),
+        inputs,
+        approvals: Vec::new(),
+        decider: None,
+        untrusted,
+    };
+    if let Some((fp, f)) = newest
+        .iter()
+        .find(|(_, f)| verdict(f) == Some(Verdict::Reject))
+    {
+        let message = f
+            .receipt
+            .body()
+            .review
+            .as_ref()
+            .map(|r| r.message.clone())
+            .unwrap_or_default();
+        state.state = State::Failed;
+        state.reason = format!(
+            "failed: rejected by {}{}",
+            label(fp),
+            if message.is_empty() {
+                String::new()
+            } else {
+                format!(": {message}")
+            }
+        );
+        state.decider = Some(f.clone());
+        return Ok(state);
+    }
+    let mut self_approved = false;
+    let mut approvers = Vec::new();
+    for (fp, f) in &newest {
+        if verdict(f) != Some(Verdict::Approve) {
+            continue;
+        }
+        match &author {
+            Some(Some(a)) if a == fp => {
+                self_approved = true;
+                continue;
+            }
+            Some(None) => continue, // author unknown: cannot rule out a self-approval
+            _ => {}
+        }
+        approvers.push(label(fp));
+        state
+            .approvals
+            .push((fp.clone(), f.receipt.id().to_owned()));
+        if state
+            .decider
+            .as_ref()
+            .is_none_or(|d| d.receipt.body().time() < f.receipt.body().time())
+        {
+            state.decider = Some(f.clone());
+        }
+    }
+    let have = state.approvals.len() as u32;
+    if have >= def.required.max(1) {
+        state.state = State::Present;
+        state.reason = format!("present: approved by {}", approvers.join(", "));
+        return Ok(state);
+    }
+    let mut why = Vec::new();
+    if have > 0 {
+        why.push(format!(
+            "{have} of {} approvals (by {})",
+            def.required,
+            approvers.join(", ")
+        ));
+    }
+    if self_approved {
+        why.push("the author's own approval does not count (self-approve = false)".to_owned());
+    }
+    if matches!(author, Some(None)) && !newest.is_empty() {
+        why.push(format!(
+            "commit {} has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)",
+            commit.to_hex_with_len(7)
+        ));
+    }
+    // Stale: no verdict on these inputs, but an ancestor (or this commit, with
+    // other paths) has a trusted approval. Verdicts here that do not count keep
+    // it missing, with their reason.
+    if !newest.is_empty() {
+        state.reason = format!("missing: {}", why.join("; "));
+        return Ok(state);
+    }
+    let repo = store.repo();
+    let mut index = store.receipt_index()?;
+    let walk = repo
+        .rev_walk([commit])
+        .sorting(gix::revision::walk::Sorting::BreadthFirst)
+        .all()
+        .map_err(crate::store::git_err("walking history"))?;
+    for info in walk.take(walk_limit.saturating_add(1)) {
+        let Ok(info) = info else { break };
+        let mut n = 0;
+        let older = trusted_decisions(
+            store,
+            &mut index,
+            trust,
+            (info.id, Role::Subject),
+            (DecisionKind::Review, &def.name),
+            |b| {
+                same_review(b)
+                    && b.subject.inputs != inputs_hex
+                    && b.review.as_ref().map(|r| r.verdict) == Some(Verdict::Approve)
+            },
+            &mut n,
+        )?;
+        if let Some(f) = older.into_iter().next() {
+            state.state = State::Stale;
+            let b = f.receipt.body();
+            why.insert(
+                0,
+                format!(
+                    "stale: approved on {} by {}, but the reviewed paths changed since",
+                    &b.subject.commit[..7],
+                    label(&f.receipt.signature().key)
+                ),
+            );
+            state.decider = Some(f);
+            state.reason = why.join("; ");
+            return Ok(state);
+        }
+    }
+    state.reason = if why.is_empty() {
+        format!(
+            "missing: no trusted approval of these inputs (needs {})",
+            def.required.max(1)
+        )
+    } else {
+        format!("missing: {}", why.join("; "))
+    };
+    Ok(state)
+}
+
+/// One way an acceptance's evidence fails to back its claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidenceProblem {
+    /// The check or review the claim is about.
+    pub criterion: String,
+    /// The cited receipt, when the problem is one receipt.
+    pub cited: Option<String>,
+    /// What is wrong, in words (names unescaped).
+    pub reason: String,
+}
+
+/// Check acceptance `body` against its evidence: each cited receipt exists
+/// (`locate` gives its writer and chain commit), is trusted, is a receipt of that
+/// check (or an approval of that review), on the decided revision's inputs for it,
+/// and agrees with the claimed state.
+pub fn acceptance_problems(
+    store: &Store,
+    trust: &TrustSet,
+    body: &Body,
+    locate: &dyn Fn(&str) -> Option<(String, ObjectId)>,
+) -> Vec<EvidenceProblem> {
+    let mut out = Vec::new();
+    let Some(a) = &body.acceptance else {
+        return out;
+    };
+    let tree = ObjectId::from_hex(body.subject.tree.as_bytes()).ok();
+    for c in &a.criteria {
+        let label = match c.kind {
+            CriterionKind::Check => format!("check {}", c.name),
+            CriterionKind::Review => format!("review {}", c.name),
+        };
+        let mut problem = |cited: Option<&str>, reason: String| {
+            out.push(EvidenceProblem {
+                criterion: label.clone(),
+                cited: cited.map(str::to_owned),
+                reason,
+            })
+        };
+        if c.evidence.is_empty() && c.state != State::Missing {
+            problem(
+                None,
+                format!("claims {label} {} but cites no receipt", c.state.as_str()),
+            );
+        }
+        for id in &c.evidence {
+            let claim = format!("claims {label} {}", c.state.as_str());
+            let Some((writer, commit)) = locate(id) else {
+                problem(
+                    Some(id),
+                    format!("{claim} citing {id}, which is in no chain here"),
+                );
+                continue;
+            };
+            let receipt = match store.chain_entry(&writer, commit) {
+                Ok(e) => e.receipt,
+                Err(e) => {
+                    problem(Some(id), format!("{claim} citing {id}, unreadable: {e}"));
+                    continue;
+                }
+            };
+            let receipt = match trust.check(receipt) {
+                Ok((r, _)) => r,
+                Err(why) => {
+                    problem(
+                        Some(id),
+                        format!("{claim} citing {id}, which counts for nothing: {why}"),
+                    );
+                    continue;
+                }
+            };
+            let e = receipt.body();
+            let paths = match (c.kind, e.kind, &e.review) {
+                (CriterionKind::Check, Kind::Check, _) if e.check.name == c.name => {
+                    e.check.paths.clone()
+                }
+                (CriterionKind::Review, Kind::Review, Some(r)) if r.name == c.name => {
+                    r.paths.clone()
+                }
+                _ => {
+                    problem(
+                        Some(id),
+                        format!("{claim} citing {id}, which is a receipt of {}", {
+                            let h = e.headline();
+                            h.rsplit_once(' ').map_or(h.clone(), |(n, _)| n.to_owned())
+                        }),
+                    );
+                    continue;
+                }
+            };
+            // the inputs of the decided revision for the paths the cited receipt declares
+            let expected = tree.and_then(|t| store.inputs_tree(t, &paths, false).ok());
+            let same_inputs = expected
+                .is_some_and(|x| ObjectId::from_hex(e.subject.inputs.as_bytes()).ok() == Some(x))
+                && e.subject.inputs == c.inputs;
+            let passed = match e.kind {
+                Kind::Review => e.review.as_ref().map(|r| r.verdict) == Some(Verdict::Approve),
+                _ => e.result.passed,
+            };
+            match c.state {
+                State::Present | State::Failed if !same_inputs => problem(
+                    Some(id),
+                    format!(
+                        "{claim} citing {id}, which is about other inputs ({}) than the decided revision's ({})",
+                        &e.subject.inputs[..7.min(e.subject.inputs.len())],
+                        expected.map_or_else(
+                            || "unknown".to_owned(),
+                            |x| x.to_hex_with_len(7).to_string()
+                        )
+                    ),
+                ),
+                State::Present if !passed => problem(
+                    Some(id),
+                    format!(
+                        "{claim} citing {id}, which {}",
+                        match e.kind {
+                            Kind::Review => "rejects".to_owned(),
+                            _ => format!("failed (exit {})", e.result.exit_code),
+                        }
+                    ),
+                ),
+                State::Failed if passed => {
+                    problem(Some(id), format!("{claim} citing {id}, which passed"))
+                }
+                State::Stale if same_inputs && c.kind == CriterionKind::Review => problem(
+                    Some(id),
+                    format!("{claim} citing {id}, which is about the decided inputs themselves"),
+                ),
+                State::Missing => problem(Some(id), format!("{claim} yet cites {id}")),
+                _ => {}
+            }
+        }
+    }
+    out
+}
