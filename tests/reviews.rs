@@ -287,11 +287,29 @@ fn the_pre_receive_hook_refuses_a_protected_update_without_the_required_review()
     maintainer.git_ok(&dir, &["commit", "-qam", "change src"]);
     maintainer.receipt_ok(&dir, &["run", "test"]);
     maintainer.receipt_ok(&dir, &["push"]);
-    // the developer's own pre-push hook does not ask for reviews: a branch is
-    // pushed to be reviewed
+    // the developer's own pre-push hook does not ask for reviews on a topic
+    // branch: a branch is pushed to be reviewed ...
     maintainer.receipt_ok(&dir, &["install-hooks"]);
     let r = maintainer.git(&dir, &["push", "origin", "HEAD:refs/heads/topic"]);
     assert_eq!(r.code, 0, "{r}");
+    // ... but a push to the branch the remote's HEAD names is held to it there
+    // already, before anything reaches the server
+    let r = maintainer.git(&dir, &["push", "origin", "main"]);
+    assert_eq!(r.code, 1, "the pre-push hook refuses: {r}");
+    assert!(
+        r.stderr.contains("git-receipt: push to origin refused"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("review:code"), "{r}");
+    assert!(
+        r.stderr.contains("git receipt review") && r.stderr.contains("--name code"),
+        "{r}"
+    );
+    assert_eq!(
+        maintainer.git_ok(&bare, &["rev-parse", "main"]),
+        maintainer.git_ok(&seed, &["rev-parse", "main"]),
+        "nothing reached the server"
+    );
     let r = maintainer.git(&dir, &["push", "--no-verify", "origin", "main"]);
     assert_ne!(r.code, 0, "no review: refused: {r}");
     assert!(r.stderr.contains("review:code"), "{r}");

@@ -251,13 +251,19 @@ fn pre_commit_push(store: &Store) -> Result<(String, Vec<hooks::PushedRef>)> {
 
 /// What each pushed ref (remote ref name, local commit) lacks: fresh receipts
 /// for its required checks, as the lines of a refusal (empty when all is well).
+///
+/// Required reviews count only for a push to one of `reviewed` (remote ref names):
+/// a feature branch is pushed in order to be reviewed, the branch it merges into
+/// is not.
 pub(super) fn lacking_receipts(
     ctx: &Context,
     store: &Store,
     pushed: &[(String, gix::ObjectId)],
+    reviewed: &[String],
 ) -> Result<String> {
     let mut refused = String::new();
     for (r, local) in pushed {
+        let reviews_count = reviewed.iter().any(|b| b == r);
         let local = *local;
         let report = evaluate_rev(ctx, store, &local.to_string())?;
         if let Some(u) = report.undecided.iter().find(|u| u.required) {
@@ -269,13 +275,14 @@ pub(super) fn lacking_receipts(
             ));
             continue;
         }
-        // Reviews are not a pre-push matter: a branch is pushed to be reviewed.
-        // The server's pre-receive hook holds protected branches to them.
+        // Reviews hold only for a protected branch: a feature branch is pushed
+        // in order to be reviewed. The server's pre-receive hook holds its own
+        // protected branches to them whatever this clone says.
         let failing: Vec<&CheckState> = report
             .states
             .iter()
             .filter(|s| s.required && s.state != State::Present)
-            .filter(|s| !s.name.starts_with(super::status::REVIEW_PREFIX))
+            .filter(|s| reviews_count || !s.name.starts_with(super::status::REVIEW_PREFIX))
             .collect();
         if !failing.is_empty() {
             refused.push_str(&format!(
@@ -284,7 +291,13 @@ pub(super) fn lacking_receipts(
             ));
             refused.push_str(&render_rows(&failing, false));
             for s in &failing {
-                refused.push_str(&format!("  fix: git receipt run {}\n", s.name));
+                match s.name.strip_prefix(super::status::REVIEW_PREFIX) {
+                    Some(review) => refused.push_str(&format!(
+                        "  fix: a reviewer runs git receipt review {} --approve --name {review}, then pushes the review\n",
+                        local.to_hex_with_len(12)
+                    )),
+                    None => refused.push_str(&format!("  fix: git receipt run {}\n", s.name)),
+                }
             }
         }
     }
@@ -315,7 +328,7 @@ fn pre_push(
         pushed.push((r.clone(), local));
     }
     let gated = pushed.len();
-    let refused = lacking_receipts(ctx, store, &pushed)?;
+    let refused = lacking_receipts(ctx, store, &pushed, &reviewed_branches(store, remote))?;
     if !refused.is_empty() {
         // ref names, check names and reasons may come from someone else's push
         eprint!(
@@ -377,6 +390,28 @@ fn pre_push(
 
 /// The branches the server protects: `receipt.protectedBranch` (repeatable), or
 /// the branch HEAD names.
+/// The remote branches a push to `remote` must bring required reviews to:
+/// `receipt.protectedBranch` when set (as on the server), else the branch the
+/// remote's HEAD names (`refs/remotes/<remote>/HEAD`, set by clone or
+/// `git remote set-head`).
+pub(super) fn reviewed_branches(store: &Store, remote: &str) -> Vec<String> {
+    let configured = store.config_strings("receipt.protectedBranch");
+    if !configured.is_empty() {
+        return protected_branches(store);
+    }
+    let head = format!("refs/remotes/{remote}/HEAD");
+    let out = store.run_git(&["symbolic-ref", "--quiet", &head]);
+    match out {
+        Ok(o) if o.ok => o
+            .stdout
+            .trim()
+            .strip_prefix(&format!("refs/remotes/{remote}/"))
+            .map(|b| vec![format!("refs/heads/{b}")])
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 fn protected_branches(store: &Store) -> Vec<String> {
     let configured = store.config_strings("receipt.protectedBranch");
     if !configured.is_empty() {

@@ -110,7 +110,12 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             .head_id()
             .with_context(|| format!("{branch} has no commit to push"))?
             .detach();
-        let refused = super::hook::lacking_receipts(ctx, &store, &[(branch.clone(), tip)])?;
+        let refused = super::hook::lacking_receipts(
+            ctx,
+            &store,
+            &[(branch.clone(), tip)],
+            &super::hook::reviewed_branches(&store, &remote),
+        )?;
         if !refused.is_empty() {
             eprint!(
                 "git-receipt: push to {remote} refused\n{}hint: run the fixes above and push again\n",
