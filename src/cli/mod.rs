@@ -18,6 +18,7 @@ mod prune_logs;
 mod push;
 mod record;
 mod reindex;
+mod report;
 mod run;
 mod show;
 mod status;
@@ -72,6 +73,7 @@ enum Command {
     UninstallHooks(hook::UninstallHooksArgs),
     Hook(hook::HookArgs),
     Verify(verify::VerifyArgs),
+    Report(report::ReportArgs),
     Key(key::KeyArgs),
     Doctor(doctor::DoctorArgs),
     Completions(completions::CompletionsArgs),
@@ -282,6 +284,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::UninstallHooks(a) => hook::cmd_uninstall_hooks(&ctx, a),
         Command::Hook(a) => hook::cmd_hook(&ctx, a),
         Command::Verify(a) => verify::cmd_verify(&ctx, a),
+        Command::Report(a) => report::cmd_report(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
         Command::Doctor(a) => doctor::cmd_doctor(&ctx, a),
