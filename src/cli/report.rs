@@ -264,19 +264,23 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
 }
 
 /// Write `bytes` to `path` through a temporary file beside it, so a reader (or a
-/// CI artifact upload) never sees half a page.
+/// CI artifact upload) never sees half a page. The file gets the permissions any
+/// new file gets here (the umask decides), not a private temporary file's.
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
+    let name = path
+        .file_name()
+        .with_context(|| format!("-o {}: not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("writing {}", path.display()));
+    }
     Ok(())
 }
 
@@ -395,7 +399,7 @@ dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.15rem .8rem;margin
 .note{color:#59636e;font-size:13px}
 figure{margin:.6rem 0 1.2rem}figcaption{font-size:13px;color:#59636e}
 svg.plot{display:block;width:100%;height:auto}
-.legend span{margin-right:1rem;white-space:nowrap}
+.legend span{margin-right:1rem;display:inline-block}
 @media (max-width:40rem){
 body{padding:.6rem}
 .matrix,.matrix tbody,.matrix tr,.matrix th.c{display:block;max-width:none}
@@ -460,7 +464,8 @@ fn anchor(id: &str) -> String {
 /// satisfied (or decided) through identical inputs elsewhere.
 fn via(d: &Decider, commit: &gix::ObjectId) -> Option<String> {
     let tested = &d.receipt.body().subject.commit;
-    (*tested != commit.to_string()).then(|| tested.chars().take(7).collect())
+    (gix::ObjectId::from_hex(tested.as_bytes()).ok() != Some(*commit))
+        .then(|| tested.chars().take(7).collect())
 }
 
 /// The whole page, and the verdict in words.
@@ -575,9 +580,9 @@ fn render_verdict(o: &mut String, page: &Page) -> String {
         o.push_str("</li>\n");
     }
     for u in &tip.undecided {
-        let _ = write!(
+        let _ = writeln!(
             o,
-            "<li class=\"s-undecided\"><span class=\"st\">? undecided</span> <b>{}</b>{} <span class=\"why\">{}</span></li>\n",
+            "<li class=\"s-undecided\"><span class=\"st\">? undecided</span> <b>{}</b>{} <span class=\"why\">{}</span></li>",
             h(&u.name),
             if u.required {
                 " <span class=\"req\">required</span>"
@@ -601,7 +606,7 @@ fn render_verdict(o: &mut String, page: &Page) -> String {
 fn render_matrix(o: &mut String, page: &Page) {
     let _ = write!(
         o,
-        "<section id=\"range\"><h2>Range: {}</h2>\n<p class=\"note legend\"><span>✓ present</span><span>✗ failed</span><span>↻ stale</span><span>∅ missing</span><span>? undecided</span><span>“via abc1234”: satisfied by a receipt for identical inputs on that commit</span></p>\n",
+        "<section id=\"range\"><h2>Range: {}</h2>\n<p class=\"note legend\"><span>✓ present</span><span>✗ failed</span><span>↻ stale</span><span>∅ missing</span><span>? undecided</span><span>“via abc1234”: decided by a receipt for identical inputs on that commit</span><span>“since abc1234”: the ancestor last checked</span></p>\n",
         h(&page.spec)
     );
     if page.rows.is_empty() {
@@ -656,7 +661,14 @@ fn render_matrix(o: &mut String, page: &Page) {
                     }
                 }
                 if let Some(v) = via_text {
-                    let _ = write!(o, "<span class=\"via\">via {}</span>", h(&v));
+                    // a stale state's receipt is an ancestor's; the others' are for
+                    // identical inputs elsewhere
+                    let word = if s.state == State::Stale {
+                        "since"
+                    } else {
+                        "via"
+                    };
+                    let _ = write!(o, "<span class=\"via\">{word} {}</span>", h(&v));
                 }
                 o.push_str("</td>");
             } else if let Some(u) = row.report.undecided.iter().find(|u| &u.name == c) {
@@ -979,9 +991,9 @@ fn human_bytes(n: u64) -> String {
 
 /// One plot per check: duration as bar height, pass or fail as colour and mark.
 fn render_history(o: &mut String, page: &Page) {
-    let _ = write!(
+    let _ = writeln!(
         o,
-        "<section id=\"history\"><h2>History</h2><p class=\"note\">Each check's last {} trusted receipts on the first-parent history of {}, oldest on the left: bar height is the duration; a failed run is red and marked ✗ below its bar.</p>\n",
+        "<section id=\"history\"><h2>History</h2><p class=\"note\">Each check's last {} trusted receipts on the first-parent history of {}, oldest on the left: bar height is the duration; a failed run is red and marked ✗ below its bar.</p>",
         page.history_len,
         h(&page.tip_label)
     );
@@ -1071,9 +1083,9 @@ fn plot_svg(check: &str, points: &[Point]) -> String {
 fn render_verify(o: &mut String, v: &VerifySummary) {
     let r = &v.report;
     let clean = r.findings.is_empty();
-    let _ = write!(
+    let _ = writeln!(
         o,
-        "<section id=\"verify\"><h2>Verification</h2><p class=\"verdict {}\">{}</p><p>Verified {} in {} and {} against {}.{}</p>\n",
+        "<section id=\"verify\"><h2>Verification</h2><p class=\"verdict {}\">{}</p><p>Verified {} in {} and {} against {}.{}</p>",
         if clean { "yes" } else { "no" },
         if clean {
             "✓ Every chain and note is valid".to_owned()
