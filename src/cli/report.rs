@@ -29,7 +29,7 @@ use git_receipt::store::index::{Role, check_hash};
 use git_receipt::text::escape_html as h;
 use git_receipt::trust::{TrustSet, trust_root};
 
-use super::status::{Baseline, RevReport, contract_at, evaluate_rev_trusting, mode_name};
+use super::status::{Baseline, RevReport, contract_at, evaluate_commit_trusting, mode_name};
 use super::{Context, SignerNames, human_ms, short_id};
 
 /// A stored log larger than this is named by its blob id, never inlined.
@@ -193,23 +193,10 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
     } else {
         super::status::range_commits(&store, &format!("{tip_commit}^!"))?
     };
+    let rows = evaluate_rows(ctx, listed, trust_override.as_ref(), &baseline)?;
     let evaluate = |commit: gix::ObjectId| {
-        evaluate_rev_trusting(
-            ctx,
-            &store,
-            &commit.to_string(),
-            trust_override.as_ref(),
-            &baseline,
-        )
+        evaluate_commit_trusting(ctx, &store, commit, trust_override.as_ref(), &baseline)
     };
-    let mut rows = Vec::with_capacity(listed.len());
-    for (commit, subject) in listed {
-        rows.push(Row {
-            commit,
-            subject,
-            report: evaluate(commit)?,
-        });
-    }
     // the tip is usually the range's first row; evaluated apart when it is not
     let tip = match rows.iter().position(|r| r.commit == tip_commit) {
         Some(i) => Tip::Row(i),
@@ -261,6 +248,63 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
         None => std::io::stdout().write_all(html.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Evaluate every commit of the range as `status` does, on every core: each
+/// thread opens its own [`Store`] (a repository handle is not shared between
+/// threads) and takes every n-th commit; the rows come back in range order.
+fn evaluate_rows(
+    ctx: &Context,
+    listed: Vec<(gix::ObjectId, String)>,
+    trust_override: Option<&(TrustSet, String)>,
+    baseline: &Baseline,
+) -> Result<Vec<Row>> {
+    const PER_THREAD: usize = 25;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(listed.len().div_ceil(PER_THREAD))
+        .max(1);
+    let reports: Vec<Vec<(usize, RevReport)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let listed = &listed;
+                scope.spawn(move || -> Result<Vec<(usize, RevReport)>> {
+                    let store = ctx.store()?;
+                    let mut out = Vec::new();
+                    for (i, (commit, _)) in listed.iter().enumerate().skip(t).step_by(threads) {
+                        out.push((
+                            i,
+                            evaluate_commit_trusting(
+                                ctx,
+                                &store,
+                                *commit,
+                                trust_override,
+                                baseline,
+                            )?,
+                        ));
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("an evaluation thread panicked"))
+            .collect::<Result<_>>()
+    })?;
+    let mut slots: Vec<Option<RevReport>> = listed.iter().map(|_| None).collect();
+    for (i, report) in reports.into_iter().flatten() {
+        slots[i] = Some(report);
+    }
+    Ok(listed
+        .into_iter()
+        .zip(slots)
+        .map(|((commit, subject), report)| Row {
+            commit,
+            subject,
+            report: report.expect("every commit evaluated"),
+        })
+        .collect())
 }
 
 /// Write `bytes` to `path` through a temporary file beside it, so a reader (or a

@@ -136,6 +136,29 @@ pub(super) fn evaluate_rev_trusting(
     )
 }
 
+/// [`evaluate_rev_trusting`] for a commit already resolved (`report` evaluates a
+/// thousand of them; parsing each id back as a revision would look it up again).
+pub(super) fn evaluate_commit_trusting(
+    ctx: &Context,
+    store: &Store,
+    commit: gix::ObjectId,
+    trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
+    baseline: &Baseline,
+) -> Result<RevReport> {
+    let rev = commit.to_string();
+    let contract = contract_at(store, commit, &rev)?;
+    evaluate_with(
+        ctx,
+        store,
+        &rev,
+        commit,
+        contract,
+        None,
+        trust_override,
+        baseline,
+    )
+}
+
 /// Evaluate `contract`'s checks at `commit`, or at `tree` on top of it (the work
 /// tree), with the trust and baseline as [`evaluate_rev_trusting`] takes them.
 #[allow(clippy::too_many_arguments)]
