@@ -478,3 +478,43 @@ fn the_page_fits_1280_and_390_pixels_and_screenshots_are_taken() {
         assert_eq!(parts[2], matrix_display, "matrix layout at {width} px");
     }
 }
+
+#[test]
+fn the_verdict_is_the_one_gate_gives() {
+    let s = scenario();
+    let gate = s.env.receipt(&s.repo, &["gate", "feature"]);
+    assert_eq!(gate.code, 1, "{gate}");
+    assert!(report(&s, &[]).contains("<p class=\"verdict no\""));
+    // the failing check passes on the tip: gate says yes, and so does the page
+    run(&s.env, &s.repo, "test", &[]);
+    let gate = s.env.receipt(&s.repo, &["gate", "feature"]);
+    assert_eq!(gate.code, 0, "{gate}");
+    let out = s.env.path("page.html");
+    let r = s.env.receipt(
+        &s.repo,
+        &["report", "main..feature", "-o", out.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains("✓ Accepted: the required check is present"),
+        "{r}"
+    );
+    let html = std::fs::read_to_string(out).unwrap();
+    assert!(html.contains(
+        "<p class=\"verdict yes\" role=\"status\">✓ Accepted: the required check is present</p>"
+    ));
+    assert_cell(&html, &s.f3, "test", "present");
+    // --trust takes the signers at that revision, as gate --trust does: main names
+    // none, so nothing counts and the page says not accepted with gate
+    let gate = s
+        .env
+        .receipt(&s.repo, &["gate", "feature", "--trust", "main"]);
+    assert_eq!(gate.code, 1, "{gate}");
+    let html = report(&s, &["--trust", "main"]);
+    assert_cell(&html, &s.f3, "test", "missing");
+    assert!(
+        html.contains("trust: signers of .gitreceipts at main"),
+        "{html}"
+    );
+}
