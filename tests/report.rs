@@ -518,3 +518,28 @@ fn the_verdict_is_the_one_gate_gives() {
         "{html}"
     );
 }
+
+#[test]
+fn every_cell_is_the_state_status_gives() {
+    let s = scenario();
+    let html = report(&s, &[]);
+    let r = s
+        .env
+        .receipt_ok(&s.repo, &["status", "main..feature", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut cells = 0;
+    for commit in v["commits"].as_array().unwrap() {
+        let hex = commit["commit"].as_str().unwrap();
+        assert!(
+            html.contains(&format!("trust: {}", commit["trust"].as_str().unwrap())) || hex != s.f3,
+            "the tip's trust as status names it"
+        );
+        for check in commit["checks"].as_array().unwrap() {
+            let name = check["name"].as_str().unwrap();
+            let state = check["state"].as_str().unwrap();
+            assert_cell(&html, hex, name, state);
+            cells += 1;
+        }
+    }
+    assert_eq!(cells, 15, "3 commits, 5 checks");
+}
