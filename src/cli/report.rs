@@ -193,7 +193,27 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
     } else {
         super::status::range_commits(&store, &format!("{tip_commit}^!"))?
     };
-    let rows = evaluate_rows(ctx, listed, trust_override.as_ref(), &baseline)?;
+    let judging = match &trust_override {
+        // one trust and one baseline for every commit, as `gate --trust` takes them
+        Some(t) => vec![Judging {
+            trust: t.clone(),
+            baseline: baseline.clone(),
+        }],
+        None => Vec::new(),
+    };
+    let (judging, judged_by) = if judging.is_empty() {
+        judging_per_trust_root(
+            ctx,
+            &store,
+            &spec_for_roots(is_range, &spec, tip_commit),
+            &listed,
+            args.verify,
+        )?
+    } else {
+        let n = listed.len();
+        (judging, vec![0; n])
+    };
+    let rows = evaluate_rows(ctx, listed, &judging, &judged_by)?;
     let evaluate = |commit: gix::ObjectId| {
         evaluate_commit_trusting(ctx, &store, commit, trust_override.as_ref(), &baseline)
     };
@@ -250,14 +270,118 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The trust and the requirements a commit is judged by.
+struct Judging {
+    /// The trust set, and how it was chosen in words.
+    trust: (TrustSet, String),
+    /// Whose required checks apply besides the commit's own.
+    baseline: Baseline,
+}
+
+/// The revisions whose trust roots the rows need: the range, or the one commit.
+fn spec_for_roots(is_range: bool, spec: &str, tip: gix::ObjectId) -> String {
+    if is_range {
+        spec.to_owned()
+    } else {
+        format!("{tip}^!")
+    }
+}
+
+/// The trust each commit of the range is judged by, as [`Context::trust_for`]
+/// gives it (the signers at the commit's merge base with the default branch),
+/// computed once per distinct merge base rather than once per commit.
+///
+/// A commit that the default branch cannot reach and that has one parent has the
+/// merge base its parent has: the common ancestors of it and the branch are its
+/// parent's (it is not one of them). So one `rev-list --parents` lists the commits
+/// that inherit, and a merge base is computed only where a line of such commits
+/// starts, and for merges. With `verify`, the checks required at that merge base
+/// are required too, as `gate --verify` requires them.
+fn judging_per_trust_root(
+    ctx: &Context,
+    store: &Store,
+    spec: &str,
+    listed: &[(gix::ObjectId, String)],
+    verify: bool,
+) -> Result<(Vec<Judging>, Vec<usize>)> {
+    // the one parent of each listed commit the default branch does not reach
+    let mut single_parent: std::collections::HashMap<gix::ObjectId, gix::ObjectId> =
+        std::collections::HashMap::new();
+    if let Some((_, tip)) = git_receipt::trust::default_branch(store) {
+        let not_tip = format!("^{tip}");
+        let out = store.run_git(&["rev-list", "--parents", spec, &not_tip, "--"])?;
+        if out.ok {
+            for line in out.stdout.lines() {
+                let ids: Vec<&str> = line.split_whitespace().collect();
+                if let [c, p] = ids.as_slice() {
+                    single_parent.insert(
+                        gix::ObjectId::from_hex(c.as_bytes())?,
+                        gix::ObjectId::from_hex(p.as_bytes())?,
+                    );
+                }
+            }
+        }
+    }
+    let mut roots: std::collections::HashMap<gix::ObjectId, Option<gix::ObjectId>> =
+        std::collections::HashMap::new();
+    let mut judging: Vec<Judging> = Vec::new();
+    let mut by_root: std::collections::HashMap<Option<gix::ObjectId>, usize> =
+        std::collections::HashMap::new();
+    let mut judged_by = Vec::with_capacity(listed.len());
+    for (commit, _) in listed {
+        // down the single-parent line to a commit whose root is known or computable
+        let mut line = vec![*commit];
+        let mut at = *commit;
+        let root = loop {
+            if let Some(r) = roots.get(&at) {
+                break *r;
+            }
+            match single_parent.get(&at) {
+                Some(p) => {
+                    at = *p;
+                    line.push(at);
+                }
+                None => {
+                    let (trust, root) = ctx.trust_for(store, at)?;
+                    roots.insert(at, root.commit);
+                    if let std::collections::hash_map::Entry::Vacant(e) = by_root.entry(root.commit)
+                    {
+                        e.insert(judging.len());
+                        let baseline = match root.commit {
+                            Some(c) if verify => Baseline::At {
+                                commit: c,
+                                label: format!(
+                                    "{} (the merge base with the default branch)",
+                                    c.to_hex_with_len(7)
+                                ),
+                            },
+                            _ => Baseline::Own,
+                        };
+                        judging.push(Judging {
+                            trust: (trust, root.description),
+                            baseline,
+                        });
+                    }
+                    break root.commit;
+                }
+            }
+        };
+        for c in line {
+            roots.insert(c, root);
+        }
+        judged_by.push(by_root[&root]);
+    }
+    Ok((judging, judged_by))
+}
+
 /// Evaluate every commit of the range as `status` does, on every core: each
 /// thread opens its own [`Store`] (a repository handle is not shared between
 /// threads) and takes every n-th commit; the rows come back in range order.
 fn evaluate_rows(
     ctx: &Context,
     listed: Vec<(gix::ObjectId, String)>,
-    trust_override: Option<&(TrustSet, String)>,
-    baseline: &Baseline,
+    judging: &[Judging],
+    judged_by: &[usize],
 ) -> Result<Vec<Row>> {
     const PER_THREAD: usize = 25;
     let threads = std::thread::available_parallelism()
@@ -278,8 +402,8 @@ fn evaluate_rows(
                                 ctx,
                                 &store,
                                 *commit,
-                                trust_override,
-                                baseline,
+                                Some(&judging[judged_by[i]].trust),
+                                &judging[judged_by[i]].baseline,
                             )?,
                         ));
                     }

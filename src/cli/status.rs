@@ -82,6 +82,7 @@ impl RevReport {
 }
 
 /// Which requirements a revision must meet besides those in its own `.gitreceipts`.
+#[derive(Clone)]
 pub(super) enum Baseline {
     /// Only its own (`status`, plain `gate`, the pre-push hook).
     Own,
