@@ -6,7 +6,8 @@
 //! Receipts as CI writes them: every check on every commit, by 2 writers, except
 //! on one commit in 20 (whose checks are then present through identical inputs,
 //! or stale); one receipt in 50 failed. Through the library's append path, then
-//! `git gc` and a commit-graph. Times both as whole processes, prints medians,
+//! `git gc` and a commit-graph. Times both as whole processes (and `git receipt
+//! status main..feature`, the same states as text), prints medians,
 //! the ratio and the page's size against the targets (1 s, 5 MB); asserts nothing
 //! but that the page was written.
 //!
@@ -261,6 +262,14 @@ fn main() {
             .output()
             .unwrap();
     });
+    // the same states as text, one commit after the other: what the page adds to it
+    let status = median_ms(iterations, || {
+        Command::new(bin)
+            .current_dir(&repo)
+            .args(["status", "main..feature"])
+            .output()
+            .unwrap();
+    });
     let cpu_before = children_cpu_s();
     let page = median_ms(iterations, report);
     let cpu_ms = (children_cpu_s() - cpu_before) * 1000.0 / iterations as f64;
@@ -275,6 +284,10 @@ fn main() {
         "git log --oneline main..feature (baseline)", log
     );
     println!(
+        "{:<48} {:>9.2} ms",
+        "git receipt status main..feature (same states)", status
+    );
+    println!(
         "{:<48} {:>9.2} ms   (target < 1000 ms)",
         "git receipt report main..feature -o FILE", page
     );
@@ -286,6 +299,11 @@ fn main() {
         "{:<48} {:>9.1}x",
         "ratio report / git log --oneline",
         page / log
+    );
+    println!(
+        "{:<48} {:>9.2}x",
+        "ratio report / status of the same range",
+        page / status
     );
     println!(
         "{:<48} {:>9.2} MB   (target < 5 MB)",

@@ -193,25 +193,22 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
     } else {
         super::status::range_commits(&store, &format!("{tip_commit}^!"))?
     };
-    let judging = match &trust_override {
+    let (judging, judged_by) = match &trust_override {
         // one trust and one baseline for every commit, as `gate --trust` takes them
-        Some(t) => vec![Judging {
-            trust: t.clone(),
-            baseline: baseline.clone(),
-        }],
-        None => Vec::new(),
-    };
-    let (judging, judged_by) = if judging.is_empty() {
-        judging_per_trust_root(
+        Some(t) => (
+            vec![Judging {
+                trust: t.clone(),
+                baseline: baseline.clone(),
+            }],
+            vec![0; listed.len()],
+        ),
+        None => judging_per_trust_root(
             ctx,
             &store,
             &spec_for_roots(is_range, &spec, tip_commit),
             &listed,
             args.verify,
-        )?
-    } else {
-        let n = listed.len();
-        (judging, vec![0; n])
+        )?,
     };
     let rows = evaluate_rows(ctx, listed, &judging, &judged_by)?;
     let evaluate = |commit: gix::ObjectId| {
