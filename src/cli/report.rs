@@ -556,8 +556,8 @@ table.matrix{border-collapse:collapse;font-size:13px}
 .matrix td.s-present{background:#dafbe1}.matrix td.s-failed{background:#ffebe9}.matrix td.s-stale{background:#fff8c5}.matrix td.s-missing{background:#fff}.matrix td.s-undecided{background:#f6f8fa}
 .matrix a{color:inherit}
 .via{display:block;font-size:11px;color:#59636e}
-.matrix td:focus{outline:2px solid #0969da}
-.matrix td:focus::after{content:attr(title);display:block;white-space:normal;max-width:18rem;font-size:12px;color:#1f2328}
+.matrix td:focus-within{outline:2px solid #0969da}
+.matrix td:focus-within::after{content:attr(title);display:block;white-space:normal;max-width:18rem;font-size:12px;color:#1f2328}
 .ev{border:1px solid #d1d9e0;border-radius:6px;padding:.6rem .8rem;margin:.8rem 0}
 .ev:target{outline:3px solid #0969da}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.15rem .8rem;margin:.4rem 0}dl.kv dt{color:#59636e}dl.kv dd{margin:0;min-width:0}
@@ -809,8 +809,14 @@ fn render_matrix(o: &mut String, page: &Page) {
                 let label = state_label(s.state.as_str());
                 let _ = write!(
                     o,
-                    "<td class=\"s-{}\" data-check=\"{col}\" tabindex=\"0\" title=\"{}\">",
+                    "<td class=\"s-{}\" data-check=\"{col}\"{} title=\"{}\">",
                     s.state.as_str(),
+                    // a cell with a link is reached by keyboard through its link
+                    if s.decider.is_some() {
+                        ""
+                    } else {
+                        " tabindex=\"0\""
+                    },
                     h(&title)
                 );
                 match &s.decider {
