@@ -283,7 +283,7 @@ fn the_page_names_no_external_url() {
 }
 
 #[test]
-fn a_single_revision_is_a_one_row_page_and_a_terminal_gets_a_hint() {
+fn a_single_revision_is_a_one_row_page_on_standard_output() {
     let s = scenario();
     let out = s.env.receipt(&s.repo, &["report", "feature~1"]);
     assert_eq!(out.code, 0, "{out}");
