@@ -6,7 +6,8 @@
 //! or reverse the text that follows (Unicode bidi overrides). Every text output
 //! passes such strings through [`escape`] (one field, one line) or
 //! [`escape_lines`] (a message whose own line breaks are kept); `--json` output
-//! needs neither, since JSON escapes control characters itself.
+//! needs neither, since JSON escapes control characters itself. HTML output
+//! (`git receipt report`) passes them through [`escape_html`].
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -53,6 +54,38 @@ pub fn escape_lines(s: &str) -> Cow<'_, str> {
     escape_with(s, true)
 }
 
+/// `s` as HTML text or a quoted attribute value that can neither open markup nor
+/// leave its attribute: `&`, `<`, `>`, `"` and `'` become character references,
+/// and every control or bidi character except newline and tab is written visibly
+/// as [`escape`] writes it (a page must not reorder the text it quotes either).
+pub fn escape_html(s: &str) -> Cow<'_, str> {
+    let needs = |c: char| {
+        matches!(c, '&' | '<' | '>' | '"' | '\'') || (is_unsafe(c) && c != '\n' && c != '\t')
+    };
+    if !s.chars().any(needs) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if is_unsafe(c) && (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if is_unsafe(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,9 +102,30 @@ mod tests {
     }
 
     #[test]
+    fn html_markup_quotes_controls_and_bidi_are_neutralised() {
+        assert_eq!(
+            escape_html(r#""><img src=x onerror=alert(1)>"#),
+            "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"
+        );
+        assert_eq!(
+            escape_html("<script>alert('x')</script> & co"),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; co"
+        );
+        assert_eq!(
+            escape_html("a\x1b[31mb\rc\u{202e}d\0"),
+            r"a\x1b[31mb\x0dc\u{202e}d\x00"
+        );
+        // line breaks and tabs are a log's own layout
+        assert_eq!(escape_html("one\n\ttwo"), "one\n\ttwo");
+        // an escaped string, escaped again, never turns back into markup
+        assert_eq!(escape_html(&escape_html("<")), "&amp;lt;");
+    }
+
+    #[test]
     fn plain_text_is_borrowed_unchanged() {
         for s in ["cargo test --all", "héllo wörld ✓", ""] {
             assert!(matches!(escape(s), Cow::Borrowed(t) if t == s));
+            assert!(matches!(escape_html(s), Cow::Borrowed(t) if t == s));
         }
     }
 }

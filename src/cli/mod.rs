@@ -21,6 +21,7 @@ mod prune_logs;
 mod push;
 mod record;
 mod reindex;
+mod report;
 mod review;
 mod run;
 mod show;
@@ -79,6 +80,7 @@ enum Command {
     Verify(verify::VerifyArgs),
     Export(export::ExportArgs),
     Env(env::EnvArgs),
+    Report(report::ReportArgs),
     Key(key::KeyArgs),
     Doctor(doctor::DoctorArgs),
     Completions(completions::CompletionsArgs),
@@ -349,6 +351,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Hook(a) => hook::cmd_hook(&ctx, a),
         Command::Verify(a) => verify::cmd_verify(&ctx, a),
         Command::Export(a) => export::cmd_export(&ctx, a),
+        Command::Report(a) => report::cmd_report(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),
         Command::Man(a) => man::cmd_man(a),
         Command::Doctor(a) => doctor::cmd_doctor(&ctx, a),

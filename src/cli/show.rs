@@ -510,7 +510,7 @@ fn print_shown(
     Ok(code)
 }
 
-fn shell_words(argv: &[String]) -> String {
+pub(super) fn shell_words(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {
             if !a.is_empty()

@@ -93,6 +93,7 @@ impl RevReport {
 }
 
 /// Which requirements a revision must meet besides those in its own `.gitreceipts`.
+#[derive(Clone)]
 pub(super) enum Baseline {
     /// Only its own (`status`, plain `gate`, the pre-push hook).
     Own,
@@ -211,6 +212,29 @@ pub(super) fn review_states(
         });
     }
     Ok(out)
+}
+
+/// [`evaluate_rev_trusting`] for a commit already resolved (`report` evaluates a
+/// thousand of them; parsing each id back as a revision would look it up again).
+pub(super) fn evaluate_commit_trusting(
+    ctx: &Context,
+    store: &Store,
+    commit: gix::ObjectId,
+    trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
+    baseline: &Baseline,
+) -> Result<RevReport> {
+    let rev = commit.to_string();
+    let contract = contract_at(store, commit, &rev)?;
+    evaluate_with(
+        ctx,
+        store,
+        &rev,
+        commit,
+        contract,
+        None,
+        trust_override,
+        baseline,
+    )
 }
 
 /// Evaluate `contract`'s checks at `commit`, or at `tree` on top of it (the work
@@ -565,7 +589,7 @@ fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree
 
 /// The commits of range `spec` (`A..B`, as `git log A..B` lists them, newest
 /// first), each with its subject line.
-fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::ObjectId, String)>> {
+pub(super) fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::ObjectId, String)>> {
     let out = store.run_git(&["log", "--topo-order", "--format=%H %s", spec, "--"])?;
     if !out.ok {
         bail!(
