@@ -713,12 +713,17 @@ impl Receipt<Unverified> {
                 offered,
             });
         }
-        sign::verify(key, &self.body_bytes, &self.raw_signature()).map_err(|e| {
-            ReceiptError::BadSignature {
-                key: offered,
-                reason: e.to_string(),
-            }
-        })?;
+        let signature = self.raw_signature();
+        let memo = verified_memo_key(key, &self.id, &signature);
+        if !verified_before(&memo) {
+            sign::verify(key, &self.body_bytes, &signature).map_err(|e| {
+                ReceiptError::BadSignature {
+                    key: offered,
+                    reason: e.to_string(),
+                }
+            })?;
+            remember_verified(memo);
+        }
         Ok(Receipt {
             body: self.body,
             signature: self.signature,
@@ -771,6 +776,42 @@ impl Receipt<Verified> {
             bytes,
             state: PhantomData,
         })
+    }
+}
+
+/// Signatures this process has already checked strictly and found good, by
+/// SHA-256 of (public key, receipt id, signature). A report or a range `status`
+/// meets the same receipt on many commits (identical inputs decide them all);
+/// each is checked once. Memory only, filled only after a strict check passed,
+/// and keyed by the signature too, so a forged copy of a good receipt (same body,
+/// another signature) is checked on its own. Bounded: past the cap, nothing more
+/// is remembered and every check is made in full.
+static VERIFIED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<[u8; 32]>>> =
+    std::sync::OnceLock::new();
+const VERIFIED_CAP: usize = 1 << 19;
+
+fn verified_memo_key(key: &PublicKey, id: &str, signature: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(key.as_bytes());
+    h.update((id.len() as u64).to_le_bytes());
+    h.update(id.as_bytes());
+    h.update(signature);
+    h.finalize().into()
+}
+
+fn verified_before(memo: &[u8; 32]) -> bool {
+    VERIFIED
+        .get()
+        .and_then(|m| m.lock().ok().map(|set| set.contains(memo)))
+        .unwrap_or(false)
+}
+
+fn remember_verified(memo: [u8; 32]) {
+    let set = VERIFIED.get_or_init(Default::default);
+    if let Ok(mut set) = set.lock()
+        && set.len() < VERIFIED_CAP
+    {
+        set.insert(memo);
     }
 }
 
@@ -1429,6 +1470,34 @@ mod tests {
             tree: "0123456789abcdef0123456789abcdef01234567".into(),
         }];
         b
+    }
+
+    /// The in-process memo of good signatures never vouches for a forged copy: the
+    /// same body under another signature is checked on its own, after the genuine
+    /// one was verified (and remembered).
+    #[test]
+    fn a_forged_copy_of_a_verified_receipt_is_still_refused() {
+        let key = SigningKey::from_seed(&[7; 32]);
+        let genuine = Receipt::sign(sample_body(), &key).unwrap();
+        let mut other = sample_body();
+        other.result.duration_ms += 1;
+        let other = Receipt::sign(other, &key).unwrap();
+        for _ in 0..2 {
+            Receipt::parse(genuine.bytes())
+                .unwrap()
+                .verify(key.public())
+                .expect("the genuine receipt verifies, twice");
+        }
+        // the genuine body, with the signature of another body by the same key
+        let text = String::from_utf8(genuine.bytes().to_vec()).unwrap();
+        let forged = text.replace(&genuine.signature().sig, &other.signature().sig);
+        assert_ne!(forged, text);
+        let forged = Receipt::parse(forged.as_bytes()).expect("well-formed");
+        assert_eq!(forged.id(), genuine.id(), "the same body, so the same id");
+        assert!(matches!(
+            forged.verify(key.public()),
+            Err(ReceiptError::BadSignature { .. })
+        ));
     }
 
     /// The v3 members are refused before v3, and in v3 a failed assertion never
