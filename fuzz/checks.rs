@@ -8,7 +8,7 @@
 //! parses holds only valid names and normalized paths.
 #![allow(dead_code)]
 
-use git_receipt::canon::{canonicalize_json, from_canonical, to_canonical};
+use git_receipt::canon::{canonicalize_json, from_canonical, to_canonical, to_canonical_fast};
 use git_receipt::contract::{Contract, MAX_TIMEOUT, minimal_paths, normalize_path};
 use git_receipt::receipt::{Receipt, id_of, is_valid_check_name};
 use git_receipt::sign::PublicKey;
@@ -32,6 +32,16 @@ pub fn receipt(data: &[u8]) {
             to_canonical(&v).expect("a canonical value re-encodes"),
             data,
             "canonical bytes re-encode to themselves"
+        );
+    }
+    // The read path's direct writer answers what the full path answers, or nothing.
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(data)
+        && let Some(fast) = to_canonical_fast(&v)
+    {
+        assert_eq!(
+            Some(fast),
+            to_canonical(&v).ok(),
+            "the fast canonical writer agrees with the full one"
         );
     }
     if let Ok(c) = canonicalize_json(data) {
