@@ -35,6 +35,8 @@ pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 /// The test-result predicate a check receipt becomes.
 pub const TEST_RESULT: &str = "https://in-toto.io/attestation/test-result/v0.1";
+/// The verification summary predicate (SLSA VSA v1) an acceptance receipt becomes.
+pub const VERIFICATION_SUMMARY: &str = "https://slsa.dev/verification_summary/v1";
 
 /// An in-toto ResourceDescriptor (only the members used here).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,15 +89,76 @@ pub struct Envelope {
 /// The Statement a verified receipt makes.
 ///
 /// Every receipt kind has its own arm; a kind without one does not compile, so a
-/// new kind cannot be exported as something it is not. (An acceptance receipt is
-/// meant to become a verification-summary style Statement; see `docs/interop.md`.)
-/// Acceptance and review receipts have no Statement yet: `None`.
+/// new kind cannot be exported as something it is not. An acceptance receipt
+/// becomes a verification summary (SLSA VSA v1); a review receipt has no
+/// Statement yet: `None`.
 pub fn statement(receipt: &Receipt<Verified>) -> Option<Statement> {
     let body = receipt.body();
     match body.kind {
         Kind::Check => Some(test_result(receipt.id(), &receipt.signature().key, body)),
-        Kind::Acceptance | Kind::Review => None,
+        Kind::Acceptance => body
+            .acceptance
+            .as_ref()
+            .map(|a| verification_summary(body, a)),
+        Kind::Review => None,
     }
+}
+
+/// An acceptance receipt as a verification summary: the verifier is the writer
+/// that signed the decision, the policy the `.gitreceipts` of the trusted
+/// revision, the input attestations the evidence receipts (by id), the result
+/// PASSED exactly when the decision was `accepted`. The subjects are the decided
+/// commit and its tree (a decision is never about uncommitted changes).
+fn verification_summary(body: &Body, a: &crate::receipt::Acceptance) -> Statement {
+    let mut evidence: Vec<&String> = a.criteria.iter().flat_map(|c| &c.evidence).collect();
+    evidence.sort();
+    evidence.dedup();
+    let inputs: Vec<Value> = evidence
+        .into_iter()
+        .map(|e| {
+            json!({
+                "uri": format!("git-receipt:receipt/{e}"),
+                "digest": { "sha256": hex_of(e) },
+            })
+        })
+        .collect();
+    let accepted = a.status == crate::receipt::Status::Accepted;
+    let mut statement = Statement {
+        type_: STATEMENT_TYPE,
+        subject: vec![
+            ResourceDescriptor {
+                name: "commit".into(),
+                digest: BTreeMap::from([("gitCommit", body.subject.commit.clone())]),
+                annotations: None,
+            },
+            ResourceDescriptor {
+                name: "tree".into(),
+                digest: BTreeMap::from([("gitTree", body.subject.tree.clone())]),
+                annotations: None,
+            },
+        ],
+        predicate_type: VERIFICATION_SUMMARY,
+        predicate: json!({
+            "verifier": { "id": format!("git-receipt:writer/{}", body.chain.writer) },
+            "timeVerified": a.decided_at,
+            "resourceUri": format!("git-receipt:commit/{}", body.subject.commit),
+            "policy": {
+                "uri": format!("git-receipt:contract/{}/.gitreceipts", a.trusted),
+                "digest": { "gitCommit": a.trusted },
+            },
+            "inputAttestations": inputs,
+            "verificationResult": if accepted { "PASSED" } else { "FAILED" },
+            // No SLSA track is verified here: a failed policy says FAILED, as VSA
+            // asks, and an accepted one names no level. A string, as
+            // in-toto-attestation's vsa v1 protobuf has it (the SLSA spec's text
+            // shows a list); see docs/interop.md.
+            "verifiedLevels": "FAILED",
+        }),
+    };
+    if accepted && let Some(p) = statement.predicate.as_object_mut() {
+        p.remove("verifiedLevels");
+    }
+    statement
 }
 
 /// The subjects of a receipt: the commit (unless the checked tree was not the

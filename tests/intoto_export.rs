@@ -210,3 +210,79 @@ fn export_of_a_revision_without_receipts_is_a_no_with_a_hint() {
     assert_eq!(r.code, 2, "a format is required: {r}");
     assert!(r.stderr.contains("--in-toto"), "{r}");
 }
+
+/// An acceptance receipt (`gate --record`) becomes a SLSA verification summary:
+/// in-toto's own code verifies its envelope, the predicate parses strictly into
+/// the VSA v1 protobuf, its evidence are the deciding receipts, and a rejected
+/// decision says FAILED.
+#[test]
+fn an_acceptance_exports_as_a_verification_summary_that_in_toto_reads() {
+    let Some(py) = pytools::need("intoto", PACKAGES, IMPORTS) else {
+        return;
+    };
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let key_file = env.path("exporter.pub");
+    std::fs::write(&key_file, env.receipt_ok(&repo, &["key", "show"]).stdout).unwrap();
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let tree = env.git_ok(&repo, &["rev-parse", "HEAD^{tree}"]);
+    let accepted = env.receipt(&repo, &["gate", "HEAD", "--record"]);
+    assert_eq!(accepted.code, 0, "{accepted}");
+    // and a rejected one, one commit later with nothing receipted
+    std::fs::write(repo.join("src/lib.rs"), "pub fn unreceipted() {}\n").unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "unreceipted"]);
+    let rejected = env.receipt(&repo, &["gate", "HEAD", "--record"]);
+    assert_eq!(rejected.code, 1, "{rejected}");
+
+    let log = env.log_json(&repo);
+    let test_id = log.iter().find(|r| r["check"] == "test").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let decisions: Vec<String> = log
+        .iter()
+        .filter(|r| r["kind"] == "acceptance")
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(decisions.len(), 2, "{log:?}");
+    let out = env.path("vsa.intoto.jsonl");
+    let mut args = vec!["export", "--in-toto", "-o", out.to_str().unwrap()];
+    args.extend(decisions.iter().map(String::as_str));
+    let r = env.receipt(&repo, &args);
+    assert_eq!(r.code, 0, "{r}");
+    let v = verify(&env, &py, &out, &key_file);
+    assert_eq!(v.code, 0, "in-toto verifies the summaries: {v}");
+    let summaries: Vec<Value> = v
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(summaries.len(), 2, "{v}");
+    let passed = summaries
+        .iter()
+        .find(|s| s["result"] == "PASSED")
+        .unwrap_or_else(|| panic!("an accepted decision: {v}"));
+    assert_eq!(
+        passed["predicateType"],
+        "https://slsa.dev/verification_summary/v1"
+    );
+    assert_eq!(passed["subjects"]["commit"]["gitCommit"], head.as_str());
+    assert_eq!(passed["subjects"]["tree"]["gitTree"], tree.as_str());
+    assert_eq!(passed["policy"]["gitCommit"], head.as_str(), "{passed}");
+    assert_eq!(
+        passed["inputs"],
+        serde_json::json!([test_id.strip_prefix("sha256:").unwrap()]),
+        "the evidence is the test receipt: {passed}"
+    );
+    assert_eq!(passed["levels"], "");
+    let failed = summaries
+        .iter()
+        .find(|s| s["result"] == "FAILED")
+        .unwrap_or_else(|| panic!("a rejected decision: {v}"));
+    assert_eq!(failed["levels"], "FAILED", "{failed}");
+    assert_eq!(
+        failed["subjects"]["commit"]["gitCommit"],
+        env.git_ok(&repo, &["rev-parse", "HEAD"]).as_str()
+    );
+}
