@@ -154,6 +154,8 @@ fn a_failing_assertion_runs_nothing_and_fails_the_receipt_with_its_reason() {
     s.edit_contract("expect = git version 2.*", "expect = git version 1.*");
     let r = s.receipt(&["run", "test"]);
     assert_eq!(r.code, 1, "{r}");
+    // no output was captured, so no log was kept, and nothing points at one
+    assert!(!r.stderr.contains("show --log"), "{r}");
     assert!(
         s.ran().is_empty(),
         "the check's command never ran: {:?}",

@@ -167,6 +167,8 @@ struct Outcome {
     exit_code: i64,
     duration_ms: u64,
     id: String,
+    /// Whether a full log was kept (none when an assertion stopped the check).
+    has_log: bool,
 }
 
 /// Run the checks, store their receipts, exit with the one check's code or the
@@ -255,12 +257,14 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
             short_id(&o.id),
             if o.passed {
                 String::new()
-            } else {
+            } else if o.has_log {
                 format!(
                     "  exit {}; its log: git receipt show --log {}",
                     o.exit_code,
                     short_id(&o.id)
                 )
+            } else {
+                format!("  exit {}; no log was kept", o.exit_code)
             }
         ));
     }
@@ -362,7 +366,7 @@ fn run_one(
     if !obs.detail.is_empty() {
         line.push_str(&format!(": {}", escape(&obs.detail)));
     }
-    if !r.result.passed {
+    if !r.result.passed && r.result.log.is_some() {
         line.push_str(&format!(
             "; its log: git receipt show --log {}",
             short_id(appended.receipt.id())
@@ -375,5 +379,6 @@ fn run_one(
         exit_code: obs.exit_code,
         duration_ms: r.result.duration_ms,
         id: appended.receipt.id().to_owned(),
+        has_log: r.result.log.is_some(),
     })
 }

@@ -75,13 +75,13 @@ impl RevReport {
         } else if s.state == State::Failed {
             // rerunning a failing check only fails again: the fix is in the code
             match &s.decider {
-                Some(d) => format!(
+                Some(d) if d.receipt.body().result.log.is_some() => format!(
                     "fix what made {} fail (its log: git receipt show --log {}), then git receipt run {}",
                     s.name,
                     short_id(d.receipt.id()),
                     s.name
                 ),
-                None => format!(
+                _ => format!(
                     "fix what made {} fail, then git receipt run {}",
                     s.name, s.name
                 ),
