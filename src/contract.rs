@@ -678,7 +678,10 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                                 "give each signer one key; use another name for another key",
                             ));
                         }
-                        let key = PublicKey::from_openssh(&v).map_err(|why| {
+                        // The point is decoded when the key first checks a
+                        // signature: a decision reads one or two of maybe a
+                        // thousand signers (`verify --trust` names unusable ones).
+                        let key = PublicKey::from_openssh_deferred(&v).map_err(|why| {
                             err(
                                 e.line,
                                 format!("signer {sub:?}: {why}"),

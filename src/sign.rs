@@ -315,12 +315,28 @@ fn decode_point(bytes: &[u8; PUBLIC_KEY_LEN]) -> Result<VerifyingKey, PointError
 
 /// An Ed25519 public key.
 ///
-/// Every `PublicKey` is a canonically encoded Ed25519 point of large order: the
-/// constructors reject non-canonical encodings and small-order (weak) keys.
-#[derive(Clone, PartialEq, Eq)]
+/// Every `PublicKey` made by [`PublicKey::from_openssh`] or
+/// [`PublicKey::from_bytes`] is a canonically encoded Ed25519 point of large
+/// order: those constructors reject non-canonical encodings and small-order (weak)
+/// keys. [`PublicKey::from_openssh_deferred`] (the signers of a `.gitreceipts`,
+/// where a team may list a thousand keys and a decision uses one or two) checks
+/// the same on the key's first use instead: until then only its bytes are known,
+/// and a key that is no valid point verifies nothing.
+#[derive(Clone)]
 pub struct PublicKey {
-    key: VerifyingKey,
+    bytes: [u8; PUBLIC_KEY_LEN],
+    /// The decoded point, or why the bytes are none: set by the eager
+    /// constructors, on first use for a deferred key.
+    point: std::sync::OnceLock<Result<VerifyingKey, &'static str>>,
 }
+
+impl PartialEq for PublicKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for PublicKey {}
 
 impl PublicKey {
     /// Parse an OpenSSH public key line, `ssh-ed25519 AAAA... [comment]` (the format of
@@ -329,6 +345,19 @@ impl PublicKey {
     /// Keys of any other type give [`KeyError::NotEd25519`]; anything else that is not
     /// such a line gives [`KeyError::Malformed`].
     pub fn from_openssh(line: &str) -> Result<PublicKey, KeyError> {
+        let key = Self::from_openssh_deferred(line)?;
+        key.point().map_err(|reason| KeyError::Malformed {
+            path: None,
+            reason: reason.to_owned(),
+        })?;
+        Ok(key)
+    }
+
+    /// [`PublicKey::from_openssh`], except that the point is decoded (and checked
+    /// canonical and of large order) on first use rather than now: the line's
+    /// syntax, type and length are checked here. A key whose bytes are no valid
+    /// point fails every verification with [`SignatureError::Malformed`].
+    pub fn from_openssh_deferred(line: &str) -> Result<PublicKey, KeyError> {
         let malformed = |reason: &str| KeyError::Malformed {
             path: None,
             reason: reason.to_owned(),
@@ -375,7 +404,7 @@ impl PublicKey {
             .string()
             .and_then(|key| <&[u8; PUBLIC_KEY_LEN]>::try_from(key).ok());
         match key {
-            Some(key) if reader.is_empty() => PublicKey::from_bytes(key),
+            Some(key) if reader.is_empty() => Ok(PublicKey::deferred(key)),
             _ => Err(KeyError::Malformed {
                 path: None,
                 reason: "the key blob does not hold exactly one 32-byte Ed25519 key".to_owned(),
@@ -408,17 +437,46 @@ impl PublicKey {
     /// Rejects bytes that are not a point, non-canonical encodings, and small-order
     /// (weak) points, all with [`KeyError::Malformed`].
     pub fn from_bytes(bytes: &[u8; 32]) -> Result<PublicKey, KeyError> {
-        decode_point(bytes)
-            .map(|key| PublicKey { key })
-            .map_err(|err| KeyError::Malformed {
-                path: None,
-                reason: err.reason().to_owned(),
-            })
+        let key = PublicKey::deferred(bytes);
+        key.point().map_err(|reason| KeyError::Malformed {
+            path: None,
+            reason: reason.to_owned(),
+        })?;
+        Ok(key)
+    }
+
+    /// The bytes, the point not decoded yet.
+    fn deferred(bytes: &[u8; 32]) -> PublicKey {
+        PublicKey {
+            bytes: *bytes,
+            point: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The decoded point: canonical, on the curve, of large order; decoded once.
+    fn point(&self) -> Result<&VerifyingKey, &'static str> {
+        self.point
+            .get_or_init(|| decode_point(&self.bytes).map_err(|e| e.reason()))
+            .as_ref()
+            .map_err(|reason| *reason)
+    }
+
+    /// Whether the key is a usable Ed25519 key (a canonical point of large order),
+    /// and why not: for a deferred key, this decodes it now.
+    pub fn usable(&self) -> Result<(), &'static str> {
+        self.point().map(|_| ())
+    }
+
+    /// The point for a signature check; a key that is none verifies nothing.
+    fn verifying(&self) -> Result<&VerifyingKey, SignatureError> {
+        self.point().map_err(|reason| SignatureError::Malformed {
+            reason: format!("the public key is not usable: {reason}"),
+        })
     }
 
     /// The 32-byte Ed25519 encoding of the key.
     pub fn as_bytes(&self) -> &[u8; 32] {
-        self.key.as_bytes()
+        &self.bytes
     }
 
     /// The SSH wire-format public key blob.
@@ -523,7 +581,7 @@ impl KeyFile {
         }
         match parse_openssh_private_key(&data).map_err(|err| err.at(path))? {
             PrivateKeyFile::Unlocked(key) => Ok(KeyFile::Private(key)),
-            PrivateKeyFile::Locked(public) => Ok(KeyFile::Encrypted(public)),
+            PrivateKeyFile::Locked(public) => Ok(KeyFile::Encrypted(*public)),
         }
     }
 
@@ -663,8 +721,10 @@ impl SigningKey {
     }
 
     fn in_process(secret: ed25519_dalek::SigningKey) -> SigningKey {
+        let point = secret.verifying_key();
         let public = PublicKey {
-            key: secret.verifying_key(),
+            bytes: *point.as_bytes(),
+            point: std::sync::OnceLock::from(Ok(point)),
         };
         SigningKey {
             held: Held::InProcess(secret),
@@ -723,11 +783,16 @@ impl SigningKey {
         // An agent is another process: hold its answer to the same strict rules as
         // any signature before it goes into a receipt.
         let signature = ed25519_dalek::Signature::from_bytes(&raw);
-        verify_strict(&self.public.key, data, &signature).map_err(|_| {
-            AgentError::BadSignature {
+        let point = self
+            .public
+            .verifying()
+            .map_err(|_| AgentError::BadSignature {
                 socket: agent.socket().to_owned(),
                 fingerprint: self.public.fingerprint(),
-            }
+            })?;
+        verify_strict(point, data, &signature).map_err(|_| AgentError::BadSignature {
+            socket: agent.socket().to_owned(),
+            fingerprint: self.public.fingerprint(),
         })?;
         Ok(raw)
     }
@@ -754,7 +819,11 @@ pub fn verify_dsse(
     signature: &[u8],
 ) -> Result<(), SignatureError> {
     let signature = parse_signature(signature)?;
-    verify_strict(&key.key, &dsse_pae(payload_type, payload), &signature)
+    verify_strict(
+        key.verifying()?,
+        &dsse_pae(payload_type, payload),
+        &signature,
+    )
 }
 
 /// `<path>.pub`.
@@ -880,7 +949,7 @@ enum PrivateKeyFile {
     /// Unencrypted: the key itself.
     Unlocked(Box<SigningKey>),
     /// Passphrase-protected: only the public half, from the unencrypted header.
-    Locked(PublicKey),
+    Locked(Box<PublicKey>),
 }
 
 /// Parse the contents of an OpenSSH private key file. Errors carry no path (the
@@ -993,7 +1062,7 @@ fn parse_openssh_private_key(data: &[u8]) -> Result<PrivateKeyFile, KeyError> {
     }
     let public = PublicKey::from_blob(public_blob)?;
     if cipher != b"none" {
-        return Ok(PrivateKeyFile::Locked(public));
+        return Ok(PrivateKeyFile::Locked(Box::new(public)));
     }
 
     let private = ssh_key::PrivateKey::from_bytes(&binary).map_err(|err| KeyError::Malformed {
@@ -1072,7 +1141,7 @@ fn verify_strict(
 /// not verify, or is a non-canonical encoding, gives [`SignatureError::Invalid`].
 pub fn verify(key: &PublicKey, message: &[u8], signature: &[u8]) -> Result<(), SignatureError> {
     let signature = parse_signature(signature)?;
-    verify_strict(&key.key, &signed_data(message), &signature)
+    verify_strict(key.verifying()?, &signed_data(message), &signature)
 }
 
 /// Strict verification of a raw Ed25519 signature over `message` (no SSHSIG
@@ -1314,7 +1383,7 @@ mod tests {
         forged[32..].copy_from_slice(&s);
         // Sanity check of the construction: the lenient verifier accepts it.
         ed25519_dalek::Verifier::verify(
-            &key.public().key,
+            key.public().point().unwrap(),
             &data,
             &ed25519_dalek::Signature::from_bytes(&forged),
         )

@@ -588,3 +588,56 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A `[signer]` line whose 32 bytes are no usable Ed25519 point (here the
+/// small-order identity) is checked when a receipt first claims it, not when the
+/// contract is read: the other signers' receipts still decide, that key verifies
+/// nothing, and `verify --trust` names it.
+#[test]
+fn a_signer_key_that_is_no_point_signs_nothing_and_verify_names_it() {
+    use base64::Engine as _;
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let mine = env.receipt_ok(&repo, &["key", "generate"]).stdout;
+    let mut blob = Vec::new();
+    for part in [&b"ssh-ed25519"[..], &{
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        identity
+    }] {
+        blob.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        blob.extend_from_slice(part);
+    }
+    let bogus = format!(
+        "ssh-ed25519 {}",
+        base64::engine::general_purpose::STANDARD.encode(&blob)
+    );
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str(&format!(
+        "[signer \"me\"]\n\tkey = {}\n[signer \"broken\"]\n\tkey = {bogus}\n",
+        mine.trim()
+    ));
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(
+        &repo,
+        &["commit", "-qam", "a broken signer beside a good one"],
+    );
+    env.receipt_ok(&repo, &["run", "test"]);
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "the good signer's receipt decides: {r}");
+    let r = env.receipt(&repo, &["verify", "--trust", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains("signer \"broken\"") && r.stderr.contains("no receipt can verify"),
+        "{r}"
+    );
+    // the key itself is refused where it is taken as one's own
+    let out = env.path("bogus.pub");
+    std::fs::write(&out, format!("{bogus}\n")).unwrap();
+    let r = env.receipt_with(
+        &repo,
+        &["key", "show"],
+        &[("GIT_RECEIPT_SIGNING_KEY", out.to_str().unwrap())],
+    );
+    assert_ne!(r.code, 0, "not a usable key: {r}");
+}

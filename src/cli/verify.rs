@@ -115,7 +115,16 @@ pub(super) fn verifier_trust(
         match store.file_at(commit, git_receipt::contract::FILE_NAME)? {
             Some(bytes) => {
                 let label = format!(".gitreceipts at {rev}");
-                trust.add_contract(&Contract::parse(&bytes, Path::new(&label))?);
+                let contract = Contract::parse(&bytes, Path::new(&label))?;
+                for s in &contract.signers {
+                    if let Err(why) = s.key.usable() {
+                        eprintln!(
+                            "git-receipt: warning: signer {:?} in {label}: {why}; no receipt can verify under that key\nhint: replace its key line with the output of `git receipt key show` on the signer's machine",
+                            git_receipt::text::escape(&s.name)
+                        );
+                    }
+                }
+                trust.add_contract(&contract);
             }
             None => bail!(
                 "there is no .gitreceipts at {rev}, so it names no signers to trust\nhint: add [signer \"name\"] key = ... to .gitreceipts on {rev}"
