@@ -499,6 +499,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
         Option<u64>,
         bool,
     )> = Vec::new();
+    let mut signer_at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for e in entries {
         let sub = e.subsection.clone().unwrap_or_default();
         match e.section.as_str() {
@@ -660,13 +661,11 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         "write [signer \"name\"]",
                     ));
                 }
-                let idx = match signers.iter().position(|(n, ..)| *n == sub) {
-                    Some(i) => i,
-                    None => {
-                        signers.push((sub.clone(), e.section_line, None, None, None, false));
-                        signers.len() - 1
-                    }
-                };
+                // by name through a map: a team's contract may list a thousand
+                let idx = *signer_at.entry(sub.clone()).or_insert_with(|| {
+                    signers.push((sub.clone(), e.section_line, None, None, None, false));
+                    signers.len() - 1
+                });
                 let v = e.value.clone().unwrap_or_default();
                 let entry = &mut signers[idx];
                 match e.key.as_str() {

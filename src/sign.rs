@@ -328,6 +328,8 @@ pub struct PublicKey {
     /// The decoded point, or why the bytes are none: set by the eager
     /// constructors, on first use for a deferred key.
     point: std::sync::OnceLock<Result<VerifyingKey, &'static str>>,
+    /// [`PublicKey::fingerprint_digest`], computed once.
+    digest: std::sync::OnceLock<[u8; 32]>,
 }
 
 impl PartialEq for PublicKey {
@@ -429,7 +431,9 @@ impl PublicKey {
     /// The raw SHA-256 digest of the SSH wire-format public key blob
     /// (`string("ssh-ed25519") string(key)`), which is what OpenSSH fingerprints.
     pub fn fingerprint_digest(&self) -> [u8; 32] {
-        Sha256::digest(self.blob()).into()
+        *self
+            .digest
+            .get_or_init(|| Sha256::digest(self.blob()).into())
     }
 
     /// A public key from its 32-byte Ed25519 encoding.
@@ -450,6 +454,7 @@ impl PublicKey {
         PublicKey {
             bytes: *bytes,
             point: std::sync::OnceLock::new(),
+            digest: std::sync::OnceLock::new(),
         }
     }
 
@@ -725,6 +730,7 @@ impl SigningKey {
         let public = PublicKey {
             bytes: *point.as_bytes(),
             point: std::sync::OnceLock::from(Ok(point)),
+            digest: std::sync::OnceLock::new(),
         };
         SigningKey {
             held: Held::InProcess(secret),

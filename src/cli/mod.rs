@@ -413,7 +413,7 @@ fn short_id(id: &str) -> &str {
 #[derive(Debug, Default)]
 pub(crate) struct SignerNames {
     /// The first 16 bytes of each signer key's fingerprint digest, in hex, and the name.
-    by_suffix: Vec<(String, String)>,
+    by_suffix: std::collections::HashMap<String, String>,
 }
 
 impl SignerNames {
@@ -422,9 +422,11 @@ impl SignerNames {
         let mut names = SignerNames::default();
         for signer in &contract.signers {
             let suffix = hex::encode(&signer.key.fingerprint_digest()[..16]);
-            if !names.by_suffix.iter().any(|(s, _)| *s == suffix) {
-                names.by_suffix.push((suffix, signer.name.clone()));
-            }
+            // the first signer of a key names it
+            names
+                .by_suffix
+                .entry(suffix)
+                .or_insert_with(|| signer.name.clone());
         }
         names
     }
@@ -432,10 +434,7 @@ impl SignerNames {
     /// The signer's name for writer id `writer`, when a trusted `[signer]` key wrote it.
     pub(crate) fn name_of(&self, writer: &str) -> Option<&str> {
         let (_, suffix) = writer.rsplit_once('-')?;
-        self.by_suffix
-            .iter()
-            .find(|(s, _)| s == suffix)
-            .map(|(_, n)| n.as_str())
+        self.by_suffix.get(suffix).map(String::as_str)
     }
 
     /// `ada` for ada's default chain, `ada (chain ci)` for another, else the writer id.
