@@ -434,7 +434,28 @@ pub fn acceptance_problems(
         return out;
     };
     let tree = ObjectId::from_hex(body.subject.tree.as_bytes()).ok();
+    // How many distinct approvers a review needs: the most that the decided
+    // revision or the trusted revision asks (a branch cannot lower it).
+    let required_approvals = |name: &str| -> usize {
+        [body.subject.commit.as_str(), a.trusted.as_str()]
+            .iter()
+            .filter_map(|rev| ObjectId::from_hex(rev.as_bytes()).ok())
+            .filter_map(|commit| {
+                let bytes = store.file_at(commit, crate::contract::FILE_NAME).ok()??;
+                crate::contract::Contract::parse(&bytes, std::path::Path::new(".gitreceipts")).ok()
+            })
+            .filter_map(|c| {
+                c.reviews
+                    .iter()
+                    .find(|r| r.name == name)
+                    .map(|r| r.required)
+            })
+            .max()
+            .unwrap_or(1) as usize
+    };
     for c in &a.criteria {
+        // distinct trusted signers of cited approvals of the decided inputs
+        let mut approvers: HashSet<String> = HashSet::new();
         let label = match c.kind {
             CriterionKind::Check => format!("check {}", c.name),
             CriterionKind::Review => format!("review {}", c.name),
@@ -537,6 +558,23 @@ pub fn acceptance_problems(
                 ),
                 State::Missing => problem(Some(id), format!("{claim} yet cites {id}")),
                 _ => {}
+            }
+            if e.kind == Kind::Review && passed && same_inputs {
+                approvers.insert(receipt.signature().key.clone());
+            }
+        }
+        if c.kind == CriterionKind::Review && c.state == State::Present {
+            let needed = required_approvals(&c.name);
+            if approvers.len() < needed {
+                out.push(EvidenceProblem {
+                    criterion: label.clone(),
+                    cited: None,
+                    reason: format!(
+                        "claims {label} present citing approvals by {} distinct trusted signer{}; it needs {needed}",
+                        approvers.len(),
+                        if approvers.len() == 1 { "" } else { "s" }
+                    ),
+                });
             }
         }
     }

@@ -173,6 +173,18 @@ fn a_rejected_decision_is_recorded_and_does_not_accept() {
 /// What a forger writes: an acceptance of `commit` claiming `test` present,
 /// citing `evidence`, signed by a trusted key of its own.
 fn forge(dir: &Path, key: &SigningKey, commit: &str, inputs: &str, evidence: &str) -> String {
+    let criterion = Criterion {
+        kind: CriterionKind::Check,
+        name: "test".into(),
+        state: State::Present,
+        inputs: inputs.to_owned(),
+        evidence: vec![evidence.to_owned()],
+    };
+    forge_criteria(dir, key, commit, vec![criterion])
+}
+
+/// A forged acceptance of `commit` claiming `criteria` (all present).
+fn forge_criteria(dir: &Path, key: &SigningKey, commit: &str, criteria: Vec<Criterion>) -> String {
     let store = Store::open(dir).unwrap();
     let oid = gix::ObjectId::from_hex(commit.as_bytes()).unwrap();
     let tree = store.commit_tree(oid).unwrap().to_string();
@@ -180,13 +192,7 @@ fn forge(dir: &Path, key: &SigningKey, commit: &str, inputs: &str, evidence: &st
         status: Status::Accepted,
         trusted: commit.to_owned(),
         decided_at: format_timestamp(1_767_225_600_000),
-        criteria: vec![Criterion {
-            kind: CriterionKind::Check,
-            name: "test".into(),
-            state: State::Present,
-            inputs: inputs.to_owned(),
-            evidence: vec![evidence.to_owned()],
-        }],
+        criteria,
         unresolved: Vec::new(),
     };
     let subject = Subject {
@@ -326,4 +332,74 @@ fn the_pre_receive_hook_refuses_a_protected_update_no_required_signer_accepted()
     ci.receipt_ok(&c, &["push"]);
     let r = ci.git(&c, &["push", "--no-verify", "origin", "main"]);
     assert_eq!(r.code, 0, "accepted by ci: {r}");
+}
+
+/// An acceptance that claims a review present on fewer distinct approvers than
+/// the review requires is a finding that says how many it cites and needs; with
+/// enough approvers it is not.
+#[test]
+fn a_forged_acceptance_claiming_a_review_on_too_few_approvers_is_a_finding() {
+    let (env, ada, bob) = (Env::new(), Env::new(), Env::new());
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    let mut contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    contract.push_str("[review \"code\"]\n\tpath = src\n\trequired = 2\n\tself-approve = true\n");
+    for (name, who) in [("ada", &ada), ("bob", &bob)] {
+        let key = who.receipt_ok(&dir, &["key", "generate"]).stdout;
+        contract.push_str(&format!("[signer \"{name}\"]\n\tkey = {}\n", key.trim()));
+    }
+    std::fs::write(dir.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "code review by two"]);
+    let forger = SigningKey::from_seed(&[11; 32]);
+    env.git_ok(
+        &dir,
+        &[
+            "config",
+            "receipt.trustedKey",
+            &forger.public().to_openssh(),
+        ],
+    );
+    let decided = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+    let src = env.git_ok(&dir, &["rev-parse", "HEAD:src"]);
+    let inputs = env.git_input(
+        &dir,
+        &["mktree"],
+        format!("040000 tree {src}\tsrc\n").as_bytes(),
+    );
+    let review_ids = |dir: &Path| -> Vec<String> {
+        env.log_json(dir)
+            .iter()
+            .filter(|e| e["kind"] == "review")
+            .map(|e| e["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    ada.receipt_ok(&dir, &["review", "HEAD", "--approve", "-m", "fine"]);
+    let one = review_ids(&dir);
+    assert_eq!(one.len(), 1, "{one:?}");
+    let claim = |evidence: Vec<String>| Criterion {
+        kind: CriterionKind::Review,
+        name: "code".into(),
+        state: State::Present,
+        inputs: inputs.clone(),
+        evidence,
+    };
+    forge_criteria(&dir, &forger, &decided, vec![claim(one.clone())]);
+    let r = env.receipt(&dir, &["verify", "--json"]);
+    assert_eq!(r.code, 1, "{r}");
+    let f = findings(&r);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("approvals by 1 distinct trusted signer; it needs 2"),
+        "{f:?}"
+    );
+
+    // two distinct approvers: the same kind of claim is backed
+    bob.receipt_ok(&dir, &["review", "HEAD", "--approve", "-m", "fine too"]);
+    let mut two = review_ids(&dir);
+    two.sort();
+    forge_criteria(&dir, &forger, &decided, vec![claim(two)]);
+    let r = env.receipt(&dir, &["verify", "--json"]);
+    assert_eq!(findings(&r).len(), 1, "only the first forgery: {r}");
 }
