@@ -213,6 +213,28 @@ fn forge_criteria(dir: &Path, key: &SigningKey, commit: &str, criteria: Vec<Crit
     appended.receipt.id().to_owned()
 }
 
+/// A forger's key (from `seed`), trusted through receipt.trustedKey; HEAD, the
+/// decided revision; and the inputs tree of `src` there.
+fn trusted_forger(env: &Env, dir: &Path, seed: u8) -> (SigningKey, String, String) {
+    let forger = SigningKey::from_seed(&[seed; 32]);
+    env.git_ok(
+        dir,
+        &[
+            "config",
+            "receipt.trustedKey",
+            &forger.public().to_openssh(),
+        ],
+    );
+    let decided = env.git_ok(dir, &["rev-parse", "HEAD"]);
+    let src = env.git_ok(dir, &["rev-parse", "HEAD:src"]);
+    let inputs = env.git_input(
+        dir,
+        &["mktree"],
+        format!("040000 tree {src}\tsrc\n").as_bytes(),
+    );
+    (forger, decided, inputs)
+}
+
 fn id_of(env: &Env, dir: &Path, check: &str, nth_newest: usize) -> String {
     env.log_json(dir)
         .iter()
@@ -237,22 +259,7 @@ fn findings(r: &Run) -> Vec<serde_json::Value> {
 fn forged_acceptances_citing_a_failed_receipt_another_check_or_other_inputs_are_each_a_finding() {
     let env = Env::new();
     let dir = env.fixture_repo("make_basic_repo.sh", "repo");
-    let forger = SigningKey::from_seed(&[9; 32]);
-    env.git_ok(
-        &dir,
-        &[
-            "config",
-            "receipt.trustedKey",
-            &forger.public().to_openssh(),
-        ],
-    );
-    let decided = env.git_ok(&dir, &["rev-parse", "HEAD"]);
-    let inputs = env.git_ok(&dir, &["rev-parse", "HEAD:src"]);
-    let inputs = env.git_input(
-        &dir,
-        &["mktree"],
-        format!("040000 tree {inputs}\tsrc\n").as_bytes(),
-    );
+    let (forger, decided, inputs) = trusted_forger(&env, &dir, 9);
     env.receipt_ok(&dir, &["run", "test"]);
     let passed = id_of(&env, &dir, "test", 0);
     env.receipt_ok(&dir, &["record", "test", "--exit-code", "1"]);
@@ -349,22 +356,7 @@ fn a_forged_acceptance_claiming_a_review_on_too_few_approvers_is_a_finding() {
     }
     std::fs::write(dir.join(".gitreceipts"), contract).unwrap();
     env.git_ok(&dir, &["commit", "-qam", "code review by two"]);
-    let forger = SigningKey::from_seed(&[11; 32]);
-    env.git_ok(
-        &dir,
-        &[
-            "config",
-            "receipt.trustedKey",
-            &forger.public().to_openssh(),
-        ],
-    );
-    let decided = env.git_ok(&dir, &["rev-parse", "HEAD"]);
-    let src = env.git_ok(&dir, &["rev-parse", "HEAD:src"]);
-    let inputs = env.git_input(
-        &dir,
-        &["mktree"],
-        format!("040000 tree {src}\tsrc\n").as_bytes(),
-    );
+    let (forger, decided, inputs) = trusted_forger(&env, &dir, 11);
     let review_ids = |dir: &Path| -> Vec<String> {
         env.log_json(dir)
             .iter()
