@@ -174,8 +174,13 @@ fn the_page_shows_every_state_with_its_evidence() {
         "{html}"
     );
     assert_matrix(&html, &s);
-    // one row per commit of the range, in `git log` order
-    let rows: Vec<usize> = [&s.f3, &s.f2, &s.f1]
+    // one row per commit of the range, in the order stock `git log` lists them
+    let listed = s
+        .env
+        .git_ok(&s.repo, &["log", "--format=%H", "main..feature"]);
+    let listed: Vec<&str> = listed.lines().collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    let rows: Vec<usize> = listed
         .iter()
         .map(|c| html.find(&format!("<code>{}</code> ", &c[..7])).unwrap())
         .collect();

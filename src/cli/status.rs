@@ -590,7 +590,7 @@ fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree
 /// The commits of range `spec` (`A..B`, as `git log A..B` lists them, newest
 /// first), each with its subject line.
 pub(super) fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::ObjectId, String)>> {
-    let out = store.run_git(&["log", "--topo-order", "--format=%H %s", spec, "--"])?;
+    let out = store.run_git(&["log", "--format=%H %s", spec, "--"])?;
     if !out.ok {
         bail!(
             "cannot list the commits of {}: {}\nhint: give a range as `git log` takes it, e.g. main..feature",
