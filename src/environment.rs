@@ -359,7 +359,7 @@ impl OpenDependency {
             _ => Vec::new(),
         };
         let what = if !changed.is_empty() {
-            format!("{} changed", list_paths(&changed))
+            format!("{} changed", crate::freshness::list_paths(&changed))
         } else if self.def.paths.is_empty() {
             "its tree changed".to_owned()
         } else {
@@ -372,19 +372,6 @@ impl OpenDependency {
             recorded.commit.get(..7).unwrap_or(&recorded.commit),
             &now.commit[..7],
         )))
-    }
-}
-
-fn list_paths(paths: &[String]) -> String {
-    const SHOWN: usize = 5;
-    if paths.len() <= SHOWN {
-        paths.join(", ")
-    } else {
-        format!(
-            "{} and {} more",
-            paths[..SHOWN].join(", "),
-            paths.len() - SHOWN
-        )
     }
 }
 

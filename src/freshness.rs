@@ -640,7 +640,8 @@ impl Evaluation<'_> {
     }
 }
 
-fn list_paths(paths: &[String]) -> String {
+/// At most five paths, then how many more.
+pub(crate) fn list_paths(paths: &[String]) -> String {
     const SHOWN: usize = 5;
     if paths.len() <= SHOWN {
         paths.join(", ")

@@ -61,6 +61,29 @@ pub struct GateArgs {
     pub accepted_by: Vec<String>,
 }
 
+/// The trust (`--trust REV`: the signers of `.gitreceipts` there; `None`: the
+/// usual trust root) and the requirements besides a revision's own that `gate`
+/// and `report` take from their `--trust` and `--verify` flags: the revision
+/// trust comes from also says which checks are required.
+pub(super) fn trust_and_baseline(
+    ctx: &Context,
+    store: &git_receipt::store::Store,
+    trust: Option<&str>,
+    verify: bool,
+) -> Result<(Option<(git_receipt::trust::TrustSet, String)>, Baseline)> {
+    Ok(match trust {
+        Some(rev) => (
+            Some(super::verify::verifier_trust(ctx, store, Some(rev), None)?),
+            Baseline::At {
+                commit: store.resolve_commit(rev)?,
+                label: rev.to_owned(),
+            },
+        ),
+        None if verify => (None, Baseline::TrustRoot),
+        None => (None, Baseline::Own),
+    })
+}
+
 /// Gate the revisions.
 pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
@@ -69,19 +92,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     } else {
         args.revs.clone()
     };
-    let trust = match &args.trust {
-        Some(rev) => Some(super::verify::verifier_trust(ctx, &store, Some(rev), None)?),
-        None => None,
-    };
-    // the revision trust comes from also says which checks are required
-    let baseline = match &args.trust {
-        Some(rev) => Baseline::At {
-            commit: store.resolve_commit(rev)?,
-            label: rev.clone(),
-        },
-        None if args.verify => Baseline::TrustRoot,
-        None => Baseline::Own,
-    };
+    let (trust, baseline) = trust_and_baseline(ctx, &store, args.trust.as_deref(), args.verify)?;
     if args.verify {
         let (t, described) = match &trust {
             Some(t) => t.clone(),

@@ -151,18 +151,8 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
     };
     let tip_commit = store.resolve_commit(&tip_rev)?;
     // the same trust and requirements `gate` takes from the same flags
-    let trust_override = match &args.trust {
-        Some(rev) => Some(super::verify::verifier_trust(ctx, &store, Some(rev), None)?),
-        None => None,
-    };
-    let baseline = match &args.trust {
-        Some(rev) => Baseline::At {
-            commit: store.resolve_commit(rev)?,
-            label: rev.clone(),
-        },
-        None if args.verify => Baseline::TrustRoot,
-        None => Baseline::Own,
-    };
+    let (trust_override, baseline) =
+        super::gate::trust_and_baseline(ctx, &store, args.trust.as_deref(), args.verify)?;
     let (trust, names) = match (&trust_override, &baseline) {
         (Some((t, _)), Baseline::At { commit, label }) => (
             t.clone(),
@@ -588,22 +578,6 @@ fn state_label(state: &str) -> &'static str {
     }
 }
 
-/// The reason without its leading `state: `, with ignored untrusted receipts counted.
-fn reason_of(s: &CheckState) -> String {
-    let mut reason = s
-        .reason
-        .strip_prefix(&format!("{}: ", s.state.as_str()))
-        .unwrap_or(&s.reason)
-        .to_owned();
-    if s.untrusted > 0 && s.state != State::Present {
-        reason.push_str(&format!(
-            " ({} by untrusted keys ignored)",
-            super::plural(s.untrusted as u64, "receipt", "receipts")
-        ));
-    }
-    reason
-}
-
 impl Page {
     /// The evaluation of the revision the verdict is about.
     fn tip(&self) -> &RevReport {
@@ -734,7 +708,7 @@ fn render_verdict(o: &mut String, page: &Page) -> String {
             } else {
                 ""
             },
-            why = h(&reason_of(s)),
+            why = h(&super::status::row_reason(s)),
         );
         if let Some(d) = &s.decider {
             let _ = write!(o, " <a href=\"#{}\">evidence</a>", anchor(d.receipt.id()));
@@ -793,7 +767,7 @@ fn render_matrix(o: &mut String, page: &Page) {
         for c in &page.columns {
             let col = h(c);
             if let Some(s) = row.report.states.iter().find(|s| &s.name == c) {
-                let mut title = reason_of(s);
+                let mut title = super::status::row_reason(s);
                 let mut via_text = None;
                 if let Some(d) = &s.decider {
                     let b = d.receipt.body();

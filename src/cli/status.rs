@@ -479,19 +479,7 @@ pub(super) fn render_rows_named(
     let mut out = String::new();
     for s in states {
         let state = format!("{:<7}", s.state.as_str());
-        // the state is its own column: `present  passed on ...`, not `present  present: ...`
-        let mut reason = s
-            .reason
-            .strip_prefix(&format!("{}: ", s.state.as_str()))
-            .unwrap_or(&s.reason)
-            .to_owned();
-        if s.untrusted > 0 && s.state != State::Present {
-            reason.push_str(&format!(
-                " ({} receipt{} by untrusted keys ignored)",
-                s.untrusted,
-                if s.untrusted == 1 { "" } else { "s" }
-            ));
-        }
+        let reason = row_reason(s);
         out.push_str(&format!(
             "{:<width$}  {}  {}\n",
             escape(&s.name),
@@ -585,6 +573,24 @@ fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree
         s.reason = s.reason.replace(&own, "the work tree's inputs");
     }
     Ok((report, work))
+}
+
+/// A row's reason without its leading `state: ` (the state is its own column:
+/// `present  passed on ...`, not `present  present: ...`), with the ignored
+/// untrusted receipts counted.
+pub(super) fn row_reason(s: &CheckState) -> String {
+    let mut reason = s
+        .reason
+        .strip_prefix(&format!("{}: ", s.state.as_str()))
+        .unwrap_or(&s.reason)
+        .to_owned();
+    if s.untrusted > 0 && s.state != State::Present {
+        reason.push_str(&format!(
+            " ({} by untrusted keys ignored)",
+            super::plural(s.untrusted as u64, "receipt", "receipts")
+        ));
+    }
+    reason
 }
 
 /// The commits of range `spec` (`A..B`, as `git log A..B` lists them, newest
