@@ -626,6 +626,10 @@ impl<S> Receipt<S> {
     pub fn body(&self) -> &Body {
         &self.body
     }
+    /// The body, the rest dropped.
+    pub fn into_body(self) -> Body {
+        self.body
+    }
     /// The signature member.
     pub fn signature(&self) -> &SignatureInfo {
         &self.signature
@@ -658,16 +662,27 @@ impl Receipt<Unverified> {
                 max: MAX_RECEIPT_BYTES,
             });
         }
+        Self::parse_owned(bytes.to_vec())
+    }
+
+    /// [`Receipt::parse`], keeping `bytes` as the stored form instead of a copy.
+    pub fn parse_owned(bytes: Vec<u8>) -> Result<Self, ReceiptError> {
+        if bytes.len() > MAX_RECEIPT_BYTES {
+            return Err(ReceiptError::Oversized {
+                size: bytes.len(),
+                max: MAX_RECEIPT_BYTES,
+            });
+        }
         // Fast path, the common case: the typed envelope re-encodes to exactly the
         // stored bytes. That alone proves canonical form and rules out duplicate,
         // unknown and missing members and unsafe integers; only value rules remain.
         // Anything else takes the slow path below, which says precisely what is wrong.
         // JCS is compositional, and "receipt" sorts before "signature": the canonical
         // envelope is `{"receipt":` body `,"signature":` signature `}`.
-        if let Ok(envelope) = serde_json::from_slice::<Envelope>(bytes)
+        if let Ok(envelope) = serde_json::from_slice::<Envelope>(&bytes)
             && let Some(body_bytes) = canon::to_canonical_fast(&envelope.receipt)
             && let Some(sig_bytes) = canon::to_canonical_fast(&envelope.signature)
-            && is_envelope_of(bytes, &body_bytes, &sig_bytes)
+            && is_envelope_of(&bytes, &body_bytes, &sig_bytes)
         {
             validate(&envelope.receipt, &envelope.signature)?;
             debug_assert_eq!(bytes, canon::to_canonical(&envelope)?);
@@ -676,16 +691,16 @@ impl Receipt<Unverified> {
                 body: envelope.receipt,
                 signature: envelope.signature,
                 body_bytes,
-                bytes: bytes.to_vec(),
+                bytes,
                 state: PhantomData,
             });
         }
         // canonical bytes (which rules out duplicates and unsafe integers), then the
         // closed schema with JSON pointers, then types and values
-        let value: serde_json::Value = canon::from_canonical(bytes)?;
+        let value: serde_json::Value = canon::from_canonical(&bytes)?;
         check_members(&value)?;
         let envelope: Envelope =
-            serde_json::from_slice(bytes).map_err(|e| ReceiptError::Schema(e.to_string()))?;
+            serde_json::from_slice(&bytes).map_err(|e| ReceiptError::Schema(e.to_string()))?;
         validate(&envelope.receipt, &envelope.signature)?;
         // What the id and the signature cover must be exactly what is stored.
         if canon::to_canonical(&envelope)? != bytes {
@@ -699,31 +714,14 @@ impl Receipt<Unverified> {
             body: envelope.receipt,
             signature: envelope.signature,
             body_bytes,
-            bytes: bytes.to_vec(),
+            bytes,
             state: PhantomData,
         })
     }
 
     /// Check the signature against `key`; the envelope must name that key.
     pub fn verify(self, key: &PublicKey) -> Result<Receipt<Verified>, ReceiptError> {
-        let offered = key.fingerprint();
-        if offered != self.signature.key {
-            return Err(ReceiptError::WrongKey {
-                claimed: self.signature.key.clone(),
-                offered,
-            });
-        }
-        let signature = self.raw_signature();
-        let memo = verified_memo_key(key, &self.id, &signature);
-        if !verified_before(&memo) {
-            sign::verify(key, &self.body_bytes, &signature).map_err(|e| {
-                ReceiptError::BadSignature {
-                    key: offered,
-                    reason: e.to_string(),
-                }
-            })?;
-            remember_verified(memo);
-        }
+        self.check_signature(key)?;
         Ok(Receipt {
             body: self.body,
             signature: self.signature,
@@ -732,6 +730,29 @@ impl Receipt<Unverified> {
             id: self.id,
             state: PhantomData,
         })
+    }
+
+    /// What [`Receipt::verify`] checks, leaving the receipt as it is: the envelope
+    /// names `key`, and the strict Ed25519 signature of the body verifies under it.
+    pub fn check_signature(&self, key: &PublicKey) -> Result<(), ReceiptError> {
+        if !names_key(&self.signature.key, key) {
+            return Err(ReceiptError::WrongKey {
+                claimed: self.signature.key.clone(),
+                offered: key.fingerprint(),
+            });
+        }
+        let signature = self.raw_signature();
+        let memo = verified_memo_key(key, &self.id, &signature);
+        if !verified_before(&memo) {
+            sign::verify(key, &self.body_bytes, &signature).map_err(|e| {
+                ReceiptError::BadSignature {
+                    key: key.fingerprint(),
+                    reason: e.to_string(),
+                }
+            })?;
+            remember_verified(memo);
+        }
+        Ok(())
     }
 }
 
@@ -813,6 +834,18 @@ fn remember_verified(memo: [u8; 32]) {
     {
         set.insert(memo);
     }
+}
+
+/// Whether `fingerprint` (`SHA256:<base64>`) is `key`'s, without allocating.
+fn names_key(fingerprint: &str, key: &PublicKey) -> bool {
+    use base64::Engine;
+    let mut raw = [0u8; 33];
+    fingerprint.strip_prefix("SHA256:").is_some_and(|b64| {
+        b64.len() == 43
+            && base64::engine::general_purpose::STANDARD_NO_PAD.decode_slice(b64, &mut raw)
+                == Ok(32)
+            && raw[..32] == key.fingerprint_digest()
+    })
 }
 
 /// Whether `bytes` is exactly `{"receipt":BODY,"signature":SIG}`.
@@ -1338,10 +1371,16 @@ fn validate_environment(body: &Body, v3: bool) -> Result<(), ReceiptError> {
 fn is_fingerprint(s: &str) -> bool {
     use base64::Engine;
     let engine = base64::engine::general_purpose::STANDARD_NO_PAD;
+    // 32 bytes are 43 characters; decoding refuses stray trailing bits, and
+    // encoding back proves the spelling is the one canonical one. No allocation:
+    // this runs once per receipt read.
     s.strip_prefix("SHA256:").is_some_and(|b64| {
-        engine
-            .decode(b64)
-            .is_ok_and(|raw| raw.len() == 32 && engine.encode(&raw) == b64)
+        let mut raw = [0u8; 33];
+        let mut again = [0u8; 44];
+        b64.len() == 43
+            && engine.decode_slice(b64, &mut raw) == Ok(32)
+            && engine.encode_slice(&raw[..32], &mut again) == Ok(43)
+            && &again[..43] == b64.as_bytes()
     })
 }
 

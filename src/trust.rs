@@ -255,20 +255,34 @@ impl TrustSet {
         &self,
         receipt: Receipt<Unverified>,
     ) -> Result<(Receipt<Verified>, &Trusted), Refusal> {
-        let Some(t) = self.lookup(&receipt.signature().key) else {
-            return Err(Refusal::Untrusted);
-        };
-        if let Some(why) = t.refuses(timestamp_ms(receipt.body().time())) {
-            return Err(if t.revoked {
-                Refusal::Revoked(why)
-            } else {
-                Refusal::Window(why)
-            });
-        }
+        let t = self.admit(&receipt)?;
         receipt
             .verify(&t.key)
             .map(|v| (v, t))
             .map_err(|e| Refusal::BadSignature(e.to_string()))
+    }
+
+    /// [`TrustSet::check`] without taking the receipt: the same refusals, in the
+    /// same order, for a reader that keeps the receipt either way (verify reports
+    /// on refused ones too).
+    pub fn check_in_place(&self, receipt: &Receipt<Unverified>) -> Result<&Trusted, Refusal> {
+        let t = self.admit(receipt)?;
+        receipt
+            .check_signature(&t.key)
+            .map(|()| t)
+            .map_err(|e| Refusal::BadSignature(e.to_string()))
+    }
+
+    /// The trusted key that may have signed `receipt` when it says it was signed.
+    fn admit(&self, receipt: &Receipt<Unverified>) -> Result<&Trusted, Refusal> {
+        let Some(t) = self.lookup(&receipt.signature().key) else {
+            return Err(Refusal::Untrusted);
+        };
+        match t.refuses(timestamp_ms(receipt.body().time())) {
+            Some(why) if t.revoked => Err(Refusal::Revoked(why)),
+            Some(why) => Err(Refusal::Window(why)),
+            None => Ok(t),
+        }
     }
 
     /// The trusted key with this OpenSSH fingerprint.

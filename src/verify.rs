@@ -22,9 +22,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
-use crate::receipt::{
-    MAX_RECEIPT_BYTES, Receipt, Unverified, is_valid_writer_id, writer_matches_key,
-};
+use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, is_valid_writer_id, writer_matches_key};
 use crate::store::chain::{RECEIPT_FILE, ReceiptFileProblem, chain_ref, read_receipt_file};
 use crate::store::index::{Record, Role, id_prefix};
 use crate::store::notes::{notes_ref, parse_note};
@@ -123,30 +121,58 @@ pub fn trust_digest(trust: &TrustSet) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(keys.concat())))
 }
 
-/// One chain commit as read from git: its parents and tree, before the receipt.
+/// One chain entry as read from git: its parents and its receipt file's bytes,
+/// before they are parsed.
 struct Raw {
     commit: ObjectId,
     parents: Vec<ObjectId>,
-    tree: Result<ObjectId, String>,
+    bytes: Result<Vec<u8>, String>,
 }
 
 /// What one entry turned out to be.
 struct Checked {
     commit: ObjectId,
     parents: Vec<ObjectId>,
-    receipt: Result<Receipt<Unverified>, (&'static str, String)>,
+    receipt: Result<Entry, (&'static str, String)>,
     signature: Result<(), (&'static str, String)>,
 }
 
+/// What the walk keeps of one parsed receipt: its links and what is checked
+/// across entries. The receipt itself is dropped on the thread that parsed it.
+struct Entry {
+    index: u64,
+    id: String,
+    prev: Option<String>,
+    supersedes: Option<String>,
+    /// The writer the receipt names, when it is not the chain's.
+    other_writer: Option<String>,
+    /// The signing key, when the chain's writer id names another key.
+    other_key: Option<String>,
+    /// The body of a trusted acceptance, checked against its evidence later.
+    acceptance: Option<crate::receipt::Body>,
+}
+
+/// Read one chain entry: the commit, its tree and `receipt.json`. One thread reads
+/// every entry of a walk in chain order through one repository handle, so the pack's
+/// delta-base cache stays warm: a receipt blob is mostly a delta against a receipt
+/// read shortly before, and with a cold cache each read would inflate its whole
+/// delta chain (ten deep on average at 100k receipts).
 fn read_raw(repo: &gix::Repository, commit: ObjectId) -> Raw {
     match repo.find_commit(commit) {
         Ok(c) => Raw {
             commit,
             parents: c.parent_ids().map(|p| p.detach()).collect(),
-            tree: c
+            bytes: c
                 .tree_id()
-                .map(|t| t.detach())
-                .map_err(|e| format!("tree unreadable: {e}")),
+                .map_err(|e| format!("tree unreadable: {e}"))
+                .and_then(|t| {
+                    read_receipt_file(repo, t.detach()).map_err(|problem| match problem {
+                        ReceiptFileProblem::Shape(why) => why,
+                        ReceiptFileProblem::Oversized(size) => format!(
+                            "{RECEIPT_FILE} is {size} bytes, over the {MAX_RECEIPT_BYTES} byte limit"
+                        ),
+                    })
+                }),
         },
         Err(e) => {
             let why = if repo.has_object(commit) {
@@ -159,29 +185,21 @@ fn read_raw(repo: &gix::Repository, commit: ObjectId) -> Raw {
             Raw {
                 commit,
                 parents: Vec::new(),
-                tree: Err(why),
+                bytes: Err(why),
             }
         }
     }
 }
 
-fn check_raw(raw: Raw, repo: &gix::Repository, trust: &TrustSet) -> Checked {
-    let bytes = raw.tree.and_then(|t| {
-        read_receipt_file(repo, t).map_err(|problem| match problem {
-            ReceiptFileProblem::Shape(why) => why,
-            ReceiptFileProblem::Oversized(size) => {
-                format!("{RECEIPT_FILE} is {size} bytes, over the {MAX_RECEIPT_BYTES} byte limit")
-            }
-        })
-    });
-    let receipt = match bytes {
+fn check_raw(raw: Raw, writer: &str, trust: &TrustSet) -> Checked {
+    let receipt = match raw.bytes {
         Err(why) => Err(("shape", why)),
-        Ok(bytes) => Receipt::parse(&bytes).map_err(|e| ("format", e.to_string())),
+        Ok(bytes) => Receipt::parse_owned(bytes).map_err(|e| ("format", e.to_string())),
     };
     let signature = match &receipt {
         Err(_) => Ok(()),
         Ok(r) => trust
-            .check(r.clone())
+            .check_in_place(r)
             .map(|_| ())
             .map_err(|refusal| match refusal {
                 Refusal::Untrusted => (
@@ -196,6 +214,21 @@ fn check_raw(raw: Raw, repo: &gix::Repository, trust: &TrustSet) -> Checked {
                 Refusal::BadSignature(why) => ("signature", why),
             }),
     };
+    let receipt = receipt.map(|r| {
+        let key = &r.signature().key;
+        let other_key = (!writer_matches_key(writer, key)).then(|| key.clone());
+        let id = r.id().to_owned();
+        let b = r.into_body();
+        Entry {
+            index: b.chain.index,
+            id,
+            other_writer: (b.chain.writer != writer).then(|| b.chain.writer.clone()),
+            other_key,
+            prev: b.chain.prev.clone(),
+            supersedes: b.supersedes.clone(),
+            acceptance: (signature.is_ok() && b.acceptance.is_some()).then_some(b),
+        }
+    });
     Checked {
         commit: raw.commit,
         parents: raw.parents,
@@ -204,44 +237,49 @@ fn check_raw(raw: Raw, repo: &gix::Repository, trust: &TrustSet) -> Checked {
     }
 }
 
-/// Parse and verify a batch on every core.
-fn check_batch(
-    batch: Vec<Raw>,
-    repo: &gix::ThreadSafeRepository,
-    trust: &TrustSet,
-) -> Vec<Checked> {
+/// Parse and verify a batch on every core. Workers take small slices in turn, so
+/// a core that is also reading the next batch holds nobody up at the end of this one.
+fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> {
+    const SLICE: usize = 32;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
-    if threads == 1 || batch.len() < 64 {
-        let local = repo.to_thread_local();
+    if threads == 1 || batch.len() < 2 * SLICE {
         return batch
             .into_iter()
-            .map(|r| check_raw(r, &local, trust))
+            .map(|r| check_raw(r, writer, trust))
             .collect();
     }
-    let chunk = batch.len().div_ceil(threads);
-    let mut parts: Vec<Vec<Raw>> = Vec::new();
+    let total = batch.len();
+    let mut slices: Vec<Vec<Raw>> = Vec::with_capacity(total.div_ceil(SLICE));
     let mut it = batch.into_iter();
     loop {
-        let part: Vec<Raw> = it.by_ref().take(chunk).collect();
-        if part.is_empty() {
+        let slice: Vec<Raw> = it.by_ref().take(SLICE).collect();
+        if slice.is_empty() {
             break;
         }
-        parts.push(part);
+        slices.push(slice);
     }
-    // Reading blobs (delta chains, zlib), parsing and signature checks all run on
-    // the worker threads, each with its own repository handle and caches.
-    std::thread::scope(|s| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|p| {
-                s.spawn(move || {
-                    let local = repo.to_thread_local();
-                    p.into_iter()
-                        .map(|r| check_raw(r, &local, trust))
-                        .collect::<Vec<_>>()
+    let queue = std::sync::Mutex::new(slices.into_iter().enumerate());
+    let mut done: Vec<(usize, Vec<Checked>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        // a poisoned queue means a worker panicked; its join says so
+                        let next = queue.lock().ok().and_then(|mut q| q.next());
+                        let Some((n, slice)) = next else { break };
+                        out.push((
+                            n,
+                            slice
+                                .into_iter()
+                                .map(|r| check_raw(r, writer, trust))
+                                .collect(),
+                        ));
+                    }
+                    out
                 })
             })
             .collect();
@@ -249,7 +287,9 @@ fn check_batch(
             .into_iter()
             .flat_map(|h| h.join().expect("verification threads do not panic"))
             .collect()
-    })
+    });
+    done.sort_unstable_by_key(|(n, _)| *n);
+    done.into_iter().flat_map(|(_, c)| c).collect()
 }
 
 /// What checking one stretch of a chain found.
@@ -374,7 +414,7 @@ fn walk_range(
             reached_base
         });
         for batch in rx {
-            for e in check_batch(batch, shared, trust) {
+            for e in check_batch(batch, writer, trust) {
                 walk.receipts += 1;
                 let findings = &mut walk.findings;
                 if e.parents.len() > 1 {
@@ -405,47 +445,38 @@ fn walk_range(
                     }
                     Ok(r) => r,
                 };
-                let b = r.body();
-                let (idx, id) = (b.chain.index, r.id().to_owned());
-                let signed = e.signature.is_ok();
+                let (idx, id) = (r.index, r.id);
                 if let Err((kind, why)) = e.signature {
                     finding(findings, Some(idx), Some(&id), e.commit, kind, why);
                 }
-                if signed && b.acceptance.is_some() {
-                    walk.acceptances
-                        .push((idx, id.clone(), e.commit, b.clone()));
+                if let Some(body) = r.acceptance {
+                    walk.acceptances.push((idx, id.clone(), e.commit, body));
                 }
                 walk.located.push((id.clone(), e.commit));
-                if b.chain.writer != writer {
+                if let Some(named) = r.other_writer {
                     finding(
                         findings,
                         Some(idx),
                         Some(&id),
                         e.commit,
                         "writer",
-                        format!(
-                            "names writer {}, but sits in chain {writer}",
-                            b.chain.writer
-                        ),
+                        format!("names writer {named}, but sits in chain {writer}"),
                     );
                 }
-                if !writer_matches_key(writer, &r.signature().key) {
+                if let Some(key) = r.other_key {
                     finding(
                         findings,
                         Some(idx),
                         Some(&id),
                         e.commit,
                         "writer",
-                        format!(
-                            "signed by {}, but writer id {writer} names another key",
-                            r.signature().key
-                        ),
+                        format!("signed by {key}, but writer id {writer} names another key"),
                     );
                 }
                 if let Some(child) = &child {
                     check_link(findings, writer, child, idx, &id);
                 }
-                if e.parents.is_empty() && (idx != 0 || b.chain.prev.is_some()) {
+                if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
                     finding(
                         findings,
                         Some(idx),
@@ -457,11 +488,11 @@ fn walk_range(
                         ),
                     );
                 }
-                if let Some(s) = &b.supersedes {
-                    walk.supersedes.push((idx, id.clone(), e.commit, s.clone()));
+                if let Some(s) = r.supersedes {
+                    walk.supersedes.push((idx, id.clone(), e.commit, s));
                 }
                 walk.ids.insert(id);
-                child = Some((idx, b.chain.prev.clone(), e.commit));
+                child = Some((idx, r.prev, e.commit));
             }
             progress(walk.receipts);
         }
