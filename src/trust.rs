@@ -273,6 +273,29 @@ impl TrustSet {
             .map_err(|e| Refusal::BadSignature(e.to_string()))
     }
 
+    /// [`TrustSet::check_in_place`] for many receipts, with the same answer for
+    /// each; the signatures of the admitted ones are checked together.
+    pub fn check_many(&self, receipts: &[&Receipt<Unverified>]) -> Vec<Result<&Trusted, Refusal>> {
+        let admitted: Vec<Result<&Trusted, Refusal>> =
+            receipts.iter().map(|r| self.admit(r)).collect();
+        let (which, items): (
+            Vec<usize>,
+            Vec<(&Receipt<Unverified>, &crate::sign::PublicKey)>,
+        ) = receipts
+            .iter()
+            .zip(&admitted)
+            .enumerate()
+            .filter_map(|(i, (r, t))| Some((i, (*r, &t.as_ref().ok()?.key))))
+            .unzip();
+        let mut out = admitted;
+        for (i, checked) in which.into_iter().zip(Receipt::check_signatures(&items)) {
+            if let Err(e) = checked {
+                out[i] = Err(Refusal::BadSignature(e.to_string()));
+            }
+        }
+        out
+    }
+
     /// The trusted key that may have signed `receipt` when it says it was signed.
     fn admit(&self, receipt: &Receipt<Unverified>) -> Result<&Trusted, Refusal> {
         let Some(t) = self.lookup(&receipt.signature().key) else {

@@ -15,14 +15,19 @@
 //! The walk of one chain ([`walk_chain`]) is also how `fetch` checks what it would
 //! add: from the fetched tip down to the local one.
 //!
-//! Signatures and parsing run on every core, in bounded batches, so memory stays
-//! flat however long the chains are.
+//! One thread reads the entries in chain order (so the pack's delta-base cache
+//! stays warm); parsing and signatures run on every core, in bounded batches, so
+//! memory stays flat however long the chains are. The signatures of a batch are
+//! checked together ([`crate::sign::verify_many`]), with the answer strict
+//! verification gives each one alone.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
-use crate::receipt::{MAX_RECEIPT_BYTES, Receipt, is_valid_writer_id, writer_matches_key};
+use crate::receipt::{
+    MAX_RECEIPT_BYTES, Receipt, Unverified, is_valid_writer_id, writer_matches_key,
+};
 use crate::store::chain::{RECEIPT_FILE, ReceiptFileProblem, chain_ref, read_receipt_file};
 use crate::store::index::{Record, Role, id_prefix};
 use crate::store::notes::{notes_ref, parse_note};
@@ -191,54 +196,87 @@ fn read_raw(repo: &gix::Repository, commit: ObjectId) -> Raw {
     }
 }
 
-fn check_raw(raw: Raw, writer: &str, trust: &TrustSet) -> Checked {
-    let receipt = match raw.bytes {
-        Err(why) => Err(("shape", why)),
-        Ok(bytes) => Receipt::parse_owned(bytes).map_err(|e| ("format", e.to_string())),
-    };
-    let signature = match &receipt {
-        Err(_) => Ok(()),
-        Ok(r) => trust
-            .check_in_place(r)
-            .map(|_| ())
-            .map_err(|refusal| match refusal {
-                Refusal::Untrusted => (
-                    "untrusted",
-                    format!(
-                        "signed by {}, which is not a trusted key",
-                        r.signature().key
-                    ),
-                ),
-                Refusal::Revoked(why) => ("revoked", why),
-                Refusal::Window(why) => ("window", why),
-                Refusal::BadSignature(why) => ("signature", why),
-            }),
-    };
-    let receipt = receipt.map(|r| {
-        let key = &r.signature().key;
-        let other_key = (!writer_matches_key(writer, key)).then(|| key.clone());
-        let id = r.id().to_owned();
-        let b = r.into_body();
-        Entry {
-            index: b.chain.index,
-            id,
-            other_writer: (b.chain.writer != writer).then(|| b.chain.writer.clone()),
-            other_key,
-            prev: b.chain.prev.clone(),
-            supersedes: b.supersedes.clone(),
-            acceptance: (signature.is_ok() && b.acceptance.is_some()).then_some(b),
-        }
-    });
-    Checked {
+/// One chain entry parsed, before its signature is checked.
+struct Parsed {
+    commit: ObjectId,
+    parents: Vec<ObjectId>,
+    receipt: Result<Receipt<Unverified>, (&'static str, String)>,
+}
+
+fn parse_raw(raw: Raw) -> Parsed {
+    Parsed {
         commit: raw.commit,
         parents: raw.parents,
-        receipt,
-        signature,
+        receipt: match raw.bytes {
+            Err(why) => Err(("shape", why)),
+            Ok(bytes) => Receipt::parse_owned(bytes).map_err(|e| ("format", e.to_string())),
+        },
     }
 }
 
-/// Parse and verify a batch on every core. Workers take small slices in turn, so
-/// a core that is also reading the next batch holds nobody up at the end of this one.
+/// Check the signatures and trust of parsed entries (together, see
+/// [`TrustSet::check_many`]) and keep what the walk needs of each.
+fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Checked> {
+    let receipts: Vec<&Receipt<Unverified>> = parsed
+        .iter()
+        .filter_map(|p| p.receipt.as_ref().ok())
+        .collect();
+    let mut verdicts = trust.check_many(&receipts).into_iter();
+    let signatures: Vec<Result<(), (&'static str, String)>> = parsed
+        .iter()
+        .map(|p| match &p.receipt {
+            Err(_) => Ok(()),
+            Ok(r) => match verdicts.next() {
+                Some(Ok(_)) => Ok(()),
+                Some(Err(refusal)) => Err(match refusal {
+                    Refusal::Untrusted => (
+                        "untrusted",
+                        format!(
+                            "signed by {}, which is not a trusted key",
+                            r.signature().key
+                        ),
+                    ),
+                    Refusal::Revoked(why) => ("revoked", why),
+                    Refusal::Window(why) => ("window", why),
+                    Refusal::BadSignature(why) => ("signature", why),
+                }),
+                None => Err(("signature", "not checked".to_owned())),
+            },
+        })
+        .collect();
+    drop(verdicts);
+    parsed
+        .into_iter()
+        .zip(signatures)
+        .map(|(p, signature)| {
+            let receipt = p.receipt.map(|r| {
+                let key = &r.signature().key;
+                let other_key = (!writer_matches_key(writer, key)).then(|| key.clone());
+                let id = r.id().to_owned();
+                let b = r.into_body();
+                Entry {
+                    index: b.chain.index,
+                    id,
+                    other_writer: (b.chain.writer != writer).then(|| b.chain.writer.clone()),
+                    other_key,
+                    prev: b.chain.prev.clone(),
+                    supersedes: b.supersedes.clone(),
+                    acceptance: (signature.is_ok() && b.acceptance.is_some()).then_some(b),
+                }
+            });
+            Checked {
+                commit: p.commit,
+                parents: p.parents,
+                receipt,
+                signature,
+            }
+        })
+        .collect()
+}
+
+/// Parse and verify a batch on every core: parsing in small slices that workers
+/// take in turn (a core that is also reading the next batch holds nobody up),
+/// then signatures in one part per core, each part checked together.
 fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> {
     const SLICE: usize = 32;
     let threads = std::thread::available_parallelism()
@@ -246,10 +284,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
         .unwrap_or(1)
         .clamp(1, 8);
     if threads == 1 || batch.len() < 2 * SLICE {
-        return batch
-            .into_iter()
-            .map(|r| check_raw(r, writer, trust))
-            .collect();
+        return check_parsed(batch.into_iter().map(parse_raw).collect(), writer, trust);
     }
     let total = batch.len();
     let mut slices: Vec<Vec<Raw>> = Vec::with_capacity(total.div_ceil(SLICE));
@@ -262,7 +297,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
         slices.push(slice);
     }
     let queue = std::sync::Mutex::new(slices.into_iter().enumerate());
-    let mut done: Vec<(usize, Vec<Checked>)> = std::thread::scope(|s| {
+    let mut done: Vec<(usize, Vec<Parsed>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
@@ -271,13 +306,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
                         // a poisoned queue means a worker panicked; its join says so
                         let next = queue.lock().ok().and_then(|mut q| q.next());
                         let Some((n, slice)) = next else { break };
-                        out.push((
-                            n,
-                            slice
-                                .into_iter()
-                                .map(|r| check_raw(r, writer, trust))
-                                .collect(),
-                        ));
+                        out.push((n, slice.into_iter().map(parse_raw).collect()));
                     }
                     out
                 })
@@ -289,7 +318,24 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
             .collect()
     });
     done.sort_unstable_by_key(|(n, _)| *n);
-    done.into_iter().flat_map(|(_, c)| c).collect()
+    let mut parsed = done.into_iter().flat_map(|(_, p)| p);
+    // Parts big enough for a batch to pay (the torsion test costs the same for 300
+    // signatures as for 3,000), on as many cores as that leaves.
+    let cores = (total / 1024).clamp(1, threads);
+    let part = total.div_ceil(cores);
+    let parts: Vec<Vec<Parsed>> = (0..cores)
+        .map(|_| parsed.by_ref().take(part).collect())
+        .collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|p| s.spawn(move || check_parsed(p, writer, trust)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("verification threads do not panic"))
+            .collect()
+    })
 }
 
 /// What checking one stretch of a chain found.

@@ -202,6 +202,20 @@ impl Fx {
             .clone()
     }
 
+    /// The one kind of finding: a signature of writer `w` that does not verify.
+    fn bad_signature(&self, report: &(Run, Value), w: usize) -> Value {
+        self.caught(
+            report,
+            &self.writers[w],
+            "signature",
+            &[&format!(
+                "signature does not verify against key {}",
+                self.fingerprint(w)
+            )],
+            &[],
+        )
+    }
+
     fn bytes(&self, w: usize, i: usize) -> Vec<u8> {
         self.envs[ADA].receipt_bytes(&self.repo, &self.chains[w][i])
     }
@@ -393,19 +407,58 @@ fn one_byte_changed_in_a_receipt_body_breaks_its_signature() {
     let id = fx
         .id_at(&fx.chains[ADA][2])
         .expect("still a well-formed receipt");
-    let f = fx.caught(
-        &fx.verify_main(),
-        &fx.writers[ADA],
-        "signature",
-        &[&format!(
-            "signature does not verify against key {}",
-            fx.fingerprint(ADA)
-        )],
-        &[],
-    );
+    let f = fx.bad_signature(&fx.verify_main(), ADA);
     assert_eq!(f["index"], 2);
     assert_eq!(f["id"], id.as_str());
     assert_eq!(f["commit"], fx.chains[ADA][2].as_str());
+}
+
+/// `verify` checks the signatures of a long chain together (a batch, from 256 on):
+/// one forged among 300 honest ones is still the one finding, at its index, and
+/// the rest verify.
+#[test]
+fn a_broken_signature_among_300_honest_ones_is_the_one_finding() {
+    let mut fx = honest();
+    let store = git_receipt::store::Store::open(&fx.repo).unwrap();
+    let key = fx.signing_key(ADA);
+    let template = fx.receipt(ADA, 2).body().clone();
+    for _ in 0..300 {
+        store
+            .append(&fx.writers[ADA], &key, None, |index, prev| {
+                let mut body = template.clone();
+                body.chain.index = index;
+                body.chain.prev = prev;
+                body
+            })
+            .unwrap();
+    }
+    fx.chains[ADA] = fx
+        .git(&["rev-list", "--reverse", &fx.chain_ref(ADA)])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(fx.chains[ADA].len(), 303);
+    let (r, v) = fx.verify_main();
+    fx.assert_clean(&r, &v);
+    assert_eq!(v["receipts"], 305, "{r}");
+
+    // Ada's own signature of receipt #0 on receipt #150: the body (and so the id
+    // the next receipt links to) unchanged, the signature valid, but for other bytes
+    let donor = fx.json(ADA, 0);
+    let mut v = fx.json(ADA, 150);
+    v["signature"] = donor["signature"].clone();
+    fx.replace_json(ADA, 150, &v);
+    let report = fx.verify_main();
+    let f = fx.bad_signature(&report, ADA);
+    assert_eq!(f["index"], 150);
+    assert_eq!(f["id"], fx.id(ADA, 150).as_str());
+    assert_eq!(
+        report.1["findings"].as_array().unwrap().len(),
+        1,
+        "{}",
+        report.0
+    );
+    assert_eq!(report.1["receipts"], 305, "{}", report.0);
 }
 
 #[test]

@@ -1,0 +1,479 @@
+//! Many strict Ed25519 checks at once, with exactly the answers of one at a time.
+//!
+//! `verify` reads a hundred thousand receipts, and one strict check each
+//! (`verify_strict`: a double scalar multiplication per signature) was most of its
+//! time. Ed25519 batch verification checks one random linear combination of all the
+//! equations instead, but a plain batch does not agree with `verify_strict`: its
+//! equation is blind to small torsion components, so it accepts signatures whose R
+//! (or whose key) has one, which `verify_strict` rejects, and it can reject some a
+//! mixed-order key makes that `verify_strict` accepts. The rule here is that a batch
+//! may only ever say yes where every signature in it would get yes alone, and it
+//! never says no: anything unusual, and every signature of a batch that does not
+//! hold, is checked alone by `verify_strict`, which stays the authority.
+//!
+//! A signature (R, s) on message M under key A enters a batch only when:
+//!
+//! - A is not of small order and is torsion-free (once per key);
+//! - s is canonical (s < L);
+//! - R decompresses, its bytes are the point's canonical encoding, and R is not of
+//!   small order.
+//!
+//! `verify_strict` asks exactly the first three of these and then whether
+//! `[s]B - [k]A` (k = SHA-512(R || A || M) mod L) encodes to R's bytes; with R
+//! canonical that is `[s]B - [k]A = R` as points. Two random tests decide the rest:
+//!
+//! 1. **No R has a torsion component.** For 128 independent random subsets S of the
+//!    batch, `Q = sum of R over S` must be torsion-free (`[L]Q` is the identity). If
+//!    some R_j = P_j + T_j with T_j a nonzero torsion point, then fixing every choice
+//!    but R_j's, Q's torsion part takes two values that differ by T_j, so at most one
+//!    is zero: each subset misses T_j with probability at most 1/2, all 128 with at
+//!    most 2^-128.
+//! 2. **The equations hold together.** With 128-bit random z_i,
+//!    `[sum z_i s_i]B - sum z_i R_i - sum over keys (sum z_i k_i) A = 0`. Every term
+//!    lies in the prime-order subgroup (B, A and every R are torsion-free by now), so
+//!    if some equation fails, the combination is zero for at most one z_j modulo L
+//!    once the others are fixed: probability at most 2^-128.
+//!
+//! When both hold, every signature in the batch is one `verify_strict` accepts
+//! (with probability at least 1 - 2^-127 over our own randomness, which an attacker
+//! neither sees nor chooses). When either does not, each is checked alone.
+//!
+//! Cost: the subset sums share work by groups of four points (a table of the 16
+//! sums of each group, then one addition per group and subset), and the equation is
+//! one multiscalar multiplication with one point per signature plus one per key.
+
+use std::collections::HashMap;
+
+use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
+use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::traits::{Identity, IsIdentity, VartimeMultiscalarMul};
+use ed25519_dalek::VerifyingKey;
+use sha2::{Digest as _, Sha512};
+
+/// Below this many signatures the fixed cost of the torsion test (128 scalar
+/// multiplications) is not worth it: each is checked alone.
+pub(crate) const MIN_BATCH: usize = 256;
+/// Random subsets in the torsion test: each misses a torsion component with
+/// probability at most 1/2.
+const TORSION_TRIALS: usize = 128;
+/// Points per precomputed table of subset sums.
+const GROUP: usize = 4;
+
+/// One signature ready for a batch: R decompressed, s and k reduced.
+struct Prepared {
+    r: EdwardsPoint,
+    s: Scalar,
+    k: Scalar,
+    /// Which of the batch's keys signed it.
+    key: usize,
+}
+
+/// One raw Ed25519 check: key, signed data, signature.
+pub(crate) struct Raw<'a> {
+    pub key: &'a VerifyingKey,
+    pub data: &'a [u8],
+    pub signature: &'a [u8],
+}
+
+/// Per check in `items`: `Some(true)` when the batch vouches that it passes
+/// `verify_strict`, `None` when it must be checked alone.
+pub(crate) fn verify_batch(items: &[Raw<'_>]) -> Vec<Option<bool>> {
+    let mut out = vec![None; items.len()];
+    if items.len() < MIN_BATCH {
+        return out;
+    }
+    // Per distinct key: its index among the batch's keys, or None when it must be
+    // checked alone (weak, or with a torsion component).
+    let mut key_index: HashMap<[u8; 32], Option<usize>> = HashMap::new();
+    let mut keys: Vec<EdwardsPoint> = Vec::new();
+    let mut prepared: Vec<(usize, Prepared)> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let key = *key_index.entry(item.key.to_bytes()).or_insert_with(|| {
+            let a = item.key.to_edwards();
+            (!item.key.is_weak() && a.is_torsion_free()).then(|| {
+                keys.push(a);
+                keys.len() - 1
+            })
+        });
+        if let Some(p) = key.and_then(|key| prepare(item, key)) {
+            prepared.push((i, p));
+        }
+    }
+    if prepared.len() < MIN_BATCH {
+        return out;
+    }
+    let Some(random) = Randomness::new(prepared.len()) else {
+        return out; // no randomness: no batch, every signature alone
+    };
+    let signatures: Vec<&Prepared> = prepared.iter().map(|(_, p)| p).collect();
+    if torsion_free(&signatures, &random) && equations_hold(&signatures, &keys, &random) {
+        for (i, _) in &prepared {
+            out[*i] = Some(true);
+        }
+    }
+    out
+}
+
+/// For each of `n` checks, whether the batch vouched for it: `raws` are the ones
+/// that could enter it, `which[j]` the position of `raws[j]` among the `n`.
+pub(crate) fn vouched(n: usize, which: &[usize], raws: &[Raw<'_>]) -> Vec<bool> {
+    let mut out = vec![false; n];
+    for (&i, b) in which.iter().zip(verify_batch(raws)) {
+        out[i] = b == Some(true);
+    }
+    out
+}
+
+/// The signature's parts, when it may enter a batch (see the module docs).
+fn prepare(item: &Raw<'_>, key: usize) -> Option<Prepared> {
+    let signature: &[u8; 64] = item.signature.try_into().ok()?;
+    let (r_bytes, s_bytes) = signature.split_at(32);
+    let r_bytes: [u8; 32] = r_bytes.try_into().ok()?;
+    let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s_bytes.try_into().ok()?))?;
+    // Canonical: y < p. (The other way to spell a point twice, x = 0 with the
+    // sign bit set, only exists for the two points with x = 0, both of small order.)
+    let r = CompressedEdwardsY(r_bytes).decompress()?;
+    if !y_is_reduced(&r_bytes) || r.is_small_order() {
+        return None;
+    }
+    debug_assert_eq!(r.compress().to_bytes(), r_bytes);
+    let mut h = Sha512::new();
+    h.update(r_bytes);
+    h.update(item.key.as_bytes());
+    h.update(item.data);
+    let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+    Some(Prepared { r, s, k, key })
+}
+
+/// Whether the y coordinate of an encoded point (its low 255 bits) is below
+/// p = 2^255 - 19, as a canonical encoding's is. Decompression reduces y modulo p
+/// without saying so; re-encoding to compare would cost a field inversion.
+fn y_is_reduced(encoded: &[u8; 32]) -> bool {
+    // y >= p exactly when y is one of 2^255 - 19 ..= 2^255 - 1: every byte 0xff
+    // but the top one (0x7f without the sign bit) and the lowest (at least 0xed).
+    !(encoded[31] & 0x7f == 0x7f && encoded[1..31].iter().all(|&b| b == 0xff) && encoded[0] >= 0xed)
+}
+
+/// Our own random bits: 16 bytes per signature for its coefficient z, and
+/// `TORSION_TRIALS` bits per signature for the subsets.
+struct Randomness {
+    z: Vec<Scalar>,
+    subsets: Vec<u128>,
+}
+
+impl Randomness {
+    fn new(n: usize) -> Option<Randomness> {
+        let mut bytes = vec![0u8; n * 32];
+        ssh_key::getrandom::fill(&mut bytes).ok()?;
+        let (z, subsets) = bytes.split_at(n * 16);
+        Some(Randomness {
+            z: z.chunks_exact(16)
+                .map(|c| {
+                    let mut wide = [0u8; 32];
+                    wide[..16].copy_from_slice(c);
+                    Scalar::from_bytes_mod_order(wide)
+                })
+                .collect(),
+            subsets: subsets
+                .chunks_exact(16)
+                .map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes")))
+                .collect(),
+        })
+    }
+}
+
+/// Test 1 of the module docs: no R has a torsion component.
+fn torsion_free(signatures: &[&Prepared], random: &Randomness) -> bool {
+    const _: () = assert!(TORSION_TRIALS == u128::BITS as usize);
+    let mut sums = vec![EdwardsPoint::identity(); TORSION_TRIALS];
+    for (g, group) in signatures.chunks(GROUP).enumerate() {
+        // table[m] = the sum of the group's points whose bit is set in m
+        let mut table = [EdwardsPoint::identity(); 1 << GROUP];
+        for m in 1..(1usize << group.len()) {
+            let low = m.trailing_zeros() as usize;
+            table[m] = table[m & (m - 1)] + group[low].r;
+        }
+        let bits = &random.subsets[g * GROUP..g * GROUP + group.len()];
+        for (t, sum) in sums.iter_mut().enumerate() {
+            let m = bits
+                .iter()
+                .enumerate()
+                .fold(0usize, |m, (j, b)| m | ((((b >> t) & 1) as usize) << j));
+            if m != 0 {
+                *sum += table[m];
+            }
+        }
+    }
+    sums.iter().all(EdwardsPoint::is_torsion_free)
+}
+
+/// Test 2 of the module docs: the random combination of every equation is zero.
+fn equations_hold(signatures: &[&Prepared], keys: &[EdwardsPoint], random: &Randomness) -> bool {
+    let mut b = Scalar::ZERO;
+    let mut a = vec![Scalar::ZERO; keys.len()];
+    for (p, z) in signatures.iter().zip(&random.z) {
+        b += z * p.s;
+        a[p.key] += z * p.k;
+    }
+    let scalars = std::iter::once(b)
+        .chain(random.z.iter().map(|z| -z))
+        .chain(a.iter().map(|a| -a));
+    let points = std::iter::once(ED25519_BASEPOINT_POINT)
+        .chain(signatures.iter().map(|p| p.r))
+        .chain(keys.iter().copied());
+    EdwardsPoint::vartime_multiscalar_mul(scalars, points).is_identity()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use curve25519_dalek::constants::EIGHT_TORSION;
+
+    /// A key made from a scalar we know, so tests can craft signatures freely.
+    struct Key {
+        a: Scalar,
+        point: EdwardsPoint,
+        verifying: VerifyingKey,
+    }
+
+    fn scalar(seed: u64) -> Scalar {
+        let mut h = Sha512::new();
+        h.update(seed.to_le_bytes());
+        Scalar::from_bytes_mod_order_wide(&h.finalize().into())
+    }
+
+    fn key(seed: u64, torsion: EdwardsPoint) -> Key {
+        let a = scalar(seed);
+        let point = EdwardsPoint::mul_base(&a) + torsion;
+        let verifying = VerifyingKey::from_bytes(&point.compress().to_bytes()).unwrap();
+        Key {
+            a,
+            point,
+            verifying,
+        }
+    }
+
+    fn challenge(r: &[u8; 32], key: &Key, data: &[u8]) -> Scalar {
+        let mut h = Sha512::new();
+        h.update(r);
+        h.update(key.point.compress().as_bytes());
+        h.update(data);
+        Scalar::from_bytes_mod_order_wide(&h.finalize().into())
+    }
+
+    /// A signature with nonce `[r]B + r_torsion`, honest otherwise.
+    fn sign(key: &Key, data: &[u8], nonce: u64, r_torsion: EdwardsPoint) -> [u8; 64] {
+        let r = scalar(nonce ^ 0xa5a5_a5a5);
+        let big_r = (EdwardsPoint::mul_base(&r) + r_torsion)
+            .compress()
+            .to_bytes();
+        let s = r + challenge(&big_r, key, data) * key.a;
+        let mut sig = [0u8; 64];
+        sig[..32].copy_from_slice(&big_r);
+        sig[32..].copy_from_slice(s.as_bytes());
+        sig
+    }
+
+    /// A signature under a key with torsion component `t` that strict verification
+    /// accepts: R absorbs `[k]t`, found by trying nonces until k agrees.
+    fn sign_mixed_key(key: &Key, t: EdwardsPoint, data: &[u8]) -> [u8; 64] {
+        for nonce in 0.. {
+            let r = scalar(nonce);
+            let j = (nonce % 8) as u8;
+            let jt = EdwardsPoint::mul_base(&Scalar::ZERO) + t * Scalar::from(j);
+            let big_r = (EdwardsPoint::mul_base(&r) - jt).compress().to_bytes();
+            let k = challenge(&big_r, key, data);
+            if k.as_bytes()[0] % 8 == j {
+                let s = r + k * key.a;
+                let mut sig = [0u8; 64];
+                sig[..32].copy_from_slice(&big_r);
+                sig[32..].copy_from_slice(s.as_bytes());
+                return sig;
+            }
+        }
+        unreachable!()
+    }
+
+    fn strict(key: &VerifyingKey, data: &[u8], sig: &[u8; 64]) -> bool {
+        key.verify_strict(data, &ed25519_dalek::Signature::from_bytes(sig))
+            .is_ok()
+    }
+
+    /// A check as the tests hold it: key, data, signature.
+    type Item = (VerifyingKey, Vec<u8>, [u8; 64]);
+
+    /// 299 honest signatures under 5 keys, then `odd` at `position`.
+    fn batch_with(odd: (&VerifyingKey, &[u8], [u8; 64]), position: usize) -> (Vec<Item>, usize) {
+        let keys: Vec<Key> = (0..5).map(|i| key(i, EdwardsPoint::identity())).collect();
+        let mut items: Vec<Item> = (0..299u64)
+            .map(|i| {
+                let k = &keys[i as usize % 5];
+                let data = format!("receipt {i}").into_bytes();
+                let sig = sign(k, &data, i, EdwardsPoint::identity());
+                (k.verifying, data, sig)
+            })
+            .collect();
+        let position = position % (items.len() + 1);
+        items.insert(position, (*odd.0, odd.1.to_vec(), odd.2));
+        (items, position)
+    }
+
+    fn run(items: &[Item]) -> Vec<Option<bool>> {
+        let raws: Vec<Raw<'_>> = items
+            .iter()
+            .map(|(key, data, signature)| Raw {
+                key,
+                data,
+                signature,
+            })
+            .collect();
+        verify_batch(&raws)
+    }
+
+    #[test]
+    fn honest_signatures_are_vouched_for_by_the_batch() {
+        let k = key(9, EdwardsPoint::identity());
+        let sig = sign(&k, b"one more", 1, EdwardsPoint::identity());
+        let (items, _) = batch_with((&k.verifying, b"one more", sig), 17);
+        assert!(run(&items).iter().all(|v| *v == Some(true)));
+    }
+
+    #[test]
+    fn a_small_batch_vouches_for_nothing() {
+        let k = key(9, EdwardsPoint::identity());
+        let items: Vec<_> = (0..MIN_BATCH as u64 - 1)
+            .map(|i| {
+                (
+                    k.verifying,
+                    vec![i as u8],
+                    sign(&k, &[i as u8], i, EdwardsPoint::identity()),
+                )
+            })
+            .collect();
+        assert!(run(&items).iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn one_bad_signature_makes_the_batch_vouch_for_nothing() {
+        let k = key(9, EdwardsPoint::identity());
+        let sig = sign(&k, b"what was signed", 1, EdwardsPoint::identity());
+        let (items, _) = batch_with((&k.verifying, b"what is claimed", sig), 100);
+        assert!(run(&items).iter().all(Option::is_none));
+    }
+
+    /// The case a plain batch gets wrong: an R with a torsion component, over an
+    /// equation that otherwise holds. Strict verification rejects it; the batch
+    /// must never vouch for it, whichever torsion point and wherever it sits, in
+    /// many batches with fresh randomness (a batch without the torsion test misses
+    /// an order-2 component half the time).
+    #[test]
+    fn an_r_with_a_torsion_component_is_never_vouched_for() {
+        let k = key(9, EdwardsPoint::identity());
+        for (t, torsion) in EIGHT_TORSION.iter().enumerate().skip(1) {
+            let sig = sign(&k, b"mixed r", t as u64, *torsion);
+            assert!(!strict(&k.verifying, b"mixed r", &sig), "torsion {t}");
+            for round in 0..32 {
+                let (items, _) = batch_with((&k.verifying, b"mixed r", sig), round * 37 + t);
+                assert!(
+                    run(&items).iter().all(Option::is_none),
+                    "torsion point {t}, round {round}: the batch vouched for a mixed-order R"
+                );
+            }
+        }
+    }
+
+    /// A key with a torsion component is checked alone (strict verification may
+    /// accept what a batch would not), and the honest rest of the batch still holds.
+    #[test]
+    fn a_mixed_order_key_is_left_to_strict_verification() {
+        for (t, torsion) in EIGHT_TORSION.iter().enumerate().skip(1) {
+            let k = key(20 + t as u64, *torsion);
+            let sig = sign_mixed_key(&k, *torsion, b"mixed key");
+            assert!(strict(&k.verifying, b"mixed key", &sig), "torsion {t}");
+            let (items, at) = batch_with((&k.verifying, b"mixed key", sig), 5 * t);
+            let out = run(&items);
+            assert_eq!(out[at], None, "torsion {t}");
+            assert!(
+                out.iter()
+                    .enumerate()
+                    .all(|(i, v)| i == at || *v == Some(true)),
+                "torsion {t}: the honest signatures around it"
+            );
+        }
+    }
+
+    /// The byte test agrees with decompressing and encoding again, for every
+    /// encoding of y in p - 19 ..= 2^255 - 1 (the non-canonical ones and their
+    /// neighbours) with either sign, and for ordinary points.
+    #[test]
+    fn the_canonical_y_test_agrees_with_encoding_again() {
+        let mut encodings: Vec<[u8; 32]> = Vec::new();
+        for low in 0xd9..=0xffu8 {
+            for sign in [0u8, 0x80] {
+                let mut b = [0xffu8; 32];
+                b[0] = low;
+                b[31] = 0x7f | sign;
+                encodings.push(b);
+            }
+        }
+        encodings
+            .extend((1..50u64).map(|i| EdwardsPoint::mul_base(&scalar(i)).compress().to_bytes()));
+        let mut points = 0;
+        for b in encodings {
+            if let Some(p) = CompressedEdwardsY(b).decompress() {
+                points += 1;
+                let canonical = p.compress().to_bytes() == b;
+                let reduced = y_is_reduced(&b);
+                assert!(
+                    canonical == reduced || (p.is_small_order() && !canonical),
+                    "{}: canonical {canonical}, reduced {reduced}",
+                    hex::encode(b)
+                );
+            }
+        }
+        assert!(points > 49, "{points} encodings decompressed");
+    }
+
+    /// Encodings strict verification refuses never enter a batch: S >= L, R not
+    /// canonically encoded, R of small order.
+    #[test]
+    fn encodings_strict_verification_refuses_stay_out_of_the_batch() {
+        let k = key(9, EdwardsPoint::identity());
+        let honest = sign(&k, b"m", 3, EdwardsPoint::identity());
+        // S + L: the same S modulo L, not canonical
+        let mut s_plus_l = honest;
+        // L, the order of the base point, little-endian
+        let l: [u8; 32] = [
+            0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9,
+            0xde, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x10,
+        ];
+        let mut carry = 0u16;
+        for i in 0..32 {
+            let v = s_plus_l[32 + i] as u16 + l[i] as u16 + carry;
+            s_plus_l[32 + i] = v as u8;
+            carry = v >> 8;
+        }
+        // R = the small-order point of y = 1 with the sign bit set (not canonical)
+        let mut r_negative_zero = honest;
+        r_negative_zero[..32].copy_from_slice(&{
+            let mut b = [0u8; 32];
+            b[0] = 1;
+            b[31] = 0x80;
+            b
+        });
+        // R of small order, canonically encoded
+        let mut r_small = honest;
+        r_small[..32].copy_from_slice(EIGHT_TORSION[2].compress().as_bytes());
+        for (name, sig) in [
+            ("S + L", s_plus_l),
+            ("R = -0", r_negative_zero),
+            ("small-order R", r_small),
+        ] {
+            assert!(!strict(&k.verifying, b"m", &sig), "{name}");
+            let (items, at) = batch_with((&k.verifying, b"m", sig), 42);
+            assert_eq!(run(&items)[at], None, "{name}");
+        }
+    }
+}
