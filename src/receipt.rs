@@ -680,12 +680,13 @@ impl Receipt<Unverified> {
         // JCS is compositional, and "receipt" sorts before "signature": the canonical
         // envelope is `{"receipt":` body `,"signature":` signature `}`.
         if let Ok(envelope) = serde_json::from_slice::<Envelope>(&bytes)
-            && let Some(body_bytes) = canon::to_canonical_fast(&envelope.receipt)
+            && let Some(mut body_bytes) = canon::to_canonical_fast(&envelope.receipt)
             && let Some(sig_bytes) = canon::to_canonical_fast(&envelope.signature)
             && is_envelope_of(&bytes, &body_bytes, &sig_bytes)
         {
             validate(&envelope.receipt, &envelope.signature)?;
             debug_assert_eq!(bytes, canon::to_canonical(&envelope)?);
+            body_bytes.shrink_to_fit(); // kept as long as the receipt
             return Ok(Receipt {
                 id: id_of(&body_bytes),
                 body: envelope.receipt,

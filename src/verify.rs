@@ -347,8 +347,6 @@ pub struct ChainWalk {
     pub below_base: u64,
     /// Everything wrong, newest first.
     pub findings: Vec<Finding>,
-    /// The id of every receipt checked.
-    ids: HashSet<String>,
     /// (index, id, chain commit, superseded id), checked once every id is known.
     supersedes: Vec<(u64, String, ObjectId, String)>,
     /// Where each receipt checked sits: (id, chain commit).
@@ -537,7 +535,6 @@ fn walk_range(
                 if let Some(s) = r.supersedes {
                     walk.supersedes.push((idx, id.clone(), e.commit, s));
                 }
-                walk.ids.insert(id);
                 child = Some((idx, r.prev, e.commit));
             }
             progress(walk.receipts);
@@ -629,14 +626,15 @@ pub fn verify(
 ) -> Result<Report, StoreError> {
     let mut report = Report::default();
     let shared = store.repo().clone().into_sync();
-    let mut all_ids: HashSet<String> = HashSet::new();
     // (writer, index, id, commit, supersedes) to check once every id is known
     let mut supersedes: Vec<(String, u64, String, ObjectId, String)> = Vec::new();
     // chains checked only above their checkpointed tip: (writer, that tip)
     let mut covered: Vec<(String, ObjectId)> = Vec::new();
 
-    // receipt id -> (writer, chain commit), for the evidence acceptances cite
-    let mut located: HashMap<String, (String, ObjectId)> = HashMap::new();
+    // every receipt id seen -> (its writer, by position in `writers`, and chain
+    // commit): for supersedes links and the evidence acceptances cite
+    let mut located: HashMap<String, (usize, ObjectId)> = HashMap::new();
+    let mut writers: Vec<String> = Vec::new();
     let mut acceptances: Vec<(String, u64, String, ObjectId, crate::receipt::Body)> = Vec::new();
     let vouching = checkpoint.filter(|cp| cp.vouches_under(trust));
     // Refs no reader uses (garbage, a blob, a tree, a tag, a name that is no
@@ -685,11 +683,12 @@ pub fn verify(
         report.receipts += walk.receipts;
         report.covered += walk.below_base;
         report.findings.extend(walk.findings);
-        all_ids.extend(walk.ids);
+        let w = writers.len();
+        writers.push(writer.clone());
         located.extend(
             walk.located
                 .into_iter()
-                .map(|(id, commit)| (id, (writer.clone(), commit))),
+                .map(|(id, commit)| (id, (w, commit))),
         );
         acceptances.extend(
             walk.acceptances
@@ -716,17 +715,24 @@ pub fn verify(
                 .any(|id| !located.contains_key(id))
         })
     });
-    if supersedes.iter().any(|s| !all_ids.contains(&s.4)) || cites_unseen {
+    if supersedes.iter().any(|s| !located.contains_key(&s.4)) || cites_unseen {
         for (writer, base) in &covered {
+            let w = writers.iter().position(|x| x == writer).unwrap_or_else(|| {
+                writers.push(writer.clone());
+                writers.len() - 1
+            });
             store.walk_chain(writer, *base, |e| {
-                all_ids.insert(e.receipt.id().to_owned());
-                located.insert(e.receipt.id().to_owned(), (writer.clone(), e.commit));
+                located.insert(e.receipt.id().to_owned(), (w, e.commit));
                 Ok(true)
             })?;
         }
     }
     // An acceptance whose evidence does not back it: each claim and receipt named.
-    let locate = |id: &str| located.get(id).cloned();
+    let locate = |id: &str| {
+        located
+            .get(id)
+            .map(|&(w, commit)| (writers[w].clone(), commit))
+    };
     for (writer, idx, id, commit, body) in acceptances {
         for p in crate::decision::acceptance_problems(store, trust, &body, &locate) {
             report.findings.push(Finding {
@@ -744,7 +750,7 @@ pub fn verify(
         }
     }
     for (writer, idx, id, commit, target) in supersedes {
-        if !all_ids.contains(&target) {
+        if !located.contains_key(&target) {
             report.findings.push(Finding {
                 chain: writer,
                 index: Some(idx),

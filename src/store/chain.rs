@@ -65,10 +65,13 @@ pub(crate) fn read_receipt_file(
     if size > MAX_RECEIPT_BYTES {
         return Err(ReceiptFileProblem::Oversized(size));
     }
-    let mut blob = repo
+    let blob = repo
         .find_blob(oid)
         .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
-    Ok(blob.take_data())
+    // A copy of exactly its size: the decoder's buffer, sized for a whole delta
+    // chain, goes back to the repository for the next read (a verify holds
+    // thousands of these at a time).
+    Ok(blob.data.to_vec())
 }
 
 /// One receipt as found in a chain.
