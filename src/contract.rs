@@ -282,6 +282,32 @@ impl Contract {
         Ok(contract)
     }
 
+    /// [`Contract::parse`] of git blob `id`, whose bytes `read` returns, remembered
+    /// by the id for the life of the process: a blob id names its bytes, so a
+    /// contract met again (the revision, its trust root and the default branch's
+    /// tip are often one blob) is neither read, nor hashed, nor copied again.
+    pub fn parse_blob<E: From<ContractError>>(
+        id: gix::ObjectId,
+        file: &Path,
+        read: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<std::sync::Arc<Contract>, E> {
+        type Memo = std::collections::HashMap<gix::ObjectId, std::sync::Arc<Contract>>;
+        static PARSED: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+        if let Some(c) = PARSED
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().and_then(|m| m.get(&id).cloned()))
+        {
+            return Ok(c);
+        }
+        let contract = std::sync::Arc::new(Contract::parse_uncached(&read()?, file)?);
+        if let Ok(mut memo) = PARSED.lock() {
+            memo.get_or_insert_with(Default::default)
+                .insert(id, contract.clone());
+        }
+        Ok(contract)
+    }
+
     fn parse_uncached(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
         // A value converted lossily (`path = src\xff`) would name something else
         // than what was written, so the contract is UTF-8 throughout.

@@ -319,15 +319,23 @@ impl Store {
     /// Names under `prefix` (stripped) with the commit each points at, real and
     /// overridden, sorted: one pass over the refs, whatever their number.
     pub(crate) fn tips_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, StoreError> {
-        let mut out = std::collections::BTreeMap::new();
+        let mut found = Vec::new();
         for r in self.scan_refs(prefix)? {
             match r {
-                Ok((name, id)) => {
-                    out.insert(name[prefix.len()..].to_owned(), id);
+                Ok((mut name, id)) => {
+                    name.drain(..prefix.len());
+                    found.push((name, id));
                 }
                 Err(bad) => warn_once(&bad),
             }
         }
+        if self.overrides.is_empty() {
+            // sorted as git lists them already, so this only checks
+            found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            found.dedup_by(|a, b| a.0 == b.0);
+            return Ok(found);
+        }
+        let mut out: std::collections::BTreeMap<String, ObjectId> = found.into_iter().collect();
         for (name, value) in &self.overrides {
             if let Some(rest) = name.strip_prefix(prefix) {
                 match value {
@@ -383,7 +391,10 @@ impl Store {
                     continue;
                 }
             };
-            let name = r.name().as_bstr().to_string();
+            let name = match std::str::from_utf8(r.name().as_bstr()) {
+                Ok(name) => name.to_owned(),
+                Err(_) => r.name().as_bstr().to_string(),
+            };
             let bad = |reason: String| {
                 Err(UnusableRef {
                     name: name.clone(),
@@ -523,6 +534,20 @@ impl Store {
     /// (the caller names the file: the contract module knows what `.gitreceipts`
     /// is called, the store only how to read a file at a commit).
     pub fn file_at(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(id) = self.file_id_at(commit, path)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            self.repo
+                .find_blob(id)
+                .map_err(git_err(format!("reading {path}")))?
+                .take_data(),
+        ))
+    }
+
+    /// The blob id of the file at `path` in a commit's tree, if there is one, without
+    /// reading it: what [`Store::file_at`] would read, checked the same way.
+    pub fn file_id_at(&self, commit: ObjectId, path: &str) -> Result<Option<ObjectId>, StoreError> {
         let tree = self.commit_tree(commit)?;
         let tree = self
             .repo
@@ -550,11 +575,7 @@ impl Store {
                 },
             });
         }
-        let blob = self
-            .repo
-            .find_blob(entry.oid())
-            .map_err(git_err(format!("reading {path}")))?;
-        Ok(Some(blob.data.clone()))
+        Ok(Some(entry.oid().to_owned()))
     }
 }
 
