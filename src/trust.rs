@@ -619,6 +619,73 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_found_by_exactly_the_fingerprint_and_writer_ids_openssh_and_writers_spell() {
+        let mut t = TrustSet::default();
+        let keys: Vec<_> = (0..1000u16)
+            .map(|i| {
+                let mut seed = [3u8; 32];
+                seed[..2].copy_from_slice(&i.to_le_bytes());
+                crate::sign::SigningKey::from_seed(&seed)
+            })
+            .collect();
+        t.add_contract(&Contract {
+            signers: keys
+                .iter()
+                .map(|k| crate::contract::SignerDef {
+                    name: "x".into(),
+                    key: k.public().clone(),
+                    valid_after: None,
+                    valid_before: None,
+                    revoked: false,
+                })
+                .collect(),
+            ..Contract::default()
+        });
+        assert_eq!(t.keys().len(), 1000);
+        let k = keys[617].public();
+        let fp = k.fingerprint();
+        assert_eq!(t.lookup(&fp).unwrap().key, *k);
+        let writer = crate::receipt::writer_id(k, "default");
+        assert!(t.may_sign_as(&writer));
+        let outsider = crate::sign::SigningKey::from_seed(&[4; 32]);
+        assert!(t.lookup(&outsider.public().fingerprint()).is_none());
+        assert!(!t.may_sign_as(&crate::receipt::writer_id(outsider.public(), "default")));
+        // other spellings of the same digest name no key
+        for spelling in [
+            fp.replace("SHA256:", "sha256:"),
+            fp.replace("SHA256:", ""),
+            format!("{fp}="),
+            format!("{fp} "),
+            format!("{fp}A"),
+            fp[..fp.len() - 1].to_owned(),
+            // the last character carries 2 spare bits, which must be zero
+            {
+                let mut s = fp.clone();
+                let last = s.pop().unwrap();
+                let i = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                    .find(last)
+                    .unwrap();
+                s.push(
+                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                        .as_bytes()[i ^ 1] as char,
+                );
+                s
+            },
+        ] {
+            assert!(t.lookup(&spelling).is_none(), "{spelling:?}");
+        }
+        let (chain, suffix) = writer.rsplit_once('-').unwrap();
+        for spelling in [
+            format!("{chain}-{}", suffix.to_uppercase()),
+            format!("{chain}-{}", &suffix[..31]),
+            format!("{chain}-{suffix}0"),
+            format!("{chain}{suffix}"),
+        ] {
+            assert!(!t.may_sign_as(&spelling), "{spelling:?}");
+        }
+    }
+
+    #[test]
     fn pattern_lists_follow_openssh_match_pattern_list() {
         use PatternMatch::*;
         for (list, want) in [
