@@ -666,8 +666,8 @@ mod tests {
                     .find(last)
                     .unwrap();
                 s.push(
-                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-                        .as_bytes()[i ^ 1] as char,
+                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".as_bytes()
+                        [i ^ 1] as char,
                 );
                 s
             },

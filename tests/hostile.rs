@@ -484,7 +484,10 @@ fn bad_refs_packed_are_reported_as_loose_ones() {
         "every chain ref is packed"
     );
     let packed_refs = std::fs::read_to_string(repo.join(".git/packed-refs")).unwrap();
-    assert!(packed_refs.contains("\n^"), "the tag is peeled: {packed_refs}");
+    assert!(
+        packed_refs.contains("\n^"),
+        "the tag is peeled: {packed_refs}"
+    );
     let packed = env.receipt(&repo, &["verify"]);
     assert_eq!(
         (packed.code, &packed.stdout),
@@ -502,8 +505,9 @@ fn bad_refs_packed_are_reported_as_loose_ones() {
     .unwrap();
     let r = env.receipt(&repo, &["verify"]);
     assert!(
-        r.stdout
-            .contains(&format!("points at {gone}, which is missing from the object store")),
+        r.stdout.contains(&format!(
+            "points at {gone}, which is missing from the object store"
+        )),
         "{r}"
     );
     // a packed name that is no writer id

@@ -140,7 +140,10 @@ fn packed_writer_refs_give_the_same_answers_and_a_newer_loose_tip_wins() {
         "packed-refs still holds the older tip of {own}: {packed}"
     );
     let out = status(&repo);
-    assert!(out.contains(r#""state": "failed""#), "the loose tip is read: {out}");
+    assert!(
+        out.contains(r#""state": "failed""#),
+        "the loose tip is read: {out}"
+    );
     assert_eq!(
         answers(&env, &repo, &[]).0,
         baseline(&env, &repo),
