@@ -359,7 +359,12 @@ struct RawEntry {
 }
 
 fn collect_entries(events: &Events) -> Vec<RawEntry> {
-    let mut out = Vec::new();
+    // sized once: a thousand signers' entries would otherwise be copied as it grows
+    let entries = events
+        .iter()
+        .filter(|e| matches!(e, Event::SectionValueName(_)))
+        .count();
+    let mut out = Vec::with_capacity(entries);
     let mut line = 1usize;
     type Section = (std::rc::Rc<str>, Option<std::rc::Rc<str>>, usize);
     let mut section: Option<Section> = None;
@@ -531,6 +536,10 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
         bool,
     )> = Vec::new();
     let mut signer_at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // at most one signer per entry of a [signer] section; reserved, not grown by copying
+    let signer_entries = entries.iter().filter(|e| &*e.section == "signer").count();
+    signers.reserve(signer_entries);
+    signer_at.reserve(signer_entries);
     for e in entries {
         let sub: &str = e.subsection.as_deref().unwrap_or_default();
         match &*e.section {
@@ -841,6 +850,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
             }
         }
     }
+    contract.signers.reserve_exact(signers.len());
     for (name, line, key, valid_after, valid_before, revoked) in signers {
         let Some(key) = key else {
             return Err(err(
