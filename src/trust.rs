@@ -120,10 +120,12 @@ pub struct TrustSet {
     writer_suffixes: std::collections::HashSet<[u8; 16], DigestHash>,
 }
 
-/// Hashes a SHA-256 digest (or a prefix of one) by its first 8 bytes: they are
-/// already uniform, and finding keys whose digests collide there costs 2^32
-/// hashes per pair, to slow down only a lookup in the set of keys an attacker
-/// would already have to be trusted to write.
+/// Hashes a SHA-256 digest (or a prefix of one) by its first 8 bytes, which are
+/// already uniform. Whoever writes the keys (a `.gitreceipts` author, git config,
+/// an allowed_signers file: all trusted already) could grind keys whose digests
+/// share those bytes; that makes a lookup compare against each key (a thousand
+/// comparisons at worst), never changes what it finds: entries are matched on
+/// all 32 bytes.
 type DigestHash = std::hash::BuildHasherDefault<DigestHasher>;
 
 #[derive(Default)]
