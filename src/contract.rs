@@ -282,6 +282,32 @@ impl Contract {
         Ok(contract)
     }
 
+    /// [`Contract::parse`] of git blob `id`, whose bytes `read` returns, remembered
+    /// by the id for the life of the process: a blob id names its bytes, so a
+    /// contract met again (the revision, its trust root and the default branch's
+    /// tip are often one blob) is neither read, nor hashed, nor copied again.
+    pub fn parse_blob<E: From<ContractError>>(
+        id: gix::ObjectId,
+        file: &Path,
+        read: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<std::sync::Arc<Contract>, E> {
+        type Memo = std::collections::HashMap<gix::ObjectId, std::sync::Arc<Contract>>;
+        static PARSED: std::sync::Mutex<Option<Memo>> = std::sync::Mutex::new(None);
+        if let Some(c) = PARSED
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().and_then(|m| m.get(&id).cloned()))
+        {
+            return Ok(c);
+        }
+        let contract = std::sync::Arc::new(Contract::parse_uncached(&read()?, file)?);
+        if let Ok(mut memo) = PARSED.lock() {
+            memo.get_or_insert_with(Default::default)
+                .insert(id, contract.clone());
+        }
+        Ok(contract)
+    }
+
     fn parse_uncached(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
         // A value converted lossily (`path = src\xff`) would name something else
         // than what was written, so the contract is UTF-8 throughout.
@@ -297,20 +323,22 @@ impl Contract {
                 hint: "write .gitreceipts in UTF-8 (names, paths and commands as they are in the repository)".into(),
             });
         }
-        let events = Events::from_bytes(bytes, None).map_err(|e| {
-            // The parser's own message quotes what follows the error, which may run
-            // past the offending line; quote at most the start of that line.
-            let what = e.to_string();
-            let what = what.split(": '").next().unwrap_or_default();
-            let rest = e.remaining_data();
-            let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
-            let shown: String = String::from_utf8_lossy(line).chars().take(40).collect();
-            ContractError::Syntax {
-                file: file.to_owned(),
-                line: e.line_number(),
-                message: format!("{what} at {:?}", crate::text::escape(&shown)),
-            }
-        })?;
+        // whitespace between tokens says nothing here; not keeping it saves a third of the events
+        let events = Events::from_bytes(bytes, Some(|e| !matches!(e, Event::Whitespace(_))))
+            .map_err(|e| {
+                // The parser's own message quotes what follows the error, which may run
+                // past the offending line; quote at most the start of that line.
+                let what = e.to_string();
+                let what = what.split(": '").next().unwrap_or_default();
+                let rest = e.remaining_data();
+                let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
+                let shown: String = String::from_utf8_lossy(line).chars().take(40).collect();
+                ContractError::Syntax {
+                    file: file.to_owned(),
+                    line: e.line_number(),
+                    message: format!("{what} at {:?}", crate::text::escape(&shown)),
+                }
+            })?;
         let raw = collect_entries(&events);
         build(raw, file)
     }
@@ -318,8 +346,10 @@ impl Contract {
 
 /// One `key = value` with the section it sits in and its line.
 struct RawEntry {
-    section: String,
-    subsection: Option<String>,
+    /// Shared by the entries of one section (a thousand signers' entries would
+    /// otherwise copy their section's names a thousand times).
+    section: std::rc::Rc<str>,
+    subsection: Option<std::rc::Rc<str>>,
     section_line: usize,
     key: String,
     value: Option<String>,
@@ -329,9 +359,15 @@ struct RawEntry {
 }
 
 fn collect_entries(events: &Events) -> Vec<RawEntry> {
-    let mut out = Vec::new();
+    // sized once: a thousand signers' entries would otherwise be copied as it grows
+    let entries = events
+        .iter()
+        .filter(|e| matches!(e, Event::SectionValueName(_)))
+        .count();
+    let mut out = Vec::with_capacity(entries);
     let mut line = 1usize;
-    let mut section: Option<(String, Option<String>, usize)> = None;
+    type Section = (std::rc::Rc<str>, Option<std::rc::Rc<str>>, usize);
+    let mut section: Option<Section> = None;
     let mut pending: Option<RawEntry> = None;
     let mut continued = String::new();
     for event in events.iter() {
@@ -343,14 +379,14 @@ fn collect_entries(events: &Events) -> Vec<RawEntry> {
             } => {
                 out.extend(pending.take());
                 section = Some((
-                    name.to_str_lossy().to_ascii_lowercase(),
-                    subsection_name.map(|s| s.to_str_lossy().into_owned()),
+                    name.to_str_lossy().to_ascii_lowercase().into(),
+                    subsection_name.map(|s| s.to_str_lossy().into()),
                     line,
                 ));
             }
             Event::SectionValueName(key) => {
                 out.extend(pending.take());
-                let (s, sub, sl) = section.clone().unwrap_or_default();
+                let (s, sub, sl) = section.clone().unwrap_or_else(|| ("".into(), None, 0));
                 pending = Some(RawEntry {
                     section: s,
                     subsection: sub,
@@ -500,11 +536,15 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
         bool,
     )> = Vec::new();
     let mut signer_at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // at most one signer per entry of a [signer] section; reserved, not grown by copying
+    let signer_entries = entries.iter().filter(|e| &*e.section == "signer").count();
+    signers.reserve(signer_entries);
+    signer_at.reserve(signer_entries);
     for e in entries {
-        let sub = e.subsection.clone().unwrap_or_default();
-        match e.section.as_str() {
+        let sub: &str = e.subsection.as_deref().unwrap_or_default();
+        match &*e.section {
             "check" => {
-                if !is_valid_check_name(&sub) {
+                if !is_valid_check_name(sub) {
                     return Err(err(
                         e.section_line,
                         format!("{:?} is not a valid check name", sub),
@@ -516,7 +556,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                     None => {
                         checks.push((
                             CheckDef {
-                                name: sub.clone(),
+                                name: sub.to_owned(),
                                 run: String::new(),
                                 paths: Vec::new(),
                                 required: false,
@@ -633,7 +673,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                             ));
                         }
                         for n in names {
-                            references.push((sub.clone(), e.key.clone(), n.to_owned(), e.line));
+                            references.push((sub.to_owned(), e.key.clone(), n.to_owned(), e.line));
                             let list = if e.key == "assert" {
                                 &mut check.assertions
                             } else {
@@ -662,11 +702,15 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                     ));
                 }
                 // by name through a map: a team's contract may list a thousand
-                let idx = *signer_at.entry(sub.clone()).or_insert_with(|| {
-                    signers.push((sub.clone(), e.section_line, None, None, None, false));
-                    signers.len() - 1
-                });
-                let v = e.value.clone().unwrap_or_default();
+                let idx = match signer_at.get(sub) {
+                    Some(&i) => i,
+                    None => {
+                        signers.push((sub.to_owned(), e.section_line, None, None, None, false));
+                        signer_at.insert(sub.to_owned(), signers.len() - 1);
+                        signers.len() - 1
+                    }
+                };
+                let v = e.value.as_deref().unwrap_or_default();
                 let entry = &mut signers[idx];
                 match e.key.as_str() {
                     "key" => {
@@ -680,7 +724,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         // The point is decoded when the key first checks a
                         // signature: a decision reads one or two of maybe a
                         // thousand signers (`verify --trust` names unusable ones).
-                        let key = PublicKey::from_openssh_deferred(&v).map_err(|why| {
+                        let key = PublicKey::from_openssh_deferred(v).map_err(|why| {
                             err(
                                 e.line,
                                 format!("signer {sub:?}: {why}"),
@@ -690,7 +734,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         entry.2 = Some(key);
                     }
                     "valid-after" | "valid-before" => {
-                        let t = crate::trust::parse_signer_time(&v).ok_or_else(|| {
+                        let t = crate::trust::parse_signer_time(v).ok_or_else(|| {
                             err(
                                 e.line,
                                 format!("signer {sub:?}: {} {v:?} is not a time", e.key),
@@ -721,10 +765,10 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                     }
                 }
             }
-            "assert" => build_assert(&mut assertions, &e, &sub, &err)?,
-            "dependency" => build_dependency(&mut dependencies, &e, &sub, &err)?,
+            "assert" => build_assert(&mut assertions, &e, sub, &err)?,
+            "dependency" => build_dependency(&mut dependencies, &e, sub, &err)?,
             "review" => {
-                if !is_valid_check_name(&sub) {
+                if !is_valid_check_name(sub) {
                     return Err(err(
                         e.section_line,
                         format!("{sub:?} is not a valid review name"),
@@ -735,7 +779,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                     Some(i) => i,
                     None => {
                         contract.reviews.push(ReviewDef {
-                            name: sub.clone(),
+                            name: sub.to_owned(),
                             paths: Vec::new(),
                             required: 1,
                             self_approve: false,
@@ -806,6 +850,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
             }
         }
     }
+    contract.signers.reserve_exact(signers.len());
     for (name, line, key, valid_after, valid_before, revoked) in signers {
         let Some(key) = key else {
             return Err(err(

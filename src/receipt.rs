@@ -963,14 +963,17 @@ pub fn is_valid_check_name(name: &str) -> bool {
 
 /// Whether `writer` is a well-formed writer id: `<chain name>-<32 lowercase hex>`.
 pub fn is_valid_writer_id(writer: &str) -> bool {
-    let Some((name, hash)) = writer.rsplit_once('-') else {
+    // `<name>-<32 hex>`: the hash holds no `-`, so its `-` is the last one. Read
+    // by position, not searched for: every `gate` checks a thousand writers' refs.
+    let Some(split) = writer.len().checked_sub(33) else {
         return false;
     };
-    hash.len() == 32
-        && hash
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        && is_valid_chain_name(name)
+    let (name, dash_hash) = writer.as_bytes().split_at(split);
+    dash_hash[0] == b'-'
+        && dash_hash[1..]
+            .iter()
+            .all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && std::str::from_utf8(name).is_ok_and(is_valid_chain_name)
 }
 
 /// Whether `name` may name a chain: 1 to 32 of `a-z 0-9 _ -`, starting with a letter or digit.
@@ -1835,6 +1838,21 @@ mod tests {
         ));
         assert!(!is_valid_writer_id("../x-0123456789abcdef0123456789abcdef"));
         assert!(!is_valid_writer_id("default-0123"));
+        let hash = "0123456789abcdef0123456789abcdef";
+        assert!(is_valid_writer_id(&format!("ci-2-{hash}")));
+        for bad in [
+            format!("-{hash}"),
+            hash.to_owned(),
+            format!("x{hash}"),
+            format!("x-{}", hash.to_uppercase()),
+            format!("x-{hash}0"),
+            format!("x-{}", &hash[1..]),
+            format!("x-{}-0", &hash[2..]),
+            format!("é-{hash}"),
+            format!("{}-{hash}", "a".repeat(33)),
+        ] {
+            assert!(!is_valid_writer_id(&bad), "{bad:?}");
+        }
         assert!(is_valid_check_name("unit-tests.v2"));
         assert!(!is_valid_check_name("a b"));
         assert!(!is_valid_check_name("-x"));

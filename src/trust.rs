@@ -106,13 +106,43 @@ impl std::fmt::Display for Refusal {
 /// Found by their key bytes, fingerprint or writer-id suffix in O(1): a team's
 /// `.gitreceipts` may name a thousand signers, and comparing Ed25519 points pair
 /// by pair (or hashing every key per lookup) would cost a gate more than the rest
-/// of its work.
+/// of its work. A set of a thousand keys is built on every `gate`, so each key
+/// costs one SHA-256 and two table inserts: both tables hold raw digest bytes
+/// (formatting a fingerprint and a hex suffix per key was most of the cost; a
+/// lookup decodes its one string instead), hashed by their first 8 bytes, and
+/// the key bytes themselves need no table (one digest names one key).
 #[derive(Debug, Clone, Default)]
 pub struct TrustSet {
     keys: Vec<Trusted>,
-    by_bytes: std::collections::HashMap<[u8; 32], usize>,
-    by_fingerprint: std::collections::HashMap<String, usize>,
-    writer_suffixes: std::collections::HashSet<String>,
+    /// By the SHA-256 digest an OpenSSH fingerprint encodes.
+    by_digest: std::collections::HashMap<[u8; 32], usize, DigestHash>,
+    /// The first 16 bytes of each key's digest: the suffix of its writer ids.
+    writer_suffixes: std::collections::HashSet<[u8; 16], DigestHash>,
+}
+
+/// Hashes a SHA-256 digest (or a prefix of one) by its first 8 bytes, which are
+/// already uniform. Whoever writes the keys (a `.gitreceipts` author, git config,
+/// an allowed_signers file: all trusted already) could grind keys whose digests
+/// share those bytes; that makes a lookup compare against each key (a thousand
+/// comparisons at worst), never changes what it finds: entries are matched on
+/// all 32 bytes.
+type DigestHash = std::hash::BuildHasherDefault<DigestHasher>;
+
+#[derive(Default)]
+struct DigestHasher(u64);
+
+impl std::hash::Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut first = [0u8; 8];
+        let n = bytes.len().min(8);
+        first[..n].copy_from_slice(&bytes[..n]);
+        // `Hash` for an array writes its length first: mixed in, not replacing
+        self.0 = self.0.rotate_left(17) ^ u64::from_le_bytes(first);
+    }
 }
 
 impl TrustSet {
@@ -132,15 +162,12 @@ impl TrustSet {
     /// validity window is the narrowest (the later `valid_after`, the earlier
     /// `valid_before`), so a second, stricter declaration is never ignored.
     pub fn add_entry(&mut self, entry: Trusted) {
-        let bytes = *entry.key.as_bytes();
-        match self.by_bytes.get(&bytes) {
+        let digest = entry.key.fingerprint_digest();
+        match self.by_digest.get(&digest) {
             Some(&i) => self.keys[i].narrow(&entry),
             None => {
-                let digest = entry.key.fingerprint_digest();
-                self.by_bytes.insert(bytes, self.keys.len());
-                self.by_fingerprint
-                    .insert(entry.key.fingerprint(), self.keys.len());
-                self.writer_suffixes.insert(hex::encode(&digest[..16]));
+                self.by_digest.insert(digest, self.keys.len());
+                self.writer_suffixes.insert(suffix_of(&digest));
                 self.keys.push(entry);
             }
         }
@@ -151,9 +178,12 @@ impl TrustSet {
     /// branch's tip says about a key only ever removes trust.
     pub fn restrict(&mut self, contract: &Contract) {
         for s in &contract.signers {
+            if !s.revoked && s.valid_after.is_none() && s.valid_before.is_none() {
+                continue; // narrows nothing: no key's digest to compute
+            }
             if let Some(existing) = self
-                .by_bytes
-                .get(s.key.as_bytes())
+                .by_digest
+                .get(&s.key.fingerprint_digest())
                 .map(|&i| &mut self.keys[i])
             {
                 existing.narrow(&Trusted {
@@ -169,7 +199,13 @@ impl TrustSet {
 
     /// Add every signer of a contract.
     pub fn add_contract(&mut self, contract: &Contract) {
+        let n = contract.signers.len();
+        self.keys.reserve(n);
+        self.by_digest.reserve(n);
+        self.writer_suffixes.reserve(n);
         for s in &contract.signers {
+            // on the contract's own key, so that every copy of it has the digest
+            s.key.fingerprint_digest();
             self.add_entry(Trusted {
                 key: s.key.clone(),
                 origin: TrustOrigin::Contract(s.name.clone()),
@@ -310,7 +346,15 @@ impl TrustSet {
 
     /// The trusted key with this OpenSSH fingerprint.
     pub fn lookup(&self, fingerprint: &str) -> Option<&Trusted> {
-        self.by_fingerprint.get(fingerprint).map(|&i| &self.keys[i])
+        use base64::Engine as _;
+        let encoded = fingerprint.strip_prefix("SHA256:")?;
+        let mut digest = [0u8; 32];
+        let n = base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode_slice(encoded, &mut digest)
+            .ok()?;
+        let t = &self.keys[*self.by_digest.get(&digest).filter(|_| n == 32)?];
+        // only the one spelling OpenSSH writes names the key, as when these were strings
+        (t.key.fingerprint() == fingerprint).then_some(t)
     }
 
     /// Whether some trusted key could have written chain `writer`: a writer id ends
@@ -320,13 +364,24 @@ impl TrustSet {
         let Some((_, suffix)) = writer.rsplit_once('-') else {
             return false;
         };
-        self.writer_suffixes.contains(suffix)
+        // a writer id spells its suffix in lowercase hex, as `writer_id` writes it
+        let mut bytes = [0u8; 16];
+        !suffix.bytes().any(|b| b.is_ascii_uppercase())
+            && hex::decode_to_slice(suffix, &mut bytes).is_ok()
+            && self.writer_suffixes.contains(&bytes)
     }
 
     /// All keys.
     pub fn keys(&self) -> &[Trusted] {
         &self.keys
     }
+}
+
+/// The writer-id suffix of a key with this fingerprint digest, as bytes.
+fn suffix_of(digest: &[u8; 32]) -> [u8; 16] {
+    let mut suffix = [0u8; 16];
+    suffix.copy_from_slice(&digest[..16]);
+    suffix
 }
 
 impl std::fmt::Display for TrustOrigin {
@@ -600,6 +655,73 @@ mod tests {
             t.lookup(&other.public().fingerprint()).is_none(),
             "restrict never trusts a new key"
         );
+    }
+
+    #[test]
+    fn keys_are_found_by_exactly_the_fingerprint_and_writer_ids_openssh_and_writers_spell() {
+        let mut t = TrustSet::default();
+        let keys: Vec<_> = (0..1000u16)
+            .map(|i| {
+                let mut seed = [3u8; 32];
+                seed[..2].copy_from_slice(&i.to_le_bytes());
+                crate::sign::SigningKey::from_seed(&seed)
+            })
+            .collect();
+        t.add_contract(&Contract {
+            signers: keys
+                .iter()
+                .map(|k| crate::contract::SignerDef {
+                    name: "x".into(),
+                    key: k.public().clone(),
+                    valid_after: None,
+                    valid_before: None,
+                    revoked: false,
+                })
+                .collect(),
+            ..Contract::default()
+        });
+        assert_eq!(t.keys().len(), 1000);
+        let k = keys[617].public();
+        let fp = k.fingerprint();
+        assert_eq!(t.lookup(&fp).unwrap().key, *k);
+        let writer = crate::receipt::writer_id(k, "default");
+        assert!(t.may_sign_as(&writer));
+        let outsider = crate::sign::SigningKey::from_seed(&[4; 32]);
+        assert!(t.lookup(&outsider.public().fingerprint()).is_none());
+        assert!(!t.may_sign_as(&crate::receipt::writer_id(outsider.public(), "default")));
+        // other spellings of the same digest name no key
+        for spelling in [
+            fp.replace("SHA256:", "sha256:"),
+            fp.replace("SHA256:", ""),
+            format!("{fp}="),
+            format!("{fp} "),
+            format!("{fp}A"),
+            fp[..fp.len() - 1].to_owned(),
+            // the last character carries 2 spare bits, which must be zero
+            {
+                let mut s = fp.clone();
+                let last = s.pop().unwrap();
+                let i = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                    .find(last)
+                    .unwrap();
+                s.push(
+                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".as_bytes()
+                        [i ^ 1] as char,
+                );
+                s
+            },
+        ] {
+            assert!(t.lookup(&spelling).is_none(), "{spelling:?}");
+        }
+        let (chain, suffix) = writer.rsplit_once('-').unwrap();
+        for spelling in [
+            format!("{chain}-{}", suffix.to_uppercase()),
+            format!("{chain}-{}", &suffix[..31]),
+            format!("{chain}-{suffix}0"),
+            format!("{chain}{suffix}"),
+        ] {
+            assert!(!t.may_sign_as(&spelling), "{spelling:?}");
+        }
     }
 
     #[test]

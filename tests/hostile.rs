@@ -452,6 +452,77 @@ fn one_bad_ref_breaks_nobody_but_is_named_and_verify_reports_it() {
     }
 }
 
+/// The same bad refs packed (as a clone or `git gc` leaves them, tag peeled) are
+/// reported exactly as loose ones; so is a packed ref whose object is gone, and
+/// one that is not named by a writer id.
+#[test]
+fn bad_refs_packed_are_reported_as_loose_ones() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let blob = env.git_input(&repo, &["hash-object", "-w", "--stdin"], b"not a chain\n");
+    let tree = env.git_ok(&repo, &["rev-parse", "HEAD^{tree}"]);
+    env.git_ok(&repo, &["tag", "-a", "-m", "a tag", "v1", "HEAD"]);
+    let tag = env.git_ok(&repo, &["rev-parse", "refs/tags/v1"]);
+    let tree_ref = "refs/receipts/evil-11111111111111111111111111111111";
+    for (name, value) in [
+        (format!("refs/receipts/{FOREIGN}"), blob.as_str()),
+        (tree_ref.into(), tree.as_str()),
+        (
+            "refs/receipts/evil-22222222222222222222222222222222".into(),
+            tag.as_str(),
+        ),
+    ] {
+        env.git_ok(&repo, &["update-ref", &name, value]);
+    }
+    let loose = env.receipt(&repo, &["verify"]);
+    assert_eq!(loose.code, 1, "{loose}");
+    env.git_ok(&repo, &["pack-refs", "--all"]);
+    assert_eq!(
+        std::fs::read_dir(repo.join(".git/refs/receipts")).map_or(0, |d| d.count()),
+        0,
+        "every chain ref is packed"
+    );
+    let packed_refs = std::fs::read_to_string(repo.join(".git/packed-refs")).unwrap();
+    assert!(
+        packed_refs.contains("\n^"),
+        "the tag is peeled: {packed_refs}"
+    );
+    let packed = env.receipt(&repo, &["verify"]);
+    assert_eq!(
+        (packed.code, &packed.stdout),
+        (loose.code, &loose.stdout),
+        "{packed}"
+    );
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "the good chain still decides: {r}");
+    // the tree's ref, pointing at an object that is not there
+    let gone = "e".repeat(40);
+    std::fs::write(
+        repo.join(".git/packed-refs"),
+        packed_refs.replace(&format!("{tree} {tree_ref}"), &format!("{gone} {tree_ref}")),
+    )
+    .unwrap();
+    let r = env.receipt(&repo, &["verify"]);
+    assert!(
+        r.stdout.contains(&format!(
+            "points at {gone}, which is missing from the object store"
+        )),
+        "{r}"
+    );
+    // a packed name that is no writer id
+    env.git_ok(&repo, &["update-ref", "refs/receipts/x/y", "HEAD"]);
+    env.git_ok(&repo, &["pack-refs", "--all"]);
+    let r = env.receipt(&repo, &["verify"]);
+    assert!(
+        r.stdout
+            .contains("refs/receipts/x/y is not named by a writer id"),
+        "{r}"
+    );
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+}
+
 #[test]
 fn reads_outside_the_repository_a_gitreceipts_that_is_not_a_regular_file_is_refused() {
     let env = Env::new();

@@ -103,6 +103,56 @@ fn without_the_index_file_the_answers_are_the_same_and_none_is_written() {
     assert_eq!(err, "");
 }
 
+/// What `git pack-refs` (a clone, `git gc`) does to the writers' refs changes no
+/// answer: packed refs are read straight from `packed-refs`, and a chain that
+/// moved on since (a loose ref newer than the packed one of its name) is read at
+/// its loose tip, as git reads it.
+#[test]
+fn packed_writer_refs_give_the_same_answers_and_a_newer_loose_tip_wins() {
+    let env = Env::new();
+    let repo = scenario(&env);
+    let expected = scenario_baseline(&env, &repo);
+    env.git_ok(&repo, &["pack-refs", "--all"]);
+    let loose = |repo: &Path| {
+        std::fs::read_dir(repo.join(".git/refs/receipts"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    assert_eq!(loose(&repo), 0, "every chain ref is packed");
+    assert_eq!(answers(&env, &repo, &[]).0, expected, "packed, index file");
+    assert_eq!(baseline(&env, &repo), expected, "packed, no index file");
+    let status = |repo: &Path| env.receipt(repo, &["status", "--json", "HEAD"]).stdout;
+    assert!(!status(&repo).contains(r#""state": "failed""#));
+    // a failing receipt on HEAD: its chain's loose ref now shadows the packed one
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "1"]);
+    assert_eq!(loose(&repo), 1, "the chain moved on in a loose ref");
+    let packed = std::fs::read_to_string(repo.join(".git/packed-refs")).unwrap();
+    let own = std::fs::read_dir(repo.join(".git/refs/receipts"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let own = format!("refs/receipts/{}", own.to_str().unwrap());
+    let tip = env.git_ok(&repo, &["rev-parse", &own]);
+    assert!(
+        packed.contains(&own) && !packed.contains(&tip),
+        "packed-refs still holds the older tip of {own}: {packed}"
+    );
+    let out = status(&repo);
+    assert!(
+        out.contains(r#""state": "failed""#),
+        "the loose tip is read: {out}"
+    );
+    assert_eq!(
+        answers(&env, &repo, &[]).0,
+        baseline(&env, &repo),
+        "the index agrees with indexing from nothing"
+    );
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 1, "{r}");
+}
+
 #[test]
 fn a_deleted_or_truncated_index_is_rebuilt_and_gives_the_same_answers() {
     let env = Env::new();

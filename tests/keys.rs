@@ -641,3 +641,86 @@ fn a_signer_key_that_is_no_point_signs_nothing_and_verify_names_it() {
     );
     assert_ne!(r.code, 0, "not a usable key: {r}");
 }
+
+/// A team's `.gitreceipts` of a thousand signers: the one key that signed decides,
+/// wherever it sits among them; without it nothing does; and a key that is no
+/// point among the thousand is named exactly as beside a single good signer.
+#[test]
+fn among_a_thousand_signers_the_one_that_signed_decides_and_a_broken_one_is_named() {
+    use base64::Engine as _;
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let ci = ssh_keygen(&env.path("keys/ci"), "ed25519", "");
+    let ci_public = std::fs::read_to_string(pub_path(&ci)).unwrap();
+    let mut blob = Vec::new();
+    for part in [&b"ssh-ed25519"[..], &{
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        identity
+    }] {
+        blob.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        blob.extend_from_slice(part);
+    }
+    let bogus = format!(
+        "ssh-ed25519 {}",
+        base64::engine::general_purpose::STANDARD.encode(&blob)
+    );
+    let other = |i: u64| {
+        let mut seed = [9u8; 32];
+        seed[..8].copy_from_slice(&i.to_le_bytes());
+        git_receipt::sign::SigningKey::from_seed(&seed)
+            .public()
+            .to_openssh()
+    };
+    let base = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    let contract = |ci_key: &str| {
+        let mut c = base.clone();
+        for i in 0..1000u64 {
+            let (name, key) = match i {
+                333 => ("broken".to_owned(), bogus.clone()),
+                617 => ("ci".to_owned(), ci_key.trim().to_owned()),
+                _ => (format!("w{i}"), other(i)),
+            };
+            c.push_str(&format!("[signer \"{name}\"]\n\tkey = {key}\n"));
+        }
+        c
+    };
+    std::fs::write(repo.join(".gitreceipts"), contract(&ci_public)).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "a thousand signers"]);
+    let as_ci = [("GIT_RECEIPT_SIGNING_KEY", ci.to_str().unwrap())];
+    let r = env.receipt_with(&repo, &["run", "test"], &as_ci);
+    assert_eq!(r.code, 0, "{r}");
+    // judged with a key of one's own that is none of the thousand
+    env.receipt_ok(&repo, &["key", "generate"]);
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "ci's receipt decides: {r}");
+    let r = env.receipt(&repo, &["verify", "--trust", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains("signer \"broken\"") && r.stderr.contains("no receipt can verify"),
+        "{r}"
+    );
+    assert_eq!(
+        r.stderr.matches("no receipt can verify").count(),
+        1,
+        "only the broken key is named: {r}"
+    );
+    // a failing run by ci: the gate's row names its receipt by ci's [signer] name
+    let r = env.receipt_with(&repo, &["record", "test", "--exit-code", "1"], &as_ci);
+    assert_eq!(r.code, 0, "{r}");
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 1, "ci's newer receipt failed: {r}");
+    assert!(r.stdout.contains(" by ci #"), "{r}");
+    // the same thousand with ci's key swapped for another: its receipts count no more
+    std::fs::write(repo.join(".gitreceipts"), contract(&other(5000))).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "ci is no signer"]);
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 1, "nobody trusted signed: {r}");
+    let r = env.receipt(&repo, &["status", "--json", "HEAD"]);
+    assert!(
+        r.stdout.contains(r#""untrusted_receipts": 1"#)
+            || r.stdout.contains(r#""untrusted_receipts": 2"#),
+        "{r}"
+    );
+    assert!(!r.stdout.contains(r#""state": "failed""#), "{r}");
+}

@@ -132,12 +132,9 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     let mut json_out = Vec::new();
     let mut text = String::new();
     let on = colour(std::io::stdout().is_terminal());
-    let names = match &baseline {
-        Baseline::At { commit, label } => {
-            super::SignerNames::of(&super::status::contract_at(&store, *commit, label)?)
-        }
-        _ => super::signer_names(&store),
-    };
+    // names are for the rows of a failing check only: a passing gate does not
+    // fingerprint every [signer] key to print nothing
+    let mut names: Option<super::SignerNames> = None;
     for rev in &revs {
         let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), &baseline)?;
         for notice in &report.notices {
@@ -221,7 +218,16 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                 failing.len(),
                 super::plural(required.len() as u64, "required check", "required checks"),
             ));
-            text.push_str(&render_rows_named(&failing, on, &names));
+            let names = match names {
+                Some(ref n) => n,
+                None => names.insert(match &baseline {
+                    Baseline::At { commit, label } => super::SignerNames::of(
+                        &*super::status::contract_at(&store, *commit, label)?,
+                    ),
+                    _ => super::signer_names(&store),
+                }),
+            };
+            text.push_str(&render_rows_named(&failing, on, names));
             match super::verify::nothing_fetched(&store, rev)? {
                 // running every check here is not what a fresh CI clone lacks
                 Some(why) => text.push_str(&format!("  {why}\n")),

@@ -176,22 +176,17 @@ impl Context {
             trust.add(key, TrustOrigin::Config);
         }
         let root = trust_root(store, rev);
-        if let Some(commit) = root.commit
-            && let Some(bytes) = store.file_at(commit, git_receipt::contract::FILE_NAME)?
-        {
-            let label = format!(".gitreceipts at {}", commit.to_hex_with_len(7));
-            let contract = Contract::parse(&bytes, std::path::Path::new(&label))?;
-            trust.add_contract(&contract);
+        if let Some(commit) = root.commit {
+            let label = commit.to_hex_with_len(7).to_string();
+            trust.add_contract(&*status::contract_at(store, commit, &label)?);
         }
         // Revocations and expiries on the default branch apply at once, also to
         // branches forked before them; they only remove trust, so a change still
         // cannot trust itself.
         if let Some((name, tip)) = default_branch(store)
             && root.commit != Some(tip)
-            && let Some(bytes) = store.file_at(tip, git_receipt::contract::FILE_NAME)?
         {
-            let label = format!(".gitreceipts at {name}");
-            trust.restrict(&Contract::parse(&bytes, std::path::Path::new(&label))?);
+            trust.restrict(&*status::contract_at(store, tip, &name)?);
         }
         Ok((trust, root))
     }

@@ -156,12 +156,12 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
     let (trust, names) = match (&trust_override, &baseline) {
         (Some((t, _)), Baseline::At { commit, label }) => (
             t.clone(),
-            SignerNames::of(&contract_at(&store, *commit, label)?),
+            SignerNames::of(&*contract_at(&store, *commit, label)?),
         ),
         _ => (
             ctx.trust_for(&store, tip_commit)?.0,
             match trust_root(&store, tip_commit).commit {
-                Some(root) => SignerNames::of(&contract_at(&store, root, "the trust root")?),
+                Some(root) => SignerNames::of(&*contract_at(&store, root, "the trust root")?),
                 None => SignerNames::default(),
             },
         ),

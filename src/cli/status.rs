@@ -114,14 +114,19 @@ pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<Re
 }
 
 /// `.gitreceipts` at `commit` (empty when there is none), named `label` in errors.
-pub(super) fn contract_at(store: &Store, commit: gix::ObjectId, label: &str) -> Result<Contract> {
-    let bytes = store.file_at(commit, git_receipt::contract::FILE_NAME)?;
-    Ok(match bytes {
-        Some(bytes) => {
-            let label = format!(".gitreceipts at {label}");
-            Contract::parse(&bytes, std::path::Path::new(&label))?
-        }
-        None => Contract::default(),
+pub(super) fn contract_at(
+    store: &Store,
+    commit: gix::ObjectId,
+    label: &str,
+) -> Result<std::sync::Arc<Contract>> {
+    use git_receipt::contract::FILE_NAME;
+    Ok(match store.file_id_at(commit, FILE_NAME)? {
+        Some(id) => Contract::parse_blob(
+            id,
+            std::path::Path::new(&format!(".gitreceipts at {label}")),
+            || -> Result<Vec<u8>> { Ok(store.blob(id)?) },
+        )?,
+        None => Default::default(),
     })
 }
 
@@ -245,7 +250,7 @@ fn evaluate_with(
     store: &Store,
     rev: &str,
     commit: gix::ObjectId,
-    mut contract: Contract,
+    mut contract: std::sync::Arc<Contract>,
     tree: Option<gix::ObjectId>,
     trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
     baseline: &Baseline,
@@ -277,12 +282,18 @@ fn evaluate_with(
     // too: a branch cannot let a recorded result count by editing the file it is
     // judged by.
     if let Some((trusted_contract, _)) = &trusted {
-        for check in contract.checks.iter_mut() {
-            if trusted_contract
-                .check(&check.name)
-                .is_some_and(|was| was.accept == Accept::Run)
-            {
-                check.accept = Accept::Run;
+        let tightened = |check: &git_receipt::contract::CheckDef| {
+            check.accept != Accept::Run
+                && trusted_contract
+                    .check(&check.name)
+                    .is_some_and(|was| was.accept == Accept::Run)
+        };
+        // copied (from the parsed contract every caller shares) only when it changes
+        if contract.checks.iter().any(tightened) {
+            for check in std::sync::Arc::make_mut(&mut contract).checks.iter_mut() {
+                if tightened(check) {
+                    check.accept = Accept::Run;
+                }
             }
         }
     }
@@ -304,7 +315,7 @@ fn evaluate_with(
         Some(t) => t,
         None => store.commit_tree(commit)?,
     };
-    let reviews = effective_reviews(&contract, trusted.as_ref().map(|(c, _)| c));
+    let reviews = effective_reviews(&contract, trusted.as_ref().map(|(c, _)| &**c));
     states.extend(review_states(
         store, &trust, commit, rev_tree, &reviews, walk_limit,
     )?);
@@ -554,7 +565,7 @@ fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree
         return Ok((evaluate_rev(ctx, store, "HEAD")?, work));
     }
     let contract = match &work.contract {
-        Some(c) => c.clone(),
+        Some(c) => std::sync::Arc::new(c.clone()),
         None => contract_at(store, commit, "HEAD")?,
     };
     let mut report = evaluate_with(
@@ -688,7 +699,7 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
         _ => (evaluate_rev(ctx, &store, rev)?, None),
     };
     let contract = match work.as_ref().and_then(|w| w.contract.clone()) {
-        Some(c) => c,
+        Some(c) => std::sync::Arc::new(c),
         None => contract_at(&store, report.commit, rev)?,
     };
     let at = format!("{rev} ({})", report.commit.to_hex_with_len(7));

@@ -892,11 +892,8 @@ impl Store {
         current: Option<std::sync::Arc<Index>>,
         force: bool,
     ) -> Result<std::sync::Arc<Index>, StoreError> {
-        let tips: Vec<(String, ObjectId)> = self
-            .writers()?
-            .into_iter()
-            .filter(|(w, _)| crate::receipt::is_valid_writer_id(w))
-            .collect();
+        // only writer ids: `writers` skips (and warns about) any other name
+        let tips: Vec<(String, ObjectId)> = self.writers()?;
         let current = if force { None } else { current };
         if let Some(idx) = &current {
             let same = idx.chains().len() == tips.len()

@@ -319,15 +319,23 @@ impl Store {
     /// Names under `prefix` (stripped) with the commit each points at, real and
     /// overridden, sorted: one pass over the refs, whatever their number.
     pub(crate) fn tips_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, StoreError> {
-        let mut out = std::collections::BTreeMap::new();
+        let mut found = Vec::new();
         for r in self.scan_refs(prefix)? {
             match r {
-                Ok((name, id)) => {
-                    out.insert(name[prefix.len()..].to_owned(), id);
+                Ok((mut name, id)) => {
+                    name.drain(..prefix.len());
+                    found.push((name, id));
                 }
                 Err(bad) => warn_once(&bad),
             }
         }
+        if self.overrides.is_empty() {
+            // sorted as git lists them already, so this only checks
+            found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            found.dedup_by(|a, b| a.0 == b.0);
+            return Ok(found);
+        }
+        let mut out: std::collections::BTreeMap<String, ObjectId> = found.into_iter().collect();
         for (name, value) in &self.overrides {
             if let Some(rest) = name.strip_prefix(prefix) {
                 match value {
@@ -356,6 +364,9 @@ impl Store {
     /// Every ref under `prefix`: its full name when it can be a writer's chain or
     /// notes ref, else why not.
     fn scan_refs(&self, prefix: &str) -> Result<Vec<Scanned>, StoreError> {
+        if let Some(fast) = self.scan_packed_refs(prefix) {
+            return Ok(fast);
+        }
         let refs = self
             .repo
             .references()
@@ -383,7 +394,10 @@ impl Store {
                     continue;
                 }
             };
-            let name = r.name().as_bstr().to_string();
+            let name = match std::str::from_utf8(r.name().as_bstr()) {
+                Ok(name) => name.to_owned(),
+                Err(_) => r.name().as_bstr().to_string(),
+            };
             let bad = |reason: String| {
                 Err(UnusableRef {
                     name: name.clone(),
@@ -395,18 +409,101 @@ impl Store {
             } else {
                 match r.target().try_id().map(|id| id.to_owned()) {
                     None => bad("is a symbolic ref".into()),
-                    Some(id) => match self.repo.find_header(id) {
-                        Ok(h) if h.kind() == gix::object::Kind::Commit => Ok((name.clone(), id)),
-                        Ok(h) => bad(format!("points at a {}, not a commit", h.kind())),
-                        Err(_) => bad(format!(
-                            "points at {id}, which is missing from the object store (a `git gc --prune=now` that raced a writer leaves this)"
-                        )),
-                    },
+                    Some(id) => self.points_at_commit(name.clone(), id),
                 }
             };
             out.push(entry);
         }
         Ok(out)
+    }
+
+    /// `name` (a writer's ref) pointing at `id`, unless `id` is no commit here.
+    fn points_at_commit(&self, name: String, id: ObjectId) -> Scanned {
+        match self.repo.find_header(id) {
+            Ok(h) if h.kind() == gix::object::Kind::Commit => Ok((name, id)),
+            Ok(h) => Err(UnusableRef {
+                name,
+                reason: format!("points at a {}, not a commit", h.kind()),
+            }),
+            Err(_) => Err(UnusableRef {
+                name,
+                reason: format!(
+                    "points at {id}, which is missing from the object store (a `git gc --prune=now` that raced a writer leaves this)"
+                ),
+            }),
+        }
+    }
+
+    /// [`Store::scan_refs`] when every ref under `prefix` is well formed: the
+    /// packed ones read straight from `packed-refs` (sorted; each line `<id>
+    /// <name>`, perhaps followed by a `^<peeled id>` line), the few loose ones
+    /// through gix, which win over packed ones of the same name, as in git. A
+    /// thousand writers' refs cost `gate` more through gix's general iterator
+    /// (which checks every name against all of git's ref-name rules) than the
+    /// rest of its work; a writer id passes those rules by its shape alone.
+    /// `None`, to take gix's path and its exact report of each problem, when
+    /// anything here is unusual: a namespace, a loose ref that cannot be read or
+    /// is symbolic, or a packed line that is not a writer id and an object id.
+    fn scan_packed_refs(&self, prefix: &str) -> Option<Vec<Scanned>> {
+        use gix::bstr::ByteSlice as _;
+        if self.repo.refs.namespace.is_some() {
+            return None;
+        }
+        let relative: &gix::path::RelativePath = prefix.try_into().ok()?;
+        let mut loose: Vec<(String, ObjectId)> = Vec::new();
+        for r in self.repo.refs.loose_iter_prefixed(relative).ok()? {
+            let r = r.ok()?;
+            let name = std::str::from_utf8(r.name.as_bstr()).ok()?;
+            if !crate::receipt::is_valid_writer_id(name.strip_prefix(prefix)?) {
+                return None;
+            }
+            loose.push((name.to_owned(), r.target.try_id()?.to_owned()));
+        }
+        let mut tips: Vec<(String, ObjectId)> = Vec::new();
+        if let Some(packed) = self.repo.refs.cached_packed_buffer().ok()? {
+            let bytes: &[u8] = (**packed).as_ref();
+            let needle = format!(" {prefix}");
+            // names hold no space, so the first ` <prefix>` starts the first line
+            // under it, and sorted lines under it follow one another
+            if let Some(at) = bytes.find(needle.as_bytes()) {
+                let hex_len = gix::hash::Kind::Sha1.len_in_hex();
+                let mut rest = bytes.get(at.checked_sub(hex_len)?..)?;
+                while !rest.is_empty() {
+                    let end = rest.find_byte(b'\n')?;
+                    let (line, next) = (&rest[..end], &rest[end + 1..]);
+                    let (hex, name) = (line.get(..hex_len)?, line.get(hex_len + 1..)?);
+                    let Some(writer) = name.strip_prefix(prefix.as_bytes()) else {
+                        break;
+                    };
+                    let writer = std::str::from_utf8(writer).ok()?;
+                    if line.get(hex_len) != Some(&b' ')
+                        || !crate::receipt::is_valid_writer_id(writer)
+                    {
+                        return None;
+                    }
+                    let mut name = String::with_capacity(prefix.len() + writer.len());
+                    name.push_str(prefix);
+                    name.push_str(writer);
+                    tips.push((name, ObjectId::from_hex(hex).ok()?));
+                    rest = next;
+                    if rest.first() == Some(&b'^') {
+                        rest = &rest[rest.find_byte(b'\n')? + 1..];
+                    }
+                }
+            }
+        }
+        if !loose.is_empty() {
+            // a loose ref wins over a packed one of its name: first after a stable sort
+            loose.append(&mut tips);
+            loose.sort_by(|a, b| a.0.cmp(&b.0));
+            loose.dedup_by(|later, first| later.0 == first.0);
+            tips = loose;
+        }
+        Some(
+            tips.into_iter()
+                .map(|(name, id)| self.points_at_commit(name, id))
+                .collect(),
+        )
     }
 
     /// Inside a server's pre-receive hook, the pushed objects sit in a quarantine
@@ -523,6 +620,20 @@ impl Store {
     /// (the caller names the file: the contract module knows what `.gitreceipts`
     /// is called, the store only how to read a file at a commit).
     pub fn file_at(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(id) = self.file_id_at(commit, path)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            self.repo
+                .find_blob(id)
+                .map_err(git_err(format!("reading {path}")))?
+                .take_data(),
+        ))
+    }
+
+    /// The blob id of the file at `path` in a commit's tree, if there is one, without
+    /// reading it: what [`Store::file_at`] would read, checked the same way.
+    pub fn file_id_at(&self, commit: ObjectId, path: &str) -> Result<Option<ObjectId>, StoreError> {
         let tree = self.commit_tree(commit)?;
         let tree = self
             .repo
@@ -550,11 +661,7 @@ impl Store {
                 },
             });
         }
-        let blob = self
-            .repo
-            .find_blob(entry.oid())
-            .map_err(git_err(format!("reading {path}")))?;
-        Ok(Some(blob.data.clone()))
+        Ok(Some(entry.oid().to_owned()))
     }
 }
 
