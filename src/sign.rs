@@ -366,7 +366,9 @@ impl PublicKey {
             path: None,
             reason: reason.to_owned(),
         };
-        let mut fields = line.split_whitespace();
+        // OpenSSH splits on ASCII blanks only; so do we (and it is cheaper: a team's
+        // `.gitreceipts` may hold a thousand of these lines, read by every gate).
+        let mut fields = line.split_ascii_whitespace();
         let Some(algorithm) = fields.next() else {
             return Err(malformed(
                 "the public key line is empty; expected `ssh-ed25519 AAAA... [comment]`",
@@ -385,10 +387,25 @@ impl PublicKey {
                 "the key data is missing after `ssh-ed25519`; expected `ssh-ed25519 AAAA...`",
             ));
         };
-        let blob = STANDARD
-            .decode(encoded)
-            .map_err(|_| malformed("the key data after `ssh-ed25519` is not valid base64"))?;
-        Self::from_blob(&blob).map_err(|err| match err {
+        // An Ed25519 key blob is 51 bytes: decode onto the stack, and only a
+        // longer (so malformed) one into the heap, for the same error as ever.
+        let mut small = [0u8; 64];
+        let heap;
+        let blob: &[u8] = match STANDARD.decode_slice(encoded, &mut small) {
+            Ok(n) => &small[..n],
+            Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
+                heap = STANDARD.decode(encoded).map_err(|_| {
+                    malformed("the key data after `ssh-ed25519` is not valid base64")
+                })?;
+                &heap
+            }
+            Err(_) => {
+                return Err(malformed(
+                    "the key data after `ssh-ed25519` is not valid base64",
+                ));
+            }
+        };
+        Self::from_blob(blob).map_err(|err| match err {
             KeyError::Malformed { reason, .. } => malformed(&reason),
             other => other,
         })
