@@ -153,3 +153,76 @@ pub fn public_key(data: &[u8]) {
         assert_eq!(again.fingerprint(), key.fingerprint());
     }
 }
+
+/// `signatures`: a batch gives every signature the answer strict verification
+/// gives it alone. The input is cut into up to 8 checks (a 32-byte key, a
+/// 64-byte signature, a length byte and that many message bytes; a key that is
+/// no acceptable public key makes its check the next honest one with the 64
+/// bytes XORed into its signature), set among 256 honest signatures so that
+/// the batch path runs.
+pub fn signatures(data: &[u8]) {
+    use git_receipt::sign::{SigningKey, ToVerify, verify, verify_many};
+    use std::sync::OnceLock;
+    type Signed = (SigningKey, Vec<u8>, [u8; 64]);
+    static HONEST: OnceLock<Vec<Signed>> = OnceLock::new();
+    let honest = HONEST.get_or_init(|| {
+        (0..256u32)
+            .map(|i| {
+                let key = SigningKey::from_seed(&[(i % 5) as u8 + 1; 32]);
+                let message = format!("honest {i}").into_bytes();
+                let signature = key.sign(&message).expect("an in-process key signs");
+                (key, message, signature)
+            })
+            .collect()
+    });
+    let mut odd: Vec<(PublicKey, Vec<u8>, [u8; 64])> = Vec::new();
+    let mut rest = data;
+    while odd.len() < 8 && rest.len() >= 97 {
+        let (key, tail) = rest.split_at(32);
+        let (sig, tail) = tail.split_at(64);
+        let len = (tail[0] as usize).min(tail.len() - 1);
+        let message = tail[1..1 + len].to_vec();
+        rest = &tail[1 + len..];
+        let mut signature = [0u8; 64];
+        signature.copy_from_slice(sig);
+        match PublicKey::from_bytes(key.try_into().expect("32 bytes")) {
+            Ok(key) => odd.push((key, message, signature)),
+            Err(_) => {
+                let (k, m, s) = &honest[odd.len() * 31 % honest.len()];
+                for (b, x) in signature.iter_mut().zip(s) {
+                    *b ^= x;
+                }
+                odd.push((k.public().clone(), m.clone(), signature));
+            }
+        }
+    }
+    let mut items: Vec<ToVerify<'_>> = honest
+        .iter()
+        .map(|(k, m, s)| ToVerify {
+            key: k.public(),
+            message: m,
+            signature: s,
+        })
+        .collect();
+    for (i, (k, m, s)) in odd.iter().enumerate() {
+        let at = (i * 37 + data.len()) % (items.len() + 1);
+        items.insert(
+            at,
+            ToVerify {
+                key: k,
+                message: m,
+                signature: s,
+            },
+        );
+    }
+    let together = verify_many(&items);
+    assert_eq!(together.len(), items.len());
+    for (item, got) in items.iter().zip(together) {
+        let alone = verify(item.key, item.message, item.signature);
+        assert_eq!(
+            got.is_ok(),
+            alone.is_ok(),
+            "batched {got:?}, alone {alone:?}"
+        );
+    }
+}

@@ -31,13 +31,14 @@ fn replay(dir: &str, target: &str, check: fn(&[u8])) -> usize {
 #[test]
 fn every_seed_and_every_crash_input_passes_its_target_check() {
     type Check = fn(&[u8]);
-    let targets: [(&str, Check); 6] = [
+    let targets: [(&str, Check); 7] = [
         ("receipt", checks::receipt),
         ("note", checks::note),
         ("contract", checks::contract),
         ("allowed_signers", checks::allowed_signers),
         ("hook_input", checks::hook_input),
         ("public_key", checks::public_key),
+        ("signatures", checks::signatures),
     ];
     for (target, check) in targets {
         let seeds = replay("seeds", target, check);
