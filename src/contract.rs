@@ -544,17 +544,14 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
         let sub: &str = e.subsection.as_deref().unwrap_or_default();
         match &*e.section {
             "check" => {
-                if !is_valid_check_name(sub) {
-                    return Err(err(
-                        e.section_line,
-                        format!("{:?} is not a valid check name", sub),
-                        "write [check \"name\"] with letters, digits, '.', '_' or '-'",
-                    ));
-                }
-                let idx = match checks.iter().position(|(c, _, _)| c.name == sub) {
-                    Some(i) => i,
-                    None => {
-                        checks.push((
+                let (check, _, has_run) = named_section(
+                    &mut checks,
+                    |(c, _, _)| &c.name,
+                    ("check", "check"),
+                    &e,
+                    &err,
+                    || {
+                        (
                             CheckDef {
                                 name: sub.to_owned(),
                                 run: String::new(),
@@ -568,11 +565,9 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                             },
                             e.section_line,
                             false,
-                        ));
-                        checks.len() - 1
-                    }
-                };
-                let (check, _, has_run) = &mut checks[idx];
+                        )
+                    },
+                )?;
                 let value = e.value.clone();
                 match e.key.as_str() {
                     "run" => {
@@ -768,26 +763,19 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
             "assert" => build_assert(&mut assertions, &e, sub, &err)?,
             "dependency" => build_dependency(&mut dependencies, &e, sub, &err)?,
             "review" => {
-                if !is_valid_check_name(sub) {
-                    return Err(err(
-                        e.section_line,
-                        format!("{sub:?} is not a valid review name"),
-                        "write [review \"name\"] with letters, digits, '.', '_' or '-'",
-                    ));
-                }
-                let idx = match contract.reviews.iter().position(|r| r.name == sub) {
-                    Some(i) => i,
-                    None => {
-                        contract.reviews.push(ReviewDef {
-                            name: sub.to_owned(),
-                            paths: Vec::new(),
-                            required: 1,
-                            self_approve: false,
-                        });
-                        contract.reviews.len() - 1
-                    }
-                };
-                let review = &mut contract.reviews[idx];
+                let review = named_section(
+                    &mut contract.reviews,
+                    |r| &r.name,
+                    ("review", "review"),
+                    &e,
+                    &err,
+                    || ReviewDef {
+                        name: sub.to_owned(),
+                        paths: Vec::new(),
+                        required: 1,
+                        self_approve: false,
+                    },
+                )?;
                 let v = e.value.clone().unwrap_or_default();
                 match e.key.as_str() {
                     "path" => {
@@ -923,6 +911,36 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
     Ok(contract)
 }
 
+/// The definition `[kind "name"]` (`e`'s section) builds: found by its name in
+/// `list`, or made by `make` and added the first time the name is met. A name
+/// that is no valid check name is an error on the section's line, calling the
+/// definition `noun`.
+fn named_section<'l, T>(
+    list: &'l mut Vec<T>,
+    name_of: impl Fn(&T) -> &String,
+    (kind, noun): (&str, &str),
+    e: &RawEntry,
+    err: &impl Fn(usize, String, &str) -> ContractError,
+    make: impl FnOnce() -> T,
+) -> Result<&'l mut T, ContractError> {
+    let sub: &str = e.subsection.as_deref().unwrap_or_default();
+    if !is_valid_check_name(sub) {
+        return Err(err(
+            e.section_line,
+            format!("{sub:?} is not a valid {noun} name"),
+            &format!("write [{kind} \"name\"] with letters, digits, '.', '_' or '-'"),
+        ));
+    }
+    let idx = match list.iter().position(|x| name_of(x) == sub) {
+        Some(i) => i,
+        None => {
+            list.push(make());
+            list.len() - 1
+        }
+    };
+    Ok(&mut list[idx])
+}
+
 /// One key of an `[assert "name"]` section.
 fn build_assert(
     assertions: &mut Vec<(AssertDef, usize)>,
@@ -931,28 +949,23 @@ fn build_assert(
     err: &impl Fn(usize, String, &str) -> ContractError,
 ) -> Result<(), ContractError> {
     use crate::receipt::Expectation;
-    if !is_valid_check_name(sub) {
-        return Err(err(
-            e.section_line,
-            format!("{sub:?} is not a valid assertion name"),
-            "write [assert \"name\"] with letters, digits, '.', '_' or '-'",
-        ));
-    }
-    let idx = match assertions.iter().position(|(a, _)| a.name == sub) {
-        Some(i) => i,
-        None => {
-            assertions.push((
+    let (a, _) = named_section(
+        assertions,
+        |(a, _)| &a.name,
+        ("assert", "assertion"),
+        e,
+        err,
+        || {
+            (
                 AssertDef {
                     name: sub.to_owned(),
                     run: String::new(),
                     expect: None,
                 },
                 e.section_line,
-            ));
-            assertions.len() - 1
-        }
-    };
-    let a = &mut assertions[idx].0;
+            )
+        },
+    )?;
     let v = e.value.clone().unwrap_or_default();
     let substituted = |v: &str| {
         crate::environment::substitute(v, &|_| Some(String::new())).map_err(|why| {
@@ -1034,17 +1047,14 @@ fn build_dependency(
     sub: &str,
     err: &impl Fn(usize, String, &str) -> ContractError,
 ) -> Result<(), ContractError> {
-    if !is_valid_check_name(sub) {
-        return Err(err(
-            e.section_line,
-            format!("{sub:?} is not a valid dependency name"),
-            "write [dependency \"name\"] with letters, digits, '.', '_' or '-'",
-        ));
-    }
-    let idx = match dependencies.iter().position(|(d, _)| d.name == sub) {
-        Some(i) => i,
-        None => {
-            dependencies.push((
+    let (d, _) = named_section(
+        dependencies,
+        |(d, _)| &d.name,
+        ("dependency", "dependency"),
+        e,
+        err,
+        || {
+            (
                 DependencyDef {
                     name: sub.to_owned(),
                     path: String::new(),
@@ -1052,11 +1062,9 @@ fn build_dependency(
                     paths: Vec::new(),
                 },
                 e.section_line,
-            ));
-            dependencies.len() - 1
-        }
-    };
-    let d = &mut dependencies[idx].0;
+            )
+        },
+    )?;
     let v = e.value.clone().unwrap_or_default();
     match e.key.as_str() {
         "path" => {
