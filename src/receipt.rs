@@ -884,14 +884,7 @@ fn remember_verified(memo: [u8; 32]) {
 
 /// Whether `fingerprint` (`SHA256:<base64>`) is `key`'s, without allocating.
 fn names_key(fingerprint: &str, key: &PublicKey) -> bool {
-    use base64::Engine;
-    let mut raw = [0u8; 33];
-    fingerprint.strip_prefix("SHA256:").is_some_and(|b64| {
-        b64.len() == 43
-            && base64::engine::general_purpose::STANDARD_NO_PAD.decode_slice(b64, &mut raw)
-                == Ok(32)
-            && raw[..32] == key.fingerprint_digest()
-    })
+    sign::fingerprint_digest_of(fingerprint) == Some(key.fingerprint_digest())
 }
 
 /// Whether `bytes` is exactly `{"receipt":BODY,"signature":SIG}`.
@@ -1418,19 +1411,7 @@ fn validate_environment(body: &Body, v3: bool) -> Result<(), ReceiptError> {
 
 /// `SHA256:` + the unpadded base64 of 32 bytes, in its one canonical spelling.
 fn is_fingerprint(s: &str) -> bool {
-    use base64::Engine;
-    let engine = base64::engine::general_purpose::STANDARD_NO_PAD;
-    // 32 bytes are 43 characters; decoding refuses stray trailing bits, and
-    // encoding back proves the spelling is the one canonical one. No allocation:
-    // this runs once per receipt read.
-    s.strip_prefix("SHA256:").is_some_and(|b64| {
-        let mut raw = [0u8; 33];
-        let mut again = [0u8; 44];
-        b64.len() == 43
-            && engine.decode_slice(b64, &mut raw) == Ok(32)
-            && engine.encode_slice(&raw[..32], &mut again) == Ok(43)
-            && &again[..43] == b64.as_bytes()
-    })
+    sign::fingerprint_digest_of(s).is_some()
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the one spelling we write.

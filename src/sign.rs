@@ -315,6 +315,24 @@ fn decode_point(bytes: &[u8; PUBLIC_KEY_LEN]) -> Result<VerifyingKey, PointError
     Ok(key)
 }
 
+/// The SHA-256 digest that an OpenSSH fingerprint names, for exactly the one
+/// spelling OpenSSH writes (`SHA256:` and 43 unpadded base64 characters, the
+/// spare bits zero); `None` for any other string. Allocates nothing: receipts
+/// and trust lookups read one per receipt.
+pub fn fingerprint_digest_of(fingerprint: &str) -> Option<[u8; 32]> {
+    let b64 = fingerprint.strip_prefix("SHA256:")?;
+    let mut raw = [0u8; 33];
+    let mut again = [0u8; 44];
+    // decoding refuses stray trailing bits; encoding back proves the spelling
+    let canonical = b64.len() == 43
+        && STANDARD_NO_PAD.decode_slice(b64, &mut raw) == Ok(32)
+        && STANDARD_NO_PAD.encode_slice(&raw[..32], &mut again) == Ok(43)
+        && &again[..43] == b64.as_bytes();
+    let mut digest = [0u8; 32];
+    digest.copy_from_slice(&raw[..32]);
+    canonical.then_some(digest)
+}
+
 /// An Ed25519 public key.
 ///
 /// Every `PublicKey` made by [`PublicKey::from_openssh`] or

@@ -346,15 +346,9 @@ impl TrustSet {
 
     /// The trusted key with this OpenSSH fingerprint.
     pub fn lookup(&self, fingerprint: &str) -> Option<&Trusted> {
-        use base64::Engine as _;
-        let encoded = fingerprint.strip_prefix("SHA256:")?;
-        let mut digest = [0u8; 32];
-        let n = base64::engine::general_purpose::STANDARD_NO_PAD
-            .decode_slice(encoded, &mut digest)
-            .ok()?;
-        let t = &self.keys[*self.by_digest.get(&digest).filter(|_| n == 32)?];
-        // only the one spelling OpenSSH writes names the key, as when these were strings
-        (t.key.fingerprint() == fingerprint).then_some(t)
+        // only the one spelling OpenSSH writes names the key
+        let digest = crate::sign::fingerprint_digest_of(fingerprint)?;
+        self.by_digest.get(&digest).map(|&i| &self.keys[i])
     }
 
     /// Whether some trusted key could have written chain `writer`: a writer id ends
