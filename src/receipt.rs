@@ -995,17 +995,11 @@ pub fn writer_id(key: &PublicKey, chain_name: &str) -> String {
 /// Whether writer id `writer` is derived from the key with OpenSSH fingerprint `fp` (as
 /// [`writer_id`] derives it: the first 16 bytes of the SHA-256 digest, in hex).
 pub fn writer_matches_key(writer: &str, fp: &str) -> bool {
-    use base64::Engine;
-    let Some(b64) = fp.strip_prefix("SHA256:") else {
-        return false;
-    };
-    let Ok(digest) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(b64) else {
-        return false;
-    };
-    digest.len() == 32
-        && writer
+    sign::fingerprint_digest_of(fp).is_some_and(|digest| {
+        writer
             .rsplit_once('-')
             .is_some_and(|(_, h)| h == hex::encode(&digest[..16]))
+    })
 }
 
 fn invalid(member: &'static str, reason: impl Into<String>) -> ReceiptError {
