@@ -656,12 +656,6 @@ impl Receipt<Unverified> {
     /// Parse stored bytes, failing closed: size limit, canonical bytes, closed schema,
     /// safe integers, and every value rule of format v1.
     pub fn parse(bytes: &[u8]) -> Result<Self, ReceiptError> {
-        if bytes.len() > MAX_RECEIPT_BYTES {
-            return Err(ReceiptError::Oversized {
-                size: bytes.len(),
-                max: MAX_RECEIPT_BYTES,
-            });
-        }
         Self::parse_owned(bytes.to_vec())
     }
 

@@ -407,21 +407,16 @@ impl PublicKey {
         };
         // An Ed25519 key blob is 51 bytes: decode onto the stack, and only a
         // longer (so malformed) one into the heap, for the same error as ever.
+        let not_base64 = || malformed("the key data after `ssh-ed25519` is not valid base64");
         let mut small = [0u8; 64];
         let heap;
         let blob: &[u8] = match STANDARD.decode_slice(encoded, &mut small) {
             Ok(n) => &small[..n],
             Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
-                heap = STANDARD.decode(encoded).map_err(|_| {
-                    malformed("the key data after `ssh-ed25519` is not valid base64")
-                })?;
+                heap = STANDARD.decode(encoded).map_err(|_| not_base64())?;
                 &heap
             }
-            Err(_) => {
-                return Err(malformed(
-                    "the key data after `ssh-ed25519` is not valid base64",
-                ));
-            }
+            Err(_) => return Err(not_base64()),
         };
         Self::from_blob(blob).map_err(|err| match err {
             KeyError::Malformed { reason, .. } => malformed(&reason),
@@ -1212,28 +1207,21 @@ pub struct ToVerify<'a> {
 /// vouch for is checked alone (see `src/sign/batch.rs` for why the answers agree).
 pub fn verify_many(items: &[ToVerify<'_>]) -> Vec<Result<(), SignatureError>> {
     let data: Vec<Vec<u8>> = items.iter().map(|i| signed_data(i.message)).collect();
-    let (which, raws): (Vec<usize>, Vec<batch::Raw<'_>>) = items
+    let raws: Vec<Option<batch::Raw<'_>>> = items
         .iter()
         .zip(&data)
-        .enumerate()
-        .filter_map(|(i, (item, data))| {
-            let key = item.key.verifying().ok()?;
-            Some((
-                i,
-                batch::Raw {
-                    key,
-                    data,
-                    signature: item.signature,
-                },
-            ))
+        .map(|(item, data)| {
+            Some(batch::Raw {
+                key: item.key.verifying().ok()?,
+                data,
+                signature: item.signature,
+            })
         })
-        .unzip();
-    let vouched = batch::vouched(items.len(), &which, &raws);
-    items
-        .iter()
-        .zip(&data)
-        .zip(vouched)
-        .map(|((item, data), vouched)| {
+        .collect();
+    batch::vouched(&raws)
+        .into_iter()
+        .zip(items.iter().zip(&data))
+        .map(|(vouched, (item, data))| {
             if vouched {
                 Ok(())
             } else {
@@ -1255,26 +1243,21 @@ pub fn verify_raw_strict_many(items: &[(&[u8], &[u8], &[u8])]) -> Vec<Result<(),
                 .and_then(|b| decode_point(b).ok())
         })
         .collect();
-    let (which, raws): (Vec<usize>, Vec<batch::Raw<'_>>) = items
+    let raws: Vec<Option<batch::Raw<'_>>> = items
         .iter()
         .zip(&keys)
-        .enumerate()
-        .filter_map(|(i, ((_, data, signature), key))| {
-            Some((
-                i,
-                batch::Raw {
-                    key: key.as_ref()?,
-                    data,
-                    signature,
-                },
-            ))
+        .map(|((_, data, signature), key)| {
+            Some(batch::Raw {
+                key: key.as_ref()?,
+                data,
+                signature,
+            })
         })
-        .unzip();
-    let vouched = batch::vouched(items.len(), &which, &raws);
-    items
-        .iter()
-        .zip(vouched)
-        .map(|((pk, data, signature), vouched)| {
+        .collect();
+    batch::vouched(&raws)
+        .into_iter()
+        .zip(items)
+        .map(|(vouched, (pk, data, signature))| {
             if vouched {
                 Ok(())
             } else {

@@ -78,7 +78,7 @@ pub(crate) struct Raw<'a> {
 
 /// Per check in `items`: `Some(true)` when the batch vouches that it passes
 /// `verify_strict`, `None` when it must be checked alone.
-pub(crate) fn verify_batch(items: &[Raw<'_>]) -> Vec<Option<bool>> {
+pub(crate) fn verify_batch(items: &[&Raw<'_>]) -> Vec<Option<bool>> {
     let mut out = vec![None; items.len()];
     if items.len() < MIN_BATCH {
         return out;
@@ -115,11 +115,16 @@ pub(crate) fn verify_batch(items: &[Raw<'_>]) -> Vec<Option<bool>> {
     out
 }
 
-/// For each of `n` checks, whether the batch vouched for it: `raws` are the ones
-/// that could enter it, `which[j]` the position of `raws[j]` among the `n`.
-pub(crate) fn vouched(n: usize, which: &[usize], raws: &[Raw<'_>]) -> Vec<bool> {
-    let mut out = vec![false; n];
-    for (&i, b) in which.iter().zip(verify_batch(raws)) {
+/// For each check, whether the batch vouched for it; `None` is a check that
+/// cannot enter one (its key is no usable point) and is never vouched for.
+pub(crate) fn vouched(raws: &[Option<Raw<'_>>]) -> Vec<bool> {
+    let (which, entering): (Vec<usize>, Vec<&Raw<'_>>) = raws
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((i, r.as_ref()?)))
+        .unzip();
+    let mut out = vec![false; raws.len()];
+    for (i, b) in which.into_iter().zip(verify_batch(&entering)) {
         out[i] = b == Some(true);
     }
     out
@@ -328,7 +333,7 @@ mod tests {
                 signature,
             })
             .collect();
-        verify_batch(&raws)
+        verify_batch(&raws.iter().collect::<Vec<_>>())
     }
 
     #[test]
