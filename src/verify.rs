@@ -221,34 +221,31 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
         .iter()
         .filter_map(|p| p.receipt.as_ref().ok())
         .collect();
+    // one verdict per parsed receipt, in order
     let mut verdicts = trust.check_many(&receipts).into_iter();
-    let signatures: Vec<Result<(), (&'static str, String)>> = parsed
-        .iter()
-        .map(|p| match &p.receipt {
-            Err(_) => Ok(()),
-            Ok(r) => match verdicts.next() {
-                Some(Ok(_)) => Ok(()),
-                Some(Err(refusal)) => Err(match refusal {
-                    Refusal::Untrusted => (
-                        "untrusted",
-                        format!(
-                            "signed by {}, which is not a trusted key",
-                            r.signature().key
-                        ),
-                    ),
-                    Refusal::Revoked(why) => ("revoked", why),
-                    Refusal::Window(why) => ("window", why),
-                    Refusal::BadSignature(why) => ("signature", why),
-                }),
-                None => Err(("signature", "not checked".to_owned())),
-            },
-        })
-        .collect();
-    drop(verdicts);
     parsed
         .into_iter()
-        .zip(signatures)
-        .map(|(p, signature)| {
+        .map(|p| {
+            let signature = match &p.receipt {
+                Err(_) => Ok(()),
+                Ok(r) => match verdicts.next() {
+                    Some(Ok(_)) => Ok(()),
+                    Some(Err(refusal)) => Err(match refusal {
+                        Refusal::Untrusted => (
+                            "untrusted",
+                            format!(
+                                "signed by {}, which is not a trusted key",
+                                r.signature().key
+                            ),
+                        ),
+                        Refusal::Revoked(why) => ("revoked", why),
+                        Refusal::Window(why) => ("window", why),
+                        Refusal::BadSignature(why) => ("signature", why),
+                    }),
+                    // fail closed should the answers ever run short
+                    None => Err(("signature", "not checked".to_owned())),
+                },
+            };
             let receipt = p.receipt.map(|r| {
                 let key = &r.signature().key;
                 let other_key = (!writer_matches_key(writer, key)).then(|| key.clone());
@@ -287,26 +284,22 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
         return check_parsed(batch.into_iter().map(parse_raw).collect(), writer, trust);
     }
     let total = batch.len();
-    let mut slices: Vec<Vec<Raw>> = Vec::with_capacity(total.div_ceil(SLICE));
-    let mut it = batch.into_iter();
-    loop {
-        let slice: Vec<Raw> = it.by_ref().take(SLICE).collect();
-        if slice.is_empty() {
-            break;
-        }
-        slices.push(slice);
-    }
-    let queue = std::sync::Mutex::new(slices.into_iter().enumerate());
-    let mut done: Vec<(usize, Vec<Parsed>)> = std::thread::scope(|s| {
+    let queue = std::sync::Mutex::new(batch.into_iter().enumerate());
+    let mut done: Vec<(usize, Parsed)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(|| {
                     let mut out = Vec::new();
                     loop {
                         // a poisoned queue means a worker panicked; its join says so
-                        let next = queue.lock().ok().and_then(|mut q| q.next());
-                        let Some((n, slice)) = next else { break };
-                        out.push((n, slice.into_iter().map(parse_raw).collect()));
+                        let slice: Vec<(usize, Raw)> = queue
+                            .lock()
+                            .map(|mut q| q.by_ref().take(SLICE).collect())
+                            .unwrap_or_default();
+                        if slice.is_empty() {
+                            break;
+                        }
+                        out.extend(slice.into_iter().map(|(n, r)| (n, parse_raw(r))));
                     }
                     out
                 })
@@ -318,7 +311,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
             .collect()
     });
     done.sort_unstable_by_key(|(n, _)| *n);
-    let mut parsed = done.into_iter().flat_map(|(_, p)| p);
+    let mut parsed = done.into_iter().map(|(_, p)| p);
     // Parts big enough for a batch to pay (the torsion test costs the same for 300
     // signatures as for 3,000), on as many cores as that leaves.
     let cores = (total / 1024).clamp(1, threads);
