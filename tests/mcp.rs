@@ -11,67 +11,17 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
 use common::{Env, bin, fixture};
 
-/// A Python interpreter that can `import mcp`, or why there is none.
-fn python_with_mcp() -> Result<&'static Path, &'static str> {
-    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let found = PYTHON.get_or_init(|| {
-        let imports = |python: &Path| {
-            Command::new(python)
-                .args(["-c", "import mcp.client.stdio"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if imports(Path::new("python3")) {
-            return Ok(PathBuf::from("python3"));
-        }
-        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-venv");
-        let python = venv.join("bin/python");
-        if imports(&python) {
-            return Ok(python);
-        }
-        let made = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .output()
-            .map_err(|e| format!("cannot run python3: {e}"))?;
-        if !made.status.success() {
-            return Err(format!(
-                "python3 -m venv failed: {}",
-                String::from_utf8_lossy(&made.stderr)
-            ));
-        }
-        let pip = Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", "mcp"])
-            .output()
-            .map_err(|e| format!("cannot run pip: {e}"))?;
-        if !pip.status.success() || !imports(&python) {
-            return Err(format!(
-                "pip install mcp failed: {}",
-                String::from_utf8_lossy(&pip.stderr)
-            ));
-        }
-        Ok(python)
-    });
-    found.as_deref().map_err(String::as_str)
-}
-
-/// The Python client, or a printed reason to skip.
+/// The Python client's interpreter, or a printed reason to skip.
 macro_rules! python_or_skip {
     () => {
-        match python_with_mcp() {
-            Ok(p) => p,
-            Err(why) => {
-                eprintln!("skipped: the Python MCP client is not available: {why}");
-                return;
-            }
+        match common::pytools::need("mcp", &["mcp"], &["mcp.client.stdio"]) {
+            Some(py) => py.exe,
+            None => return,
         }
     };
 }
@@ -150,7 +100,7 @@ fn an_agent_runs_a_passing_and_a_failing_check_and_reads_status_and_a_log() {
     let repo = repo_with_failing_check(&env);
     let seen = session(
         &env,
-        python,
+        &python,
         &repo,
         &["mcp"],
         json!([
@@ -273,7 +223,7 @@ fn bad_arguments_are_tool_errors_and_the_server_keeps_serving() {
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     let seen = session(
         &env,
-        python,
+        &python,
         &repo,
         &["mcp"],
         json!([
@@ -337,7 +287,7 @@ fn with_allow_adhoc_run_takes_a_command_and_show_finds_its_receipt() {
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     let first = session(
         &env,
-        python,
+        &python,
         &repo,
         &["mcp", "--allow-adhoc"],
         json!([
@@ -360,7 +310,7 @@ fn with_allow_adhoc_run_takes_a_command_and_show_finds_its_receipt() {
     // a second session: show and log by the id the first one returned
     let second = session(
         &env,
-        python,
+        &python,
         &repo,
         &["mcp"],
         json!([
