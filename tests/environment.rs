@@ -9,7 +9,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{Env, Run};
 use serde_json::Value;
@@ -455,21 +455,9 @@ fn ssh_keygen_accepts_a_v3_receipt() {
     std::fs::write(&allowed, format!("ci namespaces=\"git-receipt\" {pubkey}")).unwrap();
     let sig_file = s.env.path("v3.sig");
     std::fs::write(&sig_file, sig).unwrap();
-    let mut cmd = Command::new("ssh-keygen");
-    s.env.seal(&mut cmd);
-    let mut child = cmd
-        .args(["-Y", "verify", "-n", "git-receipt", "-I", "ci", "-f"])
-        .arg(&allowed)
-        .arg("-s")
-        .arg(&sig_file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ssh-keygen (OpenSSH) must be installed for this interop test");
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &body).unwrap();
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
+    let out = s
+        .env
+        .ssh_keygen_verify(&allowed, "ci", "git-receipt", &sig_file, &body);
     assert!(
         out.status.success(),
         "{}",

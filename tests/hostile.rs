@@ -122,22 +122,9 @@ fn ssh_keygen_accepts(
     body: &[u8],
     sig: &std::path::Path,
 ) -> bool {
-    use std::process::{Command, Stdio};
-    let mut cmd = Command::new("ssh-keygen");
-    env.seal(&mut cmd);
-    let mut child = cmd
-        .args(["-Y", "verify", "-f"])
-        .arg(allowed)
-        .args(["-I", "ci@example.org", "-n", "git-receipt", "-s"])
-        .arg(sig)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ssh-keygen (OpenSSH) must be installed for this interop test");
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), body).unwrap();
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap().status.success()
+    env.ssh_keygen_verify(allowed, "ci@example.org", "git-receipt", sig, body)
+        .status
+        .success()
 }
 
 #[test]

@@ -474,14 +474,13 @@ fn a_v1_receipt_with_its_log_in_the_chain_still_reads_verifies_and_shows_its_log
         ),
     )
     .unwrap();
-    let out = Command::new("ssh-keygen")
-        .args(["-Y", "verify", "-n", "git-receipt", "-I", "old", "-f"])
-        .arg(&signers)
-        .arg("-s")
-        .arg(&sigfile)
-        .stdin(std::fs::File::open(&msg).unwrap())
-        .output()
-        .unwrap();
+    let out = env.ssh_keygen_verify(
+        &signers,
+        "old",
+        "git-receipt",
+        &sigfile,
+        &std::fs::read(&msg).unwrap(),
+    );
     assert!(
         out.status.success(),
         "{}",

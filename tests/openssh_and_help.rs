@@ -3,7 +3,7 @@
 
 mod common;
 use common::Env;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 #[test]
 fn a_receipt_rearmored_as_sshsig_verifies_with_ssh_keygen() {
@@ -27,21 +27,7 @@ fn a_receipt_rearmored_as_sshsig_verifies_with_ssh_keygen() {
     std::fs::write(&sig_file, &sig).unwrap();
 
     let verify = |message: &[u8], namespace: &str| {
-        let mut cmd = Command::new("ssh-keygen");
-        env.seal(&mut cmd);
-        let mut child = cmd
-            .args(["-Y", "verify", "-f"])
-            .arg(&allowed)
-            .args(["-I", "ci@example.org", "-n", namespace, "-s"])
-            .arg(&sig_file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("ssh-keygen (OpenSSH) must be installed for this interop test");
-        std::io::Write::write_all(child.stdin.as_mut().unwrap(), message).unwrap();
-        drop(child.stdin.take());
-        child.wait_with_output().unwrap()
+        env.ssh_keygen_verify(&allowed, "ci@example.org", namespace, &sig_file, message)
     };
     let ok = verify(&body, "git-receipt");
     assert!(
@@ -96,21 +82,7 @@ fn sshsig_of_an_untrusted_receipt_needs_the_key() {
     let pubkey = std::fs::read_to_string(&pubfile).unwrap();
     std::fs::write(&allowed, format!("dev namespaces=\"git-receipt\" {pubkey}")).unwrap();
     let body = other.receipt_ok(&repo, &["show", "--body", &id]).raw_stdout;
-    let mut cmd = Command::new("ssh-keygen");
-    other.seal(&mut cmd);
-    let mut child = cmd
-        .args(["-Y", "verify", "-f"])
-        .arg(&allowed)
-        .args(["-I", "dev", "-n", "git-receipt", "-s"])
-        .arg(&sig_file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ssh-keygen (OpenSSH) must be installed for this interop test");
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &body).unwrap();
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
+    let out = other.ssh_keygen_verify(&allowed, "dev", "git-receipt", &sig_file, &body);
     assert!(
         out.status.success(),
         "ssh-keygen verifies the --key signature: {}",

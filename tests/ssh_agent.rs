@@ -175,27 +175,7 @@ fn ssh_keygen_verifies(env: &Env, repo: &Path, id: &str, public: &PublicKey) -> 
     .unwrap();
     let sig_file = env.path("receipt.sig");
     std::fs::write(&sig_file, sig).unwrap();
-    let mut cmd = Command::new("ssh-keygen");
-    env.seal(&mut cmd);
-    let mut child = cmd
-        .args(["-Y", "verify", "-n", "git-receipt", "-I", "dev", "-f"])
-        .arg(&allowed)
-        .arg("-s")
-        .arg(&sig_file)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    child.stdin.take().unwrap().write_all(&body).unwrap();
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        raw_stdout: out.stdout,
-    }
+    common::to_run(env.ssh_keygen_verify(&allowed, "dev", "git-receipt", &sig_file, &body))
 }
 
 #[test]

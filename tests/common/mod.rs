@@ -67,6 +67,34 @@ impl Env {
         self.tmp.path().join(rel)
     }
 
+    /// OpenSSH's own check of a receipt signature, the interop oracle:
+    /// `ssh-keygen -Y verify -f allowed -I identity -n namespace -s sig` with
+    /// `message` on its stdin, run sealed in this environment.
+    pub fn ssh_keygen_verify(
+        &self,
+        allowed: &Path,
+        identity: &str,
+        namespace: &str,
+        sig: &Path,
+        message: &[u8],
+    ) -> Output {
+        let mut cmd = Command::new("ssh-keygen");
+        self.seal(&mut cmd);
+        let mut child = cmd
+            .args(["-Y", "verify", "-f"])
+            .arg(allowed)
+            .args(["-I", identity, "-n", namespace, "-s"])
+            .arg(sig)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ssh-keygen (OpenSSH) must be installed for this interop test");
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), message).unwrap();
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    }
+
     /// Apply the sealed environment to a command.
     pub fn seal(&self, cmd: &mut Command) {
         // the binary under test first on PATH, so hooks that call `git receipt` find it
