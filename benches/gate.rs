@@ -9,10 +9,11 @@
 //!
 //! Usage: cargo bench --bench gate [-- COMMITS RECEIPTS ITERATIONS]
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use git_receipt::receipt::{
@@ -21,34 +22,9 @@ use git_receipt::receipt::{
 };
 use git_receipt::sign::SigningKey;
 use git_receipt::store::Store;
+use support::{fast_import, git, marks, median_ms};
 
 const WRITERS: usize = 10;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-fn median_ms(iterations: usize, mut f: impl FnMut()) -> f64 {
-    let mut samples: Vec<f64> = (0..iterations)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1000.0
-        })
-        .collect();
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    samples[samples.len() / 2]
-}
 
 fn main() {
     let args: Vec<usize> = std::env::args()
@@ -118,21 +94,9 @@ fn main() {
         )
         .unwrap();
     }
-    let mut fi = Command::new("git")
-        .current_dir(&repo)
-        .args(["fast-import", "--quiet", "--export-marks=.git/marks"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    fi.stdin.take().unwrap().write_all(&stream).unwrap();
-    assert!(fi.wait().unwrap().success());
+    fast_import(&repo, &stream);
     git(&repo, &["reset", "-q", "--hard", "main"]);
-    let marks = std::fs::read_to_string(repo.join(".git/marks")).unwrap();
-    let mut ids: Vec<String> = vec![String::new(); commits];
-    for line in marks.lines() {
-        let (m, id) = line.split_once(' ').unwrap();
-        ids[m[1..].parse::<usize>().unwrap() - 1] = id.to_owned();
-    }
+    let ids = marks(&repo, commits);
     eprintln!(
         "history: {commits} commits in {:.1}s",
         t.elapsed().as_secs_f64()

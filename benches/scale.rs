@@ -22,6 +22,8 @@
 //! (default 21). `--only` picks cases by number. `BENCH_KEEP=1` keeps the
 //! repositories and prints where.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,7 @@ use git_receipt::receipt::{
 use git_receipt::sign::{SigningKey, verify};
 use git_receipt::store::Store;
 use gix::ObjectId;
+use support::{fast_import, git, marks};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
 /// The check every receipt here is for: `test`, inputs `src`.
@@ -645,15 +648,10 @@ fn history(repo: &Path, n: usize, contract: &str, branches: &[(&str, usize)]) ->
     }
     fast_import(repo, &s);
     git(repo, &["reset", "-q", "--hard", "main"]);
-    let marks = std::fs::read_to_string(repo.join(".git/marks")).unwrap();
-    let mut ids = vec![ObjectId::null(gix::hash::Kind::Sha1); n];
-    for line in marks.lines() {
-        let (m, id) = line.split_once(' ').unwrap();
-        let m: usize = m[1..].parse().unwrap();
-        if m <= n {
-            ids[m - 1] = ObjectId::from_hex(id.as_bytes()).unwrap();
-        }
-    }
+    let ids = marks(repo, n)
+        .iter()
+        .map(|id| ObjectId::from_hex(id.as_bytes()).unwrap())
+        .collect();
     std::fs::remove_file(repo.join(".git/marks")).unwrap();
     ids
 }
@@ -834,34 +832,4 @@ fn du(dir: &Path, flags: &str) -> u64 {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-fn fast_import(repo: &Path, stream: &[u8]) {
-    let mut fi = Command::new("git")
-        .current_dir(repo)
-        .args([
-            "fast-import",
-            "--quiet",
-            "--export-marks=.git/marks",
-            "--import-marks-if-exists=.git/marks",
-        ])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    fi.stdin.take().unwrap().write_all(stream).unwrap();
-    assert!(fi.wait().unwrap().success());
 }

@@ -12,6 +12,8 @@
 //!
 //! Usage: cargo bench --bench verify [-- RECEIPTS ITERATIONS]
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,20 +25,7 @@ use git_receipt::receipt::{
     definition_digest, format_timestamp, writer_id,
 };
 use git_receipt::sign::{SigningKey, verify};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use support::{fast_import, git};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
 
@@ -465,20 +454,4 @@ fn main() {
     if std::env::var_os("BENCH_KEEP").is_some() {
         eprintln!("kept: {}", big.tmp.keep().display());
     }
-}
-
-fn fast_import(repo: &Path, stream: &[u8]) {
-    let mut fi = Command::new("git")
-        .current_dir(repo)
-        .args([
-            "fast-import",
-            "--quiet",
-            "--export-marks=.git/marks",
-            "--import-marks-if-exists=.git/marks",
-        ])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    fi.stdin.take().unwrap().write_all(stream).unwrap();
-    assert!(fi.wait().unwrap().success());
 }

@@ -11,24 +11,12 @@
 //!
 //! Usage: cargo bench --bench worktree [-- FILES ITERATIONS]
 
+mod support;
+
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use support::{fast_import, git};
 
 /// Run `cmd` to completion, quietly, asserting success; its wall time in seconds.
 fn timed(mut cmd: Command) -> f64 {
@@ -92,14 +80,7 @@ fn main() {
         )
         .unwrap();
     }
-    let mut fi = Command::new("git")
-        .current_dir(&repo)
-        .args(["fast-import", "--quiet"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    fi.stdin.take().unwrap().write_all(&s).unwrap();
-    assert!(fi.wait().unwrap().success());
+    fast_import(&repo, &s);
     git(&repo, &["reset", "-q", "--hard", "main"]);
     git(&repo, &["status", "--porcelain"]); // settle the index's stat data
     eprintln!(
