@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashSet};
 use gix::ObjectId;
 
 use crate::contract::ReviewDef;
-use crate::freshness::State;
+use crate::freshness::{Candidate, State, open_candidate};
 use crate::receipt::{
     Acceptance, Body, Chain, CriterionKind, Kind, Receipt, Review, Runner, SCHEMA_V3, Subject,
     Verdict, Verified,
@@ -113,19 +113,19 @@ pub fn trusted_decisions(
         if hit.role != role || hit.record.check != want || !seen.insert(hit.record.commit) {
             continue;
         }
-        let writer = index.writer(hit.record.chain).to_owned();
-        if !trust.may_sign_as(&writer) {
-            *untrusted += 1;
-            continue;
-        }
-        let Ok(entry) = store.chain_entry(&writer, hit.record.commit) else {
-            continue;
+        let (writer, receipt) = match open_candidate(store, index, trust, &hit.record) {
+            Candidate::NoTrustedWriter => {
+                *untrusted += 1;
+                continue;
+            }
+            Candidate::Unusable => continue,
+            Candidate::Open { writer, receipt } => (writer, receipt),
         };
-        let b = entry.receipt.body();
-        if b.kind != body_kind || b.chain.writer != writer || !keep(b) {
+        let b = receipt.body();
+        if b.kind != body_kind || !keep(b) {
             continue;
         }
-        match trust.check(entry.receipt) {
+        match trust.check(receipt) {
             Ok((receipt, _)) => out.push(FoundDecision { receipt, writer }),
             Err(_) => *untrusted += 1,
         }

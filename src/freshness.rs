@@ -30,7 +30,7 @@ use crate::store::index::{Index, Role, check_hash, definition_prefix};
 use gix::ObjectId;
 
 use crate::contract::{CheckDef, Contract};
-use crate::receipt::{Receipt, Verified};
+use crate::receipt::{Receipt, Unverified, Verified};
 use crate::recorder::CheckSpec;
 use crate::store::{Store, StoreError};
 use crate::trust::TrustSet;
@@ -300,18 +300,16 @@ impl Evaluation<'_> {
             {
                 continue;
             }
-            let writer = self.index.writer(rec.chain).to_owned();
-            if !self.trust.may_sign_as(&writer) {
-                *untrusted += 1;
-                continue;
-            }
-            let Ok(entry) = self.store.chain_entry(&writer, rec.commit) else {
-                continue; // an entry that does not parse counts for nothing
+            let (writer, r) = match open_candidate(self.store, &self.index, self.trust, &rec) {
+                Candidate::NoTrustedWriter => {
+                    *untrusted += 1;
+                    continue;
+                }
+                Candidate::Unusable => continue, // counts for nothing
+                Candidate::Open { writer, receipt } => (writer, receipt),
             };
-            let r = entry.receipt;
             let b = r.body();
             if b.check.name != want.check
-                || b.chain.writer != writer
                 || want.definition.is_some_and(|d| b.check.definition != d)
                 || !subject_ok(&b.subject)
             {
@@ -711,6 +709,45 @@ fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry,
         shallow_hit,
         truncated,
     })
+}
+
+/// What an index hit turned out to be when opened: the one way every decision
+/// turns a hit into a candidate. The index only says where to look; the receipt
+/// is read from its chain, must name that chain's writer, and is then checked by
+/// [`TrustSet::check`] (the caller's job, after its own filters on the body).
+#[allow(clippy::large_enum_variant)] // made and taken apart at once, never stored
+pub enum Candidate {
+    /// No trusted key could have written the chain (its writer id names none).
+    NoTrustedWriter,
+    /// The chain entry does not parse, or names another writer: nothing.
+    Unusable,
+    /// The receipt, not yet checked, and its chain's writer.
+    Open {
+        /// The chain's writer, which the receipt names.
+        writer: String,
+        /// The receipt, its signature and trust not yet checked.
+        receipt: Receipt<Unverified>,
+    },
+}
+
+/// Open what index record `rec` points at (see [`Candidate`]).
+pub fn open_candidate(
+    store: &Store,
+    index: &Index,
+    trust: &TrustSet,
+    rec: &crate::store::index::Record,
+) -> Candidate {
+    let writer = index.writer(rec.chain).to_owned();
+    if !trust.may_sign_as(&writer) {
+        return Candidate::NoTrustedWriter;
+    }
+    match store.chain_entry(&writer, rec.commit) {
+        Ok(entry) if entry.receipt.body().chain.writer == writer => Candidate::Open {
+            writer,
+            receipt: entry.receipt,
+        },
+        _ => Candidate::Unusable,
+    }
 }
 
 #[cfg(test)]

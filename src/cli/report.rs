@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 
-use git_receipt::freshness::{CheckState, Decider, State};
+use git_receipt::freshness::{Candidate, CheckState, Decider, State, open_candidate};
 use git_receipt::receipt::{Receipt, Verified};
 use git_receipt::store::Store;
 use git_receipt::store::index::{Role, check_hash};
@@ -474,19 +474,16 @@ fn history(
             if hit.role != Role::Subject || points[i].len() >= n {
                 continue;
             }
-            let writer = index.writer(hit.record.chain).to_owned();
-            if !trust.may_sign_as(&writer) {
-                continue;
-            }
             // only what is signed, by a trusted key, about this very commit counts
-            let Ok(entry) = store.chain_entry(&writer, hit.record.commit) else {
+            let Candidate::Open { receipt, .. } = open_candidate(store, &index, trust, &hit.record)
+            else {
                 continue;
             };
-            let b = entry.receipt.body();
-            if b.check.name != checks[i] || b.subject.commit != hex || b.chain.writer != writer {
+            let b = receipt.body();
+            if b.check.name != checks[i] || b.subject.commit != hex {
                 continue;
             }
-            let Ok((r, _)) = trust.check(entry.receipt) else {
+            let Ok((r, _)) = trust.check(receipt) else {
                 continue;
             };
             let b = r.body();
