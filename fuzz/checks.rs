@@ -89,6 +89,13 @@ pub fn note(data: &[u8]) {
 
 /// A `.gitreceipts` file.
 pub fn contract(data: &[u8]) {
+    // the plain reader, where it answers, reads what gix-config reads
+    if let Some(differ) = std::str::from_utf8(data)
+        .ok()
+        .and_then(git_receipt::contract::syntax_disagreement)
+    {
+        panic!("{differ}");
+    }
     let Ok(c) = Contract::parse(data, std::path::Path::new(".gitreceipts")) else {
         return;
     };

@@ -2,15 +2,19 @@
 //!
 //! The syntax is git-config (like `.gitmodules`), parsed with gix's config parser so
 //! that `git config -f .gitreceipts --list` and this module always agree on what
-//! the file says. Unlike git config, the schema is closed: an unknown section or
+//! the file says; a plainly written file is read by a faster reader of a strict
+//! subset of that syntax, tested to read what gix and git read (`syntax`). Unlike git config, the schema is closed: an unknown section or
 //! key is an error with its line number, because a typo such as `requried = true`
 //! must never silently turn a required check into an optional one.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gix::bstr::ByteSlice;
-use gix::config::parse::{EventRef as Event, Events};
+mod syntax;
+
+use syntax::RawEntry;
+#[doc(hidden)]
+pub use syntax::disagreement as syntax_disagreement;
 
 use crate::receipt::is_valid_check_name;
 use crate::sign::PublicKey;
@@ -311,9 +315,11 @@ impl Contract {
     fn parse_uncached(bytes: &[u8], file: &Path) -> Result<Contract, ContractError> {
         // A value converted lossily (`path = src\xff`) would name something else
         // than what was written, so the contract is UTF-8 throughout.
-        if let Err(e) = std::str::from_utf8(bytes) {
-            let at = e.valid_up_to();
-            return Err(ContractError::Invalid {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let at = e.valid_up_to();
+                return Err(ContractError::Invalid {
                 file: file.to_owned(),
                 line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
                 message: format!(
@@ -322,122 +328,10 @@ impl Contract {
                 ),
                 hint: "write .gitreceipts in UTF-8 (names, paths and commands as they are in the repository)".into(),
             });
-        }
-        // whitespace between tokens says nothing here; not keeping it saves a third of the events
-        let events = Events::from_bytes(bytes, Some(|e| !matches!(e, Event::Whitespace(_))))
-            .map_err(|e| {
-                // The parser's own message quotes what follows the error, which may run
-                // past the offending line; quote at most the start of that line.
-                let what = e.to_string();
-                let what = what.split(": '").next().unwrap_or_default();
-                let rest = e.remaining_data();
-                let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
-                let shown: String = String::from_utf8_lossy(line).chars().take(40).collect();
-                ContractError::Syntax {
-                    file: file.to_owned(),
-                    line: e.line_number(),
-                    message: format!("{what} at {:?}", crate::text::escape(&shown)),
-                }
-            })?;
-        let raw = collect_entries(&events);
-        build(raw, file)
+            }
+        };
+        build(syntax::entries(text, file)?, file)
     }
-}
-
-/// One `key = value` with the section it sits in and its line.
-struct RawEntry {
-    /// Shared by the entries of one section (a thousand signers' entries would
-    /// otherwise copy their section's names a thousand times).
-    section: std::rc::Rc<str>,
-    subsection: Option<std::rc::Rc<str>>,
-    section_line: usize,
-    key: String,
-    value: Option<String>,
-    line: usize,
-    /// A `;` or `#` comment followed the value on its line.
-    trailing_comment: bool,
-}
-
-fn collect_entries(events: &Events) -> Vec<RawEntry> {
-    // sized once: a thousand signers' entries would otherwise be copied as it grows
-    let entries = events
-        .iter()
-        .filter(|e| matches!(e, Event::SectionValueName(_)))
-        .count();
-    let mut out = Vec::with_capacity(entries);
-    let mut line = 1usize;
-    type Section = (std::rc::Rc<str>, Option<std::rc::Rc<str>>, usize);
-    let mut section: Option<Section> = None;
-    let mut pending: Option<RawEntry> = None;
-    let mut continued = String::new();
-    for event in events.iter() {
-        match event {
-            Event::SectionHeader {
-                name,
-                subsection_name,
-                ..
-            } => {
-                out.extend(pending.take());
-                section = Some((
-                    name.to_str_lossy().to_ascii_lowercase().into(),
-                    subsection_name.map(|s| s.to_str_lossy().into()),
-                    line,
-                ));
-            }
-            Event::SectionValueName(key) => {
-                out.extend(pending.take());
-                let (s, sub, sl) = section.clone().unwrap_or_else(|| ("".into(), None, 0));
-                pending = Some(RawEntry {
-                    section: s,
-                    subsection: sub,
-                    section_line: sl,
-                    key: key.to_str_lossy().to_ascii_lowercase(),
-                    value: None,
-                    line,
-                    trailing_comment: false,
-                });
-            }
-            Event::KeyValueSeparator => {
-                if let Some(p) = pending.as_mut() {
-                    p.value = Some(String::new());
-                }
-            }
-            Event::Value(v) => {
-                if let Some(p) = pending.as_mut()
-                    && p.value.is_some()
-                {
-                    p.value = Some(gix::config::value::normalize(v).to_str_lossy().into_owned());
-                }
-            }
-            Event::ValueNotDone(v) => continued.push_str(&v.to_str_lossy()),
-            Event::ValueDone(v) => {
-                continued.push_str(&v.to_str_lossy());
-                if let Some(p) = pending.as_mut() {
-                    let joined = std::mem::take(&mut continued);
-                    p.value = Some(
-                        gix::config::value::normalize(joined.as_bytes().as_bstr())
-                            .to_str_lossy()
-                            .into_owned(),
-                    );
-                }
-            }
-            Event::Newline(n) => {
-                line += n.iter().filter(|b| **b == b'\n').count();
-                // a value continued with a backslash spans lines; anything else ends here
-                if continued.is_empty() {
-                    out.extend(pending.take());
-                }
-            }
-            Event::Comment { .. } => {
-                if let Some(p) = pending.as_mut() {
-                    p.trailing_comment = true;
-                }
-            }
-            Event::Whitespace(_) => {}
-        }
-    }
-    out.extend(pending.take());
-    out
 }
 
 fn parse_bool(value: Option<&str>) -> Option<bool> {
@@ -511,7 +405,7 @@ fn is_env_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError> {
+fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractError> {
     let err = |line: usize, message: String, hint: &str| ContractError::Invalid {
         file: file.to_owned(),
         line,
@@ -568,8 +462,8 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         )
                     },
                 )?;
-                let value = e.value.clone();
-                match e.key.as_str() {
+                let value = e.value.as_deref().map(str::to_owned);
+                match &*e.key {
                     "run" => {
                         let v = value.unwrap_or_default();
                         if e.trailing_comment {
@@ -668,7 +562,12 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                             ));
                         }
                         for n in names {
-                            references.push((sub.to_owned(), e.key.clone(), n.to_owned(), e.line));
+                            references.push((
+                                sub.to_owned(),
+                                e.key.to_string(),
+                                n.to_owned(),
+                                e.line,
+                            ));
                             let list = if e.key == "assert" {
                                 &mut check.assertions
                             } else {
@@ -707,7 +606,7 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                 };
                 let v = e.value.as_deref().unwrap_or_default();
                 let entry = &mut signers[idx];
-                match e.key.as_str() {
+                match &*e.key {
                     "key" => {
                         if entry.2.is_some() {
                             return Err(err(
@@ -776,8 +675,8 @@ fn build(entries: Vec<RawEntry>, file: &Path) -> Result<Contract, ContractError>
                         self_approve: false,
                     },
                 )?;
-                let v = e.value.clone().unwrap_or_default();
-                match e.key.as_str() {
+                let v = e.value.as_deref().map(str::to_owned).unwrap_or_default();
+                match &*e.key {
                     "path" => {
                         let Some(p) = normalize_path(&v) else {
                             return Err(err(
@@ -919,7 +818,7 @@ fn named_section<'l, T>(
     list: &'l mut Vec<T>,
     name_of: impl Fn(&T) -> &String,
     (kind, noun): (&str, &str),
-    e: &RawEntry,
+    e: &RawEntry<'_>,
     err: &impl Fn(usize, String, &str) -> ContractError,
     make: impl FnOnce() -> T,
 ) -> Result<&'l mut T, ContractError> {
@@ -944,7 +843,7 @@ fn named_section<'l, T>(
 /// One key of an `[assert "name"]` section.
 fn build_assert(
     assertions: &mut Vec<(AssertDef, usize)>,
-    e: &RawEntry,
+    e: &RawEntry<'_>,
     sub: &str,
     err: &impl Fn(usize, String, &str) -> ContractError,
 ) -> Result<(), ContractError> {
@@ -966,7 +865,7 @@ fn build_assert(
             )
         },
     )?;
-    let v = e.value.clone().unwrap_or_default();
+    let v = e.value.as_deref().map(str::to_owned).unwrap_or_default();
     let substituted = |v: &str| {
         crate::environment::substitute(v, &|_| Some(String::new())).map_err(|why| {
             err(
@@ -983,7 +882,7 @@ fn build_assert(
             )
         })
     };
-    match e.key.as_str() {
+    match &*e.key {
         "run" => {
             if e.trailing_comment {
                 return Err(err(
@@ -1043,7 +942,7 @@ fn build_assert(
 /// One key of a `[dependency "name"]` section.
 fn build_dependency(
     dependencies: &mut Vec<(DependencyDef, usize)>,
-    e: &RawEntry,
+    e: &RawEntry<'_>,
     sub: &str,
     err: &impl Fn(usize, String, &str) -> ContractError,
 ) -> Result<(), ContractError> {
@@ -1065,8 +964,8 @@ fn build_dependency(
             )
         },
     )?;
-    let v = e.value.clone().unwrap_or_default();
-    match e.key.as_str() {
+    let v = e.value.as_deref().map(str::to_owned).unwrap_or_default();
+    match &*e.key {
         "path" => {
             if v.trim().is_empty() || v.starts_with('/') || v.contains('\0') {
                 return Err(err(

@@ -216,10 +216,20 @@ fn read(source: &KeySource) -> Result<KeyFile, KeyfileError> {
     }
 }
 
-/// The public key, without asking ssh-agent anything: for writer ids and for
-/// trusting one's own receipts. A missing file is an error.
+/// The public key, without asking ssh-agent anything, from a key file read and
+/// checked whole (`key show`, `doctor`, `init`). A missing file is an error.
 pub fn public_key(source: &KeySource) -> Result<PublicKey, KeyfileError> {
     Ok(read(source)?.public().clone())
+}
+
+/// The public key as [`public_key`] gives it, read from a private key file's
+/// public half only (see [`KeyFile::read_public`]): for writer ids and for
+/// trusting one's own receipts, in every gate and status.
+pub fn public_half(source: &KeySource) -> Result<PublicKey, KeyfileError> {
+    match &source.location {
+        KeyLocation::File(path) => KeyFile::read_public(path).map_err(key_error(source)),
+        KeyLocation::Literal(line) => PublicKey::from_openssh(line).map_err(key_error(source)),
+    }
 }
 
 /// The private key file to name in `ssh-add` hints for a public key file: the

@@ -346,8 +346,9 @@ pub fn fingerprint_digest_of(fingerprint: &str) -> Option<[u8; 32]> {
 pub struct PublicKey {
     bytes: [u8; PUBLIC_KEY_LEN],
     /// The decoded point, or why the bytes are none: set by the eager
-    /// constructors, on first use for a deferred key.
-    point: std::sync::OnceLock<Result<VerifyingKey, &'static str>>,
+    /// constructors, on first use for a deferred key. Boxed: a point is 192
+    /// bytes, and a contract's thousand signers mostly never decode theirs.
+    point: std::sync::OnceLock<Result<Box<VerifyingKey>, &'static str>>,
     /// [`PublicKey::fingerprint_digest`], computed once.
     digest: std::sync::OnceLock<[u8; 32]>,
 }
@@ -493,8 +494,12 @@ impl PublicKey {
     /// The decoded point: canonical, on the curve, of large order; decoded once.
     fn point(&self) -> Result<&VerifyingKey, &'static str> {
         self.point
-            .get_or_init(|| decode_point(&self.bytes).map_err(|e| e.reason()))
-            .as_ref()
+            .get_or_init(|| {
+                decode_point(&self.bytes)
+                    .map(Box::new)
+                    .map_err(|e| e.reason())
+            })
+            .as_deref()
             .map_err(|reason| *reason)
     }
 
@@ -605,20 +610,31 @@ impl KeyFile {
     /// [`KeyError::SecurityKey`]), other content [`KeyError::Malformed`].
     pub fn read(path: &Path) -> Result<KeyFile, KeyError> {
         let data = read_key_file(path)?;
-        if let Ok(text) = std::str::from_utf8(&data)
-            && text
-                .split_whitespace()
-                .next()
-                .is_some_and(looks_like_key_type)
-        {
-            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        if let Some(line) = public_key_line(&data) {
             return PublicKey::from_openssh(line)
                 .map(KeyFile::Public)
                 .map_err(|err| err.at(path));
         }
-        match parse_openssh_private_key(&data).map_err(|err| err.at(path))? {
+        match parse_openssh_private_key(&data, true).map_err(|err| err.at(path))? {
             PrivateKeyFile::Unlocked(key) => Ok(KeyFile::Private(key)),
-            PrivateKeyFile::Locked(public) => Ok(KeyFile::Encrypted(*public)),
+            PrivateKeyFile::Locked(public) | PrivateKeyFile::PublicHalf(public) => {
+                Ok(KeyFile::Encrypted(*public))
+            }
+        }
+    }
+
+    /// The public key of the key file at `path`, as [`KeyFile::read`] gives it,
+    /// without decoding a private key's secret half or deriving its public key
+    /// from it (a scalar multiplication, in every gate): for writer ids and trust.
+    /// A secret half that does not match is found when the key first signs.
+    pub fn read_public(path: &Path) -> Result<PublicKey, KeyError> {
+        let data = read_key_file(path)?;
+        if let Some(line) = public_key_line(&data) {
+            return PublicKey::from_openssh(line).map_err(|err| err.at(path));
+        }
+        match parse_openssh_private_key(&data, false).map_err(|err| err.at(path))? {
+            PrivateKeyFile::Unlocked(key) => Ok(key.public().clone()),
+            PrivateKeyFile::Locked(public) | PrivateKeyFile::PublicHalf(public) => Ok(*public),
         }
     }
 
@@ -631,6 +647,16 @@ impl KeyFile {
     }
 }
 
+/// The key line of a public key file (`ssh-ed25519 AAAA... [comment]`, a `.pub`
+/// file), when `data` is one rather than a private key file.
+fn public_key_line(data: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(data).ok()?;
+    text.split_whitespace()
+        .next()
+        .is_some_and(looks_like_key_type)
+        .then(|| text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""))
+}
+
 impl SigningKey {
     /// Load an OpenSSH private key file (`-----BEGIN OPENSSH PRIVATE KEY-----`), as
     /// written by `ssh-keygen -t ed25519`.
@@ -640,9 +666,9 @@ impl SigningKey {
     /// [`KeyError::NotEd25519`].
     pub fn load(path: &Path) -> Result<SigningKey, KeyError> {
         let data = read_key_file(path)?;
-        match parse_openssh_private_key(&data).map_err(|err| err.at(path))? {
+        match parse_openssh_private_key(&data, true).map_err(|err| err.at(path))? {
             PrivateKeyFile::Unlocked(key) => Ok(*key),
-            PrivateKeyFile::Locked(_) => Err(KeyError::Encrypted {
+            PrivateKeyFile::Locked(_) | PrivateKeyFile::PublicHalf(_) => Err(KeyError::Encrypted {
                 path: path.to_owned(),
             }),
         }
@@ -761,7 +787,7 @@ impl SigningKey {
         let point = secret.verifying_key();
         let public = PublicKey {
             bytes: *point.as_bytes(),
-            point: std::sync::OnceLock::from(Ok(point)),
+            point: std::sync::OnceLock::from(Ok(Box::new(point))),
             digest: std::sync::OnceLock::new(),
         };
         SigningKey {
@@ -988,11 +1014,14 @@ enum PrivateKeyFile {
     Unlocked(Box<SigningKey>),
     /// Passphrase-protected: only the public half, from the unencrypted header.
     Locked(Box<PublicKey>),
+    /// Unencrypted, but only the public half was asked for (the secret half is
+    /// neither decoded nor checked against it).
+    PublicHalf(Box<PublicKey>),
 }
 
 /// Parse the contents of an OpenSSH private key file. Errors carry no path (the
 /// caller adds it).
-fn parse_openssh_private_key(data: &[u8]) -> Result<PrivateKeyFile, KeyError> {
+fn parse_openssh_private_key(data: &[u8], secret: bool) -> Result<PrivateKeyFile, KeyError> {
     let malformed = |reason: &str| KeyError::Malformed {
         path: None,
         reason: reason.to_owned(),
@@ -1101,6 +1130,9 @@ fn parse_openssh_private_key(data: &[u8]) -> Result<PrivateKeyFile, KeyError> {
     let public = PublicKey::from_blob(public_blob)?;
     if cipher != b"none" {
         return Ok(PrivateKeyFile::Locked(Box::new(public)));
+    }
+    if !secret {
+        return Ok(PrivateKeyFile::PublicHalf(Box::new(public)));
     }
 
     let private = ssh_key::PrivateKey::from_bytes(&binary).map_err(|err| KeyError::Malformed {
@@ -1657,7 +1689,9 @@ mod tests {
     fn unlocked(parsed: Result<PrivateKeyFile, KeyError>) -> SigningKey {
         match parsed {
             Ok(PrivateKeyFile::Unlocked(key)) => *key,
-            Ok(PrivateKeyFile::Locked(_)) => panic!("an unencrypted key reads as encrypted"),
+            Ok(PrivateKeyFile::Locked(_) | PrivateKeyFile::PublicHalf(_)) => {
+                panic!("an unencrypted key reads as encrypted")
+            }
             Err(err) => panic!("{err}"),
         }
     }
@@ -1666,12 +1700,36 @@ mod tests {
     fn parses_private_key_with_lf_and_crlf() {
         let key = test_key();
         let pem = openssh_file(&key);
-        let loaded = unlocked(parse_openssh_private_key(pem.as_bytes()));
+        let loaded = unlocked(parse_openssh_private_key(pem.as_bytes(), true));
         assert_eq!(loaded.public(), key.public());
         let crlf = pem.replace('\n', "\r\n");
-        let loaded = unlocked(parse_openssh_private_key(crlf.as_bytes()));
+        let loaded = unlocked(parse_openssh_private_key(crlf.as_bytes(), true));
         assert_eq!(loaded.public(), key.public());
         assert_eq!(loaded.sign(b"x").unwrap(), key.sign(b"x").unwrap());
+    }
+
+    #[test]
+    fn the_public_half_alone_is_the_public_key_of_the_file() {
+        let key = test_key();
+        let pem = openssh_file(&key);
+        match parse_openssh_private_key(pem.as_bytes(), false) {
+            Ok(PrivateKeyFile::PublicHalf(public)) => assert_eq!(&*public, key.public()),
+            _ => panic!("an unencrypted key file gives its public half"),
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (private, public) = (dir.path().join("k"), dir.path().join("k.pub"));
+        std::fs::write(&private, &pem).unwrap();
+        std::fs::write(&public, key.public().to_openssh()).unwrap();
+        for file in [&private, &public] {
+            let read = KeyFile::read(file).unwrap();
+            assert_eq!(&KeyFile::read_public(file).unwrap(), read.public());
+        }
+        // what is not a key file is refused as before
+        std::fs::write(&private, &pem[..pem.len() / 2]).unwrap();
+        assert!(matches!(
+            KeyFile::read_public(&private),
+            Err(KeyError::Malformed { .. })
+        ));
     }
 
     #[test]
@@ -1680,20 +1738,20 @@ mod tests {
         let pem = openssh_file(&key);
         let truncated = &pem[..pem.len() / 2];
         assert!(matches!(
-            parse_openssh_private_key(truncated.as_bytes()),
+            parse_openssh_private_key(truncated.as_bytes(), true),
             Err(KeyError::Malformed { .. })
         ));
         let public_line = key.public().to_openssh();
         assert!(matches!(
-            parse_openssh_private_key(public_line.as_bytes()),
+            parse_openssh_private_key(public_line.as_bytes(), true),
             Err(KeyError::Malformed { reason, .. }) if reason.contains("public key")
         ));
         assert!(matches!(
-            parse_openssh_private_key(b"-----BEGIN RSA PRIVATE KEY-----\nAAAA\n"),
+            parse_openssh_private_key(b"-----BEGIN RSA PRIVATE KEY-----\nAAAA\n", true),
             Err(KeyError::NotEd25519 { .. })
         ));
         assert!(matches!(
-            parse_openssh_private_key(&[0xff, 0xfe, 0x00]),
+            parse_openssh_private_key(&[0xff, 0xfe, 0x00], true),
             Err(KeyError::Malformed { .. })
         ));
     }

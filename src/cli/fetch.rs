@@ -45,7 +45,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
     let own_fingerprint = ctx
         .key_source(Some(&store))
         .ok()
-        .and_then(|s| git_receipt::keyfile::public_key(&s).ok())
+        .and_then(|s| git_receipt::keyfile::public_half(&s).ok())
         .map(|k| k.fingerprint());
     let report = sync::fetch(&store, &remote, &trust)?;
     store.gc_auto_detached();

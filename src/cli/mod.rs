@@ -166,7 +166,7 @@ impl Context {
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
         let mut trust = TrustSet::default();
         if let Ok(source) = self.key_source(Some(store))
-            && let Ok(key) = keyfile::public_key(&source)
+            && let Ok(key) = keyfile::public_half(&source)
         {
             trust.add(key, TrustOrigin::OwnKey);
         }
