@@ -422,19 +422,24 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
     // (name, section line, key, valid-after, valid-before, revoked)
     #[allow(clippy::type_complexity)]
     let mut signers: Vec<(
-        String,
+        &str,
         usize,
         Option<PublicKey>,
         Option<u64>,
         Option<u64>,
         bool,
     )> = Vec::new();
-    let mut signer_at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    // at most one signer per entry of a [signer] section; reserved, not grown by copying
-    let signer_entries = entries.iter().filter(|e| &*e.section == "signer").count();
-    signers.reserve(signer_entries);
-    signer_at.reserve(signer_entries);
-    for e in entries {
+    // by name, borrowed from the entries: a team's contract may list a thousand
+    let mut signer_at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    // one `key` per signer (two are refused, none is an error below): reserved
+    // once, not grown by copying
+    let keys = entries
+        .iter()
+        .filter(|e| &*e.section == "signer" && &*e.key == "key")
+        .count();
+    signers.reserve(keys);
+    signer_at.reserve(keys);
+    for e in &entries {
         let sub: &str = e.subsection.as_deref().unwrap_or_default();
         match &*e.section {
             "check" => {
@@ -442,7 +447,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                     &mut checks,
                     |(c, _, _)| &c.name,
                     ("check", "check"),
-                    &e,
+                    e,
                     &err,
                     || {
                         (
@@ -599,8 +604,8 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 let idx = match signer_at.get(sub) {
                     Some(&i) => i,
                     None => {
-                        signers.push((sub.to_owned(), e.section_line, None, None, None, false));
-                        signer_at.insert(sub.to_owned(), signers.len() - 1);
+                        signers.push((sub, e.section_line, None, None, None, false));
+                        signer_at.insert(sub, signers.len() - 1);
                         signers.len() - 1
                     }
                 };
@@ -659,14 +664,14 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                     }
                 }
             }
-            "assert" => build_assert(&mut assertions, &e, sub, &err)?,
-            "dependency" => build_dependency(&mut dependencies, &e, sub, &err)?,
+            "assert" => build_assert(&mut assertions, e, sub, &err)?,
+            "dependency" => build_dependency(&mut dependencies, e, sub, &err)?,
             "review" => {
                 let review = named_section(
                     &mut contract.reviews,
                     |r| &r.name,
                     ("review", "review"),
-                    &e,
+                    e,
                     &err,
                     || ReviewDef {
                         name: sub.to_owned(),
@@ -747,7 +752,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
             ));
         };
         contract.signers.push(SignerDef {
-            name,
+            name: name.to_owned(),
             key,
             valid_after,
             valid_before,

@@ -77,6 +77,22 @@ const SIGNATURE_LEN: usize = 64;
 /// The length in bytes of an encoded Ed25519 public key.
 const PUBLIC_KEY_LEN: usize = 32;
 
+/// The base64 of the first 18 bytes of every Ed25519 key blob:
+/// `string("ssh-ed25519")` and the first three bytes of the key's length.
+const PLAIN_KEY_PREFIX: &str = "AAAAC3NzaC1lZDI1NTE5AAAA";
+
+/// The value of each standard base64 character, 0xff for every other byte.
+static BASE64_VALUE: [u8; 256] = {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut table = [0xffu8; 256];
+    let mut i = 0;
+    while i < 64 {
+        table[alphabet[i] as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
+
 // ---------------------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------------------
@@ -381,6 +397,14 @@ impl PublicKey {
     /// syntax, type and length are checked here. A key whose bytes are no valid
     /// point fails every verification with [`SignatureError::Malformed`].
     pub fn from_openssh_deferred(line: &str) -> Result<PublicKey, KeyError> {
+        match Self::from_plain_line(line) {
+            Some(key) => Ok(key),
+            None => Self::from_any_line(line),
+        }
+    }
+
+    /// [`PublicKey::from_openssh_deferred`] for any spelling OpenSSH reads.
+    fn from_any_line(line: &str) -> Result<PublicKey, KeyError> {
         let malformed = |reason: &str| KeyError::Malformed {
             path: None,
             reason: reason.to_owned(),
@@ -425,6 +449,43 @@ impl PublicKey {
         })
     }
 
+    /// The key of a line spelled the way `ssh-keygen` and `git receipt key show`
+    /// write it, `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI...[ comment]`, decoded
+    /// straight from its 44 characters of key; `None` for any other spelling,
+    /// which the general reader takes (with its errors). A contract may list a
+    /// thousand such lines, read by every gate.
+    ///
+    /// The blob is `string("ssh-ed25519") string(32 bytes)`, 51 bytes: its first
+    /// 18 bytes are the 24 characters [`PLAIN_KEY_PREFIX`] spells, and the 33
+    /// after them (`0x20`, the length's last byte, then the key) are exactly 44
+    /// characters, so no padding and no spare bits: the spelling is the only one.
+    fn from_plain_line(line: &str) -> Option<PublicKey> {
+        let rest = line.strip_prefix("ssh-ed25519 ")?;
+        let encoded = rest.as_bytes().get(..68)?;
+        if rest.as_bytes().get(68).is_some_and(|b| !b.is_ascii_whitespace()) {
+            return None;
+        }
+        let tail = encoded.strip_prefix(PLAIN_KEY_PREFIX.as_bytes())?;
+        let mut bytes = [0u8; 33];
+        for (chunk, out) in tail.chunks_exact(4).zip(bytes.chunks_exact_mut(3)) {
+            let mut n = 0u32;
+            for &c in chunk {
+                let v = BASE64_VALUE[c as usize];
+                if v == 0xff {
+                    return None;
+                }
+                n = n << 6 | u32::from(v);
+            }
+            out.copy_from_slice(&n.to_be_bytes()[1..]);
+        }
+        if bytes[0] != PUBLIC_KEY_LEN as u8 {
+            return None;
+        }
+        let mut key = [0u8; PUBLIC_KEY_LEN];
+        key.copy_from_slice(&bytes[1..]);
+        Some(PublicKey::deferred(&key))
+    }
+
     /// Parse the SSH wire-format public key blob `string("ssh-ed25519") string(key)`.
     fn from_blob(blob: &[u8]) -> Result<PublicKey, KeyError> {
         let mut reader = WireReader::new(blob);
@@ -466,7 +527,15 @@ impl PublicKey {
     pub fn fingerprint_digest(&self) -> [u8; 32] {
         *self
             .digest
-            .get_or_init(|| Sha256::digest(self.blob()).into())
+            .get_or_init(|| {
+                // the blob, on the stack: a contract's thousand keys are hashed per gate
+                let mut digest = Sha256::new();
+                digest.update((KEY_TYPE.len() as u32).to_be_bytes());
+                digest.update(KEY_TYPE.as_bytes());
+                digest.update((PUBLIC_KEY_LEN as u32).to_be_bytes());
+                digest.update(self.bytes);
+                digest.finalize().into()
+            })
     }
 
     /// A public key from its 32-byte Ed25519 encoding.
@@ -1706,6 +1775,46 @@ mod tests {
         let loaded = unlocked(parse_openssh_private_key(crlf.as_bytes(), true));
         assert_eq!(loaded.public(), key.public());
         assert_eq!(loaded.sign(b"x").unwrap(), key.sign(b"x").unwrap());
+    }
+
+    #[test]
+    fn a_plainly_spelled_key_line_reads_as_the_general_reader_reads_it() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut plain, mut other) = (0, 0);
+        for i in 0..4000 {
+            let mut bytes = [0u8; 32];
+            bytes.iter_mut().for_each(|b| *b = next() as u8);
+            let mut line = PublicKey::deferred(&bytes).to_openssh();
+            if i % 2 == 1 {
+                // one character changed, added or cut, or a comment after it
+                let at = 12 + (next() as usize % (line.len() - 12));
+                let alphabet = b"AI+/=z9 \t.-";
+                let c = alphabet[next() as usize % alphabet.len()] as char;
+                match next() % 4 {
+                    0 => line.replace_range(at..at + 1, &c.to_string()),
+                    1 => line.insert(at, c),
+                    2 => {
+                        line.remove(at);
+                    }
+                    _ => line.push_str(" user@host"),
+                }
+            }
+            let general = PublicKey::from_any_line(&line);
+            match PublicKey::from_plain_line(&line) {
+                Some(key) => {
+                    plain += 1;
+                    assert_eq!(Some(&key), general.as_ref().ok(), "{line:?}");
+                }
+                None => other += 1,
+            }
+        }
+        assert!(plain > 2000 && other > 500, "{plain} {other}");
     }
 
     #[test]
