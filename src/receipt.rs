@@ -961,21 +961,26 @@ pub fn is_valid_writer_id(writer: &str) -> bool {
         return false;
     };
     let (name, dash_hash) = writer.as_bytes().split_at(split);
-    dash_hash[0] == b'-'
-        && dash_hash[1..]
-            .iter()
-            .all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        && std::str::from_utf8(name).is_ok_and(is_valid_chain_name)
+    // branch-free over the 32 digits: the compiler makes it a few vector steps
+    let not_hex = dash_hash[1..].iter().fold(false, |bad, &b| {
+        bad | !(b.is_ascii_digit() | (b'a'..=b'f').contains(&b))
+    });
+    dash_hash[0] == b'-' && !not_hex && is_valid_chain_name_bytes(name)
+}
+
+/// [`is_valid_chain_name`] of bytes (which, passing, are ASCII).
+fn is_valid_chain_name_bytes(name: &[u8]) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && !matches!(name[0], b'-' | b'_')
+        && !name.iter().fold(false, |bad, &b| {
+            bad | !(b.is_ascii_lowercase() | b.is_ascii_digit() | (b == b'_') | (b == b'-'))
+        })
 }
 
 /// Whether `name` may name a chain: 1 to 32 of `a-z 0-9 _ -`, starting with a letter or digit.
 pub fn is_valid_chain_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 32
-        && !name.starts_with(['-', '_'])
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'))
+    is_valid_chain_name_bytes(name.as_bytes())
 }
 
 /// The writer id for a key and chain name.

@@ -462,7 +462,11 @@ impl PublicKey {
     fn from_plain_line(line: &str) -> Option<PublicKey> {
         let rest = line.strip_prefix("ssh-ed25519 ")?;
         let encoded = rest.as_bytes().get(..68)?;
-        if rest.as_bytes().get(68).is_some_and(|b| !b.is_ascii_whitespace()) {
+        if rest
+            .as_bytes()
+            .get(68)
+            .is_some_and(|b| !b.is_ascii_whitespace())
+        {
             return None;
         }
         let tail = encoded.strip_prefix(PLAIN_KEY_PREFIX.as_bytes())?;
@@ -525,17 +529,15 @@ impl PublicKey {
     /// The raw SHA-256 digest of the SSH wire-format public key blob
     /// (`string("ssh-ed25519") string(key)`), which is what OpenSSH fingerprints.
     pub fn fingerprint_digest(&self) -> [u8; 32] {
-        *self
-            .digest
-            .get_or_init(|| {
-                // the blob, on the stack: a contract's thousand keys are hashed per gate
-                let mut digest = Sha256::new();
-                digest.update((KEY_TYPE.len() as u32).to_be_bytes());
-                digest.update(KEY_TYPE.as_bytes());
-                digest.update((PUBLIC_KEY_LEN as u32).to_be_bytes());
-                digest.update(self.bytes);
-                digest.finalize().into()
-            })
+        *self.digest.get_or_init(|| {
+            // the blob, on the stack: a contract's thousand keys are hashed per gate
+            let mut digest = Sha256::new();
+            digest.update((KEY_TYPE.len() as u32).to_be_bytes());
+            digest.update(KEY_TYPE.as_bytes());
+            digest.update((PUBLIC_KEY_LEN as u32).to_be_bytes());
+            digest.update(self.bytes);
+            digest.finalize().into()
+        })
     }
 
     /// A public key from its 32-byte Ed25519 encoding.

@@ -272,6 +272,45 @@ fn a_chain_that_moved_backwards_is_reported_and_reindexed() {
     assert_eq!(answers(&env, &repo, &[]).0, baseline(&env, &repo));
 }
 
+/// The quick check that an index is current reads `packed-refs` without looking
+/// up any object: a tip rewritten inside `packed-refs` (no loose ref, same
+/// length), backwards or to an object that is no commit, must still be noticed.
+#[test]
+fn a_packed_tip_rewritten_in_place_is_noticed() {
+    let env = Env::new();
+    let repo = scenario(&env);
+    env.receipt_ok(&repo, &["run", "docs"]);
+    env.git_ok(&repo, &["pack-refs", "--all"]);
+    answers(&env, &repo, &[]);
+    let packed_file = repo.join(".git/packed-refs");
+    let packed = std::fs::read_to_string(&packed_file).unwrap();
+    let (tip, chain) = packed
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .find(|(_, name)| {
+            name.starts_with("refs/receipts/")
+                && env.git_ok(&repo, &["rev-list", "--count", name]) == "3"
+        })
+        .map(|(t, n)| (t.to_owned(), n.to_owned()))
+        .expect("the trusted writer has three receipts, packed");
+    let older = env.git_ok(&repo, &["rev-parse", &format!("{tip}~1")]);
+    std::fs::write(&packed_file, packed.replace(&tip, &older)).unwrap();
+    assert_eq!(env.git_ok(&repo, &["rev-parse", &chain]), older);
+    let expected = baseline(&env, &repo);
+    let (out, err) = answers(&env, &repo, &[]);
+    assert_eq!(out, expected);
+    assert!(
+        err.contains(&format!("no longer descends from {tip}")),
+        "the rollback is reported: {err}"
+    );
+    // now to the chain commit's tree: a ref that is no commit is skipped with a warning
+    let tree = env.git_ok(&repo, &["rev-parse", &format!("{older}^{{tree}}")]);
+    std::fs::write(&packed_file, packed.replace(&tip, &tree)).unwrap();
+    let (out, err) = answers(&env, &repo, &[]);
+    assert_eq!(out, baseline(&env, &repo));
+    assert!(err.contains("not a commit"), "{err}");
+}
+
 #[test]
 fn a_crash_while_writing_the_index_leaves_a_working_one() {
     let env = Env::new();

@@ -892,9 +892,17 @@ impl Store {
         current: Option<std::sync::Arc<Index>>,
         force: bool,
     ) -> Result<std::sync::Arc<Index>, StoreError> {
+        let current = if force { None } else { current };
+        if let Some(idx) = &current
+            && self.tips_unchanged(
+                super::CHAIN_PREFIX,
+                idx.chains().iter().map(|c| (c.writer.as_str(), c.tip)),
+            )
+        {
+            return Ok(idx.clone());
+        }
         // only writer ids: `writers` skips (and warns about) any other name
         let tips: Vec<(String, ObjectId)> = self.writers()?;
-        let current = if force { None } else { current };
         if let Some(idx) = &current {
             let same = idx.chains().len() == tips.len()
                 && idx

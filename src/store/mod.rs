@@ -192,6 +192,16 @@ fn missing_object_hint(refname: &str) -> String {
 /// reader can use it.
 type Scanned = Result<(String, ObjectId), UnusableRef>;
 
+/// Whether `hex` (as `packed-refs` spells an id: lowercase) names `id`.
+fn hex_names(hex: &[u8], id: &ObjectId) -> bool {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let bytes = id.as_bytes();
+    hex.len() == 2 * bytes.len()
+        && bytes.iter().zip(hex.chunks_exact(2)).all(|(b, pair)| {
+            pair[0] == DIGITS[usize::from(b >> 4)] && pair[1] == DIGITS[usize::from(b & 15)]
+        })
+}
+
 fn warn_once(bad: &UnusableRef) {
     static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
@@ -365,7 +375,10 @@ impl Store {
     /// notes ref, else why not.
     fn scan_refs(&self, prefix: &str) -> Result<Vec<Scanned>, StoreError> {
         if let Some(fast) = self.scan_packed_refs(prefix) {
-            return Ok(fast);
+            return Ok(fast
+                .into_iter()
+                .map(|(name, id)| self.points_at_commit(name, id))
+                .collect());
         }
         let refs = self
             .repo
@@ -444,7 +457,34 @@ impl Store {
     /// `None`, to take gix's path and its exact report of each problem, when
     /// anything here is unusual: a namespace, a loose ref that cannot be read or
     /// is symbolic, or a packed line that is not a writer id and an object id.
-    fn scan_packed_refs(&self, prefix: &str) -> Option<Vec<Scanned>> {
+    fn scan_packed_refs(&self, prefix: &str) -> Option<Vec<(String, ObjectId)>> {
+        let mut tips: Vec<(String, ObjectId)> = Vec::new();
+        let mut loose = self.walk_packed_refs(prefix, |writer, hex| {
+            let mut name = String::with_capacity(prefix.len() + writer.len());
+            name.push_str(prefix);
+            name.push_str(writer);
+            tips.push((name, ObjectId::from_hex(hex).ok()?));
+            Some(())
+        })?;
+        if !loose.is_empty() {
+            // a loose ref wins over a packed one of its name: first after a stable sort
+            loose.append(&mut tips);
+            loose.sort_by(|a, b| a.0.cmp(&b.0));
+            loose.dedup_by(|later, first| later.0 == first.0);
+            tips = loose;
+        }
+        Some(tips)
+    }
+
+    /// The walk behind [`Store::scan_packed_refs`]: `each` is given the writer id
+    /// and hex object id of every packed line under `prefix`, in order, and may
+    /// stop the walk with `None`. Returns the loose refs under `prefix` (full
+    /// names), or `None` for anything unusual.
+    fn walk_packed_refs(
+        &self,
+        prefix: &str,
+        mut each: impl FnMut(&str, &[u8]) -> Option<()>,
+    ) -> Option<Vec<(String, ObjectId)>> {
         use gix::bstr::ByteSlice as _;
         if self.repo.refs.namespace.is_some() {
             return None;
@@ -459,7 +499,6 @@ impl Store {
             }
             loose.push((name.to_owned(), r.target.try_id()?.to_owned()));
         }
-        let mut tips: Vec<(String, ObjectId)> = Vec::new();
         if let Some(packed) = self.repo.refs.cached_packed_buffer().ok()? {
             let bytes: &[u8] = (**packed).as_ref();
             let needle = format!(" {prefix}");
@@ -481,10 +520,7 @@ impl Store {
                     {
                         return None;
                     }
-                    let mut name = String::with_capacity(prefix.len() + writer.len());
-                    name.push_str(prefix);
-                    name.push_str(writer);
-                    tips.push((name, ObjectId::from_hex(hex).ok()?));
+                    each(writer, hex)?;
                     rest = next;
                     if rest.first() == Some(&b'^') {
                         rest = &rest[rest.find_byte(b'\n')? + 1..];
@@ -492,18 +528,42 @@ impl Store {
                 }
             }
         }
-        if !loose.is_empty() {
-            // a loose ref wins over a packed one of its name: first after a stable sort
-            loose.append(&mut tips);
-            loose.sort_by(|a, b| a.0.cmp(&b.0));
-            loose.dedup_by(|later, first| later.0 == first.0);
-            tips = loose;
+        Some(loose)
+    }
+
+    /// Whether the refs under `prefix`, read as [`Store::scan_packed_refs`] reads
+    /// them, are exactly `known` (writer id and tip, in order), without looking up
+    /// any tip's object: `known` is what was read, checked and indexed from these
+    /// very tips before, and an object id names its object for good. `false` when
+    /// anything differs or is unusual; the caller then reads the refs in full.
+    /// With only packed refs it allocates nothing: every gate asks this of a
+    /// thousand refs.
+    pub(crate) fn tips_unchanged<'a>(
+        &self,
+        prefix: &str,
+        known: impl Iterator<Item = (&'a str, ObjectId)> + Clone,
+    ) -> bool {
+        if !self.overrides.is_empty() {
+            return false;
         }
-        Some(
-            tips.into_iter()
-                .map(|(name, id)| self.points_at_commit(name, id))
-                .collect(),
-        )
+        let mut walk = known.clone();
+        let walked = self.walk_packed_refs(prefix, |writer, hex| {
+            let (w, tip) = walk.next()?;
+            (w == writer && hex_names(hex, &tip)).then_some(())
+        });
+        match walked {
+            Some(loose) if loose.is_empty() => walk.next().is_none(),
+            // loose refs (a writer's newest, until `git pack-refs`) win over
+            // packed ones of their name: compare the merged list
+            _ => self.scan_packed_refs(prefix).is_some_and(|tips| {
+                let mut known = known;
+                tips.iter().all(|(name, id)| {
+                    known
+                        .next()
+                        .is_some_and(|(w, tip)| name[prefix.len()..] == *w && *id == tip)
+                }) && known.next().is_none()
+            }),
+        }
     }
 
     /// Inside a server's pre-receive hook, the pushed objects sit in a quarantine
