@@ -435,13 +435,13 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
     // once, not grown by copying
     let keys = entries
         .iter()
-        .filter(|e| &*e.section == "signer" && &*e.key == "key")
+        .filter(|e| &*e.head.name == "signer" && &*e.key == "key")
         .count();
     signers.reserve(keys);
     signer_at.reserve(keys);
     for e in &entries {
-        let sub: &str = e.subsection.as_deref().unwrap_or_default();
-        match &*e.section {
+        let sub: &str = e.head.sub.as_deref().unwrap_or_default();
+        match &*e.head.name {
             "check" => {
                 let (check, _, has_run) = named_section(
                     &mut checks,
@@ -462,7 +462,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 assertions: Vec::new(),
                                 depends: Vec::new(),
                             },
-                            e.section_line,
+                            e.head.line,
                             false,
                         )
                     },
@@ -595,7 +595,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
             "signer" => {
                 if sub.is_empty() {
                     return Err(err(
-                        e.section_line,
+                        e.head.line,
                         "a signer section needs a name".into(),
                         "write [signer \"name\"]",
                     ));
@@ -604,7 +604,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 let idx = match signer_at.get(sub) {
                     Some(&i) => i,
                     None => {
-                        signers.push((sub, e.section_line, None, None, None, false));
+                        signers.push((sub, e.head.line, None, None, None, false));
                         signer_at.insert(sub, signers.len() - 1);
                         signers.len() - 1
                     }
@@ -735,30 +735,33 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
             }
             other => {
                 return Err(err(
-                    e.section_line,
+                    e.head.line,
                     format!("unknown section [{other}]"),
                     "the sections are [check \"name\"], [signer \"name\"], [assert \"name\"], [dependency \"name\"] and [review \"name\"]",
                 ));
             }
         }
     }
-    contract.signers.reserve_exact(signers.len());
-    for (name, line, key, valid_after, valid_before, revoked) in signers {
-        let Some(key) = key else {
-            return Err(err(
-                line,
-                format!("signer {name:?} has no `key`"),
-                "add key = ssh-ed25519 AAAA... (the output of `git receipt key show`)",
-            ));
-        };
-        contract.signers.push(SignerDef {
-            name: name.to_owned(),
-            key,
-            valid_after,
-            valid_before,
-            revoked,
-        });
-    }
+    // collected in place: the thousand signers' buffer becomes the contract's
+    contract.signers = signers
+        .into_iter()
+        .map(|(name, line, key, valid_after, valid_before, revoked)| {
+            let Some(key) = key else {
+                return Err(err(
+                    line,
+                    format!("signer {name:?} has no `key`"),
+                    "add key = ssh-ed25519 AAAA... (the output of `git receipt key show`)",
+                ));
+            };
+            Ok(SignerDef {
+                name: name.to_owned(),
+                key,
+                valid_after,
+                valid_before,
+                revoked,
+            })
+        })
+        .collect::<Result<_, _>>()?;
     for (mut check, line, has_run) in checks {
         if !has_run {
             return Err(err(
@@ -827,10 +830,10 @@ fn named_section<'l, T>(
     err: &impl Fn(usize, String, &str) -> ContractError,
     make: impl FnOnce() -> T,
 ) -> Result<&'l mut T, ContractError> {
-    let sub: &str = e.subsection.as_deref().unwrap_or_default();
+    let sub: &str = e.head.sub.as_deref().unwrap_or_default();
     if !is_valid_check_name(sub) {
         return Err(err(
-            e.section_line,
+            e.head.line,
             format!("{sub:?} is not a valid {noun} name"),
             &format!("write [{kind} \"name\"] with letters, digits, '.', '_' or '-'"),
         ));
@@ -866,7 +869,7 @@ fn build_assert(
                     run: String::new(),
                     expect: None,
                 },
-                e.section_line,
+                e.head.line,
             )
         },
     )?;
@@ -965,7 +968,7 @@ fn build_dependency(
                     rev: None,
                     paths: Vec::new(),
                 },
-                e.section_line,
+                e.head.line,
             )
         },
     )?;

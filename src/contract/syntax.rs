@@ -23,19 +23,29 @@
 
 use std::borrow::Cow;
 use std::path::Path;
+use std::rc::Rc;
 
 use gix::bstr::ByteSlice;
 use gix::config::parse::{EventRef as Event, Events};
 
 use super::ContractError;
 
+/// A section header: `[name "subsection"]` and its line, shared by the
+/// section's entries.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct Head<'a> {
+    /// The section name, lower-cased.
+    pub name: Cow<'a, str>,
+    pub sub: Option<Cow<'a, str>>,
+    pub line: usize,
+}
+
 /// One `key = value` with the section it sits in and its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct RawEntry<'a> {
-    /// The section name, lower-cased.
-    pub section: Cow<'a, str>,
-    pub subsection: Option<Cow<'a, str>>,
-    pub section_line: usize,
+    /// Shared by the entries of one section: a thousand signers' entries are
+    /// kept small (a contract's entries are all held at once).
+    pub head: Rc<Head<'a>>,
     /// The key, lower-cased.
     pub key: Cow<'a, str>,
     /// `None` for a key without `=` (a boolean true).
@@ -70,8 +80,7 @@ pub(super) fn plain(text: &str) -> Option<Vec<RawEntry<'_>>> {
     // a line holds at most one entry: sized once, not grown by copying
     let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
     let mut out = Vec::with_capacity(lines);
-    type Section<'a> = (Cow<'a, str>, Option<Cow<'a, str>>, usize);
-    let mut section: Option<Section<'_>> = None;
+    let mut section: Option<Rc<Head<'_>>> = None;
     let mut start = 0;
     for (at, end) in memchr::memchr_iter(b'\n', bytes)
         .chain(std::iter::once(bytes.len()))
@@ -116,7 +125,11 @@ pub(super) fn plain(text: &str) -> Option<Vec<RawEntry<'_>>> {
             if !rest.trim_matches(BLANKS).is_empty() {
                 return None;
             }
-            section = Some((lower(name), sub, at + 1));
+            section = Some(Rc::new(Head {
+                name: lower(name),
+                sub,
+                line: at + 1,
+            }));
             continue;
         }
         if !first.is_ascii_alphabetic() {
@@ -137,11 +150,8 @@ pub(super) fn plain(text: &str) -> Option<Vec<RawEntry<'_>>> {
             }
             Some(Cow::Borrowed(value))
         };
-        let (name, sub, section_line) = section.as_ref()?;
         out.push(RawEntry {
-            section: name.clone(),
-            subsection: sub.clone(),
-            section_line: *section_line,
+            head: section.clone()?,
             key: lower(key),
             value,
             line: at + 1,
@@ -191,8 +201,7 @@ fn collect_entries<'a>(events: &Events) -> Vec<RawEntry<'a>> {
         .count();
     let mut out = Vec::with_capacity(entries);
     let mut line = 1usize;
-    type Section = (String, Option<String>, usize);
-    let mut section: Option<Section> = None;
+    let mut section: Rc<Head<'a>> = Rc::default();
     let mut pending: Option<RawEntry> = None;
     let mut continued = String::new();
     for event in events.iter() {
@@ -203,19 +212,16 @@ fn collect_entries<'a>(events: &Events) -> Vec<RawEntry<'a>> {
                 ..
             } => {
                 out.extend(pending.take());
-                section = Some((
-                    name.to_str_lossy().to_ascii_lowercase(),
-                    subsection_name.map(|s| s.to_str_lossy().into_owned()),
+                section = Rc::new(Head {
+                    name: Cow::Owned(name.to_str_lossy().to_ascii_lowercase()),
+                    sub: subsection_name.map(|s| Cow::Owned(s.to_str_lossy().into_owned())),
                     line,
-                ));
+                });
             }
             Event::SectionValueName(key) => {
                 out.extend(pending.take());
-                let (s, sub, sl) = section.clone().unwrap_or_default();
                 pending = Some(RawEntry {
-                    section: Cow::Owned(s),
-                    subsection: sub.map(Cow::Owned),
-                    section_line: sl,
+                    head: section.clone(),
                     key: Cow::Owned(key.to_str_lossy().to_ascii_lowercase()),
                     value: None,
                     line,
@@ -454,11 +460,11 @@ mod tests {
             let ours: String = entries
                 .iter()
                 .map(|e| {
-                    let sub = e.subsection.as_deref().map(|s| format!(".{s}"));
+                    let sub = e.head.sub.as_deref().map(|s| format!(".{s}"));
                     let value = e.value.as_deref().map(|v| format!("={v}"));
                     format!(
                         "{}{}.{}{}\n",
-                        e.section,
+                        e.head.name,
                         sub.unwrap_or_default(),
                         e.key,
                         value.unwrap_or_default()
@@ -500,9 +506,9 @@ mod tests {
             .iter()
             .map(|e| {
                 (
-                    &*e.section,
-                    e.subsection.as_deref(),
-                    e.section_line,
+                    &*e.head.name,
+                    e.head.sub.as_deref(),
+                    e.head.line,
                     &*e.key,
                     e.value.as_deref(),
                     e.line,
