@@ -88,6 +88,55 @@ enum Command {
     Mcp(mcp::McpArgs),
 }
 
+impl Cli {
+    /// The command line, parsed. `gate`, `status` and `hook` (what hooks and CI
+    /// run, often many times a push) are parsed by a command holding only their
+    /// own arguments: building every subcommand's definition is a tenth of a
+    /// gate's time. Anything that parser does not take as it is (help, a usage
+    /// error, another subcommand) goes to the whole parser, whose answer and
+    /// messages are the only ones the user sees.
+    pub fn parse_args() -> Cli {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        Cli::parse_hot(&args).unwrap_or_else(|| Cli::parse_from(args))
+    }
+
+    /// [`Cli::parse_args`]'s quick parse of `args`, or `None`.
+    fn parse_hot(args: &[std::ffi::OsString]) -> Option<Cli> {
+        use clap::{Args, FromArgMatches as _};
+        let name = args.get(1)?.to_str()?;
+        let sub = match name {
+            "gate" => gate::GateArgs::augment_args(clap::Command::new("gate")),
+            "status" => status::StatusArgs::augment_args(clap::Command::new("status")),
+            "hook" => hook::HookArgs::augment_args(clap::Command::new("hook")),
+            _ => return None,
+        };
+        // the top level's one argument (`-C`, as [`Cli`] declares it) and this
+        // subcommand; no help or version flags, so those go to the whole parser
+        let cmd = clap::Command::new("git-receipt")
+            .disable_help_flag(true)
+            .disable_version_flag(true)
+            .disable_help_subcommand(true)
+            .subcommand_required(true)
+            .arg(
+                clap::Arg::new("dir")
+                    .short('C')
+                    .global(true)
+                    .value_name("DIR")
+                    .value_parser(clap::value_parser!(PathBuf)),
+            )
+            .subcommand(sub.disable_help_flag(true));
+        let matches = cmd.try_get_matches_from(args).ok()?;
+        let (_, sub_matches) = matches.subcommand()?;
+        let dir = matches.get_one::<PathBuf>("dir").cloned();
+        let command = match name {
+            "gate" => Command::Gate(gate::GateArgs::from_arg_matches(sub_matches).ok()?),
+            "status" => Command::Status(status::StatusArgs::from_arg_matches(sub_matches).ok()?),
+            _ => Command::Hook(hook::HookArgs::from_arg_matches(sub_matches).ok()?),
+        };
+        Some(Cli { dir, command })
+    }
+}
+
 /// What every command may ask for.
 pub struct Context {
     cwd: PathBuf,
@@ -469,5 +518,61 @@ fn human_ms(ms: u64) -> String {
         format!("{:.2}s", ms as f64 / 1000.0)
     } else {
         format!("{}m{:02}s", ms / 60_000, ms % 60_000 / 1000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick parse answers exactly what the whole parser answers, or leaves
+    /// the command line to it.
+    #[test]
+    fn the_quick_parse_agrees_with_the_whole_parser() {
+        let cases: &[&[&str]] = &[
+            &["gate"],
+            &["gate", "HEAD"],
+            &["gate", "--json", "HEAD~2", "HEAD"],
+            &["gate", "--trust", "origin/main", "--verify", "HEAD"],
+            &["gate", "--require", "test", "--require", "lint", "main"],
+            &["gate", "-C", "/tmp", "HEAD"],
+            &["gate", "--accepted-by", "ci"],
+            &["status"],
+            &["status", "--json", "HEAD~1"],
+            &["status", "-C", "/", "--json"],
+            &["hook", "pre-push", "origin", "url"],
+            &["hook", "pre-receive"],
+            &["hook", "commit-msg"],
+            &["gate", "--help"],
+            &["gate", "-h"],
+            &["gate", "--version"],
+            &["gate", "--no-such-flag"],
+            &["status", "--trust"],
+            &["hook"],
+            &["gate", "--json=maybe"],
+            &["-C", "/tmp", "gate"],
+            &["run", "test"],
+            &["help", "gate"],
+        ];
+        let (mut quick, mut whole) = (0, 0);
+        for case in cases {
+            let argv: Vec<std::ffi::OsString> = std::iter::once("git-receipt")
+                .chain(case.iter().copied())
+                .map(Into::into)
+                .collect();
+            let full = Cli::try_parse_from(&argv).map(|c| format!("{c:?}"));
+            match Cli::parse_hot(&argv) {
+                Some(hot) => {
+                    quick += 1;
+                    assert_eq!(
+                        Ok(format!("{hot:?}")),
+                        full.map_err(|e| e.to_string()),
+                        "{case:?}"
+                    );
+                }
+                None => whole += 1,
+            }
+        }
+        assert!(quick >= 10 && whole >= 6, "{quick} {whole}");
     }
 }
