@@ -170,7 +170,6 @@ pub fn signer_keys(trust: &TrustSet, signer: &str) -> Vec<String> {
     use crate::trust::TrustOrigin;
     trust
         .keys()
-        .iter()
         .filter(|t| {
             t.key.fingerprint() == signer
                 || match &t.origin {

@@ -111,13 +111,46 @@ impl std::fmt::Display for Refusal {
 /// (formatting a fingerprint and a hex suffix per key was most of the cost; a
 /// lookup decodes its one string instead), hashed by their first 8 bytes, and
 /// the key bytes themselves need no table (one digest names one key).
+///
+/// A contract's signers are not copied in: the set holds the parsed contract
+/// (shared with every other reader of that blob) and makes a signer's entry when
+/// a lookup first finds it, so a gate that reads one receipt makes one entry.
 #[derive(Debug, Clone, Default)]
 pub struct TrustSet {
+    /// Keys added one at a time (your key, git config, allowed_signers).
     keys: Vec<Trusted>,
+    /// Contracts whose signers are trusted, each with its signers' entries,
+    /// made on first use.
+    contracts: Vec<(std::sync::Arc<Contract>, Made)>,
+    /// Every entry, in the order its key was first added.
+    order: Vec<Slot>,
     /// By the SHA-256 digest an OpenSSH fingerprint encodes.
-    by_digest: std::collections::HashMap<[u8; 32], usize, DigestHash>,
+    by_digest: std::collections::HashMap<[u8; 32], Slot, DigestHash>,
     /// The first 16 bytes of each key's digest: the suffix of its writer ids.
     writer_suffixes: std::collections::HashSet<[u8; 16], DigestHash>,
+}
+
+/// A contract's signers' entries, each made on first use.
+type Made = Vec<std::sync::OnceLock<Box<Trusted>>>;
+
+/// Where an entry of a [`TrustSet`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// `keys[i]`.
+    Key(u32),
+    /// Signer `i` of contract `c`.
+    Signer(u32, u32),
+}
+
+/// The entry a contract's signer makes.
+fn signer_entry(s: &crate::contract::SignerDef) -> Trusted {
+    Trusted {
+        key: s.key.clone(),
+        origin: TrustOrigin::Contract(s.name.clone()),
+        valid_after: s.valid_after,
+        valid_before: s.valid_before,
+        revoked: s.revoked,
+    }
 }
 
 /// Hashes a SHA-256 digest (or a prefix of one) by its first 8 bytes, which are
@@ -164,11 +197,49 @@ impl TrustSet {
     pub fn add_entry(&mut self, entry: Trusted) {
         let digest = entry.key.fingerprint_digest();
         match self.by_digest.get(&digest) {
-            Some(&i) => self.keys[i].narrow(&entry),
+            Some(&slot) => self.entry_mut(slot).narrow(&entry),
             None => {
-                self.by_digest.insert(digest, self.keys.len());
-                self.writer_suffixes.insert(suffix_of(&digest));
+                let slot = Slot::Key(self.keys.len() as u32);
                 self.keys.push(entry);
+                self.insert(digest, slot);
+            }
+        }
+    }
+
+    fn insert(&mut self, digest: [u8; 32], slot: Slot) {
+        self.by_digest.insert(digest, slot);
+        self.writer_suffixes.insert(suffix_of(&digest));
+        self.order.push(slot);
+    }
+
+    /// The entry in `slot`.
+    fn entry(&self, slot: Slot) -> &Trusted {
+        match slot {
+            Slot::Key(i) => &self.keys[i as usize],
+            Slot::Signer(c, i) => {
+                let (contract, made) = &self.contracts[c as usize];
+                made[i as usize].get_or_init(|| Box::new(signer_entry(&contract.signers[i as usize])))
+            }
+        }
+    }
+
+    /// The entry in `slot`, made if it is not yet, to be narrowed.
+    fn entry_mut(&mut self, slot: Slot) -> &mut Trusted {
+        match slot {
+            Slot::Key(i) => &mut self.keys[i as usize],
+            Slot::Signer(c, i) => {
+                let (contract, made) = &mut self.contracts[c as usize];
+                let cell = &mut made[i as usize];
+                if cell.get().is_none() {
+                    *cell = std::sync::OnceLock::from(Box::new(signer_entry(
+                        &contract.signers[i as usize],
+                    )));
+                }
+                match cell.get_mut() {
+                    Some(entry) => entry,
+                    // set just above
+                    None => unreachable!("a signer's entry is made before it is narrowed"),
+                }
             }
         }
     }
@@ -181,38 +252,31 @@ impl TrustSet {
             if !s.revoked && s.valid_after.is_none() && s.valid_before.is_none() {
                 continue; // narrows nothing: no key's digest to compute
             }
-            if let Some(existing) = self
-                .by_digest
-                .get(&s.key.fingerprint_digest())
-                .map(|&i| &mut self.keys[i])
-            {
-                existing.narrow(&Trusted {
-                    key: s.key.clone(),
-                    origin: TrustOrigin::Contract(s.name.clone()),
-                    valid_after: s.valid_after,
-                    valid_before: s.valid_before,
-                    revoked: s.revoked,
-                });
+            if let Some(&slot) = self.by_digest.get(&s.key.fingerprint_digest()) {
+                self.entry_mut(slot).narrow(&signer_entry(s));
             }
         }
     }
 
-    /// Add every signer of a contract.
-    pub fn add_contract(&mut self, contract: &Contract) {
+    /// Add every signer of a contract. Each key is hashed (for lookups by
+    /// fingerprint and writer id); its entry is made when first looked up.
+    pub fn add_contract(&mut self, contract: impl Into<std::sync::Arc<Contract>>) {
+        let contract = contract.into();
         let n = contract.signers.len();
-        self.keys.reserve(n);
         self.by_digest.reserve(n);
         self.writer_suffixes.reserve(n);
-        for s in &contract.signers {
-            // on the contract's own key, so that every copy of it has the digest
-            s.key.fingerprint_digest();
-            self.add_entry(Trusted {
-                key: s.key.clone(),
-                origin: TrustOrigin::Contract(s.name.clone()),
-                valid_after: s.valid_after,
-                valid_before: s.valid_before,
-                revoked: s.revoked,
-            });
+        self.order.reserve(n);
+        let c = self.contracts.len() as u32;
+        let mut made = Vec::with_capacity(n);
+        made.resize_with(n, std::sync::OnceLock::new);
+        self.contracts.push((contract.clone(), made));
+        for (i, s) in contract.signers.iter().enumerate() {
+            // on the contract's own key, shared by every reader of the contract
+            let digest = s.key.fingerprint_digest();
+            match self.by_digest.get(&digest) {
+                Some(&slot) => self.entry_mut(slot).narrow(&signer_entry(s)),
+                None => self.insert(digest, Slot::Signer(c, i as u32)),
+            }
         }
     }
 
@@ -348,7 +412,7 @@ impl TrustSet {
     pub fn lookup(&self, fingerprint: &str) -> Option<&Trusted> {
         // only the one spelling OpenSSH writes names the key
         let digest = crate::sign::fingerprint_digest_of(fingerprint)?;
-        self.by_digest.get(&digest).map(|&i| &self.keys[i])
+        self.by_digest.get(&digest).map(|&slot| self.entry(slot))
     }
 
     /// Whether some trusted key could have written chain `writer`: a writer id ends
@@ -366,8 +430,8 @@ impl TrustSet {
     }
 
     /// All keys.
-    pub fn keys(&self) -> &[Trusted] {
-        &self.keys
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &Trusted> {
+        self.order.iter().map(|&slot| self.entry(slot))
     }
 }
 
@@ -661,7 +725,7 @@ mod tests {
                 crate::sign::SigningKey::from_seed(&seed)
             })
             .collect();
-        t.add_contract(&Contract {
+        t.add_contract(Contract {
             signers: keys
                 .iter()
                 .map(|k| crate::contract::SignerDef {
@@ -779,7 +843,7 @@ mod tests {
             .add_allowed_signers(&format!("x namespaces=\"file\" {line}\n"), "a")
             .unwrap();
         assert!(
-            only_file.keys().is_empty(),
+            only_file.keys().len() == 0,
             "a key not allowed in our namespace is not trusted"
         );
         assert!(

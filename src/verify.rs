@@ -110,7 +110,6 @@ pub fn trust_digest(trust: &TrustSet) -> String {
     use sha2::{Digest, Sha256};
     let mut keys: Vec<String> = trust
         .keys()
-        .iter()
         .map(|t| {
             format!(
                 "{} {:?} {:?} {}\n",

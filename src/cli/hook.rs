@@ -533,7 +533,7 @@ fn creation_baseline(
 /// revision, plus `receipt.trustedKey` in the server's config.
 fn server_trust(store: &Store, trusted: gix::ObjectId, label: &str) -> Result<(TrustSet, String)> {
     let mut trust = TrustSet::default();
-    trust.add_contract(&*contract_at(store, trusted, label)?);
+    trust.add_contract(contract_at(store, trusted, label)?);
     for line in store.config_strings("receipt.trustedKey") {
         trust.add(
             git_receipt::sign::PublicKey::from_openssh(&line)

@@ -227,7 +227,7 @@ impl Context {
         let root = trust_root(store, rev);
         if let Some(commit) = root.commit {
             let label = commit.to_hex_with_len(7).to_string();
-            trust.add_contract(&*status::contract_at(store, commit, &label)?);
+            trust.add_contract(status::contract_at(store, commit, &label)?);
         }
         // Revocations and expiries on the default branch apply at once, also to
         // branches forked before them; they only remove trust, so a change still

@@ -124,7 +124,7 @@ pub(super) fn verifier_trust(
                         );
                     }
                 }
-                trust.add_contract(&contract);
+                trust.add_contract(contract);
             }
             None => bail!(
                 "there is no .gitreceipts at {rev}, so it names no signers to trust\nhint: add [signer \"name\"] key = ... to .gitreceipts on {rev}"
@@ -163,7 +163,7 @@ pub(super) fn verifier_trust(
 /// without a key is not told it verified against one.
 fn local_trust_words(trust: &TrustSet) -> Option<String> {
     use git_receipt::trust::TrustOrigin;
-    let has = |o: fn(&TrustOrigin) -> bool| trust.keys().iter().any(|t| o(&t.origin));
+    let has = |o: fn(&TrustOrigin) -> bool| trust.keys().any(|t| o(&t.origin));
     let parts: Vec<&str> = [
         ("your key", has(|o| matches!(o, TrustOrigin::OwnKey))),
         (
