@@ -218,7 +218,8 @@ impl TrustSet {
             Slot::Key(i) => &self.keys[i as usize],
             Slot::Signer(c, i) => {
                 let (contract, made) = &self.contracts[c as usize];
-                made[i as usize].get_or_init(|| Box::new(signer_entry(&contract.signers[i as usize])))
+                made[i as usize]
+                    .get_or_init(|| Box::new(signer_entry(&contract.signers[i as usize])))
             }
         }
     }
