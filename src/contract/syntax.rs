@@ -273,7 +273,7 @@ fn collect_entries<'a>(events: &Events) -> Vec<RawEntry<'a>> {
     out
 }
 
-/// For the fuzzers and tests: where [`plain`] answers for `text`, whether gix
+/// For the fuzzers and tests: where the plain reader answers for `text`, whether gix
 /// reads the same entries; the two readings when they differ.
 pub fn disagreement(text: &str) -> Option<String> {
     let fast = plain(text)?;
