@@ -77,6 +77,9 @@ const SIGNATURE_LEN: usize = 64;
 /// The length in bytes of an encoded Ed25519 public key.
 const PUBLIC_KEY_LEN: usize = 32;
 
+/// The length of an Ed25519 key blob, `string("ssh-ed25519") string(key)`.
+const BLOB_LEN: usize = 4 + KEY_TYPE.len() + 4 + PUBLIC_KEY_LEN;
+
 /// The base64 of the first 18 bytes of every Ed25519 key blob:
 /// `string("ssh-ed25519")` and the first three bytes of the key's length.
 const PLAIN_KEY_PREFIX: &str = "AAAAC3NzaC1lZDI1NTE5AAAA";
@@ -529,15 +532,9 @@ impl PublicKey {
     /// The raw SHA-256 digest of the SSH wire-format public key blob
     /// (`string("ssh-ed25519") string(key)`), which is what OpenSSH fingerprints.
     pub fn fingerprint_digest(&self) -> [u8; 32] {
-        *self.digest.get_or_init(|| {
-            // the blob, on the stack: a contract's thousand keys are hashed per gate
-            let mut digest = Sha256::new();
-            digest.update((KEY_TYPE.len() as u32).to_be_bytes());
-            digest.update(KEY_TYPE.as_bytes());
-            digest.update((PUBLIC_KEY_LEN as u32).to_be_bytes());
-            digest.update(self.bytes);
-            digest.finalize().into()
-        })
+        *self
+            .digest
+            .get_or_init(|| Sha256::digest(self.wire()).into())
     }
 
     /// A public key from its 32-byte Ed25519 encoding.
@@ -594,9 +591,18 @@ impl PublicKey {
 
     /// The SSH wire-format public key blob.
     pub(crate) fn blob(&self) -> Vec<u8> {
-        let mut blob = Vec::with_capacity(4 + KEY_TYPE.len() + 4 + PUBLIC_KEY_LEN);
-        put_string(&mut blob, KEY_TYPE.as_bytes());
-        put_string(&mut blob, self.as_bytes());
+        self.wire().to_vec()
+    }
+
+    /// [`PublicKey::blob`] on the stack, `string("ssh-ed25519") string(key)`: a
+    /// contract's thousand keys are hashed for their fingerprints in every gate.
+    fn wire(&self) -> [u8; BLOB_LEN] {
+        let mut blob = [0u8; BLOB_LEN];
+        let (kind, key) = blob.split_at_mut(4 + KEY_TYPE.len());
+        kind[..4].copy_from_slice(&(KEY_TYPE.len() as u32).to_be_bytes());
+        kind[4..].copy_from_slice(KEY_TYPE.as_bytes());
+        key[..4].copy_from_slice(&(PUBLIC_KEY_LEN as u32).to_be_bytes());
+        key[4..].copy_from_slice(&self.bytes);
         blob
     }
 }
@@ -1788,6 +1794,10 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        // the prefix is what every blob starts with
+        let blob = PublicKey::deferred(&[7; 32]).blob();
+        assert_eq!(STANDARD.encode(&blob[..18]), PLAIN_KEY_PREFIX);
+        assert_eq!(blob, PublicKey::deferred(&[7; 32]).wire());
         let (mut plain, mut other) = (0, 0);
         for i in 0..4000 {
             let mut bytes = [0u8; 32];
