@@ -192,14 +192,10 @@ fn missing_object_hint(refname: &str) -> String {
 /// reader can use it.
 type Scanned = Result<(String, ObjectId), UnusableRef>;
 
-/// Whether `hex` (as `packed-refs` spells an id: lowercase) names `id`.
+/// Whether `hex` (a `packed-refs` object id) names `id`, decoded on the stack.
 fn hex_names(hex: &[u8], id: &ObjectId) -> bool {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let bytes = id.as_bytes();
-    hex.len() == 2 * bytes.len()
-        && bytes.iter().zip(hex.chunks_exact(2)).all(|(b, pair)| {
-            pair[0] == DIGITS[usize::from(b >> 4)] && pair[1] == DIGITS[usize::from(b & 15)]
-        })
+    let mut bytes = [0u8; 20];
+    hex::decode_to_slice(hex, &mut bytes).is_ok() && id.as_bytes() == bytes
 }
 
 fn warn_once(bad: &UnusableRef) {
