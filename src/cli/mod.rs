@@ -102,12 +102,26 @@ impl Cli {
 
     /// [`Cli::parse_args`]'s quick parse of `args`, or `None`.
     fn parse_hot(args: &[std::ffi::OsString]) -> Option<Cli> {
-        use clap::{Args, FromArgMatches as _};
+        use clap::{ArgMatches, Args, FromArgMatches as _};
+        type Make = fn(&ArgMatches) -> Option<Command>;
         let name = args.get(1)?.to_str()?;
-        let sub = match name {
-            "gate" => gate::GateArgs::augment_args(clap::Command::new("gate")),
-            "status" => status::StatusArgs::augment_args(clap::Command::new("status")),
-            "hook" => hook::HookArgs::augment_args(clap::Command::new("hook")),
+        let (sub, make): (clap::Command, Make) = match name {
+            "gate" => (
+                gate::GateArgs::augment_args(clap::Command::new("gate")),
+                |m| gate::GateArgs::from_arg_matches(m).ok().map(Command::Gate),
+            ),
+            "status" => (
+                status::StatusArgs::augment_args(clap::Command::new("status")),
+                |m| {
+                    status::StatusArgs::from_arg_matches(m)
+                        .ok()
+                        .map(Command::Status)
+                },
+            ),
+            "hook" => (
+                hook::HookArgs::augment_args(clap::Command::new("hook")),
+                |m| hook::HookArgs::from_arg_matches(m).ok().map(Command::Hook),
+            ),
             _ => return None,
         };
         // the top level's one argument (`-C`, as [`Cli`] declares it) and this
@@ -128,11 +142,7 @@ impl Cli {
         let matches = cmd.try_get_matches_from(args).ok()?;
         let (_, sub_matches) = matches.subcommand()?;
         let dir = matches.get_one::<PathBuf>("dir").cloned();
-        let command = match name {
-            "gate" => Command::Gate(gate::GateArgs::from_arg_matches(sub_matches).ok()?),
-            "status" => Command::Status(status::StatusArgs::from_arg_matches(sub_matches).ok()?),
-            _ => Command::Hook(hook::HookArgs::from_arg_matches(sub_matches).ok()?),
-        };
+        let command = make(sub_matches)?;
         Some(Cli { dir, command })
     }
 }
