@@ -3,9 +3,10 @@
 //! The syntax is git-config (like `.gitmodules`), parsed with gix's config parser so
 //! that `git config -f .gitreceipts --list` and this module always agree on what
 //! the file says; a plainly written file is read by a faster reader of a strict
-//! subset of that syntax, tested to read what gix and git read (`syntax`). Unlike git config, the schema is closed: an unknown section or
-//! key is an error with its line number, because a typo such as `requried = true`
-//! must never silently turn a required check into an optional one.
+//! subset of that syntax, tested to read what gix and git read (`syntax`).
+//! Unlike git config, the schema is closed: an unknown section or key is an error
+//! with its line number, because a typo such as `requried = true` must never
+//! silently turn a required check into an optional one.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

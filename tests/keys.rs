@@ -589,29 +589,33 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// An `ssh-ed25519` key line whose 32 bytes are the small-order identity point:
+/// well formed, but no usable key.
+fn identity_key_line() -> String {
+    use base64::Engine as _;
+    let mut identity = [0u8; 32];
+    identity[0] = 1;
+    let mut blob = Vec::new();
+    for part in [&b"ssh-ed25519"[..], &identity] {
+        blob.extend_from_slice(&(part.len() as u32).to_be_bytes());
+        blob.extend_from_slice(part);
+    }
+    format!(
+        "ssh-ed25519 {}",
+        base64::engine::general_purpose::STANDARD.encode(&blob)
+    )
+}
+
 /// A `[signer]` line whose 32 bytes are no usable Ed25519 point (here the
 /// small-order identity) is checked when a receipt first claims it, not when the
 /// contract is read: the other signers' receipts still decide, that key verifies
 /// nothing, and `verify --trust` names it.
 #[test]
 fn a_signer_key_that_is_no_point_signs_nothing_and_verify_names_it() {
-    use base64::Engine as _;
     let env = Env::new();
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     let mine = env.receipt_ok(&repo, &["key", "generate"]).stdout;
-    let mut blob = Vec::new();
-    for part in [&b"ssh-ed25519"[..], &{
-        let mut identity = [0u8; 32];
-        identity[0] = 1;
-        identity
-    }] {
-        blob.extend_from_slice(&(part.len() as u32).to_be_bytes());
-        blob.extend_from_slice(part);
-    }
-    let bogus = format!(
-        "ssh-ed25519 {}",
-        base64::engine::general_purpose::STANDARD.encode(&blob)
-    );
+    let bogus = identity_key_line();
     let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
     contract.push_str(&format!(
         "[signer \"me\"]\n\tkey = {}\n[signer \"broken\"]\n\tkey = {bogus}\n",
@@ -647,24 +651,11 @@ fn a_signer_key_that_is_no_point_signs_nothing_and_verify_names_it() {
 /// point among the thousand is named exactly as beside a single good signer.
 #[test]
 fn among_a_thousand_signers_the_one_that_signed_decides_and_a_broken_one_is_named() {
-    use base64::Engine as _;
     let env = Env::new();
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     let ci = ssh_keygen(&env.path("keys/ci"), "ed25519", "");
     let ci_public = std::fs::read_to_string(pub_path(&ci)).unwrap();
-    let mut blob = Vec::new();
-    for part in [&b"ssh-ed25519"[..], &{
-        let mut identity = [0u8; 32];
-        identity[0] = 1;
-        identity
-    }] {
-        blob.extend_from_slice(&(part.len() as u32).to_be_bytes());
-        blob.extend_from_slice(part);
-    }
-    let bogus = format!(
-        "ssh-ed25519 {}",
-        base64::engine::general_purpose::STANDARD.encode(&blob)
-    );
+    let bogus = identity_key_line();
     let other = |i: u64| {
         let mut seed = [9u8; 32];
         seed[..8].copy_from_slice(&i.to_le_bytes());

@@ -18,7 +18,7 @@
 //! For anything else (quotes, escapes, continued lines, comments after a value,
 //! `[section.sub]`, CRLF) it declines, and gix reads the file. Where it answers,
 //! it answers what gix does: `tests` compare the two on generated files, the
-//! `contract` fuzz target on any bytes, and an integration test compares it with
+//! `contract` fuzz target on any bytes, and a test compares it with stock
 //! `git config --list`.
 
 use std::borrow::Cow;
@@ -65,7 +65,7 @@ pub(super) fn entries<'a>(text: &'a str, file: &Path) -> Result<Vec<RawEntry<'a>
 
 /// The entries of a plainly written file (see the module's text), or `None` when
 /// the file uses anything else.
-pub(super) fn plain(text: &str) -> Option<Vec<RawEntry<'_>>> {
+fn plain(text: &str) -> Option<Vec<RawEntry<'_>>> {
     const BLANKS: [char; 2] = [' ', '\t'];
     let bytes = text.as_bytes();
     // No control character but tab and newline, anywhere: one pass over the
@@ -171,7 +171,7 @@ fn lower(s: &str) -> Cow<'_, str> {
 }
 
 /// The entries as gix's config parser reads them: any git-config syntax.
-pub(super) fn with_gix<'a>(text: &'a str, file: &Path) -> Result<Vec<RawEntry<'a>>, ContractError> {
+fn with_gix<'a>(text: &'a str, file: &Path) -> Result<Vec<RawEntry<'a>>, ContractError> {
     // whitespace between tokens says nothing here; not keeping it saves a third of the events
     let events = Events::from_bytes(
         text.as_bytes(),
