@@ -36,72 +36,77 @@ pub enum FetchOutcome {
     Diverged,
     /// The fetched chain failed verification and was not taken.
     Rejected(String),
+    /// The fetched chain's first `taken` new entries were taken; the commit above
+    /// them breaks a rule, so it and everything above it were not.
+    Partial {
+        /// Entries taken.
+        taken: u64,
+        /// Why the rest was refused.
+        refused: String,
+    },
+    /// The local chain's top held commits that are not entries of the chain
+    /// (junk that came by another way); the remote's valid chain replaced them.
+    Repaired {
+        /// Entries taken.
+        taken: u64,
+        /// What was wrong with what was replaced.
+        replaced: String,
+    },
 }
 
-/// Check what a fetch would add to `writer`'s chain: the verifier's walk from the
-/// fetched `tip` down to the local tip `stop_at` (the whole chain when there is
-/// none). Untrusted, revoked or out-of-window receipts are stored (they never
-/// count for anything); any other finding (a forgery by a trusted key, a broken
-/// link, a wrong writer, a malformed entry) refuses the chain. Returns how many
-/// receipts are new, or why the chain is refused.
-fn check_new_entries(
-    store: &Store,
-    writer: &str,
-    tip: ObjectId,
-    stop_at: Option<ObjectId>,
-    trust: &TrustSet,
-) -> Result<Result<u64, String>, StoreError> {
-    let walk = crate::verify::walk_chain(store, writer, tip, stop_at, trust)?;
-    // newest first: report the oldest problem, where the chain first went wrong
-    let refusal = walk
-        .findings
-        .iter()
-        .rev()
-        .find(|f| !matches!(f.kind, "untrusted" | "revoked" | "window"));
-    Ok(match refusal {
-        None => Ok(walk.receipts),
-        Some(f) => Err(match (&f.id, f.index) {
-            (Some(id), Some(index)) => format!("receipt {id} (#{index}): {}", f.reason),
-            (None, Some(index)) => format!("receipt #{index}: {}", f.reason),
-            _ => format!(
-                "chain commit {}: {}",
-                f.commit.as_deref().unwrap_or("?"),
-                f.reason
-            ),
-        }),
-    })
-}
-
-/// Fetch every writer's chain and notes from `remote`, verify what is new, and
-/// fast-forward local refs. Never overwrites a local chain that is ahead or
-/// diverged.
+/// Fetch every writer's chain from `remote`, check every new entry against the
+/// rules of [`crate::store::admit`] (signatures under the key each entry carries,
+/// or a trusted key for older entries that carry none), and fast-forward local
+/// refs to the highest valid entry. Never overwrites a local chain that is ahead
+/// or holds valid entries the remote lacks; a local top that is not entries of the
+/// chain (junk that came another way) gives way to the remote's valid chain.
 pub fn fetch(
     store: &Store,
     remote: &str,
     trust: &TrustSet,
 ) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
     let (chains, _) = store.fetch_staged(remote, None)?;
+    let known = |fp: &str| trust.lookup(fp).map(|t| t.key.clone());
     let mut report = BTreeMap::new();
     for (writer, theirs) in &chains {
         let ours = store.chain_tip(writer)?;
         let outcome = match store.relation(ours, *theirs)? {
             Relation::Same => FetchOutcome::UpToDate,
             Relation::Ahead => FetchOutcome::LocalAhead,
-            Relation::Diverged => FetchOutcome::Diverged,
             rel @ (Relation::New | Relation::Behind) => {
-                match check_new_entries(store, writer, *theirs, ours, trust)? {
-                    Err(why) => FetchOutcome::Rejected(why),
-                    Ok(n) => {
-                        store.set_ref(
-                            &chain_ref(writer),
-                            ours,
-                            *theirs,
-                            "git-receipt: fetch (fast-forward)",
-                        )?;
-                        if rel == Relation::New {
-                            FetchOutcome::Added(n)
+                let a = store.admit(writer, *theirs, ours, &known)?;
+                take(store, writer, ours, &a)?;
+                match (&a.refusal, rel) {
+                    (Some(r), _) if a.admitted == 0 => FetchOutcome::Rejected(r.to_string()),
+                    (Some(r), _) => FetchOutcome::Partial {
+                        taken: a.admitted,
+                        refused: r.to_string(),
+                    },
+                    (None, Relation::New) => FetchOutcome::Added(a.admitted),
+                    (None, _) => FetchOutcome::Updated(a.admitted),
+                }
+            }
+            Relation::Diverged => {
+                let ours = ours.expect("a diverged chain exists here");
+                let base = store.merge_base_of(ours, *theirs)?;
+                let local = store.admit(writer, ours, base, &known)?;
+                match &local.refusal {
+                    // what only we have holds valid entries: keep it
+                    _ if local.admitted > 0 => FetchOutcome::Diverged,
+                    None => FetchOutcome::Diverged,
+                    Some(bad) => {
+                        let a = store.admit(writer, *theirs, base, &known)?;
+                        if a.admitted == 0 {
+                            FetchOutcome::Rejected(match &a.refusal {
+                                Some(r) => r.to_string(),
+                                None => "nothing new".into(),
+                            })
                         } else {
-                            FetchOutcome::Updated(n)
+                            take(store, writer, Some(ours), &a)?;
+                            FetchOutcome::Repaired {
+                                taken: a.admitted,
+                                replaced: bad.to_string(),
+                            }
                         }
                     }
                 }
@@ -117,6 +122,26 @@ pub fn fetch(
     Ok(report)
 }
 
+/// Move the local chain from `ours` to the highest entry `a` admitted, if any.
+fn take(
+    store: &Store,
+    writer: &str,
+    ours: Option<ObjectId>,
+    a: &crate::store::admit::Admission,
+) -> Result<(), StoreError> {
+    if let Some(valid) = a.valid_tip
+        && Some(valid) != ours
+    {
+        store.set_ref(
+            &chain_ref(writer),
+            ours,
+            valid,
+            "git-receipt: fetch (verified entries)",
+        )?;
+    }
+    Ok(())
+}
+
 /// What `push` did for one writer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushOutcome {
@@ -128,6 +153,9 @@ pub struct PushOutcome {
     pub reappended: u64,
     /// Log refs sent along (some may have been on the remote already).
     pub logs: u64,
+    /// Why the remote's tip held commits that are not entries of this writer's
+    /// chain (junk, a merge, a squatted name), which this push replaced.
+    pub repaired: Option<String>,
 }
 
 /// Which full output logs travel with a push: `receipt.pushLogs`
@@ -524,6 +552,7 @@ fn push_on_lease(
             pushed: 0,
             reappended: 0,
             logs: 0,
+            repaired: None,
         }));
     }
     let chain_lease = format!("--force-with-lease={}:{theirs}", chain_ref(writer));
@@ -552,6 +581,7 @@ fn push_on_lease(
             pushed: new_entries.len() as u64,
             reappended: 0,
             logs: log_specs.len() as u64,
+            repaired: None,
         }));
     }
     if lost_race(&out, writer) {
@@ -599,6 +629,7 @@ pub fn push_writer(
                 pushed: 0,
                 reappended,
                 logs: 0,
+                repaired: None,
             });
         };
         let (chains, notes) = match store.fetch_staged(remote, Some(writer)) {
@@ -612,8 +643,28 @@ pub fn push_writer(
             }
             Err(e) => return Err(e.into()),
         };
-        let theirs = chains.get(writer).copied();
+        let remote_tip = chains.get(writer).copied();
         let their_notes = notes.get(writer).copied();
+        // What of the remote's chain is this writer's: the entries above what we
+        // share that follow every rule. Anything above them (junk, a merge, a
+        // squat on our writer id) is replaced by this push, on a lease.
+        let mut repaired = None;
+        let theirs = match remote_tip {
+            None => None,
+            Some(t) => {
+                let base = store.merge_base_of(local, t)?;
+                let own = key.public().clone();
+                let known = move |fp: &str| (fp == own.fingerprint()).then(|| own.clone());
+                let admission = store.admit(writer, t, base, &known)?;
+                match &admission.refusal {
+                    None => Some(t),
+                    Some(r) => {
+                        repaired = Some(r.to_string());
+                        admission.valid_tip_or(base)
+                    }
+                }
+            }
+        };
         let mut tip = local;
         if let Some(t) = theirs {
             match store.relation(Some(local), t)? {
@@ -634,7 +685,7 @@ pub fn push_writer(
                 Relation::Diverged => {
                     let base = store.merge_base_of(local, t)?;
                     let mine = store.entries_since(writer, local, base)?;
-                    tip = store.reappend(writer, key, local, t, &mine)?;
+                    tip = store.reappend(writer, key, local, Some(t), &mine)?;
                     reappended += mine.len() as u64;
                     // rebuild our notes on top of the remote's, so they fast-forward
                     if let Some(n) = their_notes {
@@ -663,18 +714,20 @@ pub fn push_writer(
             notes_ref(writer),
             their_notes.map(|n| n.to_string()).unwrap_or_default()
         );
-        let chain_spec = format!("{0}:{0}", chain_ref(writer));
+        // a repair replaces the remote's bad tip, on a lease on exactly that tip
+        let chain_lease = remote_tip
+            .filter(|_| repaired.is_some())
+            .map(|t| format!("--force-with-lease={}:{t}", chain_ref(writer)));
+        let chain_spec = match chain_lease {
+            Some(_) => format!("+{0}:{0}", chain_ref(writer)),
+            None => format!("{0}:{0}", chain_ref(writer)),
+        };
         let notes_spec = format!("+{0}:{0}", notes_ref(writer));
-        let mut argv = vec![
-            "push",
-            "--atomic",
-            "--no-verify",
-            "--porcelain",
-            &lease,
-            remote,
-            &chain_spec,
-            &notes_spec,
-        ];
+        let mut argv = vec!["push", "--atomic", "--no-verify", "--porcelain", &lease];
+        if let Some(l) = &chain_lease {
+            argv.push(l);
+        }
+        argv.extend([remote, chain_spec.as_str(), notes_spec.as_str()]);
         argv.extend(log_specs.iter().map(String::as_str));
         argv.extend(also.iter().map(String::as_str));
         let out = store.run_git(&argv)?;
@@ -685,6 +738,7 @@ pub fn push_writer(
                 pushed,
                 reappended,
                 logs: log_specs.len() as u64,
+                repaired,
             });
         }
         if !lost_race(&out, writer) {

@@ -241,17 +241,32 @@ fn ci_with_git_receipt_fetch_verifies_a_fresh_clone_and_refuses_a_forged_chain()
     assert!(r.stderr.contains(&reason), "{r}");
     assert_verified(&ci, &dir, &world, &[]);
 
-    // A fresh clone refuses the whole chain the same way, and so never has it.
+    // A fresh clone takes Dev's real entry and refuses the forgery above it the
+    // same way: an entry that breaks a rule is not part of the chain, and neither
+    // is anything above it.
     let fresh = clone(&ci, &world.url, "ci-fresh");
     let r = ci.receipt(&fresh, &["fetch"]);
     assert_eq!(r.code, 1, "{r}");
-    assert!(r.stderr.contains(&refusal), "{r}");
-    assert!(r.stderr.contains(&reason), "{r}");
-    let chains = ci.git_ok(
-        &fresh,
-        &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+    assert!(
+        r.stderr.contains(&format!(
+            "{}: took 1 new receipt; REJECTED what is above them: receipt sha256:",
+            world.dev_writer
+        )),
+        "{r}"
     );
-    assert_eq!(chains, format!("refs/receipts/{}", world.bob_writer));
+    assert!(r.stderr.contains(&reason), "{r}");
+    let dev_tip = ci.git_ok(
+        &fresh,
+        &["rev-parse", &format!("refs/receipts/{}", world.dev_writer)],
+    );
+    let dev_real = ci.git_ok(
+        &dir,
+        &["rev-parse", &format!("refs/receipts/{}", world.dev_writer)],
+    );
+    assert_eq!(
+        dev_tip, dev_real,
+        "the fresh clone holds Dev's real entry, not the forgery"
+    );
     // ...and Mallory's commit has no receipt there.
     ci.git_ok(&fresh, &["fetch", "-q", "origin", "feature"]);
     let r = ci.receipt(

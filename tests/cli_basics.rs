@@ -180,11 +180,11 @@ fn record_stores_a_result_produced_elsewhere_with_its_log() {
     assert_eq!(result["duration_ms"], 1234);
     assert_eq!(result["stdout_tail"], "line 1\nline 2\n");
     assert_eq!(result["output_bytes"], 14);
-    // the chain commit holds the receipt only; the log lives under its log ref
+    // the chain commit holds the receipt and its signer's key only; the log lives under its log ref
     let chain_commit = v[0]["chain_commit"].as_str().unwrap();
     assert_eq!(
         env.git_ok(&repo, &["ls-tree", "--name-only", chain_commit]),
-        "receipt.json"
+        "receipt.json\nsigner.pub"
     );
     let log = result["log"].as_str().unwrap();
     let writer = env.only_writer(&repo);

@@ -109,12 +109,12 @@ fn receipts_travel_without_logs_and_show_log_fetches_and_checks_exactly_one() {
     let (failed_id, failed_log) = record(&env, &dev, 1, &failing);
     let (passed_id, passed_log) = record(&env, &dev, 0, &passing);
     let writer = env.only_writer(&dev);
-    // the chain commits hold the receipt only
+    // the chain commits hold the receipt and the signer's key only
     for r in env.log_json(&dev) {
         let commit = r["chain_commit"].as_str().unwrap();
         assert_eq!(
             env.git_ok(&dev, &["ls-tree", "--name-only", commit]),
-            "receipt.json"
+            "receipt.json\nsigner.pub"
         );
     }
     let r = env.receipt_ok(&dev, &["push"]);

@@ -83,14 +83,38 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
             }
             FetchOutcome::Rejected(why) => {
                 rejected = true;
-                format!("{writer}: REJECTED, local chain unchanged: {why}")
+                format!(
+                    "{writer}: REJECTED, local chain unchanged: {}",
+                    git_receipt::text::escape(why)
+                )
             }
+            FetchOutcome::Partial { taken, refused } => {
+                rejected = true;
+                format!(
+                    "{writer}: took {}; REJECTED what is above them: {}\nhint: the writer's next `git receipt push` replaces commits that are not its receipts",
+                    super::plural(*taken, "new receipt", "new receipts"),
+                    git_receipt::text::escape(refused)
+                )
+            }
+            FetchOutcome::Repaired { taken, replaced } => format!(
+                "{writer}: {remote}'s chain replaces commits here that were not entries of it ({}); took {}",
+                git_receipt::text::escape(replaced),
+                super::plural(*taken, "receipt", "receipts")
+            ),
         };
         eprintln!("git-receipt: {line}");
     }
     let fresh = report
         .values()
-        .filter(|o| matches!(o, FetchOutcome::Added(_) | FetchOutcome::Updated(_)))
+        .filter(|o| {
+            matches!(
+                o,
+                FetchOutcome::Added(_)
+                    | FetchOutcome::Updated(_)
+                    | FetchOutcome::Partial { .. }
+                    | FetchOutcome::Repaired { .. }
+            )
+        })
         .count();
     eprintln!(
         "git-receipt: fetched receipts from {remote}: {}, {fresh} with new receipts",

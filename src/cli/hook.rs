@@ -432,32 +432,172 @@ fn protected_branches(store: &Store) -> Vec<String> {
     }
 }
 
-/// Why an update of receipt chain `u` is refused, if it is: a chain is append-only,
-/// so a push may create one or add receipts on top of it, never rewind, replace or
-/// delete it. Ancestry is read from the pushed objects (the quarantine).
-fn chain_refusal(store: &Store, u: &hooks::ReceivedRef) -> Option<String> {
-    let old = u.old?; // a new chain is fine
+/// Why an update of receipt chain `u` is refused, if it is. Every entry the push
+/// adds must follow every rule of `git_receipt::store::admit` (one parent, the
+/// allowed files, a canonical receipt naming this chain, signed strictly by the
+/// key its writer id names, linked to the entry below), checked in the
+/// quarantine: the cost is one read and one signature per new entry. A chain is
+/// append-only: a push may create one or add entries on top, and may replace the
+/// top only when everything it discards is not an entry of the chain (junk, a
+/// merge, a squat on the writer id: the writer's own repair); never delete it.
+fn chain_refusal(
+    store: &Store,
+    u: &hooks::ReceivedRef,
+    known: &dyn Fn(&str) -> Option<git_receipt::sign::PublicKey>,
+) -> Option<String> {
+    let writer = &u.name["refs/receipts/".len()..];
+    if !git_receipt::receipt::is_valid_writer_id(writer) {
+        return Some(format!(
+            "{}: not a receipt chain name (refs/receipts/<chain name>-<32 hex digits of the key>)\n",
+            u.name
+        ));
+    }
     let Some(new) = u.new else {
         return Some(format!(
             "{}: deleting a receipt chain by push is refused: chains are append-only\n",
             u.name
         ));
     };
-    match store.is_ancestor(old, new) {
-        Ok(true) => None,
-        Ok(false) => Some(format!(
-            "{}: not a fast-forward ({} -> {}): chains are append-only, so a push may only add receipts on top of the chain the server has\n",
-            u.name,
-            old.to_hex_with_len(7),
-            new.to_hex_with_len(7)
-        )),
+    let entry_refused = |r: &git_receipt::store::admit::Refusal| {
+        format!(
+            "{}: {r}\n  every new entry must be a receipt signed by the key {writer} is derived from, with one parent, the entry below it\n",
+            u.name
+        )
+    };
+    let base = match u.old {
+        None => None,
+        Some(old) => match store.is_ancestor(old, new) {
+            Ok(true) => Some(old),
+            Ok(false) => match discards_an_entry(store, writer, old, new, known) {
+                Ok(None) => match store.merge_base_of(old, new) {
+                    Ok(b) => b,
+                    Err(e) => return Some(format!("{}: {e}\n", u.name)),
+                },
+                Ok(Some(why)) => {
+                    return Some(format!(
+                        "{}: not a fast-forward ({} -> {}), and it would discard {why}: chains are append-only, so a push may only add receipts on top of the chain the server has, or replace commits that are not entries of it\n",
+                        u.name,
+                        old.to_hex_with_len(7),
+                        new.to_hex_with_len(7)
+                    ));
+                }
+                Err(e) => {
+                    return Some(format!(
+                        "{}: cannot tell what replacing {} with {} discards ({e}): chains are append-only, so only a fast-forward is accepted\n",
+                        u.name,
+                        old.to_hex_with_len(7),
+                        new.to_hex_with_len(7)
+                    ));
+                }
+            },
+            Err(e) => {
+                return Some(format!(
+                    "{}: cannot tell that {} descends from {} ({e}): chains are append-only, so only a fast-forward is accepted\n",
+                    u.name,
+                    new.to_hex_with_len(7),
+                    old.to_hex_with_len(7)
+                ));
+            }
+        },
+    };
+    match store.admit(writer, new, base, known) {
+        Ok(a) => a.refusal.as_ref().map(entry_refused),
         Err(e) => Some(format!(
-            "{}: cannot tell that {} descends from {} ({e}): chains are append-only, so only a fast-forward is accepted\n",
-            u.name,
-            new.to_hex_with_len(7),
-            old.to_hex_with_len(7)
+            "{}: the chain below the new entries is not a valid chain ({e}); replace it with your own entries (`git receipt push` does)\n",
+            u.name
         )),
     }
+}
+
+/// For a push that replaces `old` with `new` (not a descendant): the first commit
+/// it would discard that is a valid entry of `writer`'s chain, if any. Only the
+/// lowest discarded commits need checking: anything above a commit that is not
+/// an entry is not one either.
+fn discards_an_entry(
+    store: &Store,
+    writer: &str,
+    old: gix::ObjectId,
+    new: gix::ObjectId,
+    known: &dyn Fn(&str) -> Option<git_receipt::sign::PublicKey>,
+) -> Result<Option<String>> {
+    use git_receipt::store::admit::read_entry;
+    let out = store.run_git(&[
+        "rev-list",
+        "--parents",
+        &old.to_string(),
+        "--not",
+        &new.to_string(),
+    ])?;
+    if !out.ok {
+        bail!("git rev-list: {}", out.stderr);
+    }
+    let rows: Vec<Vec<gix::ObjectId>> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            l.split(' ')
+                .filter_map(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+                .collect()
+        })
+        .collect();
+    let discarded: std::collections::HashSet<gix::ObjectId> =
+        rows.iter().filter_map(|r| r.first().copied()).collect();
+    for row in &rows {
+        let (&c, parents) = row.split_first().context("rev-list output")?;
+        if parents.iter().any(|p| discarded.contains(p)) {
+            continue; // above another discarded commit
+        }
+        let Ok(entry) = read_entry(store.repo(), writer, c) else {
+            continue;
+        };
+        let below = match entry.parent {
+            None => None,
+            Some(p) => match read_entry(store.repo(), writer, p) {
+                Ok(b) => Some(b.as_below()),
+                Err(_) => continue, // follows no entry: not one itself
+            },
+        };
+        if entry.follows(below.as_ref()).is_err() || entry.check_signature(known).is_err() {
+            continue;
+        }
+        return Ok(Some(format!(
+            "receipt #{} ({}), a valid entry signed by the writer",
+            entry.receipt.body().chain.index,
+            entry.receipt.id()
+        )));
+    }
+    Ok(None)
+}
+
+/// The keys a server knows, for entries that carry no `signer.pub` (written before
+/// entries did): the signers at the tip of every protected branch and of HEAD,
+/// and `receipt.trustedKey`. They only check a signature; trust is decided per
+/// protected branch by [`gate_update`].
+fn known_keys(store: &Store, protected: &[String]) -> TrustSet {
+    let mut trust = TrustSet::default();
+    let head = match store.repo().head_name() {
+        Ok(Some(name)) => Some(name.as_bstr().to_string()),
+        _ => None,
+    };
+    for name in head.iter().chain(protected) {
+        let tip = store
+            .repo()
+            .try_find_reference(name.as_str())
+            .ok()
+            .flatten()
+            .and_then(|mut r| r.peel_to_commit().ok().map(|c| c.id));
+        if let Some(tip) = tip
+            && let Ok(c) = contract_at(store, tip, name)
+        {
+            trust.add_contract(c);
+        }
+    }
+    for line in store.config_strings("receipt.trustedKey") {
+        if let Ok(k) = git_receipt::sign::PublicKey::from_openssh(&line) {
+            trust.add(k, TrustOrigin::Config);
+        }
+    }
+    trust
 }
 
 /// Why the server refuses an update of a log ref (`refs/receipt-logs/<writer>/<blob>`),
@@ -557,11 +697,13 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     let updates = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
     let mut refused = String::new();
     let mut chains_refused = Vec::new();
+    let known = known_keys(&store, &protected_branches(&store));
+    let known = |fp: &str| known.lookup(fp).map(|t| t.key.clone());
     for u in updates
         .iter()
         .filter(|u| u.name.starts_with("refs/receipts/"))
     {
-        if let Some(why) = chain_refusal(&store, u) {
+        if let Some(why) = chain_refusal(&store, u, &known) {
             refused.push_str(&why);
             chains_refused.push(u.name.as_str());
         }

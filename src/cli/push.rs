@@ -158,6 +158,13 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
         );
     }
     for o in outcomes {
+        if let Some(why) = &o.repaired {
+            eprintln!(
+                "git-receipt: {remote}'s {} held commits that are not receipts of yours: {}\ngit-receipt: replaced them with your chain (a lease on exactly that tip); nothing you signed was dropped",
+                o.writer,
+                git_receipt::text::escape(why)
+            );
+        }
         let extra = if o.reappended > 0 {
             format!(" ({} re-appended after the chain diverged)", o.reappended)
         } else {

@@ -209,7 +209,14 @@ impl Store {
             let (receipt, commit) = match built.take() {
                 Some((t, r, c)) if t == tip => (r, c),
                 _ => {
-                    let (index, prev) = match tip {
+                    // Build only on an entry of this chain: a tip that is not one
+                    // (junk or a merge that a hookless server or a plain `git
+                    // fetch` let in) is replaced, on a compare-and-swap with it.
+                    let base = match tip {
+                        None => None,
+                        Some(t) => self.own_base(writer, key, t)?,
+                    };
+                    let (index, prev) = match base {
                         None => (0, None),
                         Some(t) => {
                             let e = self.chain_entry(writer, t)?;
@@ -224,7 +231,7 @@ impl Store {
                             commit: ObjectId::null(gix::hash::Kind::Sha1),
                             source,
                         })?;
-                    let commit = self.write_chain_commit(&receipt, None, tip, "")?;
+                    let commit = self.write_chain_commit(&receipt, key.public(), None, base, "")?;
                     (receipt, commit)
                 }
             };
@@ -276,12 +283,63 @@ impl Store {
 }
 
 impl Store {
+    /// The entry of `writer`'s chain that a new receipt follows, given the chain's
+    /// tip `tip`: the tip itself, which must be an entry signed by `key` that
+    /// follows the entry below it (two reads and one signature, remembered). A tip
+    /// that is not (junk or a merge that a plain `git fetch` or a hand let in) is
+    /// refused, naming the last valid entry to go back to: a receipt never
+    /// follows anything its writer did not sign.
+    pub(crate) fn own_base(
+        &self,
+        writer: &str,
+        key: &SigningKey,
+        tip: ObjectId,
+    ) -> Result<Option<ObjectId>, StoreError> {
+        use super::admit::read_entry;
+        let own = key.public().clone();
+        let known = move |fp: &str| (fp == own.fingerprint()).then(|| own.clone());
+        let checked = read_entry(&self.repo, writer, tip).and_then(|e| {
+            let below = match e.parent {
+                None => None,
+                Some(p) => Some(read_entry(&self.repo, writer, p)?.as_below()),
+            };
+            e.follows(below.as_ref())?;
+            e.check_signature(&known)
+        });
+        let Err(refusal) = checked else {
+            return Ok(Some(tip));
+        };
+        let last_valid = self
+            .admit(writer, tip, None, &known)
+            .ok()
+            .and_then(|a| a.valid_tip);
+        Err(StoreError::CorruptChain {
+            writer: writer.to_owned(),
+            commit: refusal.commit,
+            reason: format!(
+                "{}; no receipt is written on top of it\nhint: {}",
+                refusal.reason,
+                match last_valid {
+                    Some(v) => format!(
+                        "your last valid receipt is chain commit {v}: `git update-ref {} {v} {tip}` goes back to it (what is above it is not yours), or `git receipt push` replaces it on the remote",
+                        chain_ref(writer)
+                    ),
+                    None => format!(
+                        "nothing in it is a valid receipt of yours: `git update-ref -d {} {tip}` removes it",
+                        chain_ref(writer)
+                    ),
+                }
+            ),
+        })
+    }
+
     /// Write the objects of one chain entry: `receipt.json` (and, for a v1 receipt
     /// re-appended as it was, its `output.log`) in a tree, a commit on `parent`.
     /// `remark` is appended to the commit message.
     pub(crate) fn write_chain_commit(
         &self,
         receipt: &Receipt<Verified>,
+        signer: &crate::sign::PublicKey,
         log: Option<ObjectId>,
         parent: Option<ObjectId>,
         remark: &str,
@@ -291,11 +349,26 @@ impl Store {
             .write_blob(receipt.bytes())
             .map_err(git_err("writing receipt.json"))?
             .detach();
-        let mut entries = vec![Entry {
-            mode: EntryKind::Blob.into(),
-            filename: RECEIPT_FILE.into(),
-            oid: blob,
-        }];
+        // The signer's public key travels with every entry, so that a server or
+        // a reader can check the signature of a writer it does not trust yet
+        // (docs/format.md, "Chain commits"); one blob per key, shared by its chain.
+        let key_blob = self
+            .repo
+            .write_blob(super::admit::signer_file(signer).as_bytes())
+            .map_err(git_err("writing signer.pub"))?
+            .detach();
+        let mut entries = vec![
+            Entry {
+                mode: EntryKind::Blob.into(),
+                filename: RECEIPT_FILE.into(),
+                oid: blob,
+            },
+            Entry {
+                mode: EntryKind::Blob.into(),
+                filename: super::admit::SIGNER_FILE.into(),
+                oid: key_blob,
+            },
+        ];
         if let Some(log) = log {
             entries.push(Entry {
                 mode: EntryKind::Blob.into(),

@@ -8,6 +8,7 @@
 //! compare-and-swap, then notes, so a crash leaves either the old state or one that
 //! the next append (or `reindex`) completes.
 
+pub mod admit;
 pub mod chain;
 pub mod index;
 pub mod logs;

@@ -274,18 +274,25 @@ impl Store {
         writer: &str,
         key: &SigningKey,
         old_tip: ObjectId,
-        onto: ObjectId,
+        onto: Option<ObjectId>,
         entries: &[ChainEntry],
     ) -> Result<ObjectId, StoreError> {
-        let base = self.chain_entry(writer, onto)?;
-        let mut index = base.receipt.body().chain.index;
-        let mut prev_id = base.receipt.id().to_owned();
+        // (index, id) of the entry the next one follows; none: the chain's root
+        let mut below = match onto {
+            Some(onto) => {
+                let base = self.chain_entry(writer, onto)?;
+                Some((
+                    base.receipt.body().chain.index,
+                    base.receipt.id().to_owned(),
+                ))
+            }
+            None => None,
+        };
         let mut parent = onto;
         for e in entries {
-            index += 1;
             let mut body = e.receipt.body().clone();
-            body.chain.index = index;
-            body.chain.prev = Some(prev_id.clone());
+            body.chain.index = below.as_ref().map_or(0, |(i, _)| i + 1);
+            body.chain.prev = below.as_ref().map(|(_, id)| id.clone());
             let receipt = Receipt::sign(body, key).map_err(|source| StoreError::BadReceipt {
                 writer: writer.to_owned(),
                 commit: e.commit,
@@ -298,14 +305,22 @@ impl Store {
                 .tree()
                 .map_err(git_err("reading a chain tree"))?;
             let log = old_tree.find_entry(LOG_FILE).map(|l| l.oid().to_owned());
-            parent = self.write_chain_commit(
+            parent = Some(self.write_chain_commit(
                 &receipt,
+                key.public(),
                 log,
-                Some(parent),
+                parent,
                 "(re-appended after the chain diverged)\n",
-            )?;
-            prev_id = receipt.id().to_owned();
+            )?);
+            below = Some((receipt.body().chain.index, receipt.id().to_owned()));
         }
+        let Some(parent) = parent else {
+            return Err(StoreError::CorruptChain {
+                writer: writer.to_owned(),
+                commit: old_tip,
+                reason: "nothing to re-append".into(),
+            });
+        };
         self.set_ref(
             &chain_ref(writer),
             Some(old_tip),

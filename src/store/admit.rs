@@ -1,0 +1,490 @@
+//! Which chain commits are entries of their chain: one set of rules, applied where
+//! data enters. The server's pre-receive hook checks every entry it accepts,
+//! `fetch` every entry it takes, `push` what it builds on and what it discards,
+//! and the receipt index what it counts (see `docs/trust.md`, "Boundaries").
+//!
+//! A chain commit is an **entry** of `refs/receipts/<writer>` when:
+//!
+//! 1. it has exactly one parent, the entry below it (none for index 0);
+//! 2. its tree holds exactly the files the format allows: `receipt.json`, and
+//!    optionally `signer.pub` and (beside a v1 receipt only) `output.log`, each a
+//!    regular file;
+//! 3. `receipt.json` is a receipt: canonical bytes, the closed schema, bounded size;
+//! 4. the receipt names `writer` as its chain, and `signature.key` is the key that
+//!    writer id is derived from (`signer.pub`, when present, is that same key);
+//! 5. `chain.index` is the entry below's plus one and `chain.prev` its id (index 0
+//!    and `null` at the root);
+//! 6. the Ed25519 signature verifies, strictly, under that key (from `signer.pub`,
+//!    or from keys the reader already knows when an older entry carries none).
+//!
+//! An entry that breaks a rule is not part of its chain, and neither is anything
+//! above it: a chain is the longest run of entries from its root.
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
+
+use super::chain::{LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file};
+use super::{Store, StoreError};
+use crate::receipt::{Receipt, SCHEMA, Unverified, writer_matches_key};
+use crate::sign::PublicKey;
+
+/// Name of the signer's public key file in a chain commit's tree.
+pub const SIGNER_FILE: &str = "signer.pub";
+/// The largest `signer.pub` read: an `ssh-ed25519` line is 81 bytes.
+pub const MAX_SIGNER_FILE_BYTES: u64 = 256;
+
+/// The rule an entry broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Not a commit with exactly one parent (none at the root).
+    Parents,
+    /// Its tree holds something the format does not allow.
+    Tree,
+    /// `receipt.json` is not a receipt.
+    Receipt,
+    /// The receipt names another chain.
+    Writer,
+    /// Signed by a key the writer id does not name, or `signer.pub` disagrees.
+    Key,
+    /// Index or prev do not follow the entry below.
+    Link,
+    /// The signature does not verify, or no key to check it is known.
+    Signature,
+}
+
+impl Rule {
+    /// A short name, for messages and `--json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Parents => "parents",
+            Rule::Tree => "tree",
+            Rule::Receipt => "receipt",
+            Rule::Writer => "writer",
+            Rule::Key => "key",
+            Rule::Link => "link",
+            Rule::Signature => "signature",
+        }
+    }
+}
+
+/// Why a chain commit is not an entry of its chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The chain commit.
+    pub commit: ObjectId,
+    /// Its receipt's `chain.index` and id, when it has a readable receipt.
+    pub index: Option<u64>,
+    /// Its receipt's id, when it has a readable receipt.
+    pub id: Option<String>,
+    /// The rule it broke.
+    pub rule: Rule,
+    /// What is wrong, in words (may quote the pusher's data: escape it for display).
+    pub reason: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.id, self.index) {
+            (Some(id), Some(i)) => write!(
+                f,
+                "receipt {id} (#{i}): {} (the {} rule; chain commit {})",
+                self.reason,
+                self.rule.as_str(),
+                self.commit.to_hex_with_len(12),
+            ),
+            _ => write!(
+                f,
+                "chain commit {} breaks the {} rule: {}",
+                self.commit.to_hex_with_len(12),
+                self.rule.as_str(),
+                self.reason
+            ),
+        }
+    }
+}
+
+/// A chain commit read and found in shape (rules 1 to 4); links and signature are
+/// checked by [`Entry::follows`] and [`Entry::check_signature`].
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The chain commit.
+    pub commit: ObjectId,
+    /// Its parent, if any.
+    pub parent: Option<ObjectId>,
+    /// The receipt, not yet verified.
+    pub receipt: Receipt<Unverified>,
+    /// The key in `signer.pub`, when the entry carries one.
+    pub key: Option<PublicKey>,
+}
+
+/// The entry an entry must follow: its commit, index and receipt id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Below {
+    /// The chain commit below.
+    pub commit: ObjectId,
+    /// Its `chain.index`.
+    pub index: u64,
+    /// Its receipt id.
+    pub id: String,
+}
+
+impl Entry {
+    fn refusal(&self, rule: Rule, reason: impl Into<String>) -> Refusal {
+        Refusal {
+            commit: self.commit,
+            index: Some(self.receipt.body().chain.index),
+            id: Some(self.receipt.id().to_owned()),
+            rule,
+            reason: reason.into(),
+        }
+    }
+
+    /// What an entry above this one must follow.
+    pub fn as_below(&self) -> Below {
+        Below {
+            commit: self.commit,
+            index: self.receipt.body().chain.index,
+            id: self.receipt.id().to_owned(),
+        }
+    }
+
+    /// Rule 5: this entry follows `below` (`None`: it is the root).
+    pub fn follows(&self, below: Option<&Below>) -> Result<(), Refusal> {
+        let chain = &self.receipt.body().chain;
+        match below {
+            None => {
+                if self.parent.is_some() {
+                    return Err(
+                        self.refusal(Rule::Link, "its parent is not an entry of this chain")
+                    );
+                }
+                if chain.index != 0 || chain.prev.is_some() {
+                    return Err(self.refusal(
+                        Rule::Link,
+                        format!(
+                            "is the root of the chain but has index {}; earlier receipts were removed",
+                            chain.index
+                        ),
+                    ));
+                }
+            }
+            Some(b) => {
+                if self.parent != Some(b.commit) {
+                    return Err(self.refusal(Rule::Link, "its parent is not the entry below it"));
+                }
+                if chain.index != b.index + 1 {
+                    return Err(self.refusal(
+                        Rule::Link,
+                        format!(
+                            "index {} follows index {}: a receipt is missing, duplicated or reordered",
+                            chain.index, b.index
+                        ),
+                    ));
+                }
+                if chain.prev.as_deref() != Some(b.id.as_str()) {
+                    return Err(self.refusal(
+                        Rule::Link,
+                        format!(
+                            "prev is {}, but the receipt before it is {}",
+                            chain.prev.as_deref().unwrap_or("null"),
+                            b.id
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The key this entry's signature must verify under: its `signer.pub`, else
+    /// one `known` returns for the fingerprint it names.
+    pub fn signing_key(
+        &self,
+        known: &dyn Fn(&str) -> Option<PublicKey>,
+    ) -> Result<PublicKey, Refusal> {
+        if let Some(k) = &self.key {
+            return Ok(k.clone());
+        }
+        let fp = &self.receipt.signature().key;
+        known(fp).ok_or_else(|| {
+            self.refusal(
+                Rule::Signature,
+                format!(
+                    "carries no {SIGNER_FILE} and its key {fp} is not known here, so its signature cannot be checked (it was written by a git-receipt older than 0.2: run `git receipt push` with a current one, which re-signs nothing but is refused here until the key is trusted)"
+                ),
+            )
+        })
+    }
+
+    /// Rule 6 for one entry.
+    pub fn check_signature(
+        &self,
+        known: &dyn Fn(&str) -> Option<PublicKey>,
+    ) -> Result<(), Refusal> {
+        let key = self.signing_key(known)?;
+        self.receipt
+            .check_signature(&key)
+            .map_err(|e| self.refusal(Rule::Signature, format!("{e}")))
+    }
+}
+
+/// Rules 1 to 4 for chain commit `commit` of `writer`'s chain, in `repo`.
+pub fn read_entry(
+    repo: &gix::Repository,
+    writer: &str,
+    commit: ObjectId,
+) -> Result<Entry, Refusal> {
+    let refuse = |rule, reason: String| Refusal {
+        commit,
+        index: None,
+        id: None,
+        rule,
+        reason,
+    };
+    let c = repo
+        .find_commit(commit)
+        .map_err(|e| refuse(Rule::Parents, format!("not a readable commit: {e}")))?;
+    let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+    if parents.len() > 1 {
+        return Err(refuse(
+            Rule::Parents,
+            format!(
+                "has {} parents; a chain is linear: an entry has exactly one parent, the entry below it",
+                parents.len()
+            ),
+        ));
+    }
+    let tree_id = c
+        .tree_id()
+        .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?
+        .detach();
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?;
+    let bytes = read_receipt_file(repo, tree_id).map_err(|p| match p {
+        ReceiptFileProblem::Shape(reason) => refuse(Rule::Tree, reason),
+        ReceiptFileProblem::Oversized(size) => refuse(
+            Rule::Receipt,
+            format!(
+                "{RECEIPT_FILE} is {size} bytes, over the {} byte limit",
+                crate::receipt::MAX_RECEIPT_BYTES
+            ),
+        ),
+    })?;
+    let mut signer_blob = None;
+    let mut has_log = false;
+    for e in tree.iter() {
+        let e = e.map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?;
+        let name = e.filename();
+        let regular = e.mode().kind() == EntryKind::Blob;
+        if name == RECEIPT_FILE {
+            // read_receipt_file says what is wrong with it
+        } else if name == SIGNER_FILE && regular {
+            signer_blob = Some(e.oid().to_owned());
+        } else if name == LOG_FILE && regular {
+            has_log = true;
+        } else {
+            return Err(refuse(
+                Rule::Tree,
+                format!(
+                    "its tree holds {:?}, which a chain entry may not (only {RECEIPT_FILE}, {SIGNER_FILE} and, beside a v1 receipt, {LOG_FILE}, each a regular file)",
+                    crate::text::escape(&name.to_string())
+                ),
+            ));
+        }
+    }
+    let receipt = Receipt::parse_owned(bytes)
+        .map_err(|e| refuse(Rule::Receipt, format!("{RECEIPT_FILE} is invalid: {e}")))?;
+    let mut entry = Entry {
+        commit,
+        parent: parents.first().copied(),
+        receipt,
+        key: None,
+    };
+    let body = entry.receipt.body();
+    if has_log && body.schema != SCHEMA {
+        return Err(entry.refusal(
+            Rule::Tree,
+            format!("holds {LOG_FILE} beside a {} receipt (only v1 receipts keep their log in the chain)", body.schema),
+        ));
+    }
+    if body.chain.writer != writer {
+        return Err(entry.refusal(
+            Rule::Writer,
+            format!(
+                "names chain {}, but sits in {writer}",
+                crate::text::escape(&body.chain.writer)
+            ),
+        ));
+    }
+    let fp = entry.receipt.signature().key.clone();
+    if !writer_matches_key(writer, &fp) {
+        return Err(entry.refusal(
+            Rule::Key,
+            format!(
+                "is signed by {}, but writer id {writer} names another key",
+                crate::text::escape(&fp)
+            ),
+        ));
+    }
+    if let Some(blob) = signer_blob {
+        let key = read_signer_file(repo, blob).map_err(|why| entry.refusal(Rule::Key, why))?;
+        if key.fingerprint() != fp {
+            return Err(entry.refusal(
+                Rule::Key,
+                format!(
+                    "its {SIGNER_FILE} holds key {}, but the receipt is signed by {}",
+                    key.fingerprint(),
+                    crate::text::escape(&fp)
+                ),
+            ));
+        }
+        entry.key = Some(key);
+    }
+    Ok(entry)
+}
+
+fn read_signer_file(repo: &gix::Repository, blob: ObjectId) -> Result<PublicKey, String> {
+    let header = repo
+        .find_header(blob)
+        .map_err(|e| format!("{SIGNER_FILE} unreadable: {e}"))?;
+    if header.size() > MAX_SIGNER_FILE_BYTES {
+        return Err(format!(
+            "{SIGNER_FILE} is {} bytes, over the {MAX_SIGNER_FILE_BYTES} byte limit",
+            header.size()
+        ));
+    }
+    let blob = repo
+        .find_blob(blob)
+        .map_err(|e| format!("{SIGNER_FILE} unreadable: {e}"))?;
+    let text =
+        std::str::from_utf8(&blob.data).map_err(|_| format!("{SIGNER_FILE} is not UTF-8"))?;
+    PublicKey::from_openssh(text.trim_end_matches('\n'))
+        .map_err(|e| format!("{SIGNER_FILE} is not an ssh-ed25519 key line: {e}"))
+}
+
+/// The bytes of a `signer.pub` for `key`.
+pub fn signer_file(key: &PublicKey) -> String {
+    format!("{}\n", key.to_openssh())
+}
+
+/// What [`Store::admit`] found above a base.
+#[derive(Debug, Default)]
+pub struct Admission {
+    /// How many entries above the base are part of the chain.
+    pub admitted: u64,
+    /// The highest of them (`None` when there is none).
+    pub valid_tip: Option<ObjectId>,
+    /// The first commit above them that is not an entry (it and everything above
+    /// it are refused).
+    pub refusal: Option<Refusal>,
+}
+
+impl Admission {
+    /// The highest valid entry: the highest admitted, else `base`.
+    pub fn valid_tip_or(&self, base: Option<ObjectId>) -> Option<ObjectId> {
+        self.valid_tip.or(base)
+    }
+}
+
+/// How many entries are read and their signatures checked together.
+const BATCH: usize = 1024;
+
+/// The most commits [`Store::admit`] walks in one call (20 bytes each): far past
+/// any real chain, and a bound on what a hostile push can make it hold.
+const MAX_WALK: usize = 4_000_000;
+
+impl Store {
+    /// Apply every rule to the chain commits of `writer` from `tip` down to `base`
+    /// (exclusive; `None`: down to the root), following first parents. `base` must
+    /// be an entry the caller already holds as valid. Costs one read and one
+    /// signature per commit above `base` (signatures checked as a batch), never
+    /// the length of the chain below it; memory is a batch of receipts.
+    pub fn admit(
+        &self,
+        writer: &str,
+        tip: ObjectId,
+        base: Option<ObjectId>,
+        known: &dyn Fn(&str) -> Option<PublicKey>,
+    ) -> Result<Admission, StoreError> {
+        let mut below = match base {
+            None => None,
+            Some(b) => Some(
+                read_entry(&self.repo, writer, b)
+                    .map_err(|r| StoreError::CorruptChain {
+                        writer: writer.to_owned(),
+                        commit: b,
+                        reason: r.reason,
+                    })?
+                    .as_below(),
+            ),
+        };
+        // Down from the tip to the base: commit ids only.
+        let mut commits = Vec::new();
+        let mut next = Some(tip);
+        while let Some(c) = next {
+            if Some(c) == base || commits.len() >= MAX_WALK {
+                break;
+            }
+            commits.push(c);
+            next = self
+                .repo
+                .find_commit(c)
+                .ok()
+                .and_then(|c| c.parent_ids().next().map(|p| p.detach()));
+        }
+        // Up from the base, a batch at a time: shape and links, then signatures.
+        let mut out = Admission::default();
+        for part in commits.rchunks(BATCH) {
+            let mut entries = Vec::with_capacity(part.len());
+            for &c in part.iter().rev() {
+                let e = read_entry(&self.repo, writer, c)
+                    .and_then(|e| e.follows(below.as_ref()).map(|()| e));
+                match e {
+                    Ok(e) => {
+                        below = Some(e.as_below());
+                        entries.push(e);
+                    }
+                    Err(r) => {
+                        out.refusal = Some(r);
+                        break;
+                    }
+                }
+            }
+            let mut keyed = Vec::with_capacity(entries.len());
+            for e in &entries {
+                match e.signing_key(known) {
+                    Ok(k) => keyed.push(k),
+                    Err(r) => {
+                        out.refusal = Some(r);
+                        break;
+                    }
+                }
+            }
+            let items: Vec<(&Receipt<Unverified>, &PublicKey)> = entries
+                .iter()
+                .zip(&keyed)
+                .map(|(e, k)| (&e.receipt, k))
+                .collect();
+            let results = Receipt::check_signatures(&items);
+            let bad = results.iter().position(Result::is_err);
+            let good = bad.unwrap_or(items.len());
+            if let Some(i) = bad {
+                let why = results[i]
+                    .as_ref()
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                out.refusal = Some(entries[i].refusal(Rule::Signature, why));
+            }
+            out.admitted += good as u64;
+            if good > 0 {
+                out.valid_tip = Some(entries[good - 1].commit);
+            }
+            if out.refusal.is_some() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
