@@ -426,12 +426,20 @@ impl Store {
             if Some(c) == base || commits.len() >= MAX_WALK {
                 break;
             }
+            let parents: Vec<ObjectId> = match self.repo.find_commit(c) {
+                Ok(commit) => commit.parent_ids().map(|p| p.detach()).collect(),
+                Err(_) => Vec::new(), // read_entry says what is wrong with it
+            };
+            if parents.len() > 1 {
+                // a merge: it and everything above it are refused, and which of
+                // its parents the chain continues on is not for it to say
+                return Ok(Admission {
+                    refusal: read_entry(&self.repo, writer, c).err(),
+                    ..Admission::default()
+                });
+            }
             commits.push(c);
-            next = self
-                .repo
-                .find_commit(c)
-                .ok()
-                .and_then(|c| c.parent_ids().next().map(|p| p.detach()));
+            next = parents.first().copied();
         }
         // Up from the base, a batch at a time: shape and links, then signatures.
         let mut out = Admission::default();

@@ -223,7 +223,19 @@ impl Store {
         if only_writer.is_some() {
             args.push(&notes);
         }
-        let out = self.run_git(&args)?;
+        let mut out = self.run_git(&args)?;
+        // git fails the whole fetch when one named ref is missing: a chain whose
+        // notes the remote lacks (a squat, or notes deleted) still comes alone
+        if only_writer.is_some()
+            && !out.ok
+            && out.stderr.contains(&format!(
+                "couldn't find remote ref {}",
+                notes_ref(only_writer.unwrap_or_default())
+            ))
+        {
+            args.pop();
+            out = self.run_git(&args)?;
+        }
         // for one writer, a remote that does not have it yet is not an error
         let absent_writer =
             only_writer.is_some() && out.stderr.contains("couldn't find remote ref");
