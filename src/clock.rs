@@ -53,7 +53,7 @@ fn test_now() -> Option<i64> {
     if let Ok(secs) = v.parse::<i64>() {
         return Some(secs.saturating_mul(1000));
     }
-    match crate::trust::parse_signer_time(v) {
+    match crate::trust::timestamp_ms(v).or_else(|| crate::trust::parse_signer_time(v)) {
         Some(ms) => Some(i64::try_from(ms).unwrap_or(i64::MAX)),
         None => {
             static WARNED: std::sync::Once = std::sync::Once::new();
@@ -165,24 +165,47 @@ pub fn max_skew_ms(store: &crate::store::Store) -> u64 {
     }
 }
 
+/// A reader's clock and the skew it allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Horizon {
+    /// Now, Unix ms.
+    pub now_ms: u64,
+    /// How far ahead of now a receipt may be dated and still count.
+    pub skew_ms: u64,
+}
+
+impl Horizon {
+    /// The latest date (Unix ms) a receipt may carry and still count.
+    pub fn limit_ms(self) -> u64 {
+        self.now_ms.saturating_add(self.skew_ms)
+    }
+}
+
+/// This reader's clock and `receipt.maxClockSkew`.
+pub fn horizon(store: &crate::store::Store) -> Horizon {
+    Horizon {
+        now_ms: now_ms(),
+        skew_ms: max_skew_ms(store),
+    }
+}
+
 /// The latest date a receipt may carry and still count here: now plus the skew.
 pub fn horizon_ms(store: &crate::store::Store) -> u64 {
-    now_ms().saturating_add(max_skew_ms(store))
+    horizon(store).limit_ms()
 }
 
 /// The notice for a receipt dated `date` (its `started_at` or `decided_at`) later
-/// than `horizon_ms`, or `None` when it is not. `what` is `started` or `was
+/// than `horizon` allows, or `None` when it is not. `what` is `started` or `was
 /// decided`. The id and the date come from the receipt: escape before printing.
-pub fn future_notice(id: &str, what: &str, date: &str, horizon_ms: u64) -> Option<String> {
+pub fn future_notice(id: &str, what: &str, date: &str, horizon: Horizon) -> Option<String> {
     let t = crate::trust::timestamp_ms(date)?;
-    if t <= horizon_ms {
+    if t <= horizon.limit_ms() {
         return None;
     }
-    let now = now_ms();
     Some(format!(
-        "receipt {id} says it {what} at {date}, {} ahead of this clock (more than the {} allowed); it is ignored",
-        span(t.saturating_sub(now)),
-        span(horizon_ms.saturating_sub(now)),
+        "receipt {id} says it {what} at {date}, {} ahead of this clock (more than the {} {SKEW_CONFIG} allows); it is ignored",
+        span(t.saturating_sub(horizon.now_ms)),
+        span(horizon.skew_ms),
     ))
 }
 
@@ -237,7 +260,9 @@ pub fn format_signed(ms: i64) -> String {
 /// an item's date is taken as the latest date among its chain's items up to its
 /// position (so an entry dated earlier than the one before it in its own chain
 /// is as new as that one), ignoring dates beyond `horizon`: an entry dated in the
-/// future makes neither itself nor the entries after it newer than anyone else's.
+/// future makes none of the entries after it newer than anyone else's. Such an
+/// entry itself sorts by its own date, so first: it must never win (the caller
+/// skips it), and the caller that meets it first can say why it does not count.
 /// Ties go to the higher position, then the higher chain.
 pub fn sort_newest_first<T, C: Ord>(
     items: &mut Vec<T>,
@@ -258,10 +283,13 @@ pub fn sort_newest_first<T, C: Ord>(
         if effective.last().is_none_or(|last| last.2 != chain) {
             latest = 0;
         }
-        if date <= horizon {
+        let counts_as = if date <= horizon {
             latest = latest.max(date);
-        }
-        effective.push((latest, position, chain, item));
+            latest
+        } else {
+            date // first, so that a reader meets it and can say why it does not count
+        };
+        effective.push((counts_as, position, chain, item));
     }
     effective.sort_by(|a, b| (b.0, b.1, &b.2).cmp(&(a.0, a.1, &a.2)));
     items.extend(effective.into_iter().map(|e| e.3));
@@ -299,10 +327,11 @@ mod tests {
         ];
         sort_newest_first(&mut v, 100, |t| (t.0, t.1, t.2));
         let order: Vec<(&str, u64)> = v.iter().map(|t| (t.0, t.1)).collect();
-        // a#1 and a#0 count as 50; b#2 as 45 (b#1's 999 is ignored), b#1 as 40
+        // b#1, beyond the horizon, comes first to be skipped; a#1 and a#0 count
+        // as 50; b#2 as 45 (b#1's 999 is ignored), b#0 as 40
         assert_eq!(
             order,
-            [("a", 1), ("a", 0), ("b", 2), ("b", 1), ("b", 0)],
+            [("b", 1), ("a", 1), ("a", 0), ("b", 2), ("b", 0)],
             "{v:?}"
         );
     }
@@ -310,13 +339,17 @@ mod tests {
     #[test]
     fn an_entry_far_ahead_of_the_clock_makes_a_notice_and_one_within_the_skew_does_not() {
         let now = now_ms();
-        let horizon = now + DEFAULT_MAX_SKEW_MS;
+        let horizon = Horizon {
+            now_ms: now,
+            skew_ms: DEFAULT_MAX_SKEW_MS,
+        };
         let soon = crate::receipt::format_timestamp(now + 60_000);
         assert_eq!(future_notice("sha256:x", "started", &soon, horizon), None);
         let n = future_notice("sha256:x", "started", "2999-01-01T00:00:00.000Z", horizon)
             .expect("a notice");
         assert!(n.contains("receipt sha256:x says it started at 2999-01-01T00:00:00.000Z"));
         assert!(n.contains("years ahead of this clock"), "{n}");
+        assert!(n.contains("more than the 10 minutes"), "{n}");
         assert!(n.contains("it is ignored"), "{n}");
     }
 }

@@ -107,7 +107,7 @@ pub fn trusted_decisions(
     untrusted: &mut usize,
     notices: &mut Vec<String>,
 ) -> Result<Vec<FoundDecision>, StoreError> {
-    let horizon = crate::clock::horizon_ms(store);
+    let horizon = crate::clock::horizon(store);
     let hits = store.index_lookup(index, &object)?;
     let want = check_hash(&decision_key(kind, name));
     let body_kind = match kind {
@@ -150,7 +150,7 @@ pub fn trusted_decisions(
             Err(_) => *untrusted += 1,
         }
     }
-    crate::clock::sort_newest_first(&mut out, horizon, |f| {
+    crate::clock::sort_newest_first(&mut out, horizon.limit_ms(), |f| {
         let b = f.receipt.body();
         (
             f.writer.clone(),

@@ -190,7 +190,7 @@ struct Evaluation<'a> {
     accept: crate::contract::Accept,
     recorded_ignored: HashSet<String>,
     /// The latest date a receipt may carry and count: the clock plus its skew.
-    horizon_ms: u64,
+    horizon: crate::clock::Horizon,
     /// The check's notices, each once, by receipt id.
     notices: Vec<(String, String)>,
 }
@@ -254,7 +254,7 @@ pub fn evaluate_tree(
         ancestry: None,
         accept: Default::default(),
         recorded_ignored: HashSet::new(),
-        horizon_ms: crate::clock::horizon_ms(store),
+        horizon: crate::clock::horizon(store),
         notices: Vec::new(),
     };
     let mut out = Vec::new();
@@ -340,7 +340,7 @@ impl Evaluation<'_> {
                         receipt.id(),
                         "started",
                         &b.result.started_at,
-                        self.horizon_ms,
+                        self.horizon,
                     ) {
                         if !self.notices.iter().any(|(id, _)| id == receipt.id()) {
                             self.notices.push((receipt.id().to_owned(), notice));
