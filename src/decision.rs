@@ -88,10 +88,15 @@ pub struct FoundDecision {
 }
 
 /// Every trusted decision receipt of `kind` and `name` the index names for
-/// `object` in `role`, whose signed body `keep` accepts, newest first. Candidates that do
-/// not open, do not verify or are not trusted count for nothing; their number is
-/// added to `untrusted`. `index` is the store's receipt index (one per command:
-/// bringing it up to date reads every chain tip).
+/// `object` in `role`, whose signed body `keep` accepts, newest first: within one
+/// chain by position, across chains by `decided_at`
+/// ([`crate::clock::sort_newest_first`]). Candidates that do not open, do not
+/// verify or are not trusted count for nothing; their number is added to
+/// `untrusted`. A trusted one decided later than the clock plus its skew counts
+/// for nothing too, and adds a notice to `notices` (once per receipt). `index` is
+/// the store's receipt index (one per command: bringing it up to date reads every
+/// chain tip).
+#[allow(clippy::too_many_arguments)]
 pub fn trusted_decisions(
     store: &Store,
     index: &mut Arc<Index>,
@@ -100,7 +105,9 @@ pub fn trusted_decisions(
     (kind, name): (DecisionKind, &str),
     keep: impl Fn(&Body) -> bool,
     untrusted: &mut usize,
+    notices: &mut Vec<String>,
 ) -> Result<Vec<FoundDecision>, StoreError> {
+    let horizon = crate::clock::horizon(store);
     let hits = store.index_lookup(index, &object)?;
     let want = check_hash(&decision_key(kind, name));
     let body_kind = match kind {
@@ -126,27 +133,44 @@ pub fn trusted_decisions(
             continue;
         }
         match trust.check(receipt) {
-            Ok((receipt, _)) => out.push(FoundDecision { receipt, writer }),
+            Ok((receipt, _)) => {
+                if let Some(notice) = crate::clock::future_notice(
+                    receipt.id(),
+                    "was decided",
+                    receipt.body().time(),
+                    horizon,
+                ) {
+                    if !notices.contains(&notice) {
+                        notices.push(notice);
+                    }
+                    continue;
+                }
+                out.push(FoundDecision { receipt, writer })
+            }
             Err(_) => *untrusted += 1,
         }
     }
-    out.sort_by(|a, b| {
-        let (x, y) = (a.receipt.body(), b.receipt.body());
-        y.time()
-            .cmp(x.time())
-            .then(y.chain.index.cmp(&x.chain.index))
+    crate::clock::sort_newest_first(&mut out, horizon.limit_ms(), |f| {
+        let b = f.receipt.body();
+        (
+            f.writer.clone(),
+            b.chain.index,
+            crate::trust::timestamp_ms(b.time()).unwrap_or(0),
+        )
     });
     Ok(out)
 }
 
 /// The newest trusted acceptance of exactly `commit`'s tree signed by one of
 /// `keys` (OpenSSH fingerprints), accepted or rejected; `None` when there is none.
+/// Acceptances ignored for being dated in the future add a notice to `notices`.
 pub fn newest_acceptance(
     store: &Store,
     index: &mut Arc<Index>,
     trust: &TrustSet,
     tree: ObjectId,
     keys: &[String],
+    notices: &mut Vec<String>,
 ) -> Result<Option<FoundDecision>, StoreError> {
     let tree_hex = tree.to_string();
     let mut untrusted = 0;
@@ -158,6 +182,7 @@ pub fn newest_acceptance(
         (DecisionKind::Acceptance, ""),
         |b| b.subject.tree == tree_hex && b.subject.inputs == tree_hex,
         &mut untrusted,
+        notices,
     )?;
     Ok(found
         .into_iter()
@@ -223,6 +248,9 @@ pub struct ReviewState {
     pub decider: Option<FoundDecision>,
     /// Candidates that did not count for want of a trusted signature.
     pub untrusted: usize,
+    /// Verdicts ignored for being dated in the future, in words (strings from
+    /// receipts: escape before printing).
+    pub notices: Vec<String>,
 }
 
 /// How a signer is called in a reason: its `[signer]` name or its fingerprint.
@@ -246,6 +274,7 @@ pub fn review_state(
     let inputs = store.inputs_tree(tree, &def.paths, false)?;
     let inputs_hex = inputs.to_string();
     let mut untrusted = 0;
+    let mut notices = Vec::new();
     let same_review = |b: &Body| b.review.as_ref().is_some_and(|r| r.name == def.name);
     let found = trusted_decisions(
         store,
@@ -255,6 +284,7 @@ pub fn review_state(
         (DecisionKind::Review, &def.name),
         |b| same_review(b) && b.subject.inputs == inputs_hex,
         &mut untrusted,
+        &mut notices,
     )?;
     // newest verdict per signer (found is newest first)
     let mut newest: BTreeMap<String, FoundDecision> = BTreeMap::new();
@@ -276,6 +306,7 @@ pub fn review_state(
         approvals: Vec::new(),
         decider: None,
         untrusted,
+        notices,
     };
     if let Some((fp, f)) = newest
         .iter()
@@ -379,6 +410,7 @@ pub fn review_state(
                     && b.review.as_ref().map(|r| r.verdict) == Some(Verdict::Approve)
             },
             &mut n,
+            &mut state.notices,
         )?;
         if let Some(f) = older.into_iter().next() {
             state.state = State::Stale;

@@ -93,6 +93,9 @@ pub struct CheckState {
     pub changed_paths: Vec<String>,
     /// Receipts for these inputs that were ignored because no trusted key signed them.
     pub untrusted: usize,
+    /// What a reader should see besides the state: trusted receipts ignored for
+    /// being dated in the future (strings from receipts: escape before printing).
+    pub notices: Vec<String>,
 }
 
 /// Why a state could not be decided.
@@ -186,6 +189,10 @@ struct Evaluation<'a> {
     /// ones were passed over because it accepts only observed runs.
     accept: crate::contract::Accept,
     recorded_ignored: HashSet<String>,
+    /// The latest date a receipt may carry and count: the clock plus its skew.
+    horizon: crate::clock::Horizon,
+    /// The check's notices, each once, by receipt id.
+    notices: Vec<(String, String)>,
 }
 
 /// The ancestors of the revision in BFS order with their distance, and the shallow
@@ -247,13 +254,17 @@ pub fn evaluate_tree(
         ancestry: None,
         accept: Default::default(),
         recorded_ignored: HashSet::new(),
+        horizon: crate::clock::horizon(store),
+        notices: Vec::new(),
     };
     let mut out = Vec::new();
     for def in &contract.checks {
         ev.accept = def.accept;
         ev.recorded_ignored.clear();
+        ev.notices.clear();
         match ev.check(def) {
             Ok(mut state) => {
+                state.notices = ev.notices.drain(..).map(|(_, n)| n).collect();
                 let ignored = ev.recorded_ignored.len();
                 if ignored > 0 {
                     state.reason.push_str(&format!(
@@ -282,7 +293,9 @@ impl Evaluation<'_> {
     /// its signature and trust. The index only proposes candidates, newest first;
     /// each is skipped when it cannot count (another check or definition, a chain
     /// no trusted key owns) and opened otherwise. Counts in `untrusted` the
-    /// candidates that did not count for want of a trusted signature.
+    /// candidates that did not count for want of a trusted signature. A trusted
+    /// receipt dated beyond the horizon (the clock plus its skew) counts for
+    /// nothing and leaves a notice.
     fn newest_trusted(
         &mut self,
         want: Wanted<'_>,
@@ -321,7 +334,21 @@ impl Evaluation<'_> {
             }
             // untrusted, revoked, out of its window or badly signed: counts for nothing
             match self.trust.check(r) {
-                Ok((receipt, _)) => return Ok(Some(Found { receipt, writer })),
+                Ok((receipt, _)) => {
+                    let b = receipt.body();
+                    if let Some(notice) = crate::clock::future_notice(
+                        receipt.id(),
+                        "started",
+                        &b.result.started_at,
+                        self.horizon,
+                    ) {
+                        if !self.notices.iter().any(|(id, _)| id == receipt.id()) {
+                            self.notices.push((receipt.id().to_owned(), notice));
+                        }
+                        continue;
+                    }
+                    return Ok(Some(Found { receipt, writer }));
+                }
                 Err(_) => *untrusted += 1,
             }
         }
@@ -451,6 +478,7 @@ impl Evaluation<'_> {
             reason: String::new(),
             changed_paths: Vec::new(),
             untrusted,
+            notices: Vec::new(),
         };
         // Rule 1: same inputs, same definition.
         if let Some(found) = same_definition {

@@ -19,6 +19,7 @@
 
 pub mod agent;
 pub mod canon;
+pub mod clock;
 pub mod contract;
 pub mod decision;
 pub mod environment;

@@ -154,6 +154,8 @@ pub fn store_receipt_in(
     mode: Mode,
     around: &Surroundings,
 ) -> Result<Appended, StoreError> {
+    // Before the log is written: a clock that may not sign leaves nothing behind.
+    store.check_signing_clock(writer)?;
     let log = if obs.log.is_empty() {
         None
     } else {

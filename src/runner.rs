@@ -9,7 +9,7 @@
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// What to run and how much to keep.
 #[derive(Debug, Clone)]
@@ -52,12 +52,9 @@ pub struct Observation {
     pub log_truncated: bool,
 }
 
-/// Milliseconds since the Unix epoch, now.
+/// Milliseconds since the Unix epoch, now (0 before it): [`crate::clock::now_ms`].
 pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    crate::clock::now_ms()
 }
 
 #[derive(Default)]

@@ -360,12 +360,7 @@ fn record_acceptance(
             Status::Rejected
         },
         trusted: trusted.to_string(),
-        decided_at: format_timestamp(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0),
-        ),
+        decided_at: format_timestamp(git_receipt::clock::now_ms()),
         criteria: criteria.into_iter().map(|(c, _)| c).collect(),
         unresolved,
     };
@@ -389,12 +384,30 @@ fn record_acceptance(
 
 /// Whether `signer` accepted exactly `tree` (revision `commit`): `Ok(())`, or the
 /// reason it did not, in words. Errors only when no trusted key goes by `signer`.
+/// Acceptances ignored for being dated in the future are told on stderr.
 pub(super) fn accepted_by(
     store: &git_receipt::store::Store,
     trust: &git_receipt::trust::TrustSet,
     commit: gix::ObjectId,
     tree: gix::ObjectId,
     signer: &str,
+) -> Result<std::result::Result<(), String>> {
+    let mut notices = Vec::new();
+    let verdict = accepted_by_noting(store, trust, commit, tree, signer, &mut notices);
+    for n in &notices {
+        eprintln!("git-receipt: notice: {}", escape(n));
+    }
+    verdict
+}
+
+/// [`accepted_by`], adding to `notices` (unescaped) instead of printing them.
+fn accepted_by_noting(
+    store: &git_receipt::store::Store,
+    trust: &git_receipt::trust::TrustSet,
+    commit: gix::ObjectId,
+    tree: gix::ObjectId,
+    signer: &str,
+    notices: &mut Vec<String>,
 ) -> Result<std::result::Result<(), String>> {
     use git_receipt::receipt::Status;
     let keys = git_receipt::decision::signer_keys(trust, signer);
@@ -406,7 +419,7 @@ hint: name a [signer] of .gitreceipts at the trusted revision, an allowed_signer
     }
     let mut index = store.receipt_index()?;
     if let Some(found) =
-        git_receipt::decision::newest_acceptance(store, &mut index, trust, tree, &keys)?
+        git_receipt::decision::newest_acceptance(store, &mut index, trust, tree, &keys, notices)?
     {
         let b = found.receipt.body();
         let a = b.acceptance.as_ref().expect("an acceptance receipt");
@@ -436,7 +449,7 @@ hint: name a [signer] of .gitreceipts at the trusted revision, an allowed_signer
             continue;
         };
         if let Some(found) =
-            git_receipt::decision::newest_acceptance(store, &mut index, trust, t, &keys)?
+            git_receipt::decision::newest_acceptance(store, &mut index, trust, t, &keys, notices)?
         {
             return Ok(Err(format!(
                 "no acceptance of tree {} by {signer}; the nearest is of {} ({n} commit{} back, {}), whose tree differs: accept this revision with `git receipt gate {} --record`",
@@ -472,8 +485,13 @@ fn gate_on_acceptance(
             None => ctx.trust_for(store, commit)?.0,
         };
         for signer in &args.accepted_by {
-            let verdict = accepted_by(store, &trust_set, commit, tree, signer)?;
+            let mut notices = Vec::new();
+            let verdict =
+                accepted_by_noting(store, &trust_set, commit, tree, signer, &mut notices)?;
             all_ok &= verdict.is_ok();
+            for n in notices.iter().filter(|_| !args.json) {
+                eprintln!("git-receipt: notice: {}: {}", escape(rev), escape(n));
+            }
             if !args.json {
                 match &verdict {
                     Ok(()) => println!(
@@ -498,6 +516,7 @@ fn gate_on_acceptance(
                 "signer": signer,
                 "ok": verdict.is_ok(),
                 "reason": verdict.err(),
+                "notices": notices,
             }));
         }
     }

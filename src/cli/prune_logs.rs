@@ -102,9 +102,7 @@ pub fn cmd_prune_logs(ctx: &Context, args: PruneLogsArgs) -> Result<ExitCode> {
             args.older_than
         );
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_millis() as u64;
+    let now = git_receipt::clock::now_ms();
     let cutoff = now.saturating_sub(age);
     let used = newest_use(&store)?;
     let verb = if args.dry_run {

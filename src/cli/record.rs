@@ -75,6 +75,8 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     };
     let key = ctx.signing_key(&store)?;
     let writer = ctx.writer(&store, &key)?;
+    // A clock that may not sign refuses before anything is written.
+    store.check_signing_clock(&writer)?;
     let subject = recorder::subject_now(&store, &check)?;
     super::run::warn_paths_matching_nothing(&store, &check, subject.tree)?;
     let obs = Observation {

@@ -287,6 +287,10 @@ fn run_one(
     declared: bool,
 ) -> Result<Outcome> {
     let workdir = store.workdir()?.to_owned();
+    // A clock that may not sign refuses before anything runs.
+    store
+        .check_signing_clock(writer)
+        .with_context(|| format!("check {:?} was not run", check.name))?;
     // The subject is what the check is about to see, so compute it first.
     let subject = recorder::subject_now(store, check)?;
     warn_paths_matching_nothing(store, check, subject.tree)?;

@@ -214,6 +214,7 @@ pub(super) fn review_states(
             reason: r.reason,
             changed_paths: Vec::new(),
             untrusted: r.untrusted,
+            notices: r.notices,
         });
     }
     Ok(out)
@@ -328,6 +329,12 @@ fn evaluate_with(
         undeclared: Vec::new(),
         notices: Vec::new(),
     };
+    // what the decisions passed over, by check, for the reader to see
+    for s in &report.states {
+        for n in &s.notices {
+            report.notices.push(format!("{}: {n}", s.name));
+        }
+    }
     if let Some((trusted_contract, label)) = trusted {
         require_trusted_checks(&mut report, &contract, &trusted_contract, &label);
     }
@@ -362,6 +369,7 @@ pub(super) fn require_trusted_checks(
                 reason: format!("required at {label} but no longer declared in .gitreceipts here"),
                 changed_paths: Vec::new(),
                 untrusted: 0,
+                notices: Vec::new(),
             });
             continue;
         }
@@ -450,6 +458,7 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
         "reason": s.reason,
         "changed_paths": s.changed_paths,
         "untrusted_receipts": s.untrusted,
+        "notices": s.notices,
     })
 }
 
@@ -649,6 +658,7 @@ fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) ->
                 "subject": subject,
                 "trust": report.trust_root,
                 "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
+                "notices": report.notices,
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -657,6 +667,15 @@ fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) ->
     if rows.is_empty() {
         eprintln!("git-receipt: {} has no commits", escape(spec));
         return Ok(ExitCode::SUCCESS);
+    }
+    for (commit, _, report) in &rows {
+        for notice in &report.notices {
+            eprintln!(
+                "git-receipt: notice: {}: {}",
+                commit.to_hex_with_len(7),
+                escape(notice)
+            );
+        }
     }
     let on = colour(std::io::stdout().is_terminal());
     let widths: Vec<usize> = columns.iter().map(|c| c.len().max(7)).collect();
@@ -735,9 +754,13 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
                 "contract_uncommitted": w.contract.is_some(),
             })),
             "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
+            "notices": report.notices,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
+    }
+    for notice in &report.notices {
+        eprintln!("git-receipt: notice: {}", escape(notice));
     }
     if report.states.is_empty() {
         let where_ = if work.as_ref().is_some_and(|w| w.contract.is_some()) {
@@ -776,6 +799,7 @@ mod tests {
             reason: String::new(),
             changed_paths: Vec::new(),
             untrusted: 0,
+            notices: Vec::new(),
         }
     }
 

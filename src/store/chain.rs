@@ -186,10 +186,37 @@ impl Store {
         Ok(out)
     }
 
+    /// Whether `writer` may sign now: the clock reads no time before 1970 and none
+    /// before the date of the chain's last entry. [`Store::append`] decides again
+    /// when it signs; this lets a command refuse before it runs anything.
+    pub fn check_signing_clock(&self, writer: &str) -> Result<(), StoreError> {
+        match self.chain_tip(writer)? {
+            None => crate::clock::signing_now_ms().map(drop).map_err(Into::into),
+            Some(tip) => self.clock_may_follow(writer, &self.chain_entry(writer, tip)?),
+        }
+    }
+
+    /// Whether the clock allows signing an entry after `previous` on `writer`'s
+    /// chain. The clock at signing is compared, not the new entry's date: a check
+    /// that started before another run of the same chain finished (two at once)
+    /// comes after it in the chain, and the chain order says which is newer.
+    fn clock_may_follow(&self, writer: &str, previous: &ChainEntry) -> Result<(), StoreError> {
+        let now = crate::clock::signing_now_ms()?;
+        crate::clock::may_follow(
+            writer,
+            now,
+            (previous.receipt.id(), previous.receipt.body().time()),
+            crate::clock::max_skew_ms(self),
+        )?;
+        Ok(())
+    }
+
     /// Append a receipt to `writer`'s chain. `make_body(index, prev)` builds the body
     /// for a given position; it is called again if another process appended first.
     /// `log` is the blob id of the full output, kept under its log ref
-    /// ([`super::logs`]), never in the chain.
+    /// ([`super::logs`]), never in the chain. Refused ([`StoreError::Clock`]),
+    /// with nothing written, when the clock reads a time before 1970 or before the
+    /// previous entry's date ([`Body::time`]).
     pub fn append(
         &self,
         writer: &str,
@@ -209,17 +236,21 @@ impl Store {
             let (receipt, commit) = match built.take() {
                 Some((t, r, c)) if t == tip => (r, c),
                 _ => {
-                    // Build only on an entry of this chain: a tip that is not one
-                    // (junk or a merge that a hookless server or a plain `git
-                    // fetch` let in) is replaced, on a compare-and-swap with it.
+                    // Build only on an entry of this chain that its writer signed:
+                    // a tip that is not one (junk or a merge that a plain `git
+                    // fetch` or a hand let in) is refused, naming the way back.
                     let base = match tip {
                         None => None,
                         Some(t) => self.own_base(writer, key, t)?,
                     };
                     let (index, prev) = match base {
-                        None => (0, None),
+                        None => {
+                            crate::clock::signing_now_ms()?;
+                            (0, None)
+                        }
                         Some(t) => {
                             let e = self.chain_entry(writer, t)?;
+                            self.clock_may_follow(writer, &e)?;
                             let b = e.receipt.body();
                             (b.chain.index + 1, Some(e.receipt.id().to_owned()))
                         }

@@ -654,18 +654,25 @@ impl Index {
         &self.chains()[chain as usize].writer
     }
 
-    /// Every record keyed by `oid`, newest first (start time, then chain index).
+    /// Every record keyed by `oid`, newest first, with the default clock skew
+    /// (see [`Index::lookup_until`]).
     pub fn lookup(&self, oid: &ObjectId) -> Result<Vec<Hit>, Corrupt> {
+        let horizon = crate::clock::now_ms().saturating_add(crate::clock::DEFAULT_MAX_SKEW_MS);
+        self.lookup_until(oid, horizon)
+    }
+
+    /// Every record keyed by `oid`, newest first: within one chain by position,
+    /// across chains by start time, an entry's taken as no earlier than those
+    /// before it in its chain, and start times after `horizon_ms` (Unix ms: the
+    /// reader's clock plus its skew) ignored ([`crate::clock::sort_newest_first`]).
+    pub fn lookup_until(&self, oid: &ObjectId, horizon_ms: u64) -> Result<Vec<Hit>, Corrupt> {
         let mut hits = match &self.inner {
             Inner::File(f) => f.lookup(oid)?,
             Inner::Mem(m) => m.lookup(oid),
         };
-        hits.sort_by(|a, b| {
-            (b.record.started, b.record.position, b.record.chain).cmp(&(
-                a.record.started,
-                a.record.position,
-                a.record.chain,
-            ))
+        let horizon = started_key(&crate::receipt::format_timestamp(horizon_ms));
+        crate::clock::sort_newest_first(&mut hits, horizon, |h| {
+            (h.record.chain, h.record.position, h.record.started)
         });
         Ok(hits)
     }
@@ -851,7 +858,8 @@ impl Store {
         index: &mut std::sync::Arc<Index>,
         oid: &ObjectId,
     ) -> Result<Vec<Hit>, StoreError> {
-        match index.lookup(oid) {
+        let horizon = crate::clock::horizon_ms(self);
+        match index.lookup_until(oid, horizon) {
             Ok(h) => Ok(h),
             Err(why) => {
                 eprintln!(
@@ -860,7 +868,7 @@ impl Store {
                 );
                 *index = self.rebuild_index()?;
                 Ok(index
-                    .lookup(oid)
+                    .lookup_until(oid, horizon)
                     .expect("an index built in memory is whole"))
             }
         }

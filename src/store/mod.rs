@@ -144,6 +144,9 @@ pub enum StoreError {
         /// How often we tried.
         attempts: u32,
     },
+    /// The clock forbids signing: before 1970, or behind the chain's previous entry.
+    #[error(transparent)]
+    Clock(Box<crate::clock::ClockError>),
     /// A git subprocess failed.
     #[error("`git {args}` failed: {stderr}")]
     GitCommand {
@@ -160,6 +163,12 @@ pub enum StoreError {
         /// The cause.
         source: GitError,
     },
+}
+
+impl From<crate::clock::ClockError> for StoreError {
+    fn from(e: crate::clock::ClockError) -> StoreError {
+        StoreError::Clock(Box::new(e))
+    }
 }
 
 /// Wrap a plumbing error with what was being done.
@@ -815,10 +824,14 @@ fn not_a_repository(dir: &Path) -> StoreError {
 
 /// The identity recorded on chain and notes commits: the tool, not a person.
 pub(crate) fn tool_signature() -> gix::actor::Signature {
+    // Never before 1970: git (`fsck`, `receive.fsckObjects`) refuses a negative
+    // date. What signs refuses such a clock first (`crate::clock::signing_now_ms`);
+    // this only keeps the commit well-formed whatever reads the clock here.
+    let seconds = i64::try_from(crate::clock::now_ms() / 1000).unwrap_or(i64::MAX);
     gix::actor::Signature {
         name: "git-receipt".into(),
         email: "git-receipt@localhost".into(),
-        time: gix::date::Time::now_utc(),
+        time: gix::date::Time::new(seconds, 0),
     }
 }
 
