@@ -689,12 +689,20 @@ fn server_trust(store: &Store, trusted: gix::ObjectId, label: &str) -> Result<(T
 
 fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     let mut store = ctx.store()?;
-    // Bring the server's own receipt index up to date (and write it) before reads
+    let updates = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
+    // Only a protected branch's update is decided from the receipt index: a push
+    // of receipts alone costs what its new entries cost, never the index. When
+    // one is, bring the server's own index up to date (and write it) before reads
     // see the proposed refs: the chains in the push are then indexed in memory on
     // top of it, and never written, since the push may yet be refused.
-    store.receipt_index()?;
+    let gated = {
+        let protected = protected_branches(&store);
+        updates.iter().any(|u| protected.contains(&u.name))
+    };
+    if gated {
+        store.receipt_index()?;
+    }
     store.see_quarantine()?;
-    let updates = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
     let mut refused = String::new();
     let mut chains_refused = Vec::new();
     let known = known_keys(&store, &protected_branches(&store));

@@ -707,6 +707,14 @@ impl Index {
 #[derive(serde::Deserialize)]
 struct Light {
     receipt: LightBody,
+    #[serde(default)]
+    signature: Option<LightSignature>,
+}
+
+#[derive(serde::Deserialize)]
+struct LightSignature {
+    #[serde(default)]
+    key: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -732,6 +740,22 @@ struct LightDecision {
 #[derive(serde::Deserialize)]
 struct LightChain {
     index: u64,
+    #[serde(default)]
+    writer: String,
+    #[serde(default)]
+    prev: Option<String>,
+}
+
+/// What the entry rules (`super::admit`) need of a receipt that the index checks
+/// itself: whether it names this chain and its key, and the id it follows.
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    /// `chain.writer` is the chain's.
+    named: bool,
+    /// `chain.writer` is the chain's, and `signature.key` the key its id names.
+    ours: bool,
+    /// The first 8 bytes of `chain.prev`, or `None` when it is `null`.
+    prev: Option<[u8; 8]>,
 }
 
 #[derive(serde::Deserialize)]
@@ -755,8 +779,21 @@ struct LightResult {
 
 /// The index entry for one receipt's stored bytes, or `None` when they are not a
 /// receipt (the entry is then simply not indexed; `verify` reports it).
+#[cfg(test)]
 fn light_entry(commit: ObjectId, bytes: &[u8]) -> Option<Entry> {
+    light_checked(commit, bytes, "").map(|(e, _)| e)
+}
+
+/// [`light_entry`], with what linking it into chain `writer` needs.
+fn light_checked(commit: ObjectId, bytes: &[u8], writer: &str) -> Option<(Entry, Link)> {
     let l: Light = serde_json::from_slice(bytes).ok()?;
+    let named = l.receipt.chain.writer == writer;
+    let ours = named
+        && l.signature
+            .as_ref()
+            .is_some_and(|s| crate::receipt::writer_matches_key(writer, &s.key));
+    let prev = l.receipt.chain.prev.as_deref().map(id_prefix);
+    let link = Link { named, ours, prev };
     // The body's canonical bytes sit between `{"receipt":` and `,"signature":{`.
     // Stored bytes that are not canonical are still indexed (with no id), so that
     // the decision opens them and refuses them loudly.
@@ -792,7 +829,7 @@ fn light_entry(commit: ObjectId, bytes: &[u8]) -> Option<Entry> {
         ),
         _ => return None,
     };
-    Some(Entry {
+    let entry = Entry {
         record: Record {
             commit,
             chain: 0,
@@ -807,7 +844,8 @@ fn light_entry(commit: ObjectId, bytes: &[u8]) -> Option<Entry> {
         },
         subject: ObjectId::from_hex(b.subject.commit.as_bytes()).ok()?,
         inputs: ObjectId::from_hex(b.subject.inputs.as_bytes()).ok()?,
-    })
+    };
+    Some((entry, link))
 }
 
 /// Whether the index file is turned off (`GIT_RECEIPT_INDEX=0`, `receipt.index=false`).
@@ -1027,7 +1065,28 @@ fn index_chain(
     let known = known.filter(|(i, _)| !i.tip.is_null());
     let stop = known.as_ref().map(|(i, _)| i.tip);
     let mut complete = true;
-    let mut walked: Vec<(ObjectId, ObjectId)> = Vec::new(); // (commit, tree), newest first
+    let mut walked: Vec<Walked> = Vec::new(); // newest first
+    // A ref whose tip is a receipt of another chain (one chain pushed under many
+    // names) is not walked: that commit is an entry of the chain it names, so
+    // nothing from it up counts here. One read per such name.
+    if Some(tip) != stop
+        && let Ok(c) = repo.find_commit(tip)
+        && let Ok(tree) = c.tree_id()
+        && let Ok(bytes) = read_receipt_file(repo, tree.detach())
+        && light_checked(tip, &bytes, writer).is_some_and(|(_, l)| !l.named)
+    {
+        eprintln!(
+            "git-receipt: notice: refs/receipts/{writer} points at a receipt of another chain; it is not read (`git receipt verify` reports it)"
+        );
+        return (
+            ChainInfo {
+                writer: writer.to_owned(),
+                tip,
+                count: 0,
+            },
+            Vec::new(),
+        );
+    }
     let mut reached_stop = false;
     let mut seen = HashSet::new();
     let mut next = Some(tip);
@@ -1050,18 +1109,29 @@ fn index_chain(
                 break;
             }
         };
-        next = commit.parent_ids().next().map(|p| p.detach());
+        let mut parents = commit.parent_ids().map(|p| p.detach());
+        let parent = parents.next();
+        let merge = parents.next().is_some();
+        next = parent;
         match commit.tree_id() {
-            Ok(t) => walked.push((c, t.detach())),
-            Err(_) => continue,
+            Ok(t) => walked.push(Walked {
+                commit: c,
+                tree: t.detach(),
+                parent,
+                merge,
+            }),
+            Err(_) => walked.push(Walked {
+                commit: c,
+                tree: ObjectId::null(gix::hash::Kind::Sha1),
+                parent,
+                merge: true, // unreadable: not an entry
+            }),
         }
     }
     let mut entries = Vec::new();
-    let mut count = 0;
     if let Some((info, old)) = known {
         if reached_stop {
             entries = old;
-            count = info.count;
         } else {
             eprintln!(
                 "git-receipt: notice: chain {writer} no longer descends from {}, the tip indexed before (now {tip}): it moved backwards or was rewritten; re-indexed it\nhint: `git receipt verify --checkpoint FILE` tells a rollback from a legitimate update",
@@ -1069,13 +1139,56 @@ fn index_chain(
             );
         }
     }
-    count += walked.len() as u64;
     // Read newest first, the walk's order: packs keep the newest receipt whole
     // and older ones as deltas against newer, so this order reuses delta bases.
-    // Entries are stored oldest first.
-    let mut fresh = light_entries(repo, &walked, split);
-    fresh.reverse();
-    entries.extend(fresh);
+    // Entries are stored oldest first, and kept only while each follows the one
+    // below it (the entry rules of `super::admit`, but the signature, which the
+    // decision checks on every receipt it counts): the first that does not ends
+    // the chain for every decision, with everything above it.
+    let fresh = light_entries(repo, writer, &walked, split);
+    let mut below: Option<(ObjectId, u64, [u8; 8])> = entries
+        .last()
+        .map(|e: &Entry| (e.record.commit, e.record.position, e.record.id_prefix));
+    // a chain cut by a missing object starts at its lowest readable entry
+    let mut cut_start = !complete && below.is_none();
+    let mut dropped: Option<(ObjectId, usize)> = None;
+    for (n, (w, e)) in walked.iter().zip(fresh).rev().enumerate() {
+        let follows = match &e {
+            None => false,
+            Some((e, link)) => {
+                let r = &e.record;
+                let linked = match below {
+                    _ if cut_start => true,
+                    None => w.parent.is_none() && r.position == 0 && link.prev.is_none(),
+                    Some((commit, position, id)) => {
+                        w.parent == Some(commit)
+                            && r.position == position + 1
+                            && link.prev == Some(id)
+                    }
+                };
+                !w.merge && link.ours && linked
+            }
+        };
+        cut_start = false;
+        match e {
+            Some((e, _)) if follows => {
+                below = Some((e.record.commit, e.record.position, e.record.id_prefix));
+                entries.push(e);
+            }
+            _ => {
+                dropped = Some((w.commit, walked.len() - n));
+                break;
+            }
+        }
+    }
+    if let Some((commit, n)) = dropped {
+        eprintln!(
+            "git-receipt: notice: chain {writer}: commit {} is not an entry of it (not a receipt of this chain linked to the one below), so it and what is above it ({n} commit{}) count for nothing\nhint: `git receipt verify` says what is wrong; the writer's next `git receipt push` replaces them",
+            commit.to_hex_with_len(12),
+            if n == 1 { "" } else { "s" }
+        );
+    }
+    let count = entries.len() as u64;
     (
         ChainInfo {
             writer: writer.to_owned(),
@@ -1090,26 +1203,33 @@ fn index_chain(
     )
 }
 
-/// Read and parse the receipts of chain commits; with `split`, on every core for
-/// long lists.
+/// A chain commit as the index walk found it.
+struct Walked {
+    commit: ObjectId,
+    tree: ObjectId,
+    parent: Option<ObjectId>,
+    /// More than one parent (or no readable tree): never an entry.
+    merge: bool,
+}
+
+/// Read and parse the receipts of chain commits of `writer`, one answer per
+/// commit in order (`None`: no receipt); with `split`, on every core for long lists.
 fn light_entries(
     repo: &gix::Repository,
-    commits: &[(ObjectId, ObjectId)],
+    writer: &str,
+    commits: &[Walked],
     split: bool,
-) -> Vec<Entry> {
-    let one =
-        |repo: &gix::Repository, (commit, tree): &(ObjectId, ObjectId)| match read_receipt_file(
-            repo, *tree,
-        ) {
-            Ok(bytes) => light_entry(*commit, &bytes),
-            Err(ReceiptFileProblem::Shape(_) | ReceiptFileProblem::Oversized(_)) => None,
-        };
+) -> Vec<Option<(Entry, Link)>> {
+    let one = |repo: &gix::Repository, w: &Walked| match read_receipt_file(repo, w.tree) {
+        Ok(bytes) => light_checked(w.commit, &bytes, writer),
+        Err(ReceiptFileProblem::Shape(_) | ReceiptFileProblem::Oversized(_)) => None,
+    };
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
     if !split || threads == 1 || commits.len() < 256 {
-        return commits.iter().filter_map(|c| one(repo, c)).collect();
+        return commits.iter().map(|c| one(repo, c)).collect();
     }
     let shared = repo.clone().into_sync();
     let chunk = commits.len().div_ceil(threads);
@@ -1120,9 +1240,7 @@ fn light_entries(
                 let shared = &shared;
                 s.spawn(move || {
                     let repo = shared.to_thread_local();
-                    part.iter()
-                        .filter_map(|c| one(&repo, c))
-                        .collect::<Vec<_>>()
+                    part.iter().map(|c| one(&repo, c)).collect::<Vec<_>>()
                 })
             })
             .collect();
