@@ -341,3 +341,40 @@ fn an_agent_timeout_that_is_not_seconds_is_refused_not_guessed() {
         assert!(!r.stdout.contains("tests-ran"), "{bad}: nothing ran: {r}");
     }
 }
+
+#[test]
+fn a_log_over_the_display_limit_is_refused_unread_by_show() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.git_ok(&repo, &["config", "receipt.logLimit", "40m"]);
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        "yes 'test case ... ok' | head -c 40000000 | git receipt record test --exit-code 0 --log -",
+    ]);
+    env.seal(&mut cmd);
+    let r = to_run(cmd.current_dir(&repo).output().unwrap());
+    assert_eq!(r.code, 0, "{r}");
+    let v = env.log_json(&repo);
+    let id = v[0]["id"].as_str().unwrap().to_owned();
+    let (r, kb) = measured(&env, &repo, &["show", "--log", &id], b"");
+    assert_eq!(r.code, 1, "not shown: {r}");
+    assert!(
+        r.stderr.contains(
+            "the log is 40000000 bytes, over the 33554432-byte (32 MiB) limit for showing a log"
+        ),
+        "{r}"
+    );
+    assert!(r.stderr.contains("hint: `git cat-file blob "), "{r}");
+    assert!(
+        r.stdout.contains("--- stdout (last 4096 bytes)"),
+        "the signed tails instead: {r}"
+    );
+    assert!(kb < BOUND_KB, "show --log took {kb} KB");
+    // under the limit, the log is shown whole, as before
+    env.git_ok(&repo, &["config", "receipt.logLimit", "1m"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    let id = env.log_json(&repo)[0]["id"].as_str().unwrap().to_owned();
+    let r = env.receipt_ok(&repo, &["show", "--log", &id]);
+    assert!(r.stdout.contains("tests-ran"), "{r}");
+}
