@@ -22,6 +22,8 @@
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use crate::sign::{WireReader, put_string};
 
@@ -38,6 +40,53 @@ const SIGN_RESPONSE: u8 = 14;
 
 /// Answers longer than this are refused unread (OpenSSH's own limit is 256 KiB).
 const MAX_ANSWER_LEN: usize = 256 * 1024;
+
+/// How long one request may wait on the agent (each write and each read of the
+/// socket) unless `GIT_RECEIPT_AGENT_TIMEOUT` or git config `receipt.agentTimeout`
+/// says otherwise: an agent that never answers (a stopped process, a forwarded
+/// socket whose far end hung) must not hold a command forever.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The timeout set by [`set_timeout`], in milliseconds (0: none set).
+static TIMEOUT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Set the agent timeout for this process (the CLI passes git config
+/// `receipt.agentTimeout`); `GIT_RECEIPT_AGENT_TIMEOUT` still wins.
+pub fn set_timeout(timeout: Duration) {
+    let ms = u64::try_from(timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    TIMEOUT_MS.store(ms, Ordering::Relaxed);
+}
+
+/// Seconds, as `receipt.agentTimeout` and `GIT_RECEIPT_AGENT_TIMEOUT` give them: a
+/// positive number, fractions allowed (`0.5`).
+pub fn parse_timeout(text: &str) -> Option<Duration> {
+    let secs: f64 = text.trim().parse().ok()?;
+    (secs.is_finite() && secs > 0.0 && secs <= 86_400.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// The timeout in force: `GIT_RECEIPT_AGENT_TIMEOUT` (seconds), else what
+/// [`set_timeout`] set, else [`DEFAULT_TIMEOUT`]. A variable that is not a number
+/// of seconds is an error, not a silent default.
+pub fn timeout() -> Result<Duration, AgentError> {
+    if let Some(value) = std::env::var_os("GIT_RECEIPT_AGENT_TIMEOUT").filter(|v| !v.is_empty()) {
+        let text = value.to_string_lossy();
+        return parse_timeout(&text).ok_or_else(|| AgentError::BadTimeout {
+            setting: "GIT_RECEIPT_AGENT_TIMEOUT",
+            value: text.into_owned(),
+        });
+    }
+    Ok(match TIMEOUT_MS.load(Ordering::Relaxed) {
+        0 => DEFAULT_TIMEOUT,
+        ms => Duration::from_millis(ms),
+    })
+}
+
+/// A duration for messages: `30s`, `0.5s`.
+fn seconds(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
 
 /// Why the agent could not be used.
 ///
@@ -82,6 +131,34 @@ pub enum AgentError {
         socket: PathBuf,
         /// What went wrong.
         reason: String,
+    },
+
+    /// The agent accepted the connection but did not answer in time.
+    #[error(
+        "ssh-agent at {} (SSH_AUTH_SOCK) did not answer within {}\n\
+         hint: check `ssh-add -l`: an agent that hangs there too needs a restart; a key \
+         added with `ssh-add -c` waits for your confirmation; a slower agent needs \
+         `git config receipt.agentTimeout <seconds>` (or GIT_RECEIPT_AGENT_TIMEOUT)",
+        .socket.display(),
+        seconds(*.timeout)
+    )]
+    TimedOut {
+        /// The socket path.
+        socket: PathBuf,
+        /// How long it waited.
+        timeout: Duration,
+    },
+
+    /// `receipt.agentTimeout` or `GIT_RECEIPT_AGENT_TIMEOUT` is not a number of seconds.
+    #[error(
+        "{setting} = {value:?} is not a number of seconds\n\
+         hint: e.g. `git config receipt.agentTimeout 30` (how long to wait for ssh-agent)"
+    )]
+    BadTimeout {
+        /// Which setting.
+        setting: &'static str,
+        /// What it holds.
+        value: String,
     },
 
     /// The agent does not hold the key.
@@ -233,17 +310,56 @@ impl Agent {
                 socket: self.socket.clone(),
                 source,
             })?;
-        let io_error = |err: io::Error| self.protocol(&format!("the connection failed ({err})"));
+        // Every write and read on the socket is bounded: a deadline for the whole
+        // request, re-armed before each call with what is left of it.
+        let timeout = timeout()?;
+        let deadline = std::time::Instant::now() + timeout;
+        let timed_out = || AgentError::TimedOut {
+            socket: self.socket.clone(),
+            timeout,
+        };
+        let arm = |stream: &UnixStream| -> Result<(), AgentError> {
+            let left = deadline
+                .checked_duration_since(std::time::Instant::now())
+                .filter(|d| !d.is_zero())
+                .ok_or_else(timed_out)?;
+            stream
+                .set_read_timeout(Some(left))
+                .and_then(|()| stream.set_write_timeout(Some(left)))
+                .map_err(|err| self.protocol(&format!("the socket cannot time out ({err})")))
+        };
+        let io_error = |err: io::Error| match err.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => timed_out(),
+            _ => self.protocol(&format!("the connection failed ({err})")),
+        };
         let len = u32::try_from(contents.len() + 1)
             .map_err(|_| self.protocol("a request too large to send"))?;
         let mut message = Vec::with_capacity(contents.len() + 5);
         message.extend_from_slice(&len.to_be_bytes());
         message.push(kind);
         message.extend_from_slice(contents);
+        arm(&stream)?;
         stream.write_all(&message).map_err(io_error)?;
 
+        // read_exact would re-arm nothing between its reads: an agent trickling a
+        // byte at a time must not stretch the deadline, so each read is armed
+        let read_full = |stream: &mut UnixStream, buf: &mut [u8]| -> Result<(), AgentError> {
+            let mut at = 0;
+            while at < buf.len() {
+                arm(stream)?;
+                match stream.read(&mut buf[at..]) {
+                    Ok(0) => {
+                        return Err(io_error(io::ErrorKind::UnexpectedEof.into()));
+                    }
+                    Ok(n) => at += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_error(e)),
+                }
+            }
+            Ok(())
+        };
         let mut len = [0u8; 4];
-        stream.read_exact(&mut len).map_err(io_error)?;
+        read_full(&mut stream, &mut len)?;
         let len = usize::try_from(u32::from_be_bytes(len)).unwrap_or(usize::MAX);
         if len > MAX_ANSWER_LEN {
             return Err(self.protocol(&format!(
@@ -252,7 +368,7 @@ impl Agent {
             )));
         }
         let mut answer = vec![0u8; len];
-        stream.read_exact(&mut answer).map_err(io_error)?;
+        read_full(&mut stream, &mut answer)?;
         Ok(answer)
     }
 

@@ -23,6 +23,15 @@ use crate::sign::PublicKey;
 /// The file name, at the top of the work tree.
 pub const FILE_NAME: &str = ".gitreceipts";
 
+/// The largest `.gitreceipts` git-receipt reads (4 MiB), committed or in the work
+/// tree: its size is checked (from the object header, or the file's metadata)
+/// before a byte is read, so a huge file (a 256 MiB blob packs into a few hundred
+/// KiB) costs no memory. A contract of a thousand signers is about 100 KB.
+pub const MAX_CONTRACT_BYTES: u64 = 4 << 20;
+
+/// The hint for a `.gitreceipts` over [`MAX_CONTRACT_BYTES`].
+pub const TOO_LARGE_HINT: &str = "hint: .gitreceipts holds only checks, reviews and signers (a thousand signers is about 100 KB): remove what does not belong there, and commit that";
+
 /// One declared check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckDef {
@@ -177,6 +186,16 @@ pub enum ContractError {
         /// What it is instead, e.g. `a symbolic link`.
         kind: String,
     },
+    /// The file is larger than [`MAX_CONTRACT_BYTES`] (refused unread).
+    #[error(
+        "{file} is {size} bytes, over the {MAX_CONTRACT_BYTES}-byte (4 MiB) limit for a contract, so it is not read\n{TOO_LARGE_HINT}"
+    )]
+    TooLarge {
+        /// The file.
+        file: PathBuf,
+        /// Its size in bytes.
+        size: u64,
+    },
     /// The file could not be read.
     #[error("cannot read {file}: {source}")]
     Io {
@@ -203,7 +222,7 @@ impl Contract {
         };
         // O_NOFOLLOW refuses a symlink at open; O_NONBLOCK keeps a fifo from
         // blocking the open, and the fstat below refuses it.
-        let mut f = match std::fs::OpenOptions::new()
+        let f = match std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&file)
@@ -232,12 +251,26 @@ impl Contract {
                 "a device"
             }));
         }
+        if meta.len() > MAX_CONTRACT_BYTES {
+            return Err(ContractError::TooLarge {
+                file,
+                size: meta.len(),
+            });
+        }
+        // bounded even if the file grows between the fstat and the read
         let mut bytes = Vec::new();
-        f.read_to_end(&mut bytes)
+        f.take(MAX_CONTRACT_BYTES + 1)
+            .read_to_end(&mut bytes)
             .map_err(|source| ContractError::Io {
                 file: file.clone(),
                 source,
             })?;
+        if bytes.len() as u64 > MAX_CONTRACT_BYTES {
+            return Err(ContractError::TooLarge {
+                file,
+                size: bytes.len() as u64,
+            });
+        }
         Contract::parse(&bytes, Path::new(FILE_NAME))
     }
 

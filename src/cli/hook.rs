@@ -837,13 +837,35 @@ fn gate_update(
     label: &str,
     refused: &mut String,
 ) -> Result<()> {
-    let trust = server_trust(store, trusted, label)?;
+    let short = new.to_hex_with_len(7);
+    // A `.gitreceipts` over the size limit (at the new tip or the trusted
+    // revision) is refused unread: the push is refused, the hook does not fail.
+    let too_large = |e: anyhow::Error, refused: &mut String| match e
+        .downcast_ref::<git_receipt::store::StoreError>()
+    {
+        Some(big @ git_receipt::store::StoreError::ContractTooLarge { .. }) => {
+            refused.push_str(&format!(
+                "{name} ({short}): refused: a protected branch's .gitreceipts must be at most {} bytes (4 MiB): {}\n",
+                git_receipt::contract::MAX_CONTRACT_BYTES,
+                big.to_string().lines().next().unwrap_or_default()
+            ));
+            Ok(())
+        }
+        _ => Err(e),
+    };
+    let trust = match server_trust(store, trusted, label) {
+        Ok(trust) => trust,
+        Err(e) => return too_large(e, refused),
+    };
     let baseline = Baseline::At {
         commit: trusted,
         label: label.to_owned(),
     };
-    let report = evaluate_rev_trusting(ctx, store, &new.to_string(), Some(&trust), &baseline)?;
-    let short = new.to_hex_with_len(7);
+    let report = match evaluate_rev_trusting(ctx, store, &new.to_string(), Some(&trust), &baseline)
+    {
+        Ok(report) => report,
+        Err(e) => return too_large(e, refused),
+    };
     for notice in &report.notices {
         eprintln!(
             "git-receipt: notice: {} ({short}): {}",

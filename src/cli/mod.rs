@@ -165,6 +165,16 @@ impl Context {
     /// (`user.signingKey` with `gpg.format=ssh`) is used when nothing else names one.
     fn key_source(&self, store: Option<&Store>) -> Result<KeySource> {
         let config = |key: &str| store.and_then(|s| s.config_string(key));
+        // how long ssh-agent may take to answer, should the key be there
+        if let Some(text) = config("receipt.agentTimeout") {
+            let timeout = git_receipt::agent::parse_timeout(&text).ok_or_else(|| {
+                git_receipt::agent::AgentError::BadTimeout {
+                    setting: "receipt.agentTimeout",
+                    value: text.clone(),
+                }
+            })?;
+            git_receipt::agent::set_timeout(timeout);
+        }
         let git_ssh_key = config("user.signingKey").filter(|_| {
             config("gpg.format").is_some_and(|format| format.eq_ignore_ascii_case("ssh"))
         });

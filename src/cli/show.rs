@@ -554,6 +554,24 @@ fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
             git_receipt::text::escape_lines(&b.result.stderr_tail)
         );
     };
+    // refused from the object header, unread: a log over the display limit, or
+    // one of another size than the receipt signed
+    if let Some(size) = store.log_size(blob) {
+        let why = git_receipt::store::logs::too_large_to_show(&blob, size).or_else(|| {
+            b.result
+                .log_bytes
+                .filter(|&signed| signed != size)
+                .map(|signed| format!("the log has {size} bytes, but the receipt signed {signed}"))
+        });
+        if let Some(why) = why {
+            eprintln!(
+                "git-receipt: refusing the log of receipt {}: {why}",
+                e.receipt.id()
+            );
+            tails();
+            return Ok(ExitCode::from(1));
+        }
+    }
     let bytes = match store.log_bytes(blob)? {
         Some(bytes) => bytes,
         None if !store.has_remote(&remote)? && !remote.contains('/') && !remote.contains(':') => {

@@ -541,11 +541,20 @@ struct WorkTree {
 /// `.gitreceipts` (as `run` reads it; one that does not parse is the error `run`
 /// would give).
 fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
-    let head_tree = store.commit_tree(head)?;
-    let subject = store.subject_tree(head_tree)?;
     let workdir = store.workdir()?;
     let committed = store.file_at(head, git_receipt::contract::FILE_NAME)?;
-    let now = std::fs::read(workdir.join(git_receipt::contract::FILE_NAME)).ok();
+    // at most one byte over the limit: enough to differ, and for `load` to refuse it
+    let now = std::fs::File::open(workdir.join(git_receipt::contract::FILE_NAME))
+        .ok()
+        .and_then(|f| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(f, git_receipt::contract::MAX_CONTRACT_BYTES + 1),
+                &mut bytes,
+            )
+            .ok()
+            .map(|_| bytes)
+        });
     let contract = if committed != now {
         Some(Contract::load(workdir).map_err(|e| {
             anyhow::anyhow!(
@@ -555,6 +564,10 @@ fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
     } else {
         None
     };
+    // after the contract: a `.gitreceipts` over its limit is refused before the
+    // work tree (which holds it) is hashed
+    let head_tree = store.commit_tree(head)?;
+    let subject = store.subject_tree(head_tree)?;
     Ok(WorkTree {
         tree: subject.dirty.then_some(subject.tree),
         contract,

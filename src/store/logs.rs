@@ -23,6 +23,23 @@ use crate::receipt::Body;
 /// Prefix of log refs.
 pub const LOG_PREFIX: &str = "refs/receipt-logs/";
 
+/// The largest log `git receipt show --log` (and the MCP `log` tool, which reads
+/// through it) reads to display (32 MiB, four times the default
+/// `receipt.logLimit`): a log is checked against its signature before a byte is
+/// shown, so it is read whole, and a larger one is refused from its object header,
+/// unread. `git cat-file blob <blob>` streams such a log (unchecked).
+pub const MAX_LOG_DISPLAY_BYTES: u64 = 32 << 20;
+
+/// Why a log of `size` bytes is not read for display, if it is over
+/// [`MAX_LOG_DISPLAY_BYTES`]; the fix on the next line.
+pub fn too_large_to_show(blob: &ObjectId, size: u64) -> Option<String> {
+    (size > MAX_LOG_DISPLAY_BYTES).then(|| {
+        format!(
+            "the log is {size} bytes, over the {MAX_LOG_DISPLAY_BYTES}-byte (32 MiB) limit for showing a log, so it is not read\nhint: `git cat-file blob {blob} | less` streams it (not checked against the receipt's log_sha256; `git cat-file blob {blob} | sha256sum` checks it by hand)"
+        )
+    })
+}
+
 /// The ref that keeps `writer`'s log blob `blob`.
 pub fn log_ref(writer: &str, blob: &ObjectId) -> String {
     format!("{LOG_PREFIX}{writer}/{blob}")
@@ -131,7 +148,14 @@ impl Store {
         Ok(out)
     }
 
-    /// The bytes of a log blob, if this repository has it.
+    /// The size of a log blob from its object header (nothing is read), if this
+    /// repository has it.
+    pub fn log_size(&self, blob: ObjectId) -> Option<u64> {
+        self.repo.find_header(blob).ok().map(|h| h.size())
+    }
+
+    /// The bytes of a log blob, if this repository has it. Callers bound the size
+    /// first ([`Store::log_size`]).
     pub fn log_bytes(&self, blob: ObjectId) -> Result<Option<Vec<u8>>, StoreError> {
         if !self.repo.has_object(blob) {
             return Ok(None);
@@ -213,7 +237,13 @@ impl Store {
         let target = self.ref_value(&staged)?;
         self.delete_log_ref(&staged)?;
         match target {
-            Some(t) if t == blob => Ok(FetchedLog::Bytes(self.blob(blob)?)),
+            Some(t) if t == blob => match self
+                .log_size(blob)
+                .and_then(|n| too_large_to_show(&blob, n))
+            {
+                Some(why) => Ok(FetchedLog::Mismatch(why)),
+                None => Ok(FetchedLog::Bytes(self.blob(blob)?)),
+            },
             Some(t) => Ok(FetchedLog::Mismatch(format!(
                 "{remote}'s {name} points at {t}, not at the blob its name gives"
             ))),

@@ -94,6 +94,22 @@ pub enum StoreError {
         /// What it is instead.
         kind: &'static str,
     },
+    /// The committed `.gitreceipts` is larger than
+    /// [`crate::contract::MAX_CONTRACT_BYTES`] (refused from its object header,
+    /// unread).
+    #[error(
+        "{path} at {commit} is {size} bytes, over the {}-byte (4 MiB) limit for a contract, so it is not read\n{}",
+        crate::contract::MAX_CONTRACT_BYTES,
+        crate::contract::TOO_LARGE_HINT
+    )]
+    ContractTooLarge {
+        /// The file's path in the tree.
+        path: String,
+        /// The commit.
+        commit: ObjectId,
+        /// Its size in bytes.
+        size: u64,
+    },
     /// A bare repository where a work tree is needed.
     #[error("this command needs a work tree, but the repository is bare")]
     Bare,
@@ -698,7 +714,9 @@ impl Store {
     }
 
     /// The blob id of the file at `path` in a commit's tree, if there is one, without
-    /// reading it: what [`Store::file_at`] would read, checked the same way.
+    /// reading it: what [`Store::file_at`] would read, checked the same way. A blob
+    /// over [`crate::contract::MAX_CONTRACT_BYTES`] is refused from its object header
+    /// ([`StoreError::ContractTooLarge`]), so no reader ever holds it whole.
     pub fn file_id_at(&self, commit: ObjectId, path: &str) -> Result<Option<ObjectId>, StoreError> {
         let tree = self.commit_tree(commit)?;
         let tree = self
@@ -727,7 +745,20 @@ impl Store {
                 },
             });
         }
-        Ok(Some(entry.oid().to_owned()))
+        let id = entry.oid().to_owned();
+        let size = self
+            .repo
+            .find_header(id)
+            .map_err(git_err(format!("reading {path}")))?
+            .size();
+        if size > crate::contract::MAX_CONTRACT_BYTES {
+            return Err(StoreError::ContractTooLarge {
+                path: path.to_owned(),
+                commit,
+                size,
+            });
+        }
+        Ok(Some(id))
     }
 }
 

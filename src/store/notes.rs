@@ -29,6 +29,24 @@ use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err, tool_signature};
 /// Above this many notes at the top level, switch to git's 2/38 fanout.
 const FLAT_LIMIT: usize = 256;
 
+/// The largest note git-receipt reads (1 MiB). A note holds one line (about 150
+/// bytes) per check of its writer on the object, so this is thousands of checks;
+/// a larger note is refused from its object header, never read: `verify` reports
+/// it, and the next append replaces it with what the chain says.
+pub const MAX_NOTE_BYTES: u64 = 1 << 20;
+
+/// A note blob larger than [`MAX_NOTE_BYTES`], refused unread.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "note {blob} is {size} bytes, over the {MAX_NOTE_BYTES}-byte (1 MiB) limit for a note, so it is not read\nhint: run `git receipt reindex` to rebuild notes from the chains"
+)]
+pub struct NoteTooLarge {
+    /// The note blob.
+    pub blob: ObjectId,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
 /// The notes ref of a writer.
 pub fn notes_ref(writer: &str) -> String {
     format!("{NOTES_PREFIX}{writer}")
@@ -176,17 +194,32 @@ impl Store {
             .take_data())
     }
 
+    /// The bytes of note blob `id`, or [`NoteTooLarge`] (decided from the object
+    /// header, before anything is read) when it is over [`MAX_NOTE_BYTES`].
+    pub fn note_blob(&self, id: ObjectId) -> Result<Result<Vec<u8>, NoteTooLarge>, StoreError> {
+        let size = self
+            .repo
+            .find_header(id)
+            .map_err(git_err(format!("reading note {id}")))?
+            .size();
+        if size > MAX_NOTE_BYTES {
+            return Ok(Err(NoteTooLarge { blob: id, size }));
+        }
+        self.blob(id).map(Ok)
+    }
+
     /// The tip of a writer's notes ref.
     pub fn notes_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
         self.ref_value(&notes_ref(writer))
     }
 
-    /// The raw note text on `object` in the notes tree `tree`.
+    /// The raw note text on `object` in the notes tree `tree` (bounded by
+    /// [`MAX_NOTE_BYTES`]: see [`Store::note_blob`]).
     fn note_in_tree(
         &self,
         tree: ObjectId,
         object: &ObjectId,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
+    ) -> Result<Option<Result<Vec<u8>, NoteTooLarge>>, StoreError> {
         let tree = self
             .repo
             .find_tree(tree)
@@ -197,11 +230,7 @@ impl Store {
                 .map_err(git_err("looking up a note"))?
                 && entry.mode().is_blob()
             {
-                let blob = self
-                    .repo
-                    .find_blob(entry.oid())
-                    .map_err(git_err("reading a note"))?;
-                return Ok(Some(blob.data.clone()));
+                return self.note_blob(entry.oid().to_owned()).map(Some);
             }
         }
         Ok(None)
@@ -213,7 +242,14 @@ impl Store {
             return Ok(None);
         };
         let tree = self.commit_tree(tip)?;
-        self.note_in_tree(tree, &object)
+        match self.note_in_tree(tree, &object)? {
+            None => Ok(None),
+            Some(Ok(text)) => Ok(Some(text)),
+            Some(Err(big)) => Err(StoreError::Git {
+                what: format!("reading the note on {object} in {}", notes_ref(writer)),
+                source: Box::new(big),
+            }),
+        }
     }
 
     /// The note lines on `object` in `writer`'s notes, or `None` without a note.
@@ -228,7 +264,11 @@ impl Store {
         let tree = self.commit_tree(tip)?;
         match self.note_in_tree(tree, &object)? {
             None => Ok(None),
-            Some(text) => parse_note(&notes_ref(writer), object, &text)
+            Some(Err(big)) => Err(StoreError::Git {
+                what: format!("reading the note on {object} in {}", notes_ref(writer)),
+                source: Box::new(big),
+            }),
+            Some(Ok(text)) => parse_note(&notes_ref(writer), object, &text)
                 .map(Some)
                 .map_err(|e| StoreError::Git {
                     what: "reading notes".into(),
@@ -444,11 +484,19 @@ impl Store {
         }
         for (object, lines) in additions {
             let mut existing = match self.note_in_tree(base, &object)? {
-                Some(text) => parse_note(refname, object, &text).unwrap_or_else(|e| {
+                Some(Ok(text)) => parse_note(refname, object, &text).unwrap_or_else(|e| {
                     // A corrupt note is replaced by what the chain says; tell the user.
                     eprintln!("git-receipt: warning: {e}");
                     Vec::new()
                 }),
+                // so is one too large to read
+                Some(Err(big)) => {
+                    eprintln!(
+                        "git-receipt: warning: the note on {object} in {refname}: {}",
+                        big.to_string().lines().next().unwrap_or_default()
+                    );
+                    Vec::new()
+                }
                 None => Vec::new(),
             };
             // A note shows the newest receipt per check of its writer on the object
