@@ -74,13 +74,19 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
 pub fn user_key() -> Option<&'static Key> {
     static KEY: OnceLock<Option<Key>> = OnceLock::new();
     KEY.get_or_init(|| {
-        // No HOME and no XDG_CONFIG_HOME: nowhere to keep a key; quietly in memory.
-        let path = crate::keyfile::config_dir().ok()?.join(KEY_FILE);
+        // No HOME and no XDG_CONFIG_HOME (or an empty one, which would put the key
+        // in whatever directory the command runs in): nowhere to keep a key;
+        // quietly in memory.
+        let path = crate::keyfile::config_dir()
+            .ok()
+            .filter(|d| d.is_absolute())?
+            .join(KEY_FILE);
         match load_or_create(&path) {
             Ok(key) => Some(key),
             Err(why) => {
+                let (why, hint) = why.split_once('\n').unwrap_or((&why, ""));
                 eprintln!(
-                    "git-receipt: notice: the receipt index key {} {why}; the receipt index is kept in memory only (correct, slower)",
+                    "git-receipt: notice: the receipt index key {} {why}; the receipt index is kept in memory only (correct, slower)\n{hint}",
                     path.display()
                 );
                 None
