@@ -153,15 +153,22 @@ fn parse_setting(value: &str) -> KeyLocation {
     }
 }
 
-/// The default key path.
-pub fn default_path() -> Result<PathBuf, KeyfileError> {
+/// git-receipt's per-user config directory: `$XDG_CONFIG_HOME/git-receipt`, else
+/// `~/.config/git-receipt`. It holds the default signing key and the receipt
+/// index key (see [`crate::store::index`]).
+pub fn config_dir() -> Result<PathBuf, KeyfileError> {
     let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
         Some(x) => PathBuf::from(x),
         None => {
             PathBuf::from(std::env::var_os("HOME").ok_or(KeyfileError::NoHome)?).join(".config")
         }
     };
-    Ok(base.join("git-receipt").join("signing_key"))
+    Ok(base.join("git-receipt"))
+}
+
+/// The default key path.
+pub fn default_path() -> Result<PathBuf, KeyfileError> {
+    Ok(config_dir()?.join("signing_key"))
 }
 
 /// Decide where the key is. `receipt_signing_key` is git config `receipt.signingKey`;

@@ -86,7 +86,11 @@ pub(super) fn trust_and_baseline(
 
 /// Gate the revisions.
 pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
+    if args.verify {
+        // decide from the chains just verified, not from an index file
+        store.ignore_index_file();
+    }
     let revs = if args.revs.is_empty() {
         vec!["HEAD".to_owned()]
     } else {

@@ -6,11 +6,40 @@
 //! keeps this index beside its objects, the way git keeps the commit-graph: in the
 //! git directory, never in a ref, never pushed or fetched, rebuilt from the chains
 //! at any time (`git receipt reindex`), and brought up to date incrementally by any
-//! command that reads it. It is only a hint: a decision opens every candidate it
-//! names, checks its signature, trust and signed subject, and a corrupt, stale or
-//! deleted index can only cost time, never make a receipt count.
+//! command that reads it.
 //!
-//! # File format (`<git dir>/receipt-index`, version 2, little-endian)
+//! # What the index may decide
+//!
+//! A decision opens, and checks the signature, trust and signed subject of, the
+//! receipt that counts; but to stay fast it passes over the other candidates by
+//! the fields recorded here (check name hash, definition, role, start time)
+//! without opening them. So the index does decide which receipt is the newest
+//! for a check: an index that relabels the newest failed receipt as another
+//! check's makes the older passing one count. Its content is therefore trusted
+//! only as far as it is known to come from the chains:
+//!
+//! - built in memory from the chains by this process: trusted;
+//! - read from the file: trusted only when sealed by this user's own index key
+//!   (see [`mac`]), which lives outside every repository
+//!   (`~/.config/git-receipt/index-key`). A file sealed by anyone else (a
+//!   repository copied from another user or machine, a restored CI cache,
+//!   another user of a shared repository, or a forger who can write `.git` but
+//!   not the user's config directory) fails its MAC and is never read: it is
+//!   rebuilt from the chains, with a notice. Stale, torn, truncated and deleted
+//!   files are rebuilt as well, and cost only time.
+//! - `gate --verify` reads no file at all ([`Store::ignore_index_file`]): it
+//!   decides from an index built in memory from the chains it has just
+//!   verified, so even a leaked index key cannot change what it decides.
+//! - the server's `pre-receive` hook reads the index file in the bare
+//!   repository, which pushers cannot write (a push only adds objects and refs),
+//!   sealed with the server account's own key; the pushed chains are indexed in
+//!   memory on top of it and never written.
+//!
+//! Without a usable key (no HOME or XDG_CONFIG_HOME, a read-only config
+//! directory, a key file open to other users) no file is read or written: every
+//! command indexes the chains in memory, correct and slower.
+//!
+//! # File format (`<git dir>/receipt-index`, version 3, little-endian)
 //!
 //! ```text
 //! header   32 bytes  "GRIX", version u32, chains u32, records u32, keys u32,
@@ -28,15 +57,35 @@
 //!          `review:<name>`, its definition 0, its start time `decided_at` and
 //!          passed its `accepted` / `approve` (version 1 did not index them, so
 //!          a version 1 file is rebuilt)
-//! crcs     CRC-32 of each 4 KiB block of everything above
-//! trailer  24 bytes: length of everything above u64, blocks u32, CRC-32 of the
-//!          crc table u32, CRC-32 of these first 16 bytes u32, "GRIX"
+//! tags     16 bytes per 4 KiB block of everything above: the first 16 bytes of
+//!          HMAC-SHA256(key, "GRIX v3 block" || block number u32 || block)
+//! trailer  48 bytes: length of everything above u64, blocks u32,
+//!          HMAC-SHA256(key, "GRIX v3 table" || these first 12 bytes || tags)
+//!          (32 bytes), "GRIX"
 //! ```
 //!
-//! A lookup reads the trailer, the crc table, the header, the chain table, one
-//! fanout entry pair and a binary search's worth of key blocks, each block checked
-//! against its CRC before use: O(log n) and independent of the number of writers.
-//! A torn, truncated or corrupt file is detected and rebuilt, never trusted.
+//! A lookup reads the trailer and the tag table and checks the table's MAC, then
+//! reads the header, the chain table, one fanout entry pair and a binary search's
+//! worth of key and record blocks, each block checked against its tag before use:
+//! O(log n) blocks (the tag table is 16 bytes per 4 KiB, the size the CRC table
+//! of version 2 was) and independent of the number of writers. A block costs one
+//! HMAC of 4 KiB, a few microseconds.
+//!
+//! Why keyed tags per block, not CRCs under one MAC: version 2 checked each block
+//! against a CRC-32, and the CRC table against one more. A CRC detects damage,
+//! not intent: whoever edits a record can recompute every CRC (that is the
+//! attack: a failed receipt relabelled, every checksum valid). Sealing only the
+//! CRC table with a MAC would not be enough either: a forger can change a block
+//! and then append bytes that bring its CRC-32 back to the sealed value (CRC is
+//! linear, so a collision costs four bytes), and the lookup would accept the
+//! block. So each block has its own keyed tag, bound to its number, and the table
+//! of tags, with the body length and block count, is sealed by one MAC: a forger
+//! without the key can neither change a block, nor move one, nor mix blocks of
+//! two files the user did seal. What remains is replaying a whole file this user
+//! sealed, for this or another repository; that is harmless, since every record
+//! describes chain commits (named by their content) as they are, and chain tips
+//! are compared with the refs before use.
+//!
 //! Writes take `receipt-index.lock` exclusively, write, fsync and rename, so a
 //! reader sees the old index or the new one.
 //!
@@ -57,17 +106,23 @@ use sha2::{Digest as _, Sha256};
 use super::chain::{ReceiptFileProblem, read_receipt_file};
 use super::{STALE_LOCK_AFTER, Store, StoreError, crash_point};
 
+pub mod mac;
+use mac::Key;
+
 /// The index file's name in the git directory.
 pub const INDEX_FILE: &str = "receipt-index";
 
 const MAGIC: &[u8; 4] = b"GRIX";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const BLOCK: usize = 4096;
+const TAG_LEN: usize = 16;
+const TAG_DOMAIN: &[u8] = b"GRIX v3 block";
+const TABLE_DOMAIN: &[u8] = b"GRIX v3 table";
 const HEADER_LEN: usize = 32;
 const FANOUT_LEN: usize = 256 * 4;
 const KEY_LEN: usize = 24;
 const RECORD_LEN: usize = 64;
-const TRAILER_LEN: usize = 24;
+const TRAILER_LEN: usize = 48;
 const ROLE_INPUTS: u32 = 1 << 31;
 /// Records are numbered below the role bit.
 const MAX_RECORDS: usize = (ROLE_INPUTS - 1) as usize;
@@ -264,7 +319,7 @@ impl Mem {
             .collect()
     }
 
-    fn encode(&self) -> Vec<u8> {
+    fn encode(&self, key: &Key) -> Vec<u8> {
         let mut chains = Vec::new();
         for c in &self.chains {
             chains.extend_from_slice(c.tip.as_bytes());
@@ -316,23 +371,32 @@ impl Mem {
             out.extend_from_slice(&[0; 3]);
         }
         let body_len = out.len();
-        let crcs: Vec<u8> = out
+        let tags: Vec<u8> = out
             .chunks(BLOCK)
-            .flat_map(|b| crc32fast::hash(b).to_le_bytes())
+            .enumerate()
+            .flat_map(|(n, b)| block_tag(key, n, b))
             .collect();
-        let blocks = (crcs.len() / 4) as u32;
-        out.extend_from_slice(&crcs);
+        let blocks = (tags.len() / TAG_LEN) as u32;
+        out.extend_from_slice(&tags);
         let mut trailer = Vec::with_capacity(TRAILER_LEN);
         trailer.extend_from_slice(&(body_len as u64).to_le_bytes());
         trailer.extend_from_slice(&blocks.to_le_bytes());
-        trailer.extend_from_slice(&crc32fast::hash(&crcs).to_le_bytes());
-        let self_crc = crc32fast::hash(&trailer);
-        trailer.extend_from_slice(&self_crc.to_le_bytes());
+        let seal = key.mac(&[TABLE_DOMAIN, &trailer, &tags]);
+        trailer.extend_from_slice(&seal);
         trailer.extend_from_slice(MAGIC);
         out.extend_from_slice(&trailer);
         out
     }
 }
+
+/// The keyed tag of body block number `n`.
+fn block_tag(key: &Key, n: usize, block: &[u8]) -> [u8; TAG_LEN] {
+    let mac = key.mac(&[TAG_DOMAIN, &(n as u32).to_le_bytes(), block]);
+    mac[..TAG_LEN].try_into().expect("16 bytes")
+}
+
+/// Why a sealed file is refused: another key sealed it, or none did.
+const NOT_OURS: &str = "it was not written by this user's git-receipt (MAC mismatch: copied from another repository, user or machine, restored from a cache, damaged, or forged)";
 
 fn hit(record: Record, r: u32) -> Hit {
     Hit {
@@ -362,12 +426,14 @@ fn decode_record(b: &[u8]) -> Record {
     }
 }
 
-/// The index file, read block by block, each block checked before use.
+/// The index file, read block by block, each block checked against its keyed tag
+/// before use.
 #[derive(Debug)]
 struct FileView {
     file: File,
+    key: &'static Key,
     body_len: usize,
-    crcs: Vec<u32>,
+    tags: Vec<[u8; TAG_LEN]>,
     blocks: Mutex<HashMap<usize, Vec<u8>>>,
     chains: Vec<ChainInfo>,
     records: usize,
@@ -378,7 +444,7 @@ struct FileView {
 }
 
 impl FileView {
-    fn open(path: &std::path::Path) -> Result<Option<FileView>, Corrupt> {
+    fn open(path: &std::path::Path, key: &'static Key) -> Result<Option<FileView>, Corrupt> {
         let file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -389,37 +455,49 @@ impl FileView {
             .map_err(|e| Corrupt(format!("cannot stat it: {e}")))?
             .len() as usize;
         let bad = |why: &str| Corrupt(why.to_owned());
+        // Only for the message: an index of another version is rebuilt as well.
+        let mut start = [0u8; 8];
+        if file.read_exact_at(&mut start, 0).is_ok()
+            && &start[..4] == MAGIC
+            && u32::from_le_bytes(start[4..8].try_into().expect("4")) != VERSION
+        {
+            return Err(Corrupt(format!(
+                "it has version {}, not {VERSION}",
+                u32::from_le_bytes(start[4..8].try_into().expect("4"))
+            )));
+        }
         if len < HEADER_LEN + FANOUT_LEN + TRAILER_LEN {
             return Err(bad("too short (truncated?)"));
         }
         let mut trailer = [0u8; TRAILER_LEN];
         file.read_exact_at(&mut trailer, (len - TRAILER_LEN) as u64)
             .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
-        if &trailer[20..] != MAGIC
-            || crc32fast::hash(&trailer[..16])
-                != u32::from_le_bytes(trailer[16..20].try_into().expect("4"))
-        {
+        if &trailer[TRAILER_LEN - 4..] != MAGIC {
             return Err(bad("its trailer is damaged (truncated or torn)"));
         }
         let body_len = u64::from_le_bytes(trailer[..8].try_into().expect("8")) as usize;
         let blocks = u32::from_le_bytes(trailer[8..12].try_into().expect("4")) as usize;
-        if body_len.div_ceil(BLOCK) != blocks || body_len + blocks * 4 + TRAILER_LEN != len {
+        if body_len.div_ceil(BLOCK) != blocks
+            || body_len.checked_add(blocks * TAG_LEN + TRAILER_LEN) != Some(len)
+        {
             return Err(bad("its length does not match its trailer"));
         }
-        let mut table = vec![0u8; blocks * 4];
+        let mut table = vec![0u8; blocks * TAG_LEN];
         file.read_exact_at(&mut table, body_len as u64)
             .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
-        if crc32fast::hash(&table) != u32::from_le_bytes(trailer[12..16].try_into().expect("4")) {
-            return Err(bad("its block checksums are damaged"));
+        let seal = key.mac(&[TABLE_DOMAIN, &trailer[..12], &table]);
+        if !mac::same(&seal, &trailer[12..44]) {
+            return Err(bad(NOT_OURS));
         }
-        let crcs = table
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+        let tags = table
+            .chunks(TAG_LEN)
+            .map(|c| c.try_into().expect("16"))
             .collect();
         let mut view = FileView {
             file,
+            key,
             body_len,
-            crcs,
+            tags,
             blocks: Mutex::new(HashMap::new()),
             chains: Vec::new(),
             records: 0,
@@ -494,8 +572,8 @@ impl FileView {
                     self.file
                         .read_exact_at(&mut block, start as u64)
                         .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
-                    if crc32fast::hash(&block) != self.crcs[n] {
-                        return Err(Corrupt(format!("block {n} fails its checksum")));
+                    if !mac::same(&block_tag(self.key, n, &block), &self.tags[n]) {
+                        return Err(Corrupt(format!("block {n}: {NOT_OURS}")));
                     }
                     v.insert(block)
                 }
@@ -912,12 +990,23 @@ impl Store {
         }
     }
 
+    /// Read no index file for the life of this `Store`: its decisions read an
+    /// index built in memory from the chains (which is still written back). For
+    /// `gate --verify`, which decides from what it has verified, never from a
+    /// file anyone could have put in the git directory.
+    pub fn ignore_index_file(&mut self) {
+        self.index_file_ignored = true;
+        *self.index.get_mut().expect("index slot") = None;
+    }
+
     fn open_index_file(&self) -> Option<Index> {
-        if file_disabled(self) {
+        if file_disabled(self) || self.index_file_ignored {
             return None;
         }
+        // no key: nothing read (nor written), every lookup in memory
+        let key = mac::user_key()?;
         let path = self.index_path();
-        match FileView::open(&path) {
+        match FileView::open(&path, key) {
             Ok(Some(view)) => Some(Index {
                 inner: Inner::File(view),
             }),
@@ -1255,6 +1344,9 @@ impl Store {
     /// Write the index file atomically; give up quietly when another process holds
     /// the lock or the git directory is read-only (the next reader writes it).
     fn write_index_file(&self, mem: &Mem) {
+        let Some(key) = mac::user_key() else {
+            return;
+        };
         let path = self.index_path();
         let lock = path.with_extension("lock");
         let stale = std::fs::metadata(&lock)
@@ -1272,7 +1364,9 @@ impl Store {
         else {
             return;
         };
-        let written = file.write_all(&mem.encode()).and_then(|_| file.sync_all());
+        let written = file
+            .write_all(&mem.encode(key))
+            .and_then(|_| file.sync_all());
         crash_point("index-write");
         if written.is_err() || std::fs::rename(&lock, &path).is_err() {
             let _ = std::fs::remove_file(&lock);
@@ -1328,17 +1422,20 @@ mod tests {
         ])
     }
 
+    static KEY: Key = Key::from_bytes([7; 32]);
+    static OTHER_KEY: Key = Key::from_bytes([8; 32]);
+
     fn view_of(bytes: &[u8]) -> Result<Option<FileView>, Corrupt> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("idx");
         std::fs::write(&path, bytes).unwrap();
-        FileView::open(&path)
+        FileView::open(&path, &KEY)
     }
 
     #[test]
     fn the_file_answers_like_memory() {
         let mem = sample();
-        let view = view_of(&mem.encode()).unwrap().unwrap();
+        let view = view_of(&mem.encode(&KEY)).unwrap().unwrap();
         assert_eq!(view.chains, mem.chains);
         for o in [100, 101, 200, 201, 5] {
             assert_eq!(
@@ -1355,7 +1452,7 @@ mod tests {
 
     #[test]
     fn every_damaged_byte_is_caught() {
-        let bytes = sample().encode();
+        let bytes = sample().encode(&KEY);
         for i in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[i] ^= 0x40;
@@ -1373,6 +1470,39 @@ mod tests {
         for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
             assert!(view_of(&bytes[..cut]).is_err(), "truncated to {cut}");
         }
+    }
+
+    /// The attack on version 2: a record relabelled and every checksum recomputed.
+    /// Whoever lacks the key can only seal with another one, which is refused.
+    #[test]
+    fn a_file_sealed_with_another_key_is_refused() {
+        let mut mem = sample();
+        assert!(view_of(&mem.encode(&OTHER_KEY)).is_err_and(|e| e.0.contains("MAC mismatch")));
+        mem.records[0].check = check_hash("another check");
+        assert!(view_of(&mem.encode(&OTHER_KEY)).is_err());
+        // a block changed and its tag recomputed with another key: the table's seal fails
+        let honest = sample().encode(&KEY);
+        let forged_block = mem.encode(&OTHER_KEY);
+        let mut spliced = honest.clone();
+        let body = honest.len() - TRAILER_LEN - TAG_LEN;
+        assert_eq!(
+            u64::from_le_bytes(honest[body + TAG_LEN..][..8].try_into().unwrap()) as usize,
+            body,
+            "the sample is one block"
+        );
+        spliced[..body].copy_from_slice(&forged_block[..body]);
+        spliced[body..body + TAG_LEN].copy_from_slice(&forged_block[body..body + TAG_LEN]);
+        assert!(view_of(&spliced).is_err_and(|e| e.0.contains("MAC mismatch")));
+        // a block of another file this user sealed, with its own tag: refused too
+        let mut other = sample();
+        other.records[1].passed = !other.records[1].passed;
+        let theirs = other.encode(&KEY);
+        let mut mixed = honest.clone();
+        mixed[body..body + TAG_LEN].copy_from_slice(&theirs[body..body + TAG_LEN]);
+        mixed[..body].copy_from_slice(&theirs[..body]);
+        assert_ne!(mixed, honest);
+        assert!(view_of(&mixed).is_err_and(|e| e.0.contains("MAC mismatch")));
+        assert!(view_of(&honest).unwrap().is_some());
     }
 
     #[test]

@@ -254,6 +254,8 @@ pub struct Store {
     _quarantine_view: Option<tempfile::TempDir>,
     /// The receipt index, once read (see [`index`]).
     index: std::sync::Mutex<Option<std::sync::Arc<index::Index>>>,
+    /// Read no index file (see [`Store::ignore_index_file`]).
+    index_file_ignored: bool,
 }
 
 impl Store {
@@ -296,6 +298,7 @@ impl Store {
             overrides: Default::default(),
             _quarantine_view: None,
             index: Default::default(),
+            index_file_ignored: false,
         })
     }
 
