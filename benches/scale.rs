@@ -24,24 +24,18 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use git_receipt::receipt::{
-    Body, Chain, Check, Kind, Mode, Outcome, Receipt, Runner, SCHEMA, Subject, Verified,
-    definition_digest, format_timestamp, writer_id,
-};
+use git_receipt::receipt::{Receipt, Verified, writer_id};
 use git_receipt::sign::{SigningKey, verify};
 use git_receipt::store::Store;
 use gix::ObjectId;
-use support::{fast_import, git, marks};
+use support::{CHECK_RUN, chain_entry, check_body, fast_import, git, marks, seeded_keys};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
-/// The check every receipt here is for: `test`, inputs `src`.
-const CHECK_RUN: &str = "cargo test";
 const CHAIN_NAME: &str = "bench";
 
 fn main() {
@@ -416,16 +410,6 @@ struct Built {
     signed: Vec<(usize, Receipt<Verified>)>,
 }
 
-fn keys(n: usize) -> Vec<SigningKey> {
-    (0..n)
-        .map(|i| {
-            let mut seed = [7u8; 32];
-            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            SigningKey::from_seed(&seed)
-        })
-        .collect()
-}
-
 fn contract(keys: &[SigningKey]) -> String {
     let mut c = format!("[check \"test\"]\n\trun = {CHECK_RUN}\n\tpath = src\n\trequired = true\n");
     for (i, k) in keys.iter().enumerate() {
@@ -443,7 +427,7 @@ fn contract(keys: &[SigningKey]) -> String {
 fn writers_repo(dir: &Path, name: &str, writers: usize, signers: usize) -> Built {
     let t = Instant::now();
     let path = dir.join(name);
-    let keys = keys(signers);
+    let keys = seeded_keys(signers);
     let ids = history(&path, writers, &contract(&keys), &[]);
     let store = Store::open(&path).unwrap();
     let chain = |w: usize| format!("{CHAIN_NAME}{w}");
@@ -475,7 +459,7 @@ fn writers_repo(dir: &Path, name: &str, writers: usize, signers: usize) -> Built
 fn one_commit_repo(dir: &Path, receipts: usize) -> Built {
     let t = Instant::now();
     let path = dir.join("one-commit");
-    let keys = keys(1);
+    let keys = seeded_keys(1);
     let ids = history(&path, 100, &contract(&keys), &[]);
     let store = Store::open(&path).unwrap();
     let head = *ids.last().unwrap();
@@ -502,7 +486,7 @@ fn imported_repo(dir: &Path, name: &str, n: usize) -> Built {
     const WRITERS: usize = 10;
     let t = Instant::now();
     let path = dir.join(name);
-    let keys = keys(WRITERS);
+    let keys = seeded_keys(WRITERS);
     let ids = history(
         &path,
         n,
@@ -531,7 +515,7 @@ fn imported_repo(dir: &Path, name: &str, n: usize) -> Built {
         let mut prev: Option<String> = None;
         for (index, (commit, tree, inputs)) in subjects.iter().enumerate() {
             let r = index * WRITERS + w;
-            let body = body(
+            let body = check_body(
                 &writer,
                 index as u64,
                 prev.take(),
@@ -542,18 +526,15 @@ fn imported_repo(dir: &Path, name: &str, n: usize) -> Built {
             );
             let receipt = Receipt::sign(body, &keys[w]).unwrap();
             prev = Some(receipt.id().to_owned());
-            // what Store::append writes: receipt.json in a tree, this message
-            let message = format!("receipt: test passed #{index}\n\n{}\n", receipt.id());
-            write!(
-                stream,
-                "commit refs/receipts/{writer}\ncommitter git-receipt <git-receipt@localhost> {} +0000\ndata {}\n{message}\nM 100644 inline receipt.json\ndata {}\n",
-                1_800_000_000 + r,
-                message.len(),
-                receipt.bytes().len()
-            )
-            .unwrap();
-            stream.extend_from_slice(receipt.bytes());
-            stream.push(b'\n');
+            // what the store writes: receipt.json and signer.pub in a tree
+            chain_entry(
+                &mut stream,
+                &receipt,
+                keys[w].public(),
+                None,
+                None,
+                r as u64,
+            );
             signed.push((w, receipt));
         }
     }
@@ -656,66 +637,6 @@ fn history(repo: &Path, n: usize, contract: &str, branches: &[(&str, usize)]) ->
     ids
 }
 
-fn body(
-    writer: &str,
-    index: u64,
-    prev: Option<String>,
-    commit: ObjectId,
-    tree: ObjectId,
-    inputs: ObjectId,
-    serial: u64,
-) -> Body {
-    let argv = vec!["sh".to_owned(), "-c".to_owned(), CHECK_RUN.to_owned()];
-    let paths = vec!["src".to_owned()];
-    Body {
-        schema: SCHEMA.into(),
-        kind: Kind::Check,
-        chain: Chain {
-            writer: writer.to_owned(),
-            index,
-            prev,
-        },
-        subject: Subject {
-            commit: commit.to_string(),
-            tree: tree.to_string(),
-            inputs: inputs.to_string(),
-            dirty: false,
-            dependencies: Vec::new(),
-        },
-        check: Check {
-            name: "test".into(),
-            definition: definition_digest(&argv, &paths, &[]),
-            argv,
-            paths,
-            env: BTreeMap::new(),
-        },
-        result: Outcome {
-            mode: Mode::Run,
-            exit_code: 0,
-            passed: true,
-            started_at: format_timestamp(1_800_000_000_000 + serial * 1000),
-            duration_ms: 1000,
-            stdout_tail: "test result: ok. 42 passed; 0 failed".into(),
-            stderr_tail: String::new(),
-            log: None,
-            output_bytes: 36,
-            log_truncated: false,
-            log_bytes: None,
-            log_sha256: None,
-            detail: String::new(),
-            assertions: Vec::new(),
-        },
-        runner: Runner {
-            tool: "bench".into(),
-            host: "bench".into(),
-            os: "linux-x86_64".into(),
-        },
-        acceptance: None,
-        review: None,
-        supersedes: None,
-    }
-}
-
 /// One receipt for `commit` through the library's append path.
 fn append(store: &Store, key: &SigningKey, chain: &str, commit: ObjectId, serial: u64) {
     let tree = store.commit_tree(commit).unwrap();
@@ -723,7 +644,7 @@ fn append(store: &Store, key: &SigningKey, chain: &str, commit: ObjectId, serial
     let writer = writer_id(key.public(), chain);
     store
         .append(&writer, key, None, |index, prev| {
-            body(&writer, index, prev, commit, tree, inputs, serial)
+            check_body(&writer, index, prev, commit, tree, inputs, serial)
         })
         .unwrap();
 }

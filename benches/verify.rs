@@ -25,7 +25,7 @@ use git_receipt::receipt::{
     definition_digest, format_timestamp, writer_id,
 };
 use git_receipt::sign::{SigningKey, verify};
-use support::{fast_import, git};
+use support::{chain_entry, fast_import, git};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
 
@@ -171,14 +171,9 @@ impl Generated {
                     supersedes: None,
                 };
                 let r = Receipt::sign(body, key).unwrap();
-                write!(s, "commit refs/receipts/{writer}\ncommitter git-receipt <git-receipt@localhost> {} +0000\ndata 8\nreceipt\n", 1_800_000_000 + index).unwrap();
-                if n == 0 && index > 0 {
-                    // continue the chain this fast-import did not write
-                    writeln!(s, "from refs/receipts/{writer}^0").unwrap();
-                }
-                writeln!(s, "M 100644 inline receipt.json\ndata {}", r.bytes().len()).unwrap();
-                s.extend_from_slice(r.bytes());
-                s.push(b'\n');
+                // continue the chain this fast-import did not write
+                let from = (n == 0 && index > 0).then(|| format!("refs/receipts/{writer}^0"));
+                chain_entry(&mut s, &r, key.public(), from.as_deref(), None, index);
                 prev = Some(r.id().to_owned());
                 index += 1;
                 signed.push(r);

@@ -1,11 +1,23 @@
 //! What the benchmarks share: git as a child process, `git fast-import` with its
-//! marks, and timing. Each bench includes it with `mod support;`.
+//! marks, signed chain entries written as fast-import commands, and timing. Each
+//! bench includes it with `mod support;`.
 #![allow(dead_code)] // each bench uses what it needs
 
+use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use git_receipt::receipt::{
+    Body, Chain, Check, Kind, Mode, Outcome, Receipt, Runner, SCHEMA, Subject, Verified,
+    definition_digest, format_timestamp,
+};
+use git_receipt::sign::{PublicKey, SigningKey};
+
+/// The command of the check `test` that generated receipts are for (inputs `src`).
+pub const CHECK_RUN: &str = "cargo test";
 
 /// `git args` in `dir`, which must succeed; its stdout, trimmed.
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -25,19 +37,153 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 /// Feed `stream` to `git fast-import` in `repo`, keeping its marks in `.git/marks`
 /// (read back first, so one stream may name what an earlier one wrote).
 pub fn fast_import(repo: &Path, stream: &[u8]) {
-    let mut fi = Command::new("git")
-        .current_dir(repo)
-        .args([
-            "fast-import",
-            "--quiet",
+    fast_import_marks(
+        repo,
+        stream,
+        &[
             "--export-marks=.git/marks",
             "--import-marks-if-exists=.git/marks",
-        ])
+        ],
+    );
+}
+
+/// Feed `stream` to `git fast-import` in `repo` (bare or not) with no marks kept.
+pub fn fast_import_bare(repo: &Path, stream: &[u8]) {
+    fast_import_marks(repo, stream, &[]);
+}
+
+fn fast_import_marks(repo: &Path, stream: &[u8], marks: &[&str]) {
+    let mut fi = Command::new("git")
+        .current_dir(repo)
+        .args(["fast-import", "--quiet"])
+        .args(marks)
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
     fi.stdin.take().unwrap().write_all(stream).unwrap();
     assert!(fi.wait().unwrap().success());
+}
+
+/// `n` distinct keys from fixed seeds (key `i` the same in every run).
+pub fn seeded_keys(n: usize) -> Vec<SigningKey> {
+    (0..n)
+        .map(|i| {
+            let mut seed = [7u8; 32];
+            seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            SigningKey::from_seed(&seed)
+        })
+        .collect()
+}
+
+/// The body of a passing receipt of check `test` ([`CHECK_RUN`], inputs `src`) at
+/// position `index` of `writer`'s chain, after the receipt with id `prev`.
+/// `serial` orders the start times.
+pub fn check_body(
+    writer: &str,
+    index: u64,
+    prev: Option<String>,
+    commit: impl Display,
+    tree: impl Display,
+    inputs: impl Display,
+    serial: u64,
+) -> Body {
+    let argv = vec!["sh".to_owned(), "-c".to_owned(), CHECK_RUN.to_owned()];
+    let paths = vec!["src".to_owned()];
+    Body {
+        schema: SCHEMA.into(),
+        kind: Kind::Check,
+        chain: Chain {
+            writer: writer.to_owned(),
+            index,
+            prev,
+        },
+        subject: Subject {
+            commit: commit.to_string(),
+            tree: tree.to_string(),
+            inputs: inputs.to_string(),
+            dirty: false,
+            dependencies: Vec::new(),
+        },
+        check: Check {
+            name: "test".into(),
+            definition: definition_digest(&argv, &paths, &[]),
+            argv,
+            paths,
+            env: BTreeMap::new(),
+        },
+        result: Outcome {
+            mode: Mode::Run,
+            exit_code: 0,
+            passed: true,
+            started_at: format_timestamp(1_800_000_000_000 + serial * 1000),
+            duration_ms: 1000,
+            stdout_tail: "test result: ok. 42 passed; 0 failed".into(),
+            stderr_tail: String::new(),
+            log: None,
+            output_bytes: 36,
+            log_truncated: false,
+            log_bytes: None,
+            log_sha256: None,
+            detail: String::new(),
+            assertions: Vec::new(),
+        },
+        runner: Runner {
+            tool: "bench".into(),
+            host: "bench".into(),
+            os: "linux-x86_64".into(),
+        },
+        acceptance: None,
+        review: None,
+        supersedes: None,
+    }
+}
+
+/// The fast-import commands of one chain entry, as the store writes it: a commit
+/// on `refs/receipts/<writer>` whose tree holds `receipt.json` (the receipt's
+/// bytes) and `signer.pub` (the signer's OpenSSH public key line, no comment),
+/// with the store's message. `from` names the parent when this stream did not
+/// write it (the entry continues a chain already in the repository); otherwise
+/// the entry follows the last one this stream wrote on the ref (none: a root).
+/// `mark` marks the commit, for [`marks`]. `serial` orders the commit times.
+pub fn chain_entry(
+    stream: &mut Vec<u8>,
+    receipt: &Receipt<Verified>,
+    signer: &PublicKey,
+    from: Option<&str>,
+    mark: Option<usize>,
+    serial: u64,
+) {
+    let b = receipt.body();
+    let message = format!(
+        "receipt: {} #{}\n\n{}\n",
+        b.headline(),
+        b.chain.index,
+        receipt.id()
+    );
+    writeln!(stream, "commit refs/receipts/{}", b.chain.writer).unwrap();
+    if let Some(mark) = mark {
+        writeln!(stream, "mark :{mark}").unwrap();
+    }
+    write!(
+        stream,
+        "committer git-receipt <git-receipt@localhost> {} +0000\ndata {}\n{message}\n",
+        1_800_000_000 + serial,
+        message.len()
+    )
+    .unwrap();
+    if let Some(from) = from {
+        writeln!(stream, "from {from}").unwrap();
+    }
+    let line = signer.to_openssh();
+    write!(
+        stream,
+        "M 100644 inline signer.pub\ndata {}\n{line}\n\nM 100644 inline receipt.json\ndata {}\n",
+        line.len() + 1,
+        receipt.bytes().len()
+    )
+    .unwrap();
+    stream.extend_from_slice(receipt.bytes());
+    stream.push(b'\n');
 }
 
 /// The object ids of marks `:1` to `:n` in `repo`'s `.git/marks`, in mark order
