@@ -383,3 +383,95 @@ fn a_repair_is_allowed_by_the_hook_installed_after_the_junk_but_a_rewind_never_i
     assert_eq!(server_ref(&w, &ci_ref), Some(ci_tip));
     let _ = &w.daemon;
 }
+
+/// A reader on a hookless server who takes every chain with plain git
+/// (`+refs/receipts/*:refs/receipts/*`), as a forge's CI checkout might.
+fn plain_fetch(env: &Env, dir: &Path) {
+    env.git_ok(
+        dir,
+        &["fetch", "-q", "origin", "+refs/receipts/*:refs/receipts/*"],
+    );
+}
+
+#[test]
+fn plain_git_fetch_readers_count_no_merge_no_junk_and_no_chain_under_another_name() {
+    let w = world(false);
+    let chain = ci_chain(&w);
+    let ci_ref = format!("refs/receipts/{}", w.ci_writer);
+    let reader = Env::new();
+    let rdir = clone(&reader, &w.url, "reader");
+    plain_fetch(&reader, &rdir);
+    let gate = |why: &str| {
+        let r = reader.receipt(&rdir, &["gate", "HEAD"]);
+        assert_eq!(r.code, 1, "{why}: {r}");
+        r
+    };
+    let r = gate("CI's newest receipt failed");
+    assert!(r.stdout.contains("failed"), "{r}");
+
+    let dir = mallory_clone(&w);
+    // 4: CI's chain under 20 more names
+    let specs: Vec<String> = (0..20)
+        .map(|i| {
+            format!(
+                "{}:refs/receipts/x{i}-{}",
+                chain[2],
+                &w.ci_writer[w.ci_writer.len() - 32..]
+            )
+        })
+        .collect();
+    let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    assert_eq!(raw_push(&w.mallory, &dir, &spec_refs).code, 0);
+    plain_fetch(&reader, &rdir);
+    let r = gate("the copies under other names change nothing");
+    assert!(r.stdout.contains("failed"), "{r}");
+    assert!(
+        r.stderr
+            .contains("points at a receipt of another chain; it is not read"),
+        "{r}"
+    );
+
+    // 2: junk, and a real passing receipt of CI's copied, on top of CI's chain
+    let tree_of_1 = w
+        .mallory
+        .git_ok(&dir, &["rev-parse", &format!("{}^{{tree}}", chain[1])]);
+    let copy = w.mallory.git_ok(
+        &dir,
+        &["commit-tree", &tree_of_1, "-p", &chain[2], "-m", "copy"],
+    );
+    let junk = junk_commit(&w.mallory, &dir, Some(&copy));
+    assert_eq!(
+        raw_push(&w.mallory, &dir, &[&format!("{junk}:{ci_ref}")]).code,
+        0
+    );
+    plain_fetch(&reader, &rdir);
+    let r = gate("what is above CI's real tip is not part of its chain");
+    assert!(r.stdout.contains("failed"), "{r}");
+    assert!(r.stderr.contains("is not an entry of it"), "{r}");
+
+    // 1: the merge that hides the failure from first-parent readers
+    let m = w.mallory.git_ok(
+        &dir,
+        &[
+            "commit-tree",
+            &tree_of_1,
+            "-p",
+            &chain[0],
+            "-p",
+            &chain[2],
+            "-m",
+            "merge",
+        ],
+    );
+    assert_eq!(
+        raw_push(&w.mallory, &dir, &[&format!("+{m}:{ci_ref}")]).code,
+        0
+    );
+    plain_fetch(&reader, &rdir);
+    let r = gate("a chain with a merge counts for nothing: never present");
+    assert!(r.stdout.contains("test  missing"), "{r}");
+    assert!(r.stderr.contains("which has more than one parent"), "{r}");
+    let r = reader.receipt(&rdir, &["verify", "--trust", "origin/main"]);
+    assert_eq!(r.code, 1, "CI's verify catches it: {r}");
+    assert!(r.stdout.contains("has 2 parents"), "{r}");
+}

@@ -565,9 +565,31 @@ fn a_chain_commit_with_two_parents_is_rejected() {
     let head = fx.git(&["rev-parse", "HEAD"]);
     let lines = fx.tree_lines(2);
     fx.forge(2, &lines, &[&head]);
-    // not an entry of the chain (docs/trust.md, "Boundaries"): no decision or
-    // listing counts it, `log` and `verify` name it, and nothing is written on it
-    fx.assert_rejected_unfindable(2, "has 2 parents; a chain is linear");
+    // a merge in a chain is an attack on first-parent readers (docs/trust.md,
+    // section 12): no receipt of the chain counts until it is replaced, `log` and
+    // `verify` name it, and nothing is written on it
+    let commit = fx.chain[2].clone();
+    let r = fx.receipt(&["log"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("has 2 parents; a chain is linear"), "{r}");
+    let r = fx.receipt(&["show", "--json"]);
+    assert_eq!(r.code, 1, "no receipt decides HEAD's checks: {r}");
+    assert_eq!(r.stdout.trim(), "[]", "nothing of the chain counts: {r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "holds commit {}, which has more than one parent",
+            &commit[..12]
+        )),
+        "{r}"
+    );
+    let r = fx.receipt(&["verify"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stdout.contains("has 2 parents; a chain is linear"), "{r}");
+    let before = fx.git(&["rev-parse", &fx.chain_ref()]);
+    let r = fx.receipt(&["run", "test"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("has 2 parents; a chain is linear"), "{r}");
+    assert_eq!(fx.git(&["rev-parse", &fx.chain_ref()]), before);
 }
 
 // ---------------------------------------------------------------------------------

@@ -1213,11 +1213,33 @@ fn index_chain(
                 commit: c,
                 tree: ObjectId::null(gix::hash::Kind::Sha1),
                 parent,
-                merge: true, // unreadable: not an entry
+                merge: false, // no readable receipt: not an entry either
             }),
         }
     }
     let mut entries = Vec::new();
+    // git-receipt never writes a merge into a chain: one is an attack on
+    // first-parent readers (it can hide the newer entries of its other parent),
+    // and which parent the chain continues on is not for it to say. The chain
+    // counts for nothing until its writer's next push replaces the merge.
+    if let Some(m) = walked.iter().find(|w| w.merge) {
+        eprintln!(
+            "git-receipt: notice: chain {writer} holds commit {}, which has more than one parent: no entry of a chain does, so none of the chain's receipts count until its writer's next `git receipt push` replaces it\nhint: `git receipt verify` reports it; a server with `git receipt install-hooks --server` refuses such a push",
+            m.commit.to_hex_with_len(12)
+        );
+        return (
+            ChainInfo {
+                writer: writer.to_owned(),
+                tip: if complete {
+                    tip
+                } else {
+                    ObjectId::null(gix::hash::Kind::Sha1)
+                },
+                count: 0,
+            },
+            Vec::new(),
+        );
+    }
     if let Some((info, old)) = known {
         if reached_stop {
             entries = old;
@@ -1297,7 +1319,7 @@ struct Walked {
     commit: ObjectId,
     tree: ObjectId,
     parent: Option<ObjectId>,
-    /// More than one parent (or no readable tree): never an entry.
+    /// More than one parent: never an entry, and it poisons the chain.
     merge: bool,
 }
 
