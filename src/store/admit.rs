@@ -23,7 +23,7 @@
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
-use super::chain::{LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file};
+use super::chain::{LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file_in};
 use super::{Store, StoreError};
 use crate::receipt::{Receipt, SCHEMA, Unverified, writer_matches_key};
 use crate::sign::PublicKey;
@@ -245,6 +245,28 @@ pub fn read_entry(
         .find_commit(commit)
         .map_err(|e| refuse(Rule::Parents, format!("not a readable commit: {e}")))?;
     let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+    let tree_id = c
+        .tree_id()
+        .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?
+        .detach();
+    entry_of(repo, writer, commit, &parents, tree_id)
+}
+
+/// [`read_entry`] of a commit already read: its parents and tree.
+fn entry_of(
+    repo: &gix::Repository,
+    writer: &str,
+    commit: ObjectId,
+    parents: &[ObjectId],
+    tree_id: ObjectId,
+) -> Result<Entry, Refusal> {
+    let refuse = |rule, reason: String| Refusal {
+        commit,
+        index: None,
+        id: None,
+        rule,
+        reason,
+    };
     if parents.len() > 1 {
         return Err(refuse(
             Rule::Parents,
@@ -254,14 +276,10 @@ pub fn read_entry(
             ),
         ));
     }
-    let tree_id = c
-        .tree_id()
-        .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?
-        .detach();
     let tree = repo
         .find_tree(tree_id)
         .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?;
-    let bytes = read_receipt_file(repo, tree_id).map_err(|p| match p {
+    let bytes = read_receipt_file_in(repo, &tree).map_err(|p| match p {
         ReceiptFileProblem::Shape(reason) => refuse(Rule::Tree, reason),
         ReceiptFileProblem::Oversized(size) => refuse(
             Rule::Receipt,
@@ -344,7 +362,33 @@ pub fn read_entry(
     Ok(entry)
 }
 
+/// Keys read from `signer.pub` blobs, by blob id: a chain's entries share one
+/// blob, so a push of a thousand entries decodes its key (a square root) once.
+static SIGNER_KEYS: std::sync::Mutex<Option<std::collections::HashMap<ObjectId, PublicKey>>> =
+    std::sync::Mutex::new(None);
+
 fn read_signer_file(repo: &gix::Repository, blob: ObjectId) -> Result<PublicKey, String> {
+    if let Some(k) = SIGNER_KEYS
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref().and_then(|m| m.get(&blob).cloned()))
+    {
+        return Ok(k);
+    }
+    let key = read_signer_blob(repo, blob)?;
+    key.usable()
+        .map_err(|why| format!("{SIGNER_FILE} holds no usable key: {why}"))?;
+    if let Ok(mut m) = SIGNER_KEYS.lock() {
+        let m = m.get_or_insert_with(Default::default);
+        if m.len() >= 4096 {
+            m.clear();
+        }
+        m.insert(blob, key.clone());
+    }
+    Ok(key)
+}
+
+fn read_signer_blob(repo: &gix::Repository, blob: ObjectId) -> Result<PublicKey, String> {
     let header = repo
         .find_header(blob)
         .map_err(|e| format!("{SIGNER_FILE} unreadable: {e}"))?;
@@ -420,15 +464,20 @@ impl Store {
             ),
         };
         // Down from the tip to the base: commit ids only.
-        let mut commits = Vec::new();
+        // (commit, parents, tree): each commit is read once
+        let mut commits: Vec<(ObjectId, Vec<ObjectId>, Option<ObjectId>)> = Vec::new();
         let mut next = Some(tip);
         while let Some(c) = next {
             if Some(c) == base || commits.len() >= MAX_WALK {
                 break;
             }
-            let parents: Vec<ObjectId> = match self.repo.find_commit(c) {
-                Ok(commit) => commit.parent_ids().map(|p| p.detach()).collect(),
-                Err(_) => Vec::new(), // read_entry says what is wrong with it
+            let (parents, tree): (Vec<ObjectId>, Option<ObjectId>) = match self.repo.find_commit(c)
+            {
+                Ok(commit) => (
+                    commit.parent_ids().map(|p| p.detach()).collect(),
+                    commit.tree_id().ok().map(|t| t.detach()),
+                ),
+                Err(_) => (Vec::new(), None), // read_entry says what is wrong with it
             };
             if parents.len() > 1 {
                 // a merge: it and everything above it are refused, and which of
@@ -438,16 +487,19 @@ impl Store {
                     ..Admission::default()
                 });
             }
-            commits.push(c);
             next = parents.first().copied();
+            commits.push((c, parents, tree));
         }
         // Up from the base, a batch at a time: shape and links, then signatures.
         let mut out = Admission::default();
         for part in commits.rchunks(BATCH) {
             let mut entries = Vec::with_capacity(part.len());
-            for &c in part.iter().rev() {
-                let e = read_entry(&self.repo, writer, c)
-                    .and_then(|e| e.follows(below.as_ref()).map(|()| e));
+            for (c, parents, tree) in part.iter().rev() {
+                let e = match tree {
+                    Some(t) => entry_of(&self.repo, writer, *c, parents, *t),
+                    None => read_entry(&self.repo, writer, *c),
+                }
+                .and_then(|e| e.follows(below.as_ref()).map(|()| e));
                 match e {
                     Ok(e) => {
                         below = Some(e.as_below());

@@ -37,10 +37,18 @@ pub(crate) fn read_receipt_file(
     repo: &gix::Repository,
     tree: ObjectId,
 ) -> Result<Vec<u8>, ReceiptFileProblem> {
-    let shape = ReceiptFileProblem::Shape;
     let tree = repo
         .find_tree(tree)
-        .map_err(|e| shape(format!("tree unreadable: {e}")))?;
+        .map_err(|e| ReceiptFileProblem::Shape(format!("tree unreadable: {e}")))?;
+    read_receipt_file_in(repo, &tree)
+}
+
+/// [`read_receipt_file`] of a tree already read.
+pub(crate) fn read_receipt_file_in(
+    repo: &gix::Repository,
+    tree: &gix::Tree<'_>,
+) -> Result<Vec<u8>, ReceiptFileProblem> {
+    let shape = ReceiptFileProblem::Shape;
     let entry = tree
         .find_entry(RECEIPT_FILE)
         .ok_or_else(|| shape(format!("no {RECEIPT_FILE} in its tree")))?;

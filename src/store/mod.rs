@@ -616,8 +616,17 @@ impl Store {
             .collect();
         std::fs::write(view.path().join("info/alternates"), text)
             .map_err(git_err("writing the quarantine view"))?;
-        let handle = gix::odb::at(view.path(), gix::hash::Kind::Sha1)
+        let mut handle = gix::odb::at(view.path(), gix::hash::Kind::Sha1)
             .map_err(git_err("opening the pushed objects"))?;
+        // the cache a repository opened by gix gets: without it every receipt read
+        // from a pushed pack resolves its whole delta chain again
+        handle
+            .set_pack_cache(|| Box::<gix::odb::pack::cache::lru::StaticLinkedList<64>>::default());
+        handle.set_object_cache(|| {
+            Box::new(gix::odb::pack::cache::object::MemoryCappedHashmap::new(
+                4 * 1024 * 1024,
+            ))
+        });
         self.repo.objects = gix::odb::memory::Proxy::new(handle, gix::hash::Kind::Sha1);
         self._quarantine_view = Some(view);
         Ok(())
