@@ -175,9 +175,16 @@ pub fn run(spec: &RunSpec) -> Observation {
                     Ok(None) if Instant::now() >= deadline => {
                         timed_out = true;
                         // kill the whole group: `sh -c` may have started children
-                        let _ = Command::new("kill")
-                            .args(["-KILL", "--", &format!("-{}", child.id())])
-                            .status();
+                        // (a signal, not a `kill` found on PATH: with a sealed
+                        // PATH only the direct child would die, and the output
+                        // threads would wait on its children)
+                        if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+                            // SAFETY: kill(2) with a negative pid signals the
+                            // process group the child leads (made so at spawn)
+                            unsafe {
+                                libc::kill(-pgid, libc::SIGKILL);
+                            }
+                        }
                         let _ = child.kill();
                         break child.wait();
                     }

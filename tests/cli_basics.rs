@@ -451,3 +451,58 @@ fn timeout_kills_the_check_and_records_why() {
     assert_eq!(result["passed"], false);
     assert_eq!(result["detail"], "timed out after 1s and was killed");
 }
+
+/// A timed-out check's whole process group dies even when `kill` is not on
+/// PATH (issue 25): the check's grandchild, which holds its output open, is
+/// signalled directly, so `run` neither waits on it nor leaves it behind.
+#[test]
+fn a_timed_out_check_with_no_kill_on_path_has_its_grandchildren_killed_too() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let pidfile = env.path("grandchild.pid");
+    std::fs::write(
+        repo.join(".gitreceipts"),
+        format!(
+            "[check \"slow\"]\n\trun = \"sleep 300 & echo $! > {}; wait\"\n\ttimeout = 1\n",
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    // a PATH with sh, sleep and git, and no kill
+    let sealed = env.path("sealed-bin");
+    std::fs::create_dir_all(&sealed).unwrap();
+    for tool in ["sh", "sleep", "git"] {
+        let found = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        let path = String::from_utf8(found.stdout).unwrap();
+        std::os::unix::fs::symlink(path.trim(), sealed.join(tool)).unwrap();
+    }
+    assert!(!sealed.join("kill").exists());
+    // a watchdog far below the grandchild's 300 s: a run that waits on it fails
+    let mut cmd = std::process::Command::new("/usr/bin/timeout");
+    env.seal(&mut cmd);
+    cmd.arg("60")
+        .arg(common::bin())
+        .args(["run", "slow"])
+        .current_dir(&repo)
+        .env("PATH", &sealed);
+    let r = common::to_run(cmd.output().unwrap());
+    assert_eq!(r.code, 124, "the check timed out, run itself did not: {r}");
+    assert!(r.stderr.contains("timed out after 1s"), "{r}");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let pid = pid.trim();
+    assert!(!pid.is_empty());
+    // reaped by init once killed; give the kernel a moment to tear it down
+    let mut alive = true;
+    for _ in 0..50 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        alive = !stat.is_empty() && !stat.contains(") Z ");
+        if !alive {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!alive, "the grandchild {pid} was killed with its group");
+}
