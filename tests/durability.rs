@@ -427,8 +427,7 @@ fn reindex_rebuilds_deleted_and_corrupted_notes_from_the_chain() {
     );
     let r = env.receipt_ok(&repo, &["reindex"]);
     assert!(
-        r.stderr
-            .contains("rebuilt the receipt index (3 receipts) and the notes of 1 chain"),
+        r.stderr.contains("(3 receipts; the notes of 1 chain)"),
         "{r}"
     );
     assert_eq!(noted_ids(&env, &repo, &writer, &head), before);
@@ -477,4 +476,37 @@ fn a_fresh_ref_lock_is_respected_and_a_stale_one_is_removed() {
         "{r}"
     );
     assert_eq!(assert_chain_valid(&env, &repo).len(), 2);
+}
+
+/// `reindex` says so when it could not write the index (issue 25: it said
+/// "rebuilt the receipt index" whatever happened), names the file and the
+/// operation, leaves no lock file behind, and a retry once the cause is gone works.
+#[test]
+fn reindex_that_cannot_write_the_index_says_so_and_the_retry_works() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let index = repo.join(".git/receipt-index");
+    let _ = std::fs::remove_file(&index);
+    // a directory where the file goes: the rename over it fails
+    std::fs::create_dir_all(index.join("in-the-way")).unwrap();
+    let r = env.receipt(&repo, &["reindex"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("could not write the receipt index: renaming"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("receipt-index"), "names the file: {r}");
+    assert!(
+        !repo.join(".git/receipt-index.lock").exists(),
+        "no lock left"
+    );
+    // reading commands go on, from the chains
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+    std::fs::remove_dir_all(&index).unwrap();
+    let r = env.receipt_ok(&repo, &["reindex"]);
+    assert!(r.stderr.contains("rebuilt the receipt index"), "{r}");
+    assert!(index.is_file());
 }

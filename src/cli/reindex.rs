@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
 
 use super::Context;
@@ -31,11 +31,41 @@ pub fn cmd_reindex(ctx: &Context, _args: ReindexArgs) -> Result<ExitCode> {
             store.reindex_notes(writer)?;
         }
     }
-    eprintln!(
-        "git-receipt: rebuilt the receipt index ({receipts} receipt{}) and the notes of {} chain{}",
+    let counts = format!(
+        "{receipts} receipt{}; the notes of {} chain{}",
         if receipts == 1 { "" } else { "s" },
         writers.len(),
         if writers.len() == 1 { "" } else { "s" }
     );
-    Ok(ExitCode::SUCCESS)
+    use git_receipt::store::index::IndexWrite;
+    let file = store.index_path();
+    match store.index_write() {
+        Some(IndexWrite::Written) => {
+            eprintln!(
+                "git-receipt: rebuilt the receipt index {} ({counts})",
+                file.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(IndexWrite::Failed(why)) => bail!(
+            "rebuilt the notes ({counts}), but could not write the receipt index: {why}\nhint: nothing is lost (every command indexes the chains in memory meanwhile); free space or fix the permissions of {}, then run `git receipt reindex` again",
+            file.display()
+        ),
+        Some(IndexWrite::Locked) => bail!(
+            "rebuilt the notes ({counts}), but {}.lock is held by another process, so the receipt index was not written\nhint: run `git receipt reindex` again once it is done; a lock left by a killed process is removed when two minutes old",
+            file.display()
+        ),
+        Some(IndexWrite::NoKey) => {
+            eprintln!(
+                "git-receipt: rebuilt the notes ({counts}); the receipt index is kept in memory only: no index key could be made under your config directory (see docs/format.md, \"The receipt index\")"
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            eprintln!(
+                "git-receipt: rebuilt the notes ({counts}); the receipt index file is turned off (GIT_RECEIPT_INDEX=0 or receipt.index=false), so it is indexed in memory"
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

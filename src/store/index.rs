@@ -1366,8 +1366,18 @@ impl Store {
     /// Write the index file atomically; give up quietly when another process holds
     /// the lock or the git directory is read-only (the next reader writes it).
     fn write_index_file(&self, mem: &Mem) {
+        let outcome = self.try_write_index_file(mem);
+        *self.index_written.lock().expect("index write slot") = Some(outcome);
+    }
+
+    /// What became of the last attempt to write the index file, if one was made.
+    pub fn index_write(&self) -> Option<IndexWrite> {
+        self.index_written.lock().expect("index write slot").clone()
+    }
+
+    fn try_write_index_file(&self, mem: &Mem) -> IndexWrite {
         let Some(key) = mac::user_key() else {
-            return;
+            return IndexWrite::NoKey;
         };
         let path = self.index_path();
         let lock = path.with_extension("lock");
@@ -1379,21 +1389,50 @@ impl Store {
         if stale {
             let _ = std::fs::remove_file(&lock);
         }
-        let Ok(mut file) = std::fs::OpenOptions::new()
+        let mut file = match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&lock)
-        else {
-            return;
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return IndexWrite::Locked;
+            }
+            Err(e) => {
+                return IndexWrite::Failed(format!("creating {}: {e}", lock.display()));
+            }
         };
         let written = file
             .write_all(&mem.encode(key))
-            .and_then(|_| file.sync_all());
+            .and_then(|_| file.sync_all())
+            .map_err(|e| format!("writing {}: {e}", lock.display()));
         crash_point("index-write");
-        if written.is_err() || std::fs::rename(&lock, &path).is_err() {
-            let _ = std::fs::remove_file(&lock);
+        let renamed = written.and_then(|()| {
+            std::fs::rename(&lock, &path)
+                .map_err(|e| format!("renaming {} to {}: {e}", lock.display(), path.display()))
+        });
+        match renamed {
+            Ok(()) => IndexWrite::Written,
+            Err(why) => {
+                let _ = std::fs::remove_file(&lock);
+                IndexWrite::Failed(why)
+            }
         }
     }
+}
+
+/// What became of writing the index file. Commands that only read go on in any
+/// case (the index is derived); `reindex` says which it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexWrite {
+    /// Written.
+    Written,
+    /// Another process held the lock: it writes one.
+    Locked,
+    /// No index key is available (see the module docs): never written.
+    NoKey,
+    /// An I/O error, naming the file and the operation.
+    Failed(String),
 }
 
 #[cfg(test)]

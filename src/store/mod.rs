@@ -256,6 +256,8 @@ pub struct Store {
     index: std::sync::Mutex<Option<std::sync::Arc<index::Index>>>,
     /// Read no index file (see [`Store::ignore_index_file`]).
     index_file_ignored: bool,
+    /// What became of the last attempt to write the index file.
+    index_written: std::sync::Mutex<Option<index::IndexWrite>>,
 }
 
 impl Store {
@@ -298,6 +300,7 @@ impl Store {
             overrides: Default::default(),
             _quarantine_view: None,
             index: Default::default(),
+            index_written: Default::default(),
             index_file_ignored: false,
         })
     }
