@@ -384,3 +384,93 @@ fn a_version_1_checkpoint_is_read_its_tips_held_and_every_receipt_checked() {
         &format!("chain no longer descends from {tip}"),
     );
 }
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` (said loudly) where this machine lets no test mount one; under CI
+    /// that is a failure, never a silent pass.
+    fn mount(dir: PathBuf, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .output()
+            .expect("mount");
+        if out.status.success() {
+            return Some(Tmpfs(dir));
+        }
+        let why = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and a tmpfs cannot be mounted here (needs root): {why}"
+        );
+        eprintln!("SKIPPED: cannot mount a tmpfs ({why})");
+        None
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A checkpoint write on a full disk fails with the disk's error, exit 2, and
+/// leaves the old checkpoint as it was and no temporary file beside it (issue
+/// 25: a `.tmp` was left behind); once there is room the retry writes it.
+#[test]
+fn a_checkpoint_write_on_a_full_disk_keeps_the_old_one_and_leaves_no_temporary_file() {
+    let fx = checkpointed();
+    let Some(disk) = Tmpfs::mount(fx.ada.path("full"), "64k") else {
+        return;
+    };
+    let cp = disk.0.join("checkpoint.json");
+    std::fs::copy(&fx.cp, &cp).unwrap();
+    let old = std::fs::read(&cp).unwrap();
+    // fill the disk to the last byte
+    let mut fill = std::fs::File::create(disk.0.join("fill")).unwrap();
+    let chunk = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut fill, &chunk).is_ok() {}
+    while std::io::Write::write_all(&mut fill, &chunk[..1]).is_ok() {}
+    drop(fill);
+    fx.ada.receipt_ok(&fx.repo, &["run", "test"]);
+    let args = [
+        "verify",
+        "--trust",
+        "main",
+        "--checkpoint",
+        cp.to_str().unwrap(),
+    ];
+    let r = fx.ada.receipt(&fx.repo, &args);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("writing checkpoint"), "{r}");
+    assert!(
+        r.stderr.contains("No space left on device"),
+        "names the disk: {r}"
+    );
+    assert_eq!(
+        std::fs::read(&cp).unwrap(),
+        old,
+        "the old checkpoint is intact"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&disk.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["checkpoint.json", "fill"],
+        "no temporary file is left"
+    );
+    std::fs::remove_file(disk.0.join("fill")).unwrap();
+    let r = fx.ada.receipt(&fx.repo, &args);
+    assert_eq!(r.code, 0, "{r}");
+    assert_ne!(
+        std::fs::read(&cp).unwrap(),
+        old,
+        "the retry records the new tips"
+    );
+}

@@ -267,9 +267,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
     let mut recorded = false;
     if clean && let Some(p) = &args.checkpoint {
         let cp = Checkpoint::from_report(&report, &trust);
-        let tmp = p.with_extension("tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&cp)?)
-            .and_then(|_| std::fs::rename(&tmp, p))
+        write_checkpoint_file(p, &serde_json::to_vec_pretty(&cp)?)
             .with_context(|| format!("writing checkpoint {}", p.display()))?;
         recorded = true;
     }
@@ -332,4 +330,23 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Write `bytes` to `path` atomically and durably: a temporary file beside it,
+/// fsynced, renamed over it, and the directory fsynced. On any failure the
+/// temporary file is removed (it is deleted when dropped unpersisted), and the
+/// old checkpoint, if any, is left as it was.
+fn write_checkpoint_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".git-receipt-checkpoint")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    std::fs::File::open(dir)?.sync_all()
 }
