@@ -510,3 +510,34 @@ fn reindex_that_cannot_write_the_index_says_so_and_the_retry_works() {
     assert!(r.stderr.contains("rebuilt the receipt index"), "{r}");
     assert!(index.is_file());
 }
+
+/// A signing key that is there but cannot be read is an error (exit 2, naming
+/// the file and the read error), never a verdict: before, `status` called every
+/// receipt of yours untrusted and `gate` said "fix: git receipt run test" (issue
+/// 25). A directory where the key file goes stands in for a failing disk here.
+#[test]
+fn an_unreadable_signing_key_is_an_error_not_a_missing_check() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let key = env.home.join(".config/git-receipt/signing_key");
+    std::fs::rename(&key, env.path("key.away")).unwrap();
+    std::fs::create_dir_all(&key).unwrap();
+    for args in [&["status"][..], &["gate", "HEAD"], &["show", "--json"]] {
+        let r = env.receipt(&repo, args);
+        assert_eq!(r.code, 2, "{args:?}: {r}");
+        assert!(
+            r.stderr.contains("could not read your signing key"),
+            "{args:?}: {r}"
+        );
+        assert!(
+            r.stderr.contains(key.to_str().unwrap()),
+            "names the file: {r}"
+        );
+        assert!(r.stderr.contains("Is a directory"), "the read error: {r}");
+        assert!(!r.stdout.contains("missing"), "no verdict: {r}");
+    }
+    std::fs::remove_dir(&key).unwrap();
+    std::fs::rename(env.path("key.away"), &key).unwrap();
+    env.receipt_ok(&repo, &["gate", "HEAD"]);
+}

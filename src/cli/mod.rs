@@ -234,10 +234,26 @@ impl Context {
     /// validity windows at the default branch's tip.
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
         let mut trust = TrustSet::default();
-        if let Ok(source) = self.key_source(Some(store))
-            && let Ok(key) = keyfile::public_half(&source)
-        {
-            trust.add(key, TrustOrigin::OwnKey);
+        // No key is no key; a key that is there but cannot be read is an error,
+        // never a verdict (every receipt of yours would read "untrusted").
+        if let Ok(source) = self.key_source(Some(store)) {
+            match keyfile::public_half(&source) {
+                Ok(key) => trust.add(key, TrustOrigin::OwnKey),
+                Err(keyfile::KeyfileError::Key {
+                    source: git_receipt::sign::KeyError::NotFound { .. },
+                    ..
+                }) => {}
+                Err(
+                    e @ keyfile::KeyfileError::Key {
+                        source: git_receipt::sign::KeyError::Unreadable { .. },
+                        ..
+                    },
+                ) => {
+                    return Err(anyhow::Error::new(e)
+                        .context("could not read your signing key, whose receipts you trust"));
+                }
+                Err(_) => {}
+            }
         }
         for line in store.config_strings("receipt.trustedKey") {
             let key = git_receipt::sign::PublicKey::from_openssh(&line)
