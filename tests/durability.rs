@@ -541,3 +541,57 @@ fn an_unreadable_signing_key_is_an_error_not_a_missing_check() {
     std::fs::rename(env.path("key.away"), &key).unwrap();
     env.receipt_ok(&repo, &["gate", "HEAD"]);
 }
+
+/// A remote that accepts the connection and never answers is given up on after
+/// `receipt.networkTimeout` (issue 25: `push` and `fetch` waited until killed),
+/// with a message that says what happened; nothing is left half-staged, and the
+/// retry against a remote that answers completes.
+#[test]
+fn a_stalled_remote_times_out_and_the_retry_completes() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    // a server that takes connections and says nothing, for as long as the test runs
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().take(16) {
+            held.push(conn);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(120));
+    });
+    env.git_ok(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("git://127.0.0.1:{port}/stalled.git"),
+        ],
+    );
+    env.git_ok(&repo, &["config", "receipt.networkTimeout", "2"]);
+    for args in [&["fetch"][..], &["push"]] {
+        let mut cmd = std::process::Command::new("/usr/bin/timeout");
+        env.seal(&mut cmd);
+        cmd.arg("60")
+            .arg(common::bin())
+            .args(args)
+            .current_dir(&repo);
+        let r = common::to_run(cmd.output().unwrap());
+        assert_eq!(r.code, 2, "{args:?} gives up by itself: {r}");
+        assert!(
+            r.stderr.contains("did not finish within 2s"),
+            "{args:?}: {r}"
+        );
+        assert!(r.stderr.contains("receipt.networkTimeout"), "{args:?}: {r}");
+    }
+    let staged = env.git_ok(&repo, &["for-each-ref", "refs/receipts-incoming/"]);
+    assert_eq!(staged, "", "nothing half-staged");
+    // the same clone against a remote that answers
+    let daemon = common::Daemon::start(&env);
+    let (_bare, url) = daemon.bare(&env, "served.git");
+    env.git_ok(&repo, &["remote", "set-url", "origin", &url]);
+    let r = env.receipt_ok(&repo, &["push"]);
+    assert!(r.stderr.contains("pushed 1 new receipt"), "{r}");
+}

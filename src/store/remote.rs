@@ -96,17 +96,55 @@ impl Store {
         cmd
     }
 
-    /// Run git with `args`, capturing its output.
+    /// Run git with `args`, capturing its output. A `fetch`, `push` or
+    /// `ls-remote` (which wait on a remote) is given `receipt.networkTimeout`
+    /// seconds (default [`NETWORK_TIMEOUT_SECS`]; 0: no limit): a remote that
+    /// stalls is given up on, the transfer killed, and nothing is taken from it (a
+    /// fetch lands in the staging namespace only, a push is atomic).
     pub fn run_git(&self, args: &[&str]) -> Result<GitOutput, StoreError> {
-        let out = self
-            .git_command()
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| StoreError::GitCommand {
-                args: args.join(" "),
-                stderr: format!("could not run git: {e}"),
-            })?;
+        let network = matches!(args.first(), Some(&("fetch" | "push" | "ls-remote")));
+        let limit = if network {
+            match self.config_integer("receipt.networkTimeout") {
+                Some(n) if n <= 0 => None,
+                Some(n) => Some(std::time::Duration::from_secs(n as u64)),
+                None => Some(std::time::Duration::from_secs(NETWORK_TIMEOUT_SECS)),
+            }
+        } else {
+            None
+        };
+        let spawn_error = |e: std::io::Error| StoreError::GitCommand {
+            args: args.join(" "),
+            stderr: format!("could not run git: {e}"),
+        };
+        let out = match limit {
+            None => self
+                .git_command()
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(spawn_error)?,
+            Some(limit) => {
+                let mut cmd = self.git_command();
+                cmd.args(args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+                let child = cmd.spawn().map_err(spawn_error)?;
+                match wait_with_limit(child, limit).map_err(spawn_error)? {
+                    Some(out) => out,
+                    None => {
+                        return Err(StoreError::GitCommand {
+                            args: args.join(" "),
+                            stderr: format!(
+                                "the remote did not finish within {}s (receipt.networkTimeout), so the transfer was stopped; nothing was taken from it or half-sent\nhint: check the network or the server and run it again; for a slow link raise the limit: git config receipt.networkTimeout 1800",
+                                limit.as_secs()
+                            ),
+                        });
+                    }
+                }
+            }
+        };
         Ok(GitOutput {
             ok: out.status.success(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -370,4 +408,56 @@ impl Store {
             .map_err(git_err("computing a merge base"))?
             .map(|id| id.detach()))
     }
+}
+
+/// How long a `fetch` or `push` may take before it is given up on, unless
+/// `receipt.networkTimeout` says otherwise.
+pub const NETWORK_TIMEOUT_SECS: u64 = 300;
+
+/// Wait for `child` (its own process group) at most `limit`, collecting its
+/// output; `None` when it ran out of time (then it and its group are killed).
+fn wait_with_limit(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+) -> std::io::Result<Option<std::process::Output>> {
+    use std::io::Read as _;
+    let mut out_pipe = child.stdout.take().expect("piped");
+    let mut err_pipe = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out_pipe.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = err_pipe.read_to_end(&mut v);
+        v
+    });
+    let deadline = std::time::Instant::now() + limit;
+    let mut pause = std::time::Duration::from_millis(1);
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break Some(s);
+        }
+        if std::time::Instant::now() >= deadline {
+            if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+                // SAFETY: kill(2) on the process group the child leads
+                unsafe {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(50));
+    };
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    Ok(status.map(|status| std::process::Output {
+        status,
+        stdout,
+        stderr,
+    }))
 }
