@@ -486,30 +486,157 @@ pub fn default_branch(store: &crate::store::Store) -> Option<(String, gix::Objec
     candidates.iter().find_map(|c| resolve(c))
 }
 
-/// Choose the trust root for judging `rev`: its merge base with the default branch,
-/// so that a change cannot make its own signers trusted.
-pub fn trust_root(store: &crate::store::Store, rev: gix::ObjectId) -> TrustRoot {
-    match default_branch(store) {
-        Some((name, tip)) => match store.repo().merge_base(rev, tip) {
-            Ok(Some(base)) => TrustRoot {
-                commit: Some(base.detach()),
-                description: format!(
-                    "signers of .gitreceipts at {} (merge base with {name})",
-                    base.detach().to_hex_with_len(7)
-                ),
-            },
-            _ => TrustRoot {
-                commit: None,
-                description: format!(
-                    "no merge base with {name}: only local keys (your key, receipt.trustedKey) are trusted"
-                ),
-            },
-        },
-        None => TrustRoot {
+/// Why no trust root could be chosen for a revision: failing closed, never
+/// falling back to some other commit's signers.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustRootError {
+    /// No commit within the walk limit of the trusted branch's first-parent
+    /// history is an ancestor of the revision.
+    #[error(
+        "cannot choose whose signers to trust for {rev}: none of the newest {limit} commits on the first-parent history of {branch} is an ancestor of it, so its trust root is further back than receipt.walkLimit ({limit}) allows\nhint: merge or rebase {branch} into it, raise the limit (git config receipt.walkLimit N), or judge it against the branch it belongs to (--trust REV, or git config receipt.defaultBranch)"
+    )]
+    TooFar {
+        /// The revision, abbreviated.
+        rev: String,
+        /// The trusted branch's ref name.
+        branch: String,
+        /// How many first-parent commits were looked at.
+        limit: usize,
+    },
+    /// The trusted branch's first-parent history ends at a commit whose parent
+    /// this (shallow) clone does not have.
+    #[error(
+        "cannot choose whose signers to trust for {rev}: the first-parent history of {branch} is cut off at {at} (a shallow clone) before it reaches a commit {rev} descends from\nhint: fetch more of {branch}'s history: git fetch --deepen=100 (or --unshallow)"
+    )]
+    Shallow {
+        /// The revision, abbreviated.
+        rev: String,
+        /// The trusted branch's ref name.
+        branch: String,
+        /// The last commit of its history here, abbreviated.
+        at: String,
+    },
+    /// Reading the history failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// Choose the trust root for judging `rev`: the newest commit on the
+/// first-parent history of the default branch (the tips that branch had, as its
+/// merges recorded them) that is an ancestor of `rev` (or `rev` itself). A
+/// change cannot make its own signers trusted, and neither can a commit that was
+/// only ever in the middle of a merged branch: a merge base can be such a commit,
+/// a first-parent commit of the default branch cannot.
+///
+/// Cost: when `rev` descends from the branch's tip (the usual case), one
+/// ancestry check. Otherwise the first-parent chain is read back from the tip
+/// (one commit per step) at most `receipt.walkLimit` commits (default
+/// [`crate::freshness::DEFAULT_WALK_LIMIT`]), checked at steps 1, 2, 4, 8, ...
+/// and then by bisection between the last miss and the first hit (being an
+/// ancestor of `rev` holds from some step on, since each commit's first parent
+/// is its ancestor): O(log n) ancestry checks. Past the limit, or at the edge of
+/// a shallow clone, it fails closed with [`TrustRootError`]; a chain that ends
+/// at a root commit before finding one means `rev` shares no history with the
+/// branch, and only local keys are trusted.
+pub fn trust_root(
+    store: &crate::store::Store,
+    rev: gix::ObjectId,
+) -> Result<TrustRoot, TrustRootError> {
+    let Some((name, tip)) = default_branch(store) else {
+        return Ok(TrustRoot {
             commit: None,
             description: "no default branch found (set receipt.defaultBranch): only local keys (your key, receipt.trustedKey) are trusted".into(),
+        });
+    };
+    let limit = match store.config_integer("receipt.walkLimit") {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => crate::freshness::DEFAULT_WALK_LIMIT,
+    };
+    let found = |commit: gix::ObjectId, steps: usize| TrustRoot {
+        commit: Some(commit),
+        description: if steps == 0 {
+            format!(
+                "signers of .gitreceipts at {} (the tip of {name})",
+                commit.to_hex_with_len(7)
+            )
+        } else {
+            format!(
+                "signers of .gitreceipts at {} ({name}~{steps}, on its first-parent history)",
+                commit.to_hex_with_len(7)
+            )
         },
+    };
+    if store.is_ancestor(tip, rev)? {
+        return Ok(found(tip, 0));
     }
+    let short = rev.to_hex_with_len(7).to_string();
+    let repo = store.repo();
+    // chain[i]: the branch's tip after i first-parent steps back, read as needed
+    let mut chain = vec![tip];
+    // Some(false): the chain ends at a root commit; Some(true): at a shallow edge
+    let mut ended: Option<bool> = None;
+    let mut extend_to =
+        |chain: &mut Vec<gix::ObjectId>, want: usize| -> Result<(), TrustRootError> {
+            while chain.len() <= want && ended.is_none() {
+                let last = chain[chain.len() - 1];
+                let parent = repo
+                    .find_commit(last)
+                    .map_err(crate::store::git_err(format!("reading commit {last}")))?
+                    .parent_ids()
+                    .next()
+                    .map(|p| p.detach());
+                match parent {
+                    None => ended = Some(false),
+                    Some(p) if !repo.has_object(p) => ended = Some(true),
+                    Some(p) => chain.push(p),
+                }
+            }
+            Ok(())
+        };
+    // gallop: steps 1, 2, 4, ... up to the limit, to the first that is an ancestor
+    let (mut miss, mut step) = (0usize, 1usize);
+    let hit = loop {
+        let want = step.min(limit - 1);
+        extend_to(&mut chain, want)?;
+        let at = want.min(chain.len() - 1);
+        if at > miss && store.is_ancestor(chain[at], rev)? {
+            break at;
+        }
+        if at < want || want == limit - 1 {
+            // the chain ended, or the limit is reached, with no ancestor
+            return match ended {
+                Some(false) if at < want => Ok(TrustRoot {
+                    commit: None,
+                    description: format!(
+                        "{short} shares no history with the first-parent history of {name}: only local keys (your key, receipt.trustedKey) are trusted"
+                    ),
+                }),
+                Some(true) if at < want => Err(TrustRootError::Shallow {
+                    rev: short,
+                    branch: name,
+                    at: chain[at].to_hex_with_len(7).to_string(),
+                }),
+                _ => Err(TrustRootError::TooFar {
+                    rev: short,
+                    branch: name,
+                    limit,
+                }),
+            };
+        }
+        miss = at;
+        step = step.saturating_mul(2);
+    };
+    // bisect (miss, hit]: the first step whose commit is an ancestor of rev
+    let (mut lo, mut hi) = (miss, hit);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if store.is_ancestor(chain[mid], rev)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(found(chain[hi], hi))
 }
 
 fn split_field(line: &str) -> Option<(&str, &str)> {

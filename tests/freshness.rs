@@ -628,7 +628,7 @@ fn add_signer(env: &Env, repo: &Path, name: &str, key: &str) -> String {
 }
 
 #[test]
-fn a_signer_added_on_main_is_trusted_for_branches_whose_merge_base_has_it() {
+fn a_signer_added_on_main_is_trusted_for_branches_forked_after_it() {
     let (env, repo) = setup();
     let bob = Env::new();
     bob.receipt_ok(&repo, &["key", "generate"]);
@@ -648,7 +648,7 @@ fn a_signer_added_on_main_is_trusted_for_branches_whose_merge_base_has_it() {
     assert_eq!(
         v["trust"],
         format!(
-            "signers of .gitreceipts at {} (merge base with refs/heads/main)",
+            "signers of .gitreceipts at {} (the tip of refs/heads/main)",
             short(&signed)
         )
     );
@@ -679,10 +679,10 @@ fn a_signer_added_on_a_branch_is_not_trusted_for_that_branch() {
     assert_eq!(
         v["trust"],
         format!(
-            "signers of .gitreceipts at {} (merge base with refs/heads/main)",
+            "signers of .gitreceipts at {} (the tip of refs/heads/main)",
             short(&fork)
         ),
-        "the trust root is the merge base, not the revision"
+        "the trust root is the branch it forked from, not the revision"
     );
     let s = state(&env, &repo, "sneaky", "test");
     assert_eq!(

@@ -343,12 +343,12 @@ fn a_branch_that_deletes_a_required_check_reads_missing_with_the_reason() {
     assert_eq!(v[0]["checks"][0]["state"], "missing", "{r}");
     assert_eq!(v[0]["checks"][0]["reason"], reason, "{r}");
 
-    // --verify trusts the merge base with the default branch: the same rule
+    // --verify trusts the trust root on the default branch: the same rule
     let r = env.receipt(&dir, &["gate", "--verify"]);
     assert_eq!(r.code, 1, "{r}");
     assert!(
         r.stdout.contains(
-            "(the merge base with the default branch) but no longer declared in .gitreceipts here"
+            "(the trust root on the default branch's first-parent history) but no longer declared in .gitreceipts here"
         ),
         "{r}"
     );

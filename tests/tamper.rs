@@ -746,8 +746,8 @@ fn a_revocation_on_main_applies_at_once_to_a_branch_forked_before_it() {
     fx.git(&["config", "-f", ".gitreceipts", "signer.bob.revoked", "true"]);
     fx.git(&["commit", "-q", "-am", "revoke bob"]);
     fx.git(&["checkout", "-q", "feature"]);
-    // Without --trust, signers come from the merge base of HEAD with main, which
-    // predates the revocation; the revocation on main still applies: revoking
+    // Without --trust, signers come from HEAD's trust root on main (the commit
+    // it forked from), which predates the revocation; the revocation on main still applies: revoking
     // only ever removes trust, so it cannot let a change trust itself.
     let f = fx.caught(
         &fx.verify(&[]),
@@ -912,8 +912,8 @@ fn a_signer_added_by_the_change_itself_is_not_trusted_from_main() {
     // The branch trusts itself...
     let (r, v) = fx.verify(&["--trust", "feature"]);
     fx.assert_clean(&r, &v);
-    // ...main does not, and neither does the default trust root (the merge base of
-    // HEAD with main), which is what a verifier without --trust uses.
+    // ...main does not, and neither does the default trust root (the commit of
+    // main's first-parent history HEAD forked from), which is what a verifier without --trust uses.
     for args in [&["--strict", "--trust", "main"][..], &["--strict"]] {
         fx.caught(
             &fx.verify(args),

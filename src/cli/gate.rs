@@ -19,7 +19,8 @@ use git_receipt::text::escape;
 ///
 /// Required checks are those with `required = true` in .gitreceipts at each
 /// revision, or the ones named with --require. With --trust REV (or --verify, whose
-/// trusted revision is the merge base with the default branch), the checks
+/// trusted revision is the trust root: the newest commit on the default branch's
+/// first-parent history that the revision descends from), the checks
 /// required at that trusted revision are required too, so a branch cannot drop a
 /// requirement by editing .gitreceipts; one it no longer declares reads missing.
 /// Exits 1 when any is missing, failed or stale (printing each with the command
@@ -272,7 +273,7 @@ fn record_acceptance(
     let tree = store.commit_tree(commit)?;
     let trusted = match baseline {
         Baseline::At { commit, .. } => *commit,
-        _ => git_receipt::trust::trust_root(store, commit)
+        _ => git_receipt::trust::trust_root(store, commit)?
             .commit
             .unwrap_or(commit),
     };

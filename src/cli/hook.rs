@@ -28,6 +28,8 @@ pub struct InstallHooksArgs {
     #[arg(long)]
     pub server: bool,
     /// With --server: protect this branch (repeatable; adds receipt.protectedBranch).
+    /// A `*` makes it a pattern over branch names: `release/*` protects every
+    /// branch under release/ (`*` also matches `/`).
     #[arg(long, value_name = "BRANCH", requires = "server")]
     pub protect: Vec<String>,
     /// Print the hook to stdout instead of installing it (e.g. for gitolite's
@@ -135,6 +137,9 @@ fn server_preflight(store: &Store, protect: &[String]) -> Result<()> {
         );
     }
     let configured = store.config_strings("receipt.protectedBranch");
+    for branch in configured.iter().chain(protect) {
+        protection_pattern(branch).map_err(anyhow::Error::msg)?;
+    }
     for branch in protect {
         let have = configured
             .iter()
@@ -263,7 +268,7 @@ pub(super) fn lacking_receipts(
 ) -> Result<String> {
     let mut refused = String::new();
     for (r, local) in pushed {
-        let reviews_count = reviewed.iter().any(|b| b == r);
+        let reviews_count = reviewed.iter().any(|b| ref_pattern_matches(b, r));
         let local = *local;
         let report = evaluate_rev(ctx, store, &local.to_string())?;
         if let Some(u) = report.undecided.iter().find(|u| u.required) {
@@ -416,19 +421,205 @@ fn protected_branches(store: &Store) -> Vec<String> {
     let configured = store.config_strings("receipt.protectedBranch");
     if !configured.is_empty() {
         return configured
-            .into_iter()
-            .map(|b| {
-                if b.starts_with("refs/") {
-                    b
-                } else {
-                    format!("refs/heads/{b}")
-                }
-            })
+            .iter()
+            .map(|b| protection_pattern(b).unwrap_or_else(|_| full_branch_name(b)))
             .collect();
     }
     match store.repo().head_name() {
         Ok(Some(name)) => vec![name.as_bstr().to_string()],
         _ => Vec::new(),
+    }
+}
+
+/// `b` as a full ref name: `main` is `refs/heads/main`, `refs/...` is itself.
+fn full_branch_name(b: &str) -> String {
+    if b.starts_with("refs/") {
+        b.to_owned()
+    } else {
+        format!("refs/heads/{b}")
+    }
+}
+
+/// A `receipt.protectedBranch` value (or `--protect` argument) as the full ref
+/// name or pattern it protects, or why it protects nothing. A branch name or
+/// full ref name protects that ref; one with `*` is a pattern over branches
+/// (`release/*`, `refs/heads/release/*`), where `*` matches any run of
+/// characters, `/` included. Other wildcards (`?`, `[...]`) are refused rather
+/// than taken literally: no ref could be named so, and protecting nothing
+/// without a word is what this check exists to prevent.
+fn protection_pattern(value: &str) -> std::result::Result<String, String> {
+    let full = full_branch_name(value.trim());
+    let bad = |why: &str| {
+        Err(format!(
+            "receipt.protectedBranch (or --protect) {:?} {why}, so it would protect nothing
+hint: name a branch (main), a full ref name (refs/heads/main), or a pattern with * over branches (release/*)",
+            escape(value)
+        ))
+    };
+    if value.trim().is_empty() {
+        return bad("is empty");
+    }
+    if let Some(c) = full.chars().find(|c| {
+        matches!(c, '?' | '[' | ']' | '\\' | '~' | '^' | ':') || c.is_whitespace() || c.is_control()
+    }) {
+        return bad(&format!(
+            "holds {c:?}, which no ref name holds and which is not a supported wildcard (only * is)"
+        ));
+    }
+    if full.contains("..") || full.ends_with('/') || full.contains("//") {
+        return bad("is not a ref name (`..`, `//` or a trailing `/`)");
+    }
+    if full.contains('*') && !full.starts_with("refs/heads/") {
+        return bad("is a pattern outside refs/heads/ (patterns protect branches only)");
+    }
+    Ok(full)
+}
+
+/// Whether ref `name` matches `pattern` (a full ref name, where each `*` matches
+/// any run of characters, `/` included). Iterative, backtracking only to the
+/// last `*`: linear in the lengths, whatever the pattern.
+fn ref_pattern_matches(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0, 0);
+    let mut last_star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                last_star = Some((pi, ni));
+                pi += 1;
+            }
+            Some(&c) if c == n[ni] => {
+                pi += 1;
+                ni += 1;
+            }
+            _ => match last_star {
+                Some((sp, sn)) => {
+                    last_star = Some((sp, sn + 1));
+                    pi = sp + 1;
+                    ni = sn + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// git's own limit on a chain of symbolic refs (`SYMREF_MAXDEPTH`).
+const SYMREF_MAX_DEPTH: usize = 5;
+
+/// The ref an update of `name` really moves: `name`, or the ref its symbolic
+/// refs lead to. receive-pack names a symbolic ref in the hook's input as it was
+/// pushed (`refs/heads/master`) and then updates (or deletes) its target
+/// (`refs/heads/main`), so every rule is applied to the target.
+fn resolve_symref(store: &Store, name: &str) -> std::result::Result<String, String> {
+    let mut at = name.to_owned();
+    for _ in 0..=SYMREF_MAX_DEPTH {
+        let target = match store.repo().try_find_reference(at.as_str()) {
+            Ok(Some(r)) => r.target().try_name().map(|t| t.as_bstr().to_string()),
+            Ok(None) => None,
+            Err(e) => {
+                return Err(format!(
+                    "{name}: cannot read it on the server to tell which ref it moves ({e})
+"
+                ));
+            }
+        };
+        match target {
+            Some(t) => at = t,
+            None => return Ok(at),
+        }
+    }
+    Err(format!(
+        "{name}: a chain of more than {SYMREF_MAX_DEPTH} symbolic refs, which git does not follow either
+"
+    ))
+}
+
+/// What the server protects: the patterns of `receipt.protectedBranch` (or the
+/// branch HEAD names), and every existing branch they cover, by name or through
+/// a symbolic ref they name (protecting `master`, a symbolic ref to `main`,
+/// protects `main`).
+struct Protected {
+    /// Full ref names and patterns.
+    patterns: Vec<String>,
+    /// The existing (non-symbolic) refs covered, with their tips: the branch HEAD
+    /// names first when it is covered, then in the order of the patterns.
+    existing: Vec<(String, gix::ObjectId)>,
+}
+
+impl Protected {
+    /// Read the server's configuration and refs; an unusable
+    /// `receipt.protectedBranch` is an error (the push is refused, not let
+    /// through unprotected).
+    fn load(store: &Store) -> std::result::Result<Protected, String> {
+        let configured = store.config_strings("receipt.protectedBranch");
+        let patterns = if configured.is_empty() {
+            protected_branches(store)
+        } else {
+            configured
+                .iter()
+                .map(|b| protection_pattern(b))
+                .collect::<std::result::Result<Vec<_>, _>>()?
+        };
+        let mut candidates: Vec<String> = Vec::new();
+        if let Ok(Some(head)) = store.repo().head_name() {
+            let head = head.as_bstr().to_string();
+            if patterns.iter().any(|p| ref_pattern_matches(p, &head)) {
+                candidates.push(head);
+            }
+        }
+        for p in &patterns {
+            match p.split_once('*') {
+                None => candidates.push(p.clone()),
+                Some((literal, _)) => {
+                    // the refs under the pattern's literal directory
+                    let dir = &literal[..literal.rfind('/').map_or(0, |i| i + 1)];
+                    let refs = store
+                        .repo()
+                        .references()
+                        .map_err(|e| format!("listing the server's refs: {e}"))?;
+                    let under = refs
+                        .prefixed(dir)
+                        .map_err(|e| format!("listing {dir}: {e}"))?;
+                    for r in under.flatten() {
+                        let name = r.name().as_bstr().to_string();
+                        if ref_pattern_matches(p, &name) {
+                            candidates.push(name);
+                        }
+                    }
+                }
+            }
+        }
+        let mut existing: Vec<(String, gix::ObjectId)> = Vec::new();
+        for c in &candidates {
+            let target = resolve_symref(store, c).map_err(|e| e.trim_end().to_owned())?;
+            if existing.iter().any(|(n, _)| *n == target) {
+                continue;
+            }
+            let tip = store
+                .repo()
+                .try_find_reference(target.as_str())
+                .ok()
+                .flatten()
+                .and_then(|mut r| r.peel_to_commit().ok().map(|c| c.id));
+            if let Some(tip) = tip {
+                existing.push((target, tip));
+            }
+        }
+        Ok(Protected { patterns, existing })
+    }
+
+    /// Whether an update of `name` (already resolved through symbolic refs) is
+    /// an update of a protected branch.
+    fn covers(&self, name: &str) -> bool {
+        self.patterns.iter().any(|p| ref_pattern_matches(p, name))
+            || self.existing.iter().any(|(n, _)| n == name)
+    }
+
+    /// The names of the existing protected branches.
+    fn existing_names(&self) -> Vec<String> {
+        self.existing.iter().map(|(n, _)| n.clone()).collect()
     }
 }
 
@@ -637,36 +828,29 @@ fn log_refusal(store: &Store, u: &hooks::ReceivedRef) -> Option<String> {
 }
 
 /// The branch whose tip gives signers and required checks to a protected branch
-/// that this push creates: the server's default branch (what HEAD names) when it
-/// exists and is not the one being created, else another protected branch that
-/// exists. `None` when there is none (the very first push).
-fn creation_baseline(
-    store: &Store,
-    created: &str,
-    protected: &[String],
-) -> Result<Option<(String, gix::ObjectId)>> {
-    let head = match store.repo().head_name() {
-        Ok(Some(name)) => Some(name.as_bstr().to_string()),
-        _ => None,
-    };
-    for name in head.iter().chain(protected) {
-        if name == created {
-            continue;
-        }
-        let Some(mut r) = store
-            .repo()
-            .try_find_reference(name.as_str())
-            .with_context(|| format!("reading {name}"))?
-        else {
-            continue;
-        };
-        let tip = r
-            .peel_to_commit()
-            .with_context(|| format!("resolving {name} to a commit"))?
-            .id;
-        return Ok(Some((name.clone(), tip)));
-    }
-    Ok(None)
+/// that this push creates: an existing protected branch other than the one
+/// created (the one HEAD names first, when it is protected), never an
+/// unprotected one, whose signers are whatever its last unchecked push made them.
+/// `None` when no protected branch exists.
+fn creation_baseline(protected: &Protected, created: &str) -> Option<(String, gix::ObjectId)> {
+    protected
+        .existing
+        .iter()
+        .find(|(name, _)| name != created)
+        .cloned()
+}
+
+/// Whether the server has any branch (a ref under refs/heads/ that is not
+/// symbolic): before the very first push it has none.
+fn has_any_branch(store: &Store) -> Result<bool> {
+    let refs = store
+        .repo()
+        .references()
+        .context("listing the server's refs")?;
+    let mut branches = refs
+        .prefixed("refs/heads/")
+        .context("listing refs/heads/")?;
+    Ok(branches.any(|r| r.is_ok_and(|r| r.target().try_id().is_some())))
 }
 
 /// The signers the server trusts when judging an update: those at the trusted
@@ -689,23 +873,54 @@ fn server_trust(store: &Store, trusted: gix::ObjectId, label: &str) -> Result<(T
 
 fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     let mut store = ctx.store()?;
-    let updates = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
+    let pushed = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
+    let protected = match Protected::load(&store) {
+        Ok(p) => p,
+        Err(why) => {
+            eprint!(
+                "git-receipt: refusing the push: this server's protection is misconfigured\n{}hint: an administrator fixes receipt.protectedBranch on the server (git config --get-all receipt.protectedBranch)\n",
+                escape_lines(&format!("{why}\n"))
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut refused = String::new();
+    // every rule applies to the ref an update really moves: a push to a symbolic
+    // ref (`master` -> `main`) is an update of its target
+    let mut updates: Vec<hooks::ReceivedRef> = Vec::with_capacity(pushed.len());
+    for u in pushed {
+        let name = match resolve_symref(&store, &u.name) {
+            Ok(name) => name,
+            Err(why) => {
+                refused.push_str(&why);
+                continue;
+            }
+        };
+        if name != u.name {
+            eprintln!(
+                "git-receipt: {} is a symbolic ref to {} on this server: the push is judged as an update of {}",
+                escape(&u.name),
+                escape(&name),
+                escape(&name)
+            );
+        }
+        if updates.iter().any(|v| v.name == name) {
+            continue; // the same ref by two names: git makes them agree
+        }
+        updates.push(hooks::ReceivedRef { name, ..u });
+    }
     // Only a protected branch's update is decided from the receipt index: a push
     // of receipts alone costs what its new entries cost, never the index. When
     // one is, bring the server's own index up to date (and write it) before reads
     // see the proposed refs: the chains in the push are then indexed in memory on
     // top of it, and never written, since the push may yet be refused.
-    let gated = {
-        let protected = protected_branches(&store);
-        updates.iter().any(|u| protected.contains(&u.name))
-    };
+    let gated = updates.iter().any(|u| protected.covers(&u.name));
     if gated {
         store.receipt_index()?;
     }
     store.see_quarantine()?;
-    let mut refused = String::new();
     let mut chains_refused = Vec::new();
-    let known = known_keys(&store, &protected_branches(&store));
+    let known = known_keys(&store, &protected.existing_names());
     let known = |fp: &str| known.lookup(fp).map(|t| t.key.clone());
     for u in updates
         .iter()
@@ -731,10 +946,11 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
             store.override_ref(&u.name, u.new);
         }
     }
-    let protected = protected_branches(&store);
     warn_if_nothing_protected(&store, &protected, &updates);
     let mut branches_deleted = Vec::new();
-    for u in updates.iter().filter(|u| protected.contains(&u.name)) {
+    // the very first push (the server has no branch yet) has nothing to gate by
+    let first_push = !has_any_branch(&store)?;
+    for u in updates.iter().filter(|u| protected.covers(&u.name)) {
         let Some(new) = u.new else {
             refused.push_str(&format!(
                 "{}: deleting a protected branch by push is refused\n",
@@ -745,8 +961,15 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
         };
         let (trusted, label) = match u.old {
             Some(old) => (old, format!("{} ({})", u.name, old.to_hex_with_len(7))),
-            None => match creation_baseline(&store, &u.name, &protected)? {
+            None => match creation_baseline(&protected, &u.name) {
                 Some((name, tip)) => (tip, format!("{name} ({})", tip.to_hex_with_len(7))),
+                None if !first_push => {
+                    refused.push_str(&format!(
+                        "{}: creating a protected branch is refused: no protected branch exists on this server to take its signers and required checks from, and an unprotected branch's are whatever its last push made them\n  fix: an administrator creates {} on the server itself (git update-ref {} <commit>), or protects the branch it is made from first (git config --add receipt.protectedBranch main)\n",
+                        u.name, u.name, u.name
+                    ));
+                    continue;
+                }
                 None => {
                     eprintln!(
                         "git-receipt: {} is created by this push and the server has no branch yet to take signers and required checks from, so it is not gated",
@@ -784,18 +1007,12 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
 /// Say loudly, on every push, when no protected branch exists on the server (nor
 /// is created by this push) while another branch is pushed: the hook then guards
 /// nothing, which a team must not learn by accident.
-fn warn_if_nothing_protected(store: &Store, protected: &[String], updates: &[hooks::ReceivedRef]) {
-    let exists = |name: &str| {
-        store
-            .repo()
-            .try_find_reference(name)
-            .ok()
-            .flatten()
-            .is_some()
-    };
-    let guarded = protected
-        .iter()
-        .any(|p| exists(p) || updates.iter().any(|u| &u.name == p && u.new.is_some()));
+fn warn_if_nothing_protected(store: &Store, protected: &Protected, updates: &[hooks::ReceivedRef]) {
+    let guarded = !protected.existing.is_empty()
+        || updates
+            .iter()
+            .any(|u| protected.covers(&u.name) && u.new.is_some());
+    let protected = &protected.patterns;
     let unguarded: Vec<&str> = updates
         .iter()
         .filter(|u| u.name.starts_with("refs/heads/") && u.new.is_some())

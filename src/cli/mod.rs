@@ -229,9 +229,11 @@ impl Context {
     }
 
     /// Keys this reader accepts when judging `rev`: its own, receipt.trustedKey, and
-    /// the signers of `.gitreceipts` at the trust root (the merge base of `rev` with
-    /// the default branch), never those of `rev` itself; held to the revocations and
-    /// validity windows at the default branch's tip.
+    /// the signers of `.gitreceipts` at the trust root (the newest commit on the
+    /// default branch's first-parent history that `rev` descends from:
+    /// [`trust_root`]), never those of `rev` itself nor of a commit that was only
+    /// ever inside a merged branch; held to the revocations and validity windows
+    /// at the default branch's tip. Fails closed when no trust root can be chosen.
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
         let mut trust = TrustSet::default();
         // No key is no key; a key that is there but cannot be read is an error,
@@ -260,7 +262,7 @@ impl Context {
                 .with_context(|| format!("git config receipt.trustedKey = {line:?}"))?;
             trust.add(key, TrustOrigin::Config);
         }
-        let root = trust_root(store, rev);
+        let root = trust_root(store, rev)?;
         if let Some(commit) = root.commit {
             let label = commit.to_hex_with_len(7).to_string();
             trust.add_contract(status::contract_at(store, commit, &label)?);
@@ -527,13 +529,14 @@ impl SignerNames {
     }
 }
 
-/// [`SignerNames`] of `.gitreceipts` at HEAD's trust root (its merge base with the
-/// default branch, whose signers HEAD is judged by); none when there is none.
+/// [`SignerNames`] of `.gitreceipts` at HEAD's trust root (the commit of the
+/// default branch's first-parent history whose signers HEAD is judged by); none
+/// when there is none (names are for display only).
 pub(crate) fn signer_names(store: &Store) -> SignerNames {
     let Ok((head, _)) = store.head() else {
         return SignerNames::default();
     };
-    let Some(root) = trust_root(store, head).commit else {
+    let Some(root) = trust_root(store, head).ok().and_then(|r| r.commit) else {
         return SignerNames::default();
     };
     status::contract_at(store, root, "the trust root")

@@ -160,7 +160,7 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
         ),
         _ => (
             ctx.trust_for(&store, tip_commit)?.0,
-            match trust_root(&store, tip_commit).commit {
+            match trust_root(&store, tip_commit)?.commit {
                 Some(root) => SignerNames::of(&*contract_at(&store, root, "the trust root")?),
                 None => SignerNames::default(),
             },
@@ -275,14 +275,15 @@ fn spec_for_roots(is_range: bool, spec: &str, tip: gix::ObjectId) -> String {
 }
 
 /// The trust each commit of the range is judged by, as [`Context::trust_for`]
-/// gives it (the signers at the commit's merge base with the default branch),
-/// computed once per distinct merge base rather than once per commit.
+/// gives it (the signers at the commit's trust root on the default branch's
+/// first-parent history), computed once per distinct trust root rather than once
+/// per commit.
 ///
 /// A commit that the default branch cannot reach and that has one parent has the
-/// merge base its parent has: the common ancestors of it and the branch are its
-/// parent's (it is not one of them). So one `rev-list --parents` lists the commits
-/// that inherit, and a merge base is computed only where a line of such commits
-/// starts, and for merges. With `verify`, the checks required at that merge base
+/// trust root its parent has: it is not on the branch's history itself, and its
+/// other ancestors are its parent's. So one `rev-list --parents` lists the commits
+/// that inherit, and a trust root is computed only where a line of such commits
+/// starts, and for merges. With `verify`, the checks required at that trust root
 /// are required too, as `gate --verify` requires them.
 fn judging_per_trust_root(
     ctx: &Context,
@@ -337,10 +338,7 @@ fn judging_per_trust_root(
                         let baseline = match root.commit {
                             Some(c) if verify => Baseline::At {
                                 commit: c,
-                                label: format!(
-                                    "{} (the merge base with the default branch)",
-                                    c.to_hex_with_len(7)
-                                ),
+                                label: super::status::trust_root_label(c),
                             },
                             _ => Baseline::Own,
                         };

@@ -25,8 +25,8 @@ use git_receipt::text::escape;
 /// range A..B (as `git log A..B` takes it), one row per commit and one column per
 /// check: what a reviewer wants for a pull request.
 /// Only receipts signed by a trusted key count: your own key, git config
-/// receipt.trustedKey, and the signers in .gitreceipts at the revision's merge base
-/// with the default branch.
+/// receipt.trustedKey, and the signers in .gitreceipts at the revision's trust root:
+/// the newest commit on the default branch's first-parent history it descends from.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The revision (default: the work tree on HEAD), or a range A..B.
@@ -97,8 +97,9 @@ impl RevReport {
 pub(super) enum Baseline {
     /// Only its own (`status`, plain `gate`, the pre-push hook).
     Own,
-    /// Also those at the trust root [`Context::trust_for`] picks: the merge base
-    /// with the default branch (`gate --verify`).
+    /// Also those at the trust root [`Context::trust_for`] picks: the newest
+    /// commit on the default branch's first-parent history that the revision
+    /// descends from (`gate --verify`).
     TrustRoot,
     /// Also those at this trusted revision (`gate --trust REV`, the pre-receive
     /// hook); `label` names it in messages.
@@ -131,7 +132,7 @@ pub(super) fn contract_at(
 }
 
 /// Evaluate every declared check at `rev`, with a given trust set instead of the
-/// one derived from the merge base, held to the requirements of `baseline` too.
+/// one derived from the trust root, held to the requirements of `baseline` too.
 pub(super) fn evaluate_rev_trusting(
     ctx: &Context,
     store: &Store,
@@ -265,15 +266,11 @@ fn evaluate_with(
     };
     let trusted = match baseline {
         Baseline::Own => None,
-        Baseline::TrustRoot => root_commit
-            .or_else(|| trust_root(store, commit).commit)
-            .map(|c| {
-                let label = format!(
-                    "{} (the merge base with the default branch)",
-                    c.to_hex_with_len(7)
-                );
-                (c, label)
-            }),
+        Baseline::TrustRoot => match root_commit {
+            Some(c) => Some(c),
+            None => trust_root(store, commit)?.commit,
+        }
+        .map(|c| (c, trust_root_label(c))),
         Baseline::At { commit, label } => Some((*commit, label.clone())),
     }
     .filter(|(c, _)| *c != commit)
@@ -403,6 +400,14 @@ pub(super) fn require_trusted_checks(
             ));
         }
     }
+}
+
+/// How the trust root `c` is named where its required checks are applied.
+pub(super) fn trust_root_label(c: gix::ObjectId) -> String {
+    format!(
+        "{} (the trust root on the default branch's first-parent history)",
+        c.to_hex_with_len(7)
+    )
 }
 
 /// How far `status`, `gate` and the hooks walk back: `receipt.walkLimit`.

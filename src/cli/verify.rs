@@ -27,8 +27,9 @@ use git_receipt::text::escape;
 /// Trust: --trust REV takes the signers from .gitreceipts at REV (CI passes the
 /// target branch, e.g. origin/main, so a change cannot trust itself);
 /// --allowed-signers FILE reads OpenSSH's allowed_signers format; with neither,
-/// your own key, receipt.trustedKey and the signers at HEAD's merge base with the
-/// default branch, held to the revocations and validity windows at its tip.
+/// your own key, receipt.trustedKey and the signers at HEAD's trust root (the
+/// newest commit on the default branch's first-parent history it descends from),
+/// held to the revocations and validity windows at the branch's tip.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Trust the signers in .gitreceipts at this revision.
