@@ -451,3 +451,64 @@ fn timeout_kills_the_check_and_records_why() {
     assert_eq!(result["passed"], false);
     assert_eq!(result["detail"], "timed out after 1s and was killed");
 }
+
+#[test]
+fn git_dash_c_settings_reach_git_receipt_as_git_passes_them() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    // `git -c` (GIT_CONFIG_PARAMETERS): a chain named x, a log limit refused
+    let r = env.git(&repo, &["-c", "receipt.chain=x", "receipt", "run", "test"]);
+    assert_eq!(r.code, 0, "{r}");
+    let writer = env.only_writer(&repo);
+    assert!(writer.starts_with("x-"), "a chain named x: {writer}");
+    let r = env.git(
+        &repo,
+        &["-c", "receipt.logLimit=abc", "receipt", "run", "test"],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("receipt.logLimit = \"abc\" is not a size"),
+        "{r}"
+    );
+    // `-c` wins over the repository's own config, as in git
+    env.git_ok(&repo, &["config", "receipt.chain", "fromfile"]);
+    let r = env.git(&repo, &["-c", "receipt.chain=y", "receipt", "run", "docs"]);
+    assert_eq!(r.code, 0, "{r}");
+    let refs = env.git_ok(
+        &repo,
+        &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+    );
+    assert!(refs.contains("refs/receipts/y-"), "{refs}");
+    assert!(!refs.contains("refs/receipts/fromfile-"), "{refs}");
+    // the other environment form: GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n/VALUE_n
+    env.git_ok(&repo, &["config", "--unset", "receipt.chain"]);
+    let count = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "receipt.chain"),
+        ("GIT_CONFIG_VALUE_0", "z"),
+    ];
+    let r = env.receipt_with(&repo, &["run", "docs"], &count);
+    assert_eq!(r.code, 0, "{r}");
+    let refs = env.git_ok(
+        &repo,
+        &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+    );
+    assert!(refs.contains("refs/receipts/z-"), "{refs}");
+    let limit = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "receipt.logLimit"),
+        ("GIT_CONFIG_VALUE_0", "abc"),
+    ];
+    let r = env.receipt_with(&repo, &["run", "test"], &limit);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("is not a size"), "{r}");
+    // a malformed GIT_CONFIG_PARAMETERS is refused, naming the variable
+    let r = env.receipt_with(
+        &repo,
+        &["run", "test"],
+        &[("GIT_CONFIG_PARAMETERS", "'receipt.chain")],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("GIT_CONFIG_PARAMETERS"), "{r}");
+}
