@@ -185,9 +185,8 @@ impl Context {
     fn signing_key(&self, store: &Store) -> Result<SigningKey> {
         let source = self.key_source(Some(store))?;
         let (key, created) = keyfile::load_or_create(&source)?;
-        if key.agent().is_none()
-            && let Some(path) = source.file()
-            && let Some(mode) = keyfile::open_to_others(path)
+        if let Some(path) = keyfile::secret_file(&source, &key)
+            && let Some(mode) = keyfile::open_to_others(&path)
         {
             eprintln!(
                 "git-receipt: warning: the signing key {} is readable by others (mode {mode:04o}): anyone who can read it can sign receipts as you\nhint: chmod 600 {}",
