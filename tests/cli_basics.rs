@@ -512,3 +512,32 @@ fn git_dash_c_settings_reach_git_receipt_as_git_passes_them() {
     assert_eq!(r.code, 2, "{r}");
     assert!(r.stderr.contains("GIT_CONFIG_PARAMETERS"), "{r}");
 }
+
+#[test]
+fn a_committed_gitreceipts_with_bad_syntax_is_checked_with_a_command_that_works() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    std::fs::write(repo.join(".gitreceipts"), "[check \"test\"\n\trun = true\n").unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "break the contract"]);
+    let r = env.receipt(&repo, &["status", "HEAD"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        !r.stderr.contains("git config -f .gitreceipts at"),
+        "no file is called that: {r}"
+    );
+    let hint = "git config --blob HEAD:.gitreceipts --list";
+    assert!(r.stderr.contains(hint), "{r}");
+    // the hint's command, run as given, shows the same error
+    let args: Vec<&str> = hint.split(' ').skip(1).collect();
+    let check = env.git(&repo, &args);
+    assert_ne!(check.code, 0, "{check}");
+    assert!(check.stderr.contains("bad config line"), "{check}");
+    // for the work tree's own file on disk (changed, uncommitted), -f names it
+    std::fs::write(repo.join(".gitreceipts"), "[check \"docs\"\n").unwrap();
+    let r = env.receipt(&repo, &["status"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("git config -f .gitreceipts --list"),
+        "{r}"
+    );
+}
