@@ -255,8 +255,8 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         )?);
     }
     store.gc_auto_detached();
-    print_reviews_needed(&reviews_needed);
     if let [one] = outcomes.as_slice() {
+        print_reviews_needed(&reviews_needed);
         return Ok(ExitCode::from(one.exit_code.clamp(0, 255) as u8));
     }
     let on = colour(std::io::stderr().is_terminal());
@@ -292,6 +292,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         ));
     }
     eprint!("{summary}");
+    print_reviews_needed(&reviews_needed);
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
