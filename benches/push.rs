@@ -16,9 +16,10 @@
 //!
 //! - **one push**: `git receipt run test`, then `git receipt push --with-branch`
 //!   (receipts and branch in one atomic push);
-//! - **bare, the default route**: a bare `git push`, whose remote lists the
-//!   branch, the chain and its notes as push refspecs (`git receipt init` adds
-//!   them once there is a key): the hook gates and lets git send them;
+//! - **bare, with push refspecs**: a bare `git push`, whose remote lists the
+//!   branch, the chain and its notes as push refspecs (`git receipt init
+//!   --push-refspecs` adds them once there is a key): the hook gates and lets
+//!   git send them;
 //! - and, apart, the two halves of a hooked push: `git receipt push`, then
 //!   `git push --no-verify` of the receipted commit through the server hook.
 //!
@@ -102,7 +103,7 @@ fn main() {
     alice.git_ok(&a, &["remote", "add", "plain", &server.url("plain")]);
     alice.git_ok(&a, &["push", "-q", "origin", "main"]);
     alice.git_ok(&a, &["push", "-q", "plain", "main"]);
-    alice.receipt_ok(&a, &["init"]);
+    alice.receipt_ok(&a, &["init", "--push-refspecs"]);
 
     let (mut plain, mut send, mut none) = (Vec::new(), Vec::new(), Vec::new());
     let (mut receipts_only, mut gated_branch) = (Vec::new(), Vec::new());
@@ -176,7 +177,7 @@ fn main() {
             with_branch,
         ),
         (
-            "hooked bare `git push` (init's push refspecs), a receipt to send",
+            "hooked bare `git push` (`init --push-refspecs`), a receipt to send",
             by_refspec,
         ),
         (

@@ -149,12 +149,27 @@ pub struct Contract {
     pub reviews: Vec<ReviewDef>,
 }
 
+/// The git command that shows the syntax error in `file`: `git config -f FILE
+/// --list` for a file on disk; for a committed one (named `.gitreceipts at REV`,
+/// which is no path) `git config --blob REV:.gitreceipts --list`.
+fn syntax_check_command(file: &Path) -> String {
+    let name = file.to_string_lossy();
+    match name.strip_prefix(&format!("{FILE_NAME} at ")) {
+        Some(rev) if !rev.is_empty() && !rev.contains(char::is_whitespace) => {
+            format!("git config --blob {rev}:{FILE_NAME} --list")
+        }
+        Some(_) => format!("git config --blob <commit>:{FILE_NAME} --list"),
+        None => format!("git config -f {name} --list"),
+    }
+}
+
 /// Why a contract file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ContractError {
     /// Not git-config syntax.
     #[error(
-        "{file}:{line}: not valid git-config syntax: {message}\nhint: check it with `git config -f {file} --list`"
+        "{file}:{line}: not valid git-config syntax: {message}\nhint: check it with `{}`",
+        syntax_check_command(file)
     )]
     Syntax {
         /// The file.

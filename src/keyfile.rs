@@ -7,7 +7,9 @@
 //! key itself (`ssh-ed25519 AAAA...`, or git's `key::ssh-ed25519 AAAA...`).
 //!
 //! What is named decides how the key signs: an unencrypted OpenSSH private key file
-//! signs in this process; a public key (a `.pub` file or a literal) and a
+//! signs in this process, and so does a `.pub` file with its unencrypted private
+//! key beside it (`key.pub` and `key`, as `ssh-keygen -Y sign` and so git's SSH
+//! signing use it); any other public key (a `.pub` file or a literal) and a
 //! passphrase-protected private key sign through ssh-agent at `SSH_AUTH_SOCK`
 //! ([`crate::agent`]), which must hold the key. Only the default is created when
 //! missing: a key the user named explicitly and that is not there is an error,
@@ -246,12 +248,42 @@ fn private_key_file(public_file: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(name))
 }
 
+/// The unencrypted private key beside a public key file (`key.pub` -> `key`), when
+/// there is one and it is the private half of `public`: what `ssh-keygen -Y sign
+/// -f key.pub` (and so git's SSH signing) signs with when no agent holds the key.
+fn private_key_beside(public_file: &Path, public: &PublicKey) -> Option<SigningKey> {
+    let file = private_key_file(public_file)?;
+    match KeyFile::read(&file).ok()? {
+        KeyFile::Private(key) if key.public() == public => Some(*key),
+        _ => None,
+    }
+}
+
+/// The file that holds the secret half of `key`, loaded from `source`, when it
+/// signs in this process: the named file, or for a `.pub` file the private key
+/// beside it (for the check that nobody else can read it).
+pub fn secret_file(source: &KeySource, key: &SigningKey) -> Option<PathBuf> {
+    if key.agent().is_some() {
+        return None;
+    }
+    let file = source.file()?;
+    match private_key_file(file) {
+        Some(private) if private.exists() => Some(private),
+        _ => Some(file.to_owned()),
+    }
+}
+
 /// Load the key without ever creating one. A key held by ssh-agent is checked to be
-/// there (the agent is asked once).
+/// there (the agent is asked once). A `.pub` file with its unencrypted private key
+/// beside it signs with that key, as `ssh-keygen -Y sign` does.
 pub fn load_existing(source: &KeySource) -> Result<SigningKey, KeyfileError> {
     let (public, key_file) = match (read(source)?, source.file()) {
         (KeyFile::Private(key), _) => return Ok(*key),
-        (KeyFile::Public(public), file) => (public, file.and_then(private_key_file)),
+        (KeyFile::Public(public), Some(file)) => match private_key_beside(file, &public) {
+            Some(key) => return Ok(key),
+            None => (public, private_key_file(file)),
+        },
+        (KeyFile::Public(public), None) => (public, None),
         (KeyFile::Encrypted(public), Some(file)) => {
             if Agent::from_env().is_none() {
                 return Err(key_error(source)(KeyError::Encrypted {
@@ -296,10 +328,18 @@ pub fn signing_route(source: &KeySource, key: &SigningKey) -> String {
             agent.socket().display(),
             source.describe()
         ),
-        None => format!(
-            "signs in-process with the private key {}",
-            source.describe()
-        ),
+        None => match secret_file(source, key).filter(|f| Some(f.as_path()) != source.file()) {
+            // a .pub file named, the private key beside it signs
+            Some(private) => format!(
+                "signs in-process with the private key {} beside {}",
+                private.display(),
+                source.describe()
+            ),
+            None => format!(
+                "signs in-process with the private key {}",
+                source.describe()
+            ),
+        },
     }
 }
 

@@ -479,3 +479,33 @@ fn a_shallow_ci_clone_verifies_when_receipts_are_fetched_in_full_and_says_how_wh
     ci.git_ok(&dir, &["fetch", "-q", "--unshallow"]);
     assert_verified(&ci, &dir, &world, &[]);
 }
+
+#[test]
+fn status_and_gate_in_a_fresh_clone_point_at_fetching_the_receipts_with_no_forcing_refspec() {
+    let world = world();
+    let ci = Env::new(); // fresh HOME, no key
+    let dir = clone(&ci, &world.url, "fresh");
+    let r = ci.receipt(&dir, &["status"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stdout.contains("missing"), "{r}");
+    assert!(
+        r.stderr.contains("no receipts at all") && r.stderr.contains("`git receipt fetch`"),
+        "status says why and what brings them: {r}"
+    );
+    let r = ci.receipt(&dir, &["gate", "HEAD"]);
+    assert_eq!(r.code, 1, "{r}");
+    let out = format!("{}{}", r.stdout, r.stderr);
+    assert!(out.contains("git receipt fetch"), "{r}");
+    assert!(
+        !out.contains("+refs/receipts/"),
+        "a chain is never fetched forced: {r}"
+    );
+    // the refspec gate names, run with stock git as given, brings the chains
+    let spec = "refs/receipts/*:refs/receipts/*";
+    assert!(out.contains(&format!("git fetch origin '{spec}'")), "{r}");
+    ci.git_ok(&dir, &["fetch", "-q", "origin", spec]);
+    let r = ci.receipt(&dir, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+    let r = ci.receipt_ok(&dir, &["status"]);
+    assert!(!r.stderr.contains("no receipts at all"), "{r}");
+}

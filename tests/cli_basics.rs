@@ -506,3 +506,93 @@ fn a_timed_out_check_with_no_kill_on_path_has_its_grandchildren_killed_too() {
     }
     assert!(!alive, "the grandchild {pid} was killed with its group");
 }
+
+#[test]
+fn git_dash_c_settings_reach_git_receipt_as_git_passes_them() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    // `git -c` (GIT_CONFIG_PARAMETERS): a chain named x, a log limit refused
+    let r = env.git(&repo, &["-c", "receipt.chain=x", "receipt", "run", "test"]);
+    assert_eq!(r.code, 0, "{r}");
+    let writer = env.only_writer(&repo);
+    assert!(writer.starts_with("x-"), "a chain named x: {writer}");
+    let r = env.git(
+        &repo,
+        &["-c", "receipt.logLimit=abc", "receipt", "run", "test"],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("receipt.logLimit = \"abc\" is not a size"),
+        "{r}"
+    );
+    // `-c` wins over the repository's own config, as in git
+    env.git_ok(&repo, &["config", "receipt.chain", "fromfile"]);
+    let r = env.git(&repo, &["-c", "receipt.chain=y", "receipt", "run", "docs"]);
+    assert_eq!(r.code, 0, "{r}");
+    let refs = env.git_ok(
+        &repo,
+        &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+    );
+    assert!(refs.contains("refs/receipts/y-"), "{refs}");
+    assert!(!refs.contains("refs/receipts/fromfile-"), "{refs}");
+    // the other environment form: GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n/VALUE_n
+    env.git_ok(&repo, &["config", "--unset", "receipt.chain"]);
+    let count = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "receipt.chain"),
+        ("GIT_CONFIG_VALUE_0", "z"),
+    ];
+    let r = env.receipt_with(&repo, &["run", "docs"], &count);
+    assert_eq!(r.code, 0, "{r}");
+    let refs = env.git_ok(
+        &repo,
+        &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+    );
+    assert!(refs.contains("refs/receipts/z-"), "{refs}");
+    let limit = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "receipt.logLimit"),
+        ("GIT_CONFIG_VALUE_0", "abc"),
+    ];
+    let r = env.receipt_with(&repo, &["run", "test"], &limit);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("is not a size"), "{r}");
+    // a malformed GIT_CONFIG_PARAMETERS is refused, naming the variable
+    let r = env.receipt_with(
+        &repo,
+        &["run", "test"],
+        &[("GIT_CONFIG_PARAMETERS", "'receipt.chain")],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("GIT_CONFIG_PARAMETERS"), "{r}");
+}
+
+#[test]
+fn a_committed_gitreceipts_with_bad_syntax_is_checked_with_a_command_that_works() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    std::fs::write(repo.join(".gitreceipts"), "[check \"test\"\n\trun = true\n").unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "break the contract"]);
+    let r = env.receipt(&repo, &["status", "HEAD"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        !r.stderr.contains("git config -f .gitreceipts at"),
+        "no file is called that: {r}"
+    );
+    let hint = "git config --blob HEAD:.gitreceipts --list";
+    assert!(r.stderr.contains(hint), "{r}");
+    // the hint's command, run as given, shows the same error
+    let args: Vec<&str> = hint.split(' ').skip(1).collect();
+    let check = env.git(&repo, &args);
+    assert_ne!(check.code, 0, "{check}");
+    assert!(check.stderr.contains("bad config line"), "{check}");
+    // for the work tree's own file on disk (changed, uncommitted), -f names it
+    std::fs::write(repo.join(".gitreceipts"), "[check \"docs\"\n").unwrap();
+    let r = env.receipt(&repo, &["status"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("git config -f .gitreceipts --list"),
+        "{r}"
+    );
+}

@@ -603,8 +603,9 @@ fn a_push_that_carries_its_receipts_by_refspec_is_one_session() {
     let commit = change(alice, a, "pub fn by_refspec() {}\n");
     alice.receipt_ok(a, &["run", "test"]);
     let writer = alice.only_writer(a);
-    // `git receipt init` (with a key) gave the remote push refspecs for the branch,
-    // the chain and its notes
+    // `git receipt init --push-refspecs` (with a key) gives the remote push
+    // refspecs for the branch, the chain and its notes
+    alice.receipt_ok(a, &["init", "--push-refspecs"]);
     let push = alice.git_ok(a, &["config", "--get-all", "remote.origin.push"]);
     assert!(push.contains(&format!("refs/receipts/{writer}*")), "{push}");
     let before = w.server.sessions().len();

@@ -467,10 +467,10 @@ fn the_private_key_never_appears_in_output_objects_or_logs() {
             "{b}"
         );
     }
-    // the public half names a key held by ssh-agent: without an agent it cannot
-    // sign, though `key show` still prints the public key
+    // the public half, with the private key beside it, signs with that key (as
+    // `ssh-keygen -Y sign` does), and `key show` prints the public key
     let p = as_private.to_str().unwrap();
-    assert_eq!(go(&["run", "test"], &[("GIT_RECEIPT_SIGNING_KEY", p)]), 2);
+    assert_eq!(go(&["run", "test"], &[("GIT_RECEIPT_SIGNING_KEY", p)]), 0);
     assert_eq!(go(&["key", "show"], &[("GIT_RECEIPT_SIGNING_KEY", p)]), 0);
     assert_eq!(go(&["key", "generate"], &[]), 2);
     assert_eq!(go(&["key", "show"], &[]), 0);
@@ -714,4 +714,61 @@ fn among_a_thousand_signers_the_one_that_signed_decides_and_a_broken_one_is_name
         "{r}"
     );
     assert!(!r.stdout.contains(r#""state": "failed""#), "{r}");
+}
+
+#[test]
+fn user_signing_key_naming_a_pub_file_signs_with_the_private_key_beside_it_as_ssh_keygen_does() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let key = ssh_keygen(&env.home.join(".ssh/id_ed25519"), "ed25519", "");
+    // git's usual SSH signing set-up, and no ssh-agent (the sealed env has none)
+    env.git_ok(&repo, &["config", "--global", "gpg.format", "ssh"]);
+    env.git_ok(
+        &repo,
+        &[
+            "config",
+            "--global",
+            "user.signingKey",
+            "~/.ssh/id_ed25519.pub",
+        ],
+    );
+    // the oracle: stock git signs with it, no agent needed
+    env.git_ok(
+        &repo,
+        &["commit", "-q", "-S", "--allow-empty", "-m", "signed by git"],
+    );
+    let r = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stderr.contains("ssh-agent"), "{r}");
+    assert!(!r.stderr.contains("SSH_AUTH_SOCK"), "{r}");
+    assert!(
+        !r.stderr.contains("readable by others"),
+        "a .pub file is meant to be readable: {r}"
+    );
+    assert_eq!(newest_signer(&env, &repo), ssh_fingerprint(&key));
+    assert!(!default_key(&env).exists(), "no default key created");
+    let show = env.receipt_ok(&repo, &["key", "show"]);
+    assert!(
+        show.stderr.contains(&format!(
+            "signs in-process with the private key {} beside",
+            key.display()
+        )),
+        "{show}"
+    );
+    // the private key open to others is warned about, as a named private key is
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let r = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "the signing key {} is readable by others",
+            key.display()
+        )),
+        "{r}"
+    );
+    // with no private key beside it, the agent is asked, as before
+    std::fs::remove_file(&key).unwrap();
+    let r = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("SSH_AUTH_SOCK is not set"), "{r}");
 }

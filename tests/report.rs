@@ -593,3 +593,54 @@ fn commits_after_a_merge_from_main_are_judged_by_the_newer_merge_base() {
         "5 commits (F1, F2, F3, the merge, the tip), 5 checks"
     );
 }
+
+#[test]
+fn a_review_approval_renders_as_a_review_not_as_a_failed_check() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str("[review \"code\"]\n\tpath = src\n\trequired = 1\n\tself-approve = true\n");
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "declare the review"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    env.receipt_ok(
+        &repo,
+        &["review", "HEAD", "--approve", "-m", "<b>looks</b> good"],
+    );
+    let id = env.log_json(&repo)[0]["id"].as_str().unwrap().to_owned();
+    let out = env.receipt(&repo, &["report", "HEAD"]);
+    assert_eq!(out.code, 0, "{out}");
+    let html = &out.stdout;
+    let hex: String = id.trim_start_matches("sha256:").chars().take(16).collect();
+    let start = html
+        .find(&format!("<article class=\"ev\" id=\"r-{hex}\""))
+        .unwrap_or_else(|| panic!("an evidence article for the review {id}: {html}"));
+    let article = &html[start..];
+    let article = &article[..article.find("</article>").expect("it ends")];
+    for needle in [
+        "✓ approved",
+        "review code",
+        "approved by",
+        "<code>src</code>",
+        "&lt;b&gt;looks&lt;/b&gt; good",
+    ] {
+        assert!(article.contains(needle), "{needle:?} in {article}");
+    }
+    for wrong in [
+        "failed",
+        "exit code",
+        "the whole tree",
+        "<dt>command</dt>",
+        "<dt>duration</dt>",
+    ] {
+        assert!(!article.contains(wrong), "no {wrong:?} in {article}");
+    }
+    // the matrix cell says who approved it, with no duration
+    let cell_at = html
+        .find("data-check=\"review:code\"")
+        .expect("a review:code cell");
+    let cell = &html[cell_at..];
+    let cell = &cell[..cell.find("</td>").unwrap()];
+    assert!(cell.contains("approved by"), "{cell}");
+    assert!(!cell.contains("0ms"), "{cell}");
+}

@@ -323,3 +323,39 @@ fn the_pre_receive_hook_refuses_a_protected_update_without_the_required_review()
     let r = maintainer.git(&dir, &["push", "--no-verify", "origin", "main"]);
     assert_eq!(r.code, 0, "reviewed: accepted: {r}");
 }
+
+#[test]
+fn run_stale_runs_the_checks_and_names_the_reviews_still_needed_when_a_review_is_declared() {
+    let (maintainer, ada) = (Env::new(), Env::new());
+    let dir = reviewed_repo(&maintainer, &[("ada", &ada)], CODE_BY_TWO);
+    let r = maintainer.receipt(&dir, &["run", "--stale"]);
+    assert_eq!(r.code, 0, "the checks ran and passed: {r}");
+    assert!(r.stderr.contains("2 of 2 checks passed"), "{r}");
+    assert!(!r.stderr.contains("not a valid check name"), "{r}");
+    assert!(
+        r.stderr.contains("review:code (missing)")
+            && r.stderr.contains("git receipt review")
+            && r.stderr.contains("--name code --approve"),
+        "the review still needed, with the command that approves it: {r}"
+    );
+    let run: Vec<String> = maintainer
+        .log_json(&dir)
+        .iter()
+        .map(|e| e["check"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        run.contains(&"test".to_owned()) && run.contains(&"docs".to_owned()),
+        "{run:?}"
+    );
+    // with every check present, it still says the review is needed
+    let r = maintainer.receipt(&dir, &["run", "--stale"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("nothing to run"), "{r}");
+    assert!(r.stderr.contains("review:code (missing)"), "{r}");
+    // once approved, it is no longer named
+    approve(&ada, &dir);
+    approve(&maintainer, &dir);
+    let r = maintainer.receipt(&dir, &["run", "--stale"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stderr.contains("review:code"), "{r}");
+}

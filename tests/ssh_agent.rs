@@ -317,6 +317,10 @@ fn an_agent_that_lacks_the_key_is_named_with_the_fingerprint_and_ssh_add() {
     agent.add(&env, &other, None);
     let fingerprint = public_of(&key).fingerprint();
     let pub_file = pub_path(&key);
+    // the private key elsewhere (beside the .pub file, it would sign itself)
+    let stash = env.path("stash/id_ed25519");
+    std::fs::create_dir_all(stash.parent().unwrap()).unwrap();
+    std::fs::rename(&key, &stash).unwrap();
     env.git_ok(
         &repo,
         &["config", "receipt.signingKey", pub_file.to_str().unwrap()],
@@ -360,7 +364,7 @@ fn an_agent_that_lacks_the_key_is_named_with_the_fingerprint_and_ssh_add() {
     assert!(show.stderr.contains("cannot sign now"), "{show}");
 
     // after `ssh-add` it signs
-    agent.add(&env, &key, None);
+    agent.add(&env, &stash, None);
     assert!(agent.listed(&env).contains(&public_of(&key).to_openssh()));
     let r = env.receipt_with(&repo, &["run", "test"], &sock);
     assert_eq!(r.code, 0, "{r}");
@@ -372,6 +376,8 @@ fn no_agent_and_an_unreachable_agent_are_told_apart() {
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     let key = ssh_keygen(&env, &env.path("keys/id_ed25519"), "ed25519", "");
     let pub_file = pub_path(&key);
+    // the private key elsewhere (beside the .pub file, it would sign itself)
+    std::fs::remove_file(&key).unwrap();
     env.git_ok(
         &repo,
         &["config", "receipt.signingKey", pub_file.to_str().unwrap()],

@@ -145,17 +145,9 @@ fn init_is_idempotent() {
         fetch.contains(&format!("^refs/notes/receipts/{writer}")),
         "{fetch}"
     );
-    // ... and gives the remote push refspecs for the branch, the chain and its notes
-    let push = env.git_ok(&dir, &["config", "--get-all", "remote.origin.push"]);
-    assert_eq!(
-        push.lines().collect::<Vec<_>>(),
-        [
-            "HEAD".to_owned(),
-            format!("refs/receipts/{writer}*:refs/receipts/{writer}*"),
-            format!("+refs/notes/receipts/{writer}*:refs/notes/receipts/{writer}*"),
-        ],
-        "{run}"
-    );
+    // ... and gives the remote no push refspec: push.default still decides
+    let push = env.git(&dir, &["config", "--get-all", "remote.origin.push"]);
+    assert_eq!(push.code, 1, "no push refspecs: {push}\n{run}");
     let third = env.receipt_ok(&dir, &["init"]);
     assert!(
         third.stderr.contains("already set up; nothing changed"),
@@ -164,13 +156,14 @@ fn init_is_idempotent() {
 }
 
 #[test]
-fn a_bare_git_push_after_init_carries_branch_chain_and_notes_in_one_push() {
+fn a_bare_git_push_after_init_push_refspecs_carries_branch_chain_and_notes_in_one_push() {
     let env = Env::new();
     let daemon = Daemon::start(&env);
     let (bare, url) = seeded_server(&env, &daemon, "one-push.git");
     let dir = clone(&env, &url, "c");
     env.receipt_ok(&dir, &["key", "generate"]);
-    env.receipt_ok(&dir, &["init"]);
+    let r = env.receipt_ok(&dir, &["init", "--push-refspecs"]);
+    assert!(r.stderr.contains("remote.origin.push += HEAD"), "{r}");
     // a clone with a key but no receipt yet: the globs match nothing, and a bare
     // push still works (a missing source ref would fail it; --no-verify: nothing
     // is receipted yet, so the hook would refuse)
@@ -231,7 +224,7 @@ fn init_leaves_push_refspecs_of_your_own_alone_and_can_be_told_to_add_none() {
             "refs/heads/main:refs/heads/main",
         ],
     );
-    let r = env.receipt_ok(&mine, &["init"]);
+    let r = env.receipt_ok(&mine, &["init", "--push-refspecs"]);
     assert!(
         r.stderr.contains("remote.origin.push is set already"),
         "{r}"
@@ -676,4 +669,64 @@ fn rebase_by_another_clone_onto_a_moved_main_keeps_the_receipt_valid_by_tree() {
         "{}",
         v[0]["checks"][0]["reason"]
     );
+}
+
+#[test]
+fn init_does_not_change_where_a_bare_git_push_goes_with_push_default_upstream() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (bare, url) = seeded_server(&env, &daemon, "upstream.git");
+    let dir = clone(&env, &url, "c");
+    env.git_ok(&dir, &["config", "push.default", "upstream"]);
+    env.git_ok(
+        &dir,
+        &["checkout", "-q", "-b", "dev", "--track", "origin/main"],
+    );
+    env.receipt_ok(&dir, &["key", "generate"]);
+    env.receipt_ok(&dir, &["init"]);
+    std::fs::write(dir.join("src/lib.rs"), "pub fn lib() { /* dev */ }\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "on dev"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+    let writer = env.only_writer(&dir);
+    let r = env.git(&dir, &["push"]);
+    assert_eq!(r.code, 0, "{r}");
+    // stock git's rule: dev goes to its upstream, main; no dev appears
+    let tip = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        env.git_ok(&bare, &["rev-parse", "refs/heads/main"]),
+        tip,
+        "{r}"
+    );
+    assert_eq!(
+        env.git(&bare, &["rev-parse", "--verify", "-q", "refs/heads/dev"])
+            .code,
+        1,
+        "no branch dev on the server: {r}"
+    );
+    // the receipts still travelled with the plain push (the hook sent them)
+    assert_eq!(
+        env.git_ok(&bare, &["rev-parse", &format!("refs/receipts/{writer}")]),
+        env.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]),
+        "{r}"
+    );
+}
+
+#[test]
+fn init_takes_out_the_push_refspecs_an_earlier_init_added_by_default() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (_, url) = seeded_server(&env, &daemon, "migrate.git");
+    let dir = clone(&env, &url, "c");
+    env.receipt_ok(&dir, &["key", "generate"]);
+    env.receipt_ok(&dir, &["init", "--push-refspecs"]);
+    let push = env.git_ok(&dir, &["config", "--get-all", "remote.origin.push"]);
+    assert_eq!(push.lines().count(), 3, "{push}");
+    // as an earlier init left it: the refspecs without the opt-in
+    env.git_ok(&dir, &["config", "--unset", "receipt.pushRefspecs"]);
+    let r = env.receipt_ok(&dir, &["init"]);
+    assert!(r.stderr.contains("remote.origin.push -= HEAD"), "{r}");
+    let push = env.git(&dir, &["config", "--get-all", "remote.origin.push"]);
+    assert_eq!(push.code, 1, "no push refspecs left: {push}");
+    let r = env.receipt_ok(&dir, &["init"]);
+    assert!(r.stderr.contains("already set up; nothing changed"), "{r}");
 }

@@ -14,10 +14,13 @@ use super::{
 /// Adds fetch refspecs to the remote so that `git fetch` brings every writer's
 /// chain (refs/receipts/*, fast-forward only, never forced) and notes alongside
 /// branches, except your own chain, which only you write (excluded once you have a
-/// key; init creates none, so a CI clone stays keyless); once you have a key, adds
-/// push refspecs (`HEAD`, your chain, your notes) to a remote that has none, so a
-/// bare `git push` sends branch and receipts in one push; sets notes.displayRef so
-/// `git log` shows receipts; installs the pre-push hook. Running it twice changes
+/// key; init creates none, so a CI clone stays keyless); sets notes.displayRef so
+/// `git log` shows receipts; installs the pre-push hook, which sends your
+/// receipts with every `git push` (in a push of its own, first). It sets no push
+/// refspec, so `push.default` still decides where a bare `git push` goes; with
+/// --push-refspecs (once you have a key) it adds `HEAD`, your chain and your
+/// notes to a remote that has none, so a bare `git push` sends branch and
+/// receipts in one push, to a branch of the same name. Running it twice changes
 /// nothing.
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -27,25 +30,42 @@ pub struct InitArgs {
     /// Do not install the pre-push hook.
     #[arg(long)]
     pub no_hooks: bool,
-    /// Do not add push refspecs for your own chain (sets receipt.pushRefspecs
-    /// false): a hooked `git push` then sends receipts in a push of its own.
-    #[arg(long)]
+    /// Add no push refspecs (the default; sets receipt.pushRefspecs false, and
+    /// takes out those an earlier init added): a hooked `git push` sends
+    /// receipts in a push of its own.
+    #[arg(long, conflicts_with = "push_refspecs")]
     pub no_push_refspecs: bool,
+    /// Add push refspecs (`HEAD`, your chain, your notes; sets
+    /// receipt.pushRefspecs true), so a bare `git push` sends branch and receipts
+    /// in one push. They override push.default: the current branch goes to a
+    /// branch of its own name, never its upstream, and a detached HEAD cannot be
+    /// pushed bare.
+    #[arg(long)]
+    pub push_refspecs: bool,
 }
 
 /// Configure.
 pub fn cmd_init(ctx: &Context, args: InitArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let mut changes = Vec::new();
-    if args.no_push_refspecs
-        && current_config_values(&store, "receipt.pushRefspecs")?.last()
-            != Some(&"false".to_owned())
+    let wanted = if args.no_push_refspecs {
+        Some("false")
+    } else if args.push_refspecs {
+        Some("true")
+    } else {
+        None
+    };
+    if let Some(value) = wanted
+        && current_config_values(&store, "receipt.pushRefspecs")?
+            .last()
+            .map(String::as_str)
+            != Some(value)
     {
-        let out = store.run_git(&["config", "receipt.pushRefspecs", "false"])?;
+        let out = store.run_git(&["config", "receipt.pushRefspecs", value])?;
         if !out.ok {
-            anyhow::bail!("git config receipt.pushRefspecs false: {}", out.stderr);
+            anyhow::bail!("git config receipt.pushRefspecs {value}: {}", out.stderr);
         }
-        changes.push("receipt.pushRefspecs = false".into());
+        changes.push(format!("receipt.pushRefspecs = {value}"));
     }
     if store.has_remote(&args.remote)? {
         let key_name = format!("remote.{}.fetch", args.remote);

@@ -185,9 +185,8 @@ impl Context {
     fn signing_key(&self, store: &Store) -> Result<SigningKey> {
         let source = self.key_source(Some(store))?;
         let (key, created) = keyfile::load_or_create(&source)?;
-        if key.agent().is_none()
-            && let Some(path) = source.file()
-            && let Some(mode) = keyfile::open_to_others(path)
+        if let Some(path) = keyfile::secret_file(&source, &key)
+            && let Some(mode) = keyfile::open_to_others(&path)
         {
             eprintln!(
                 "git-receipt: warning: the signing key {} is readable by others (mode {mode:04o}): anyone who can read it can sign receipts as you\nhint: chmod 600 {}",
@@ -323,10 +322,13 @@ pub(crate) fn add_config(store: &Store, key: &str, value: &str) -> Result<bool> 
 
 /// The push refspecs that let a bare `git push` carry the current branch and
 /// `writer`'s chain and notes in one push (one connection, one run of the
-/// server's hook). Globs, so a clone that has no receipt yet pushes nothing extra
-/// rather than failing on a missing source ref; no other writer id starts with
-/// `writer` (the fingerprint part has a fixed length). The chain is never forced
-/// (append-only); the notes are derived, so they are.
+/// server's hook), for those who opt in with `receipt.pushRefspecs = true`. Globs,
+/// so a clone that has no receipt yet pushes nothing extra rather than failing on
+/// a missing source ref; no other writer id starts with `writer` (the fingerprint
+/// part has a fixed length). The chain is never forced (append-only); the notes
+/// are derived, so they are. Not the default: any push refspec makes git ignore
+/// `push.default` (`HEAD` pushes the branch to its own name, not its upstream,
+/// and fails on a detached HEAD).
 pub(crate) fn own_push_refspecs(writer: &str) -> [String; 3] {
     [
         "HEAD".to_owned(),
@@ -339,20 +341,22 @@ pub(crate) fn own_push_refspecs(writer: &str) -> [String; 3] {
 ///
 /// - exclude it from plain fetches, so `git fetch` never tries to rewind the
 ///   chain only this clone writes;
-/// - unless `receipt.pushRefspecs` is false, or the remote already has push
+/// - only when `receipt.pushRefspecs` is true, and the remote has no push
 ///   refspecs of its own (left alone, with a hint), add [`own_push_refspecs`], so
-///   a bare `git push` sends branch and receipts together (the pre-push hook
-///   then gates and sends nothing itself).
+///   a bare `git push` sends branch and receipts together. Otherwise git's
+///   `push.default` decides where a bare `git push` goes, as without
+///   git-receipt, and the pre-push hook sends the receipts in a push of its own;
+///   the refspecs an earlier `init` added by default are taken out again.
 ///
-/// Returns the config lines added; hints go to stderr.
+/// Returns the config lines changed; hints go to stderr.
 pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<String>> {
     let mut added = Vec::new();
-    // through git, not the snapshot: `init --no-push-refspecs` has just set it
+    // through git, not the snapshot: `init --push-refspecs` has just set it
     let push_refspecs = store
         .run_git(&["config", "--type=bool", "--get", "receipt.pushRefspecs"])?
         .stdout
         .trim()
-        != "false";
+        == "true";
     for remote in store.repo().remote_names() {
         let key = format!("remote.{remote}.fetch");
         if !current_config_values(store, &key)?
@@ -369,12 +373,35 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
                 added.push(format!("{key} += {spec}"));
             }
         }
-        if !push_refspecs {
-            continue;
-        }
         let push_key = format!("remote.{remote}.push");
         let existing = current_config_values(store, &push_key)?;
         let ours = own_push_refspecs(writer);
+        if !push_refspecs {
+            // an earlier init's default: `HEAD` with this chain's two globs
+            if existing.iter().any(|v| *v == ours[1]) {
+                for spec in &ours {
+                    if existing.contains(spec) {
+                        let out = store.run_git(&[
+                            "config",
+                            "--fixed-value",
+                            "--unset-all",
+                            &push_key,
+                            spec,
+                        ])?;
+                        if !out.ok {
+                            anyhow::bail!(
+                                "git config --fixed-value --unset-all {push_key} {spec}: {}",
+                                out.stderr
+                            );
+                        }
+                        added.push(format!(
+                            "{push_key} -= {spec} (push.default decides where `git push` goes; the pre-push hook sends the receipts)"
+                        ));
+                    }
+                }
+            }
+            continue;
+        }
         if !existing.is_empty() && !existing.iter().any(|v| *v == ours[1]) {
             eprintln!(
                 "git-receipt: {push_key} is set already, so it was left alone: a hooked `git push` sends your receipts in a push of its own first

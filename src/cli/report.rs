@@ -766,13 +766,23 @@ fn render_matrix(o: &mut String, page: &Page) {
                 let mut via_text = None;
                 if let Some(d) = &s.decider {
                     let b = d.receipt.body();
-                    let _ = write!(
-                        title,
-                        " · signed by {} · {} · {}",
-                        page.names.label(&d.writer),
-                        human_ms(b.result.duration_ms),
-                        short_id(d.receipt.id())
-                    );
+                    let _ = match &b.review {
+                        // a verdict, not a run: no duration
+                        Some(rv) => write!(
+                            title,
+                            " · {} by {} · {}",
+                            verdict_word(rv.verdict),
+                            page.names.label(&d.writer),
+                            short_id(d.receipt.id())
+                        ),
+                        None => write!(
+                            title,
+                            " · signed by {} · {} · {}",
+                            page.names.label(&d.writer),
+                            human_ms(b.result.duration_ms),
+                            short_id(d.receipt.id())
+                        ),
+                    };
                     via_text = via(d, &row.commit);
                 }
                 let label = state_label(s.state.as_str());
@@ -893,6 +903,9 @@ fn render_one_evidence(
 ) -> Result<()> {
     let r: &Receipt<Verified> = &d.decider.receipt;
     let b = r.body();
+    if let Some(review) = &b.review {
+        return render_review_evidence(o, page, d, review);
+    }
     let writer = &d.decider.writer;
     let result_word = if b.result.passed { "passed" } else { "failed" };
     let _ = write!(
@@ -908,31 +921,8 @@ fn render_one_evidence(
         h(&b.check.name),
         h(r.id())
     );
-    const PLACES: usize = 6;
-    let places: Vec<String> = d
-        .places
-        .iter()
-        .take(PLACES)
-        .map(|(name, commit, state)| {
-            format!(
-                "{} at <code>{}</code> ({})",
-                h(name),
-                commit.to_hex_with_len(7),
-                state.as_str()
-            )
-        })
-        .collect();
-    let more = d.places.len().saturating_sub(PLACES);
-    let _ = write!(
-        o,
-        "<p class=\"note\">Decides {}{}.</p><dl class=\"kv\">",
-        places.join(", "),
-        if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        }
-    );
+    o.push_str(&places_note(d));
+    o.push_str("<dl class=\"kv\">");
     let trust = match page.trust.lookup(&r.signature().key) {
         Some(t) => format!("verified: signed by a trusted key ({})", t.origin),
         None => "verified: signed by a key trusted for the commit it decides".to_owned(),
@@ -1019,6 +1009,128 @@ fn render_one_evidence(
         );
     }
     render_log(o, store, r, log_budget)?;
+    o.push_str("</article>\n");
+    Ok(())
+}
+
+/// "approved" or "rejected".
+fn verdict_word(v: git_receipt::receipt::Verdict) -> &'static str {
+    match v {
+        git_receipt::receipt::Verdict::Approve => "approved",
+        git_receipt::receipt::Verdict::Reject => "rejected",
+    }
+}
+
+/// "Decides review:code at abc1234 (present), ..." for an evidence article.
+fn places_note(d: &Decides) -> String {
+    const PLACES: usize = 6;
+    let places: Vec<String> = d
+        .places
+        .iter()
+        .take(PLACES)
+        .map(|(name, commit, state)| {
+            format!(
+                "{} at <code>{}</code> ({})",
+                h(name),
+                commit.to_hex_with_len(7),
+                state.as_str()
+            )
+        })
+        .collect();
+    let more = d.places.len().saturating_sub(PLACES);
+    format!(
+        "<p class=\"note\">Decides {}{}.</p>",
+        places.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// A review receipt's article: a person's verdict on the inputs of the review's
+/// paths, by whom, with their message; no command, exit code or duration (none
+/// ran).
+fn render_review_evidence(
+    o: &mut String,
+    page: &Page,
+    d: &Decides,
+    review: &git_receipt::receipt::Review,
+) -> Result<()> {
+    let r: &Receipt<Verified> = &d.decider.receipt;
+    let b = r.body();
+    let writer = &d.decider.writer;
+    let approved = review.verdict == git_receipt::receipt::Verdict::Approve;
+    let word = verdict_word(review.verdict);
+    let name = page.names.name_of(writer).unwrap_or("no [signer] name");
+    let _ = write!(
+        o,
+        "<article class=\"ev\" id=\"{}\"><h3><span class=\"st s-{}\">{}</span> <b>review {}</b> {} by {} <code>{}</code></h3>",
+        anchor(r.id()),
+        if approved { "present" } else { "failed" },
+        if approved {
+            "✓ approved"
+        } else {
+            "✗ rejected"
+        },
+        h(&review.name),
+        word,
+        h(name),
+        h(r.id())
+    );
+    o.push_str(&places_note(d));
+    o.push_str("<dl class=\"kv\">");
+    let trust = match page.trust.lookup(&r.signature().key) {
+        Some(t) => format!("verified: signed by a trusted key ({})", t.origin),
+        None => "verified: signed by a key trusted for the commit it decides".to_owned(),
+    };
+    let mut kv = |k: &str, v: String| {
+        let _ = write!(o, "<dt>{k}</dt><dd>{v}</dd>");
+    };
+    kv(
+        "verdict",
+        format!(
+            "{word} by {} · <code>{}</code>",
+            h(name),
+            h(&r.signature().key)
+        ),
+    );
+    kv(
+        "writer",
+        format!("<code>{}</code> #{}", h(writer), b.chain.index),
+    );
+    kv("trust", h(&trust).into_owned());
+    kv("decided", h(&review.decided_at).into_owned());
+    kv(
+        "reviewed",
+        format!("commit <code>{}</code>", h(&b.subject.commit)),
+    );
+    kv(
+        "paths",
+        if review.paths.is_empty() {
+            format!("the whole tree (<code>{}</code>)", h(&b.subject.inputs))
+        } else {
+            format!(
+                "{} (tree <code>{}</code>)",
+                review
+                    .paths
+                    .iter()
+                    .map(|p| format!("<code>{}</code>", h(p)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                h(&b.subject.inputs)
+            )
+        },
+    );
+    o.push_str("</dl>");
+    if !review.message.is_empty() {
+        let _ = write!(
+            o,
+            "<p class=\"note\">message:</p><pre>{}</pre>",
+            h(&review.message)
+        );
+    }
     o.push_str("</article>\n");
     Ok(())
 }

@@ -28,7 +28,9 @@ pub const TAIL_BYTES: usize = 4096;
 /// its result, duration and receipt id (and, when it failed, how to read its
 /// log); after several, one summary. --all runs every declared check; --stale
 /// runs every declared check that is not present for the work tree (what the
-/// pre-push hook asks for). One check exits with its own exit code (a failing
+/// pre-push hook asks for), then names the required reviews not present and
+/// the command a reviewer runs to approve each (no command of yours makes a
+/// review present). One check exits with its own exit code (a failing
 /// check still gets a receipt); several exit 0 when all passed, 1 otherwise; 2 if
 /// a receipt could not be stored.
 ///
@@ -175,6 +177,8 @@ struct Outcome {
 /// verdict over several.
 pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
+    // with --stale: the required reviews not present, each with its fix
+    let mut reviews_needed: Vec<String> = Vec::new();
     let names: Vec<String> = if args.all || args.stale {
         let contract = ctx.contract(&store)?;
         let declared: Vec<String> = contract.checks.iter().map(|c| c.name.clone()).collect();
@@ -186,17 +190,35 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         }
         if args.stale {
             let report = super::status::evaluate_work_tree(ctx, &store)?;
+            // a review is a row beside the checks, but no command makes it
+            // present: it is named after the run, with who must approve it
+            let is_review = |name: &str| name.starts_with(super::status::REVIEW_PREFIX);
             let stale: Vec<String> = report
                 .states
                 .iter()
                 .filter(|s| s.state != git_receipt::freshness::State::Present)
+                .filter(|s| !is_review(&s.name))
                 .map(|s| s.name.clone())
-                .chain(report.undecided.iter().map(|u| u.name.clone()))
+                .chain(
+                    report
+                        .undecided
+                        .iter()
+                        .filter(|u| !is_review(&u.name))
+                        .map(|u| u.name.clone()),
+                )
+                .collect();
+            reviews_needed = report
+                .states
+                .iter()
+                .filter(|s| is_review(&s.name) && s.required)
+                .filter(|s| s.state != git_receipt::freshness::State::Present)
+                .map(|s| format!("  {} ({}): {}\n", s.name, s.state.as_str(), report.fix(s)))
                 .collect();
             if stale.is_empty() {
                 eprintln!(
                     "git-receipt: every declared check is present for the work tree; nothing to run"
                 );
+                print_reviews_needed(&reviews_needed);
                 return Ok(ExitCode::SUCCESS);
             }
             stale
@@ -234,6 +256,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     }
     store.gc_auto_detached();
     if let [one] = outcomes.as_slice() {
+        print_reviews_needed(&reviews_needed);
         return Ok(ExitCode::from(one.exit_code.clamp(0, 255) as u8));
     }
     let on = colour(std::io::stderr().is_terminal());
@@ -269,11 +292,26 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         ));
     }
     eprint!("{summary}");
+    print_reviews_needed(&reviews_needed);
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// After `run --stale`: the reviews it could not run (no command makes a review
+/// present), each with the command a reviewer runs to approve it.
+fn print_reviews_needed(lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let text = format!(
+        "git-receipt: still needed, and not runnable ({}):\n{}",
+        super::plural(lines.len() as u64, "review", "reviews"),
+        lines.concat()
+    );
+    eprint!("{}", git_receipt::text::escape_lines(&text));
 }
 
 /// Run one check and store its receipt; print its line.

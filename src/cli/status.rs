@@ -797,6 +797,13 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
         "{}",
         render_rows_named(&states, on, &super::signer_names(&store))
     );
+    if states.iter().any(|s| s.state != State::Present) && store.writers()?.is_empty() {
+        // a fresh clone: `git clone` brings no refs/receipts/, so all reads missing
+        eprintln!(
+            "git-receipt: this clone has no receipts at all (nothing under refs/receipts/): a plain `git clone` does not bring them
+hint: `git receipt fetch` brings them from the remote (after `git receipt init`, a plain `git fetch` does too); `git receipt run --stale` makes your own"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -79,7 +79,7 @@ pub(super) fn nothing_fetched(store: &Store, rev: &str) -> Result<Option<String>
         return Ok(None);
     }
     Ok(Some(format!(
-        "there are no receipt chains in this repository (nothing under refs/receipts/), while {} at {} requires {}: nothing was checked\nhint: run `git receipt fetch` first (or fetch +refs/receipts/*:refs/receipts/* from the remote)",
+        "there are no receipt chains in this repository (nothing under refs/receipts/), while {} at {} requires {}: nothing was checked\nhint: run `git receipt fetch` first (or `git fetch origin 'refs/receipts/*:refs/receipts/*'`, never forced: a chain only grows)",
         git_receipt::contract::FILE_NAME,
         escape(rev),
         super::plural(required.len() as u64, "check", "checks"),

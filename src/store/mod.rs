@@ -10,6 +10,7 @@
 
 pub mod admit;
 pub mod chain;
+pub mod cli_config;
 pub mod index;
 pub mod logs;
 pub mod maintenance;
@@ -67,6 +68,14 @@ pub enum StoreError {
     NotARepository {
         /// Where we looked.
         path: PathBuf,
+    },
+    /// `GIT_CONFIG_PARAMETERS` (what `git -c` passes on) could not be read.
+    #[error(
+        "cannot apply the `git -c` settings: {problem}\nhint: give each as `git -c section.name=value receipt ...`, or unset GIT_CONFIG_PARAMETERS"
+    )]
+    CliConfig {
+        /// What is wrong with them.
+        problem: String,
     },
     /// SHA-256 object format.
     #[error(
@@ -294,6 +303,20 @@ impl Store {
         );
         if name.is_ok() && email.is_ok() {
             let _ = repo.config_snapshot_mut().append(fallback);
+        }
+        // `git -c key=value receipt ...`: over every file, as git has it
+        if let Some(params) = std::env::var_os(cli_config::ENV) {
+            let cli = params
+                .into_string()
+                .map_err(|_| format!("{} is not UTF-8", cli_config::ENV))
+                .and_then(|p| cli_config::parse(&p))
+                .and_then(|settings| cli_config::as_file(&settings))
+                .map_err(|problem| StoreError::CliConfig { problem })?;
+            repo.config_snapshot_mut()
+                .append(cli)
+                .map_err(|e| StoreError::CliConfig {
+                    problem: e.to_string(),
+                })?;
         }
         Ok(Store {
             repo,
