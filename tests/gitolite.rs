@@ -5,7 +5,8 @@
 //! installed the way gitolite supports (a repo-specific hook named by `option
 //! hook.pre-receive` in gitolite.conf), and gitolite's rights are granted per
 //! namespace. Each test starts its own sshd and gitolite (see
-//! `tests/common/gitolite.rs`) and skips, saying why, when they are not installed.
+//! `tests/common/gitolite.rs`) and skips, saying why, when they are not installed,
+//! or fails when `CI` is set (`.ci/run` installs them).
 
 mod common;
 
