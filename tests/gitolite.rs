@@ -5,7 +5,8 @@
 //! installed the way gitolite supports (a repo-specific hook named by `option
 //! hook.pre-receive` in gitolite.conf), and gitolite's rights are granted per
 //! namespace. Each test starts its own sshd and gitolite (see
-//! `tests/common/gitolite.rs`) and skips, saying why, when they are not installed.
+//! `tests/common/gitolite.rs`) and skips, saying why, when they are not installed,
+//! or fails when `CI` is set (`.ci/run` installs them).
 
 mod common;
 
@@ -640,4 +641,48 @@ fn a_push_that_carries_its_receipts_by_refspec_is_one_session() {
         w.server.sessions()[before..],
         ["alice git-receive-pack app", "alice git-receive-pack app"]
     );
+}
+
+/// Run this test binary's `test` alone with `env` set (`None`: removed); exit
+/// success and everything it printed.
+fn this_binary(test: &str, env: &[(&str, Option<&str>)]) -> (bool, String) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"]);
+    for (name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn gitolite_tests_without_sshd_fail_under_ci_instead_of_passing_in_silence() {
+    // issue 23: where sshd was missing, 10 of 11 gitolite tests passed in 20 ms each,
+    // CI included. Hidden here, so this holds whether or not sshd is installed.
+    let test = "server_hook_says_git_receipt_is_missing_and_where_it_looked";
+    let hide = (common::HIDE_TOOLS, Some("sshd"));
+    let (ok, text) = this_binary(test, &[hide, ("CI", Some("true"))]);
+    assert!(!ok, "under CI the test fails:\n{text}");
+    assert!(
+        text.contains(
+            "CI is set and /usr/sbin/sshd is missing (hidden by GIT_RECEIPT_TEST_HIDE_TOOLS): .ci/run must install it"
+        ),
+        "{text}"
+    );
+    for ci in [None, Some(""), Some("false")] {
+        let (ok, text) = this_binary(test, &[hide, ("CI", ci)]);
+        assert!(ok, "with CI={ci:?} the test skips:\n{text}");
+        assert!(
+            text.contains(&format!("SKIPPED: {test}: /usr/sbin/sshd is not installed")),
+            "and says so loudly: {text}"
+        );
+    }
 }

@@ -30,7 +30,7 @@ fn verify(env: &Env, py: &pytools::Python, envelopes: &Path, key_file: &Path) ->
 
 #[test]
 fn in_toto_envelopes_verify_with_securesystemslib_and_a_flipped_payload_byte_does_not() {
-    let Some(py) = pytools::need("intoto", PACKAGES, IMPORTS) else {
+    let Some(py) = pytools::need(PACKAGES, IMPORTS) else {
         return;
     };
     let env = Env::new();
@@ -217,7 +217,7 @@ fn export_of_a_revision_without_receipts_is_a_no_with_a_hint() {
 /// decision says FAILED.
 #[test]
 fn an_acceptance_exports_as_a_verification_summary_that_in_toto_reads() {
-    let Some(py) = pytools::need("intoto", PACKAGES, IMPORTS) else {
+    let Some(py) = pytools::need(PACKAGES, IMPORTS) else {
         return;
     };
     let env = Env::new();

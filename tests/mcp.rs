@@ -3,9 +3,10 @@
 //! a passing and a failing check, reads status and a log, and gets a clear tool
 //! error for bad arguments while the server keeps serving.
 //!
-//! The client comes from `python3` when it already has `mcp` (`.ci/run` installs
-//! it), else from a virtualenv made once under the target directory. When neither
-//! can be had the tests print why and skip.
+//! The client comes from `python3` when it already has the pinned `mcp` (`.ci/run`
+//! installs `tests/requirements.txt`), else from a virtualenv made once under the
+//! target directory from the same file. When neither can be had the tests print
+//! why and skip, or fail when `CI` is set.
 
 mod common;
 
@@ -19,7 +20,7 @@ use common::{Env, bin, fixture};
 /// The Python client's interpreter, or a printed reason to skip.
 macro_rules! python_or_skip {
     () => {
-        match common::pytools::need("mcp", &["mcp"], &["mcp.client.stdio"]) {
+        match common::pytools::need(&["mcp"], &["mcp.client.stdio"]) {
             Some(py) => py.exe,
             None => return,
         }

@@ -128,11 +128,7 @@ fn short_help_comes_from_clap_and_man_pages_render() {
         );
     }
     // `git receipt --help` is `man git-receipt`; with the pages on MANPATH it resolves
-    if Command::new("man")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if common::require_tool("man", "apt-get install man-db") {
         let out = Command::new("man")
             .args(["-w", "git-receipt"])
             .env("MANPATH", env.path("man"))

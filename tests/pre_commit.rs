@@ -39,7 +39,7 @@ fn pre_commit(env: &Env, py: &pytools::Python, dir: &Path, args: &[&str]) -> Run
 
 #[test]
 fn pre_commit_refuses_a_push_without_receipts_and_passes_it_once_the_manual_hook_ran() {
-    let Some(py) = pytools::need("pre-commit", &["pre-commit"], &["pre_commit"]) else {
+    let Some(py) = pytools::need(&["pre-commit"], &["pre_commit"]) else {
         return;
     };
     let env = Env::new();

@@ -12,8 +12,8 @@
 //! - `big`: passed on F3 with a 5 MiB log: linked by blob id, never inlined.
 //! - `evil`: recorded failed on F3 with a detail and a log that hold HTML.
 //!
-//! Chromium tests skip with a printed reason when `/usr/bin/chromium` is absent;
-//! `.ci/run` installs it, so CI never skips.
+//! Chromium tests skip with a printed reason when `/usr/bin/chromium` is absent,
+//! and fail when `CI` is set: `.ci/run` installs it, so CI never skips.
 
 mod common;
 
@@ -303,16 +303,10 @@ fn a_single_revision_is_a_one_row_page_on_standard_output() {
 
 // ------------------------------------------------------------ headless Chromium
 
+/// Debian's Chromium, or `None` when it is not installed (a panic under `CI`).
 fn chromium() -> Option<PathBuf> {
-    let path = PathBuf::from("/usr/bin/chromium");
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!(
-            "SKIPPED: /usr/bin/chromium is not installed (apt-get install chromium; .ci/run installs it)"
-        );
-        None
-    }
+    let path = "/usr/bin/chromium";
+    common::require_tool(path, "apt-get install chromium").then(|| PathBuf::from(path))
 }
 
 /// Run headless Chromium on `url` with `extra` arguments; stdout on success.

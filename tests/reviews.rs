@@ -226,14 +226,8 @@ fn signed_commit(env: &Env, dir: &Path, message: &str) {
 
 #[test]
 fn the_author_known_by_the_commit_signature_counts_only_with_self_approve() {
-    if std::process::Command::new("ssh-keygen")
-        .arg("-?")
-        .output()
-        .is_err()
-    {
-        eprintln!(
-            "skipped: ssh-keygen is not installed (git signs commits with it); .ci/run installs openssh-client"
-        );
+    // git signs the commits with ssh-keygen
+    if !common::require_tool("ssh-keygen", "apt-get install openssh-client") {
         return;
     }
     let (maintainer, ada, bob) = (Env::new(), Env::new(), Env::new());

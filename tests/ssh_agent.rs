@@ -3,8 +3,8 @@
 //! `git receipt verify` and by `ssh-keygen -Y verify`, and stock git signing a
 //! commit with the same `user.signingKey` that git-receipt reuses.
 //!
-//! Without `ssh-agent`/`ssh-add` on PATH the tests skip with a printed reason;
-//! `.ci/run` installs them (Debian's openssh-client), so CI never skips.
+//! Without `ssh-agent`/`ssh-add` on PATH the tests skip with a printed reason, or
+//! fail when `CI` is set: `.ci/run` installs them (Debian's openssh-client).
 
 mod common;
 
@@ -22,17 +22,11 @@ struct Agent {
 }
 
 impl Agent {
-    /// Start an agent, or `None` (with the reason printed) when OpenSSH's agent tools
-    /// are not installed.
+    /// Start an agent, or `None` (with the reason printed; a panic under `CI`) when
+    /// OpenSSH's agent tools are not installed.
     fn start(env: &Env) -> Option<Agent> {
         for tool in ["ssh-agent", "ssh-add"] {
-            let found = Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .stdout(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if !found {
-                eprintln!("SKIPPED: {tool} is not installed (.ci/run installs openssh-client)");
+            if !common::require_tool(tool, "apt-get install openssh-client") {
                 return None;
             }
         }

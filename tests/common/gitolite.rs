@@ -7,8 +7,9 @@
 //! told apart per key by the `command=` lines it writes, as on a real server. The
 //! sshd runs in its own process group; dropping the server kills the group and
 //! asserts that its port is free. When `sshd` or `gitolite` is not installed,
-//! [`Gitolite::start`] prints why and returns `None`, and the test skips (`.ci/run`
-//! installs both, so CI never skips).
+//! [`Gitolite::start`] prints why and returns `None`, and the test skips; with `CI`
+//! set it panics instead (`.ci/run` installs both: CI never skips), through
+//! [`super::require_tool`].
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -35,30 +36,22 @@ pub struct Gitolite {
     pub tool_on_path: bool,
 }
 
-/// Why the gitolite tests cannot run here, if they cannot.
-fn missing() -> Option<String> {
-    if !Path::new(SSHD).exists() {
-        return Some(format!(
-            "{SSHD} is not installed (apt-get install openssh-server)"
-        ));
-    }
-    let found = Command::new("sh")
-        .args([
-            "-c",
-            "command -v gitolite && command -v ssh && command -v ssh-keygen",
-        ])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        return Some("gitolite, ssh or ssh-keygen is not installed (apt-get install gitolite3 openssh-client)".into());
+/// How to install what the gitolite tests need.
+const INSTALL: &str = "apt-get install openssh-server gitolite3 openssh-client";
+
+/// Whether the gitolite tests can run here: each tool is looked for with
+/// [`super::require_tool`], which prints why not (or panics under `CI`).
+fn available() -> bool {
+    for tool in [SSHD, "gitolite", "ssh", "ssh-keygen"] {
+        if !super::require_tool(tool, INSTALL) {
+            return false;
+        }
     }
     // sshd refuses to start without its privilege separation directory
     let privsep = Path::new("/run/sshd");
-    if !privsep.is_dir() && std::fs::create_dir_all(privsep).is_err() {
-        return Some("/run/sshd is missing and cannot be created (sshd needs it)".into());
-    }
-    None
+    let missing = (!privsep.is_dir() && std::fs::create_dir_all(privsep).is_err())
+        .then(|| "it is missing and cannot be created, and sshd needs it".to_owned());
+    super::require("/run/sshd", missing, "mkdir /run/sshd as root")
 }
 
 fn run_ok(cmd: &mut Command, what: &str) -> String {
@@ -98,11 +91,10 @@ pub fn rc_for_receipts(rc: &str, tool_dir: Option<&Path>) -> String {
 }
 
 impl Gitolite {
-    /// Start a server, or say why not and return `None`. With `tool_on_path`,
+    /// Start a server, or say why not and return `None` (outside CI). With `tool_on_path`,
     /// `.gitolite.rc` puts the git-receipt under test on the hooks' PATH.
     pub fn start(env: &Env, tool_on_path: bool) -> Option<Gitolite> {
-        if let Some(why) = missing() {
-            eprintln!("skipped: gitolite over ssh cannot run here: {why}");
+        if !available() {
             return None;
         }
         let root = env.path("gitolite");

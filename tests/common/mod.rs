@@ -55,6 +55,90 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+// ------------------------------------------------------------ tools a test needs
+
+/// Comma-separated tool names that [`require_tool`] (and the PyPI lookups in
+/// [`pytools`]) treat as not installed, to see what a test does without its tool:
+/// `GIT_RECEIPT_TEST_HIDE_TOOLS=sshd CI=true cargo test --test gitolite` must fail.
+/// A name matches a tool by its file name (`sshd` hides `/usr/sbin/sshd`) or, for
+/// Python, by the PyPI package name (`mcp`).
+pub const HIDE_TOOLS: &str = "GIT_RECEIPT_TEST_HIDE_TOOLS";
+
+/// Whether [`HIDE_TOOLS`] hides `tool`.
+pub fn hidden(tool: &str) -> bool {
+    let base = Path::new(tool)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(tool);
+    std::env::var(HIDE_TOOLS).is_ok_and(|list| {
+        list.split(',')
+            .map(str::trim)
+            .any(|h| !h.is_empty() && (h == tool || h == base))
+    })
+}
+
+/// Whether this is a CI run: `CI` set to anything but empty, `0` or `false`
+/// (CI runs `.ci/run` with `CI=true`, and `.ci/run` sets it when it is unset).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
+}
+
+/// Whether `tool` is installed: an absolute path that is an executable file, or
+/// a command found on PATH. A tool hidden by [`HIDE_TOOLS`] is not.
+pub fn tool_found(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    if hidden(tool) {
+        return false;
+    }
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if tool.contains('/') {
+        return executable(Path::new(tool));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(tool))))
+}
+
+/// The one gate for a test that needs a tool (`tool` is an absolute path or a
+/// command on PATH; `install` says how to get it, e.g. `apt-get install
+/// openssh-server`): true when it is installed. When it is not, a local run prints
+/// `SKIPPED: ...` to stderr and gets false (the test returns); with `CI` set the
+/// test panics instead, since `.ci/run` installs every tool and CI never skips.
+/// `if !common::require_tool("/usr/bin/chromium", "apt-get install chromium") { return; }`
+#[track_caller]
+pub fn require_tool(tool: &str, install: &str) -> bool {
+    let missing = if hidden(tool) {
+        Some(format!("hidden by {HIDE_TOOLS}"))
+    } else if !tool_found(tool) {
+        Some("not found".to_owned())
+    } else {
+        None
+    };
+    require(tool, missing, install)
+}
+
+/// [`require_tool`] for a need the caller checked itself: `missing` is why
+/// `what` cannot be had here, `None` when it can.
+#[track_caller]
+pub fn require(what: &str, missing: Option<String>, install: &str) -> bool {
+    let Some(why) = missing else {
+        return true;
+    };
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("this test");
+    assert!(
+        !in_ci(),
+        "CI is set and {what} is missing ({why}): .ci/run must install it ({install})"
+    );
+    eprintln!(
+        "SKIPPED: {test}: {what} is not installed ({why}); {install} (.ci/run does), \
+         and with CI set this test fails instead of skipping"
+    );
+    false
+}
+
 impl Env {
     pub fn new() -> Env {
         let tmp = tempfile::tempdir().expect("tempdir");
