@@ -924,6 +924,41 @@ mod tests {
         ));
     }
 
+    /// What a receipt records of a check: `run`, `path` and `env`, and from the
+    /// contract its assertions and dependencies, each in the definition digest,
+    /// so that editing any one makes old receipts stale.
+    #[test]
+    fn the_spec_holds_every_part_of_the_definition() {
+        let parse = |text: &str| {
+            Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap()
+        };
+        let digest = |text: &str| {
+            let c = parse(text);
+            spec_in(&c, c.check("t").unwrap()).definition()
+        };
+        let full = "[assert \"git\"]\n\trun = git --version\n\texpect = git*\n[dependency \"proto\"]\n\tpath = ../proto\n\tref = main\n\tpaths = schema\n[check \"t\"]\n\trun = true\n\tpath = src\n\tenv = RUSTFLAGS\n\tassert = git\n\tdepends = proto\n";
+        let c = parse(full);
+        let def = c.check("t").unwrap();
+        let spec = spec_in(&c, def);
+        assert_eq!(spec.name, "t");
+        assert_eq!(spec.argv, def.argv());
+        assert_eq!(spec.paths, vec!["src".to_owned()]);
+        assert_eq!(spec.env, vec!["RUSTFLAGS".to_owned()]);
+        assert_eq!(spec.assertions.len(), 1);
+        assert_eq!(spec.dependencies.len(), 1);
+        assert_eq!(spec.dependencies[0].name, "proto");
+        let with = digest(full);
+        for without in [
+            full.replace("\tenv = RUSTFLAGS\n", ""),
+            full.replace("\tassert = git\n", ""),
+            full.replace("\tdepends = proto\n", ""),
+            full.replace("\tpath = src\n", "\tpath = docs\n"),
+            full.replace("\trun = true\n", "\trun = false\n"),
+        ] {
+            assert_ne!(digest(&without), with, "{without}");
+        }
+    }
+
     #[test]
     fn paths_are_listed_briefly() {
         let p: Vec<String> = (1..=7).map(|i| format!("src/f{i}.rs")).collect();
