@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashSet};
 use gix::ObjectId;
 
 use crate::contract::ReviewDef;
-use crate::freshness::{Candidate, State, open_candidate};
+use crate::freshness::{Candidate, FreshnessError, State, open_candidate};
 use crate::receipt::{
     Acceptance, Body, Chain, CriterionKind, Kind, Receipt, Review, Runner, SCHEMA_V3, Subject,
     Verdict, Verified,
@@ -189,21 +189,17 @@ pub fn newest_acceptance(
         .find(|f| keys.contains(&f.receipt.signature().key)))
 }
 
-/// The fingerprints of the trusted keys `signer` names: a `[signer]` name, a
-/// principal of an allowed_signers entry, or an OpenSSH fingerprint.
+/// The fingerprints of the trusted keys `signer` names: a `[signer]` name or an
+/// OpenSSH fingerprint. (No trust set a decision is read with holds
+/// allowed_signers entries: only `verify --allowed-signers` builds one, and it
+/// looks no signer up by name.)
 pub fn signer_keys(trust: &TrustSet, signer: &str) -> Vec<String> {
     use crate::trust::TrustOrigin;
     trust
         .keys()
         .filter(|t| {
             t.key.fingerprint() == signer
-                || match &t.origin {
-                    TrustOrigin::Contract(name) => name == signer,
-                    TrustOrigin::AllowedSigners(principals) => {
-                        principals.split(',').any(|p| p.trim() == signer)
-                    }
-                    _ => false,
-                }
+                || matches!(&t.origin, TrustOrigin::Contract(name) if name == signer)
         })
         .map(|t| t.key.fingerprint())
         .collect()
@@ -261,7 +257,9 @@ pub type SignerLabel<'a> = &'a dyn Fn(&str) -> String;
 /// trusted reviewer's newest verdict on them rejects; stale when only older inputs
 /// (an ancestor's, within `walk_limit`) were approved; missing otherwise. A signer
 /// counts once, by key, with its newest verdict; the author (see the module doc)
-/// counts only with `self-approve = true`.
+/// counts only with `self-approve = true`. A walk that reaches a shallow
+/// boundary before an approval cannot tell stale from missing:
+/// [`FreshnessError::ShallowReview`].
 pub fn review_state(
     store: &Store,
     trust: &TrustSet,
@@ -270,7 +268,7 @@ pub fn review_state(
     def: &ReviewDef,
     walk_limit: usize,
     label: SignerLabel<'_>,
-) -> Result<ReviewState, StoreError> {
+) -> Result<ReviewState, FreshnessError> {
     let inputs = store.inputs_tree(tree, &def.paths, false)?;
     let inputs_hex = inputs.to_string();
     let mut untrusted = 0;
@@ -388,21 +386,18 @@ pub fn review_state(
         state.reason = format!("missing: {}", why.join("; "));
         return Ok(state);
     }
-    let repo = store.repo();
+    // the same bounded walk as a check's rule 2, this commit first; one that
+    // reaches a shallow boundary first cannot tell stale from missing
+    let ancestry = crate::freshness::walk_ancestry(store, commit, walk_limit)?;
     let mut index = store.receipt_index()?;
-    let walk = repo
-        .rev_walk([commit])
-        .sorting(gix::revision::walk::Sorting::BreadthFirst)
-        .all()
-        .map_err(crate::store::git_err("walking history"))?;
-    for info in walk.take(walk_limit.saturating_add(1)) {
-        let Ok(info) = info else { break };
+    let order = std::iter::once(commit).chain(ancestry.order.iter().map(|(c, _)| *c));
+    for at in order {
         let mut n = 0;
         let older = trusted_decisions(
             store,
             &mut index,
             trust,
-            (info.id, Role::Subject),
+            (at, Role::Subject),
             (DecisionKind::Review, &def.name),
             |b| {
                 same_review(b)
@@ -427,6 +422,12 @@ pub fn review_state(
             state.reason = why.join("; ");
             return Ok(state);
         }
+    }
+    if let Some(boundary) = ancestry.shallow_hit {
+        return Err(FreshnessError::ShallowReview {
+            boundary,
+            review: def.name.clone(),
+        });
     }
     state.reason = if why.is_empty() {
         format!(
@@ -610,4 +611,25 @@ pub fn acceptance_problems(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trust::TrustOrigin;
+
+    #[test]
+    fn a_signer_is_named_by_its_signer_name_or_its_fingerprint() {
+        let ci = SigningKey::from_seed(&[1; 32]);
+        let own = SigningKey::from_seed(&[2; 32]);
+        let mut trust = TrustSet::default();
+        trust.add(ci.public().clone(), TrustOrigin::Contract("ci".into()));
+        trust.add(own.public().clone(), TrustOrigin::OwnKey);
+        let (ci_fp, own_fp) = (ci.public().fingerprint(), own.public().fingerprint());
+        assert_eq!(signer_keys(&trust, "ci"), vec![ci_fp.clone()]);
+        assert_eq!(signer_keys(&trust, &ci_fp), vec![ci_fp]);
+        assert_eq!(signer_keys(&trust, &own_fp), vec![own_fp]);
+        assert!(signer_keys(&trust, "nobody").is_empty());
+        assert!(signer_keys(&trust, "").is_empty());
+    }
 }

@@ -111,6 +111,17 @@ pub enum FreshnessError {
         /// The check being evaluated.
         check: String,
     },
+    /// The walk for an approved ancestor reached the edge of a shallow clone
+    /// before finding one: as for a check, stale or missing cannot be told.
+    #[error(
+        "history is shallow at {boundary}: cannot tell whether review {review:?} is stale or missing from truncated history\nhint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipt refs with `git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'`"
+    )]
+    ShallowReview {
+        /// The shallow commit reached.
+        boundary: ObjectId,
+        /// The review being evaluated.
+        review: String,
+    },
     /// A dependency the check declares cannot be resolved here (its clone is
     /// absent, or its ref names nothing): what it was tested against is unknown.
     #[error("cannot decide check {check:?}: {error}")]
@@ -197,10 +208,10 @@ struct Evaluation<'a> {
 
 /// The ancestors of the revision in BFS order with their distance, and the shallow
 /// commit the walk stopped at, if any.
-struct Ancestry {
-    order: Vec<(ObjectId, usize)>,
+pub(crate) struct Ancestry {
+    pub(crate) order: Vec<(ObjectId, usize)>,
     distance: HashMap<ObjectId, usize>,
-    shallow_hit: Option<ObjectId>,
+    pub(crate) shallow_hit: Option<ObjectId>,
     /// The walk stopped at its bound before running out of ancestors.
     truncated: bool,
 }
@@ -693,8 +704,13 @@ fn group_thousands(n: usize) -> String {
 }
 
 /// Breadth-first ancestors of `rev` (excluding `rev`), at most `limit`, using the
-/// commit-graph when present; notes whether a shallow boundary was reached.
-fn walk_ancestry(store: &Store, rev: ObjectId, limit: usize) -> Result<Ancestry, FreshnessError> {
+/// commit-graph when present; notes whether a shallow boundary was reached. The
+/// one walk of checks (rule 2) and reviews ([`crate::decision::review_state`]).
+pub(crate) fn walk_ancestry(
+    store: &Store,
+    rev: ObjectId,
+    limit: usize,
+) -> Result<Ancestry, FreshnessError> {
     let repo = store.repo();
     let shallow: HashSet<ObjectId> = repo
         .shallow_commits()
@@ -781,6 +797,167 @@ pub fn open_candidate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::receipt::{Review, Subject, Verdict, writer_id};
+    use crate::sign::SigningKey;
+    use crate::store::index::{ChainInfo, Record};
+    use crate::trust::TrustOrigin;
+
+    /// A repository made by stock git in a temporary directory.
+    fn scratch_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let st = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let store = Store::open(dir.path()).unwrap();
+        (dir, store)
+    }
+
+    /// A review receipt appended to `writer`'s chain: its chain commit.
+    fn append_review(store: &Store, writer: &str, key: &SigningKey) -> ObjectId {
+        let subject = Subject {
+            commit: "11".repeat(20),
+            tree: "22".repeat(20),
+            inputs: "22".repeat(20),
+            dirty: false,
+            dependencies: Vec::new(),
+        };
+        let review = Review {
+            name: "code".into(),
+            paths: Vec::new(),
+            verdict: Verdict::Approve,
+            message: String::new(),
+            decided_at: crate::receipt::format_timestamp(crate::clock::now_ms()),
+        };
+        crate::decision::append_decision(
+            store,
+            writer,
+            key,
+            subject,
+            crate::decision::Payload::Review(review),
+        )
+        .unwrap()
+        .commit
+    }
+
+    fn record(commit: ObjectId, chain: u32) -> Record {
+        Record {
+            commit,
+            chain,
+            position: 0,
+            started: 0,
+            id_prefix: [0; 8],
+            check: 0,
+            definition: 0,
+            passed: true,
+            dirty: false,
+            decision: true,
+        }
+    }
+
+    /// The writer guard of every decision: a receipt read through an index
+    /// record of another chain (the same key may write several) counts for
+    /// nothing, though its signature and key are good.
+    #[test]
+    fn a_candidate_must_name_the_chain_it_is_read_from() {
+        let (_dir, store) = scratch_store();
+        let key = SigningKey::from_seed(&[3; 32]);
+        let laptop = writer_id(key.public(), "laptop");
+        let ci = writer_id(key.public(), "ci");
+        let stranger = writer_id(SigningKey::from_seed(&[4; 32]).public(), "laptop");
+        let commit = append_review(&store, &laptop, &key);
+        let index = Index::of_chains(
+            [&laptop, &ci, &stranger]
+                .into_iter()
+                .map(|w| ChainInfo {
+                    writer: w.clone(),
+                    tip: commit,
+                    count: 1,
+                })
+                .collect(),
+        );
+        let chain = |w: &str| index.chains().iter().position(|c| c.writer == w).unwrap() as u32;
+        let mut trust = TrustSet::default();
+        trust.add(key.public().clone(), TrustOrigin::OwnKey);
+        assert!(trust.may_sign_as(&ci), "the key may write chain ci too");
+        match open_candidate(&store, &index, &trust, &record(commit, chain(&laptop))) {
+            Candidate::Open { writer, receipt } => {
+                assert_eq!(writer, laptop);
+                assert_eq!(receipt.body().chain.writer, laptop);
+            }
+            _ => panic!("its own chain's receipt opens"),
+        }
+        assert!(
+            matches!(
+                open_candidate(&store, &index, &trust, &record(commit, chain(&ci))),
+                Candidate::Unusable
+            ),
+            "a receipt of chain laptop read as chain ci's counts for nothing"
+        );
+        assert!(matches!(
+            open_candidate(&store, &index, &trust, &record(commit, chain(&stranger))),
+            Candidate::NoTrustedWriter
+        ));
+        assert!(matches!(
+            open_candidate(
+                &store,
+                &index,
+                &TrustSet::default(),
+                &record(commit, chain(&laptop))
+            ),
+            Candidate::NoTrustedWriter
+        ));
+        // a record that points at no receipt
+        let tree_commit = store.repo().find_commit(commit).unwrap().tree_id().unwrap();
+        assert!(matches!(
+            open_candidate(
+                &store,
+                &index,
+                &trust,
+                &record(tree_commit.detach(), chain(&laptop))
+            ),
+            Candidate::Unusable
+        ));
+    }
+
+    /// What a receipt records of a check: `run`, `path` and `env`, and from the
+    /// contract its assertions and dependencies, each in the definition digest,
+    /// so that editing any one makes old receipts stale.
+    #[test]
+    fn the_spec_holds_every_part_of_the_definition() {
+        let parse = |text: &str| {
+            Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap()
+        };
+        let digest = |text: &str| {
+            let c = parse(text);
+            spec_in(&c, c.check("t").unwrap()).definition()
+        };
+        let full = "[assert \"git\"]\n\trun = git --version\n\texpect = git*\n[dependency \"proto\"]\n\tpath = ../proto\n\tref = main\n\tpaths = schema\n[check \"t\"]\n\trun = true\n\tpath = src\n\tenv = RUSTFLAGS\n\tassert = git\n\tdepends = proto\n";
+        let c = parse(full);
+        let def = c.check("t").unwrap();
+        let spec = spec_in(&c, def);
+        assert_eq!(spec.name, "t");
+        assert_eq!(spec.argv, def.argv());
+        assert_eq!(spec.paths, vec!["src".to_owned()]);
+        assert_eq!(spec.env, vec!["RUSTFLAGS".to_owned()]);
+        assert_eq!(spec.assertions.len(), 1);
+        assert_eq!(spec.dependencies.len(), 1);
+        assert_eq!(spec.dependencies[0].name, "proto");
+        let with = digest(full);
+        for without in [
+            full.replace("\tenv = RUSTFLAGS\n", ""),
+            full.replace("\tassert = git\n", ""),
+            full.replace("\tdepends = proto\n", ""),
+            full.replace("\tpath = src\n", "\tpath = docs\n"),
+            full.replace("\trun = true\n", "\trun = false\n"),
+        ] {
+            assert_ne!(digest(&without), with, "{without}");
+        }
+    }
 
     #[test]
     fn paths_are_listed_briefly() {

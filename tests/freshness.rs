@@ -1049,3 +1049,39 @@ fn status_without_a_terminal_or_with_no_color_has_no_escapes() {
         "NO_COLOR on a terminal: {tty}"
     );
 }
+
+// ------------------------------------------------------------------ issue 23
+
+/// Issue 23: the index filters check names by a 32-bit FNV-1a hash, and
+/// `check-579599` and `check-762382` collide; declared alike (the definition
+/// digest leaves the name out), only the signed name tells their receipts
+/// apart: a receipt for one never makes the other present, nor stale.
+#[test]
+fn a_receipt_for_a_colliding_check_name_leaves_the_other_missing() {
+    let (env, repo) = setup();
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    for name in ["check-579599", "check-762382"] {
+        contract.push_str(&format!(
+            "[check \"{name}\"]\n\trun = \"true\"\n\tpath = src\n"
+        ));
+    }
+    commit(&env, &repo, &[(".gitreceipts", Some(&contract))], "collide");
+    let id = pass(&env, &repo, "check-579599");
+    let s = state(&env, &repo, "HEAD", "check-579599");
+    assert_eq!(s["state"], "present", "{s}");
+    assert_eq!(s["receipt"], id.as_str());
+    let s = state(&env, &repo, "HEAD", "check-762382");
+    assert_eq!(s["state"], "missing", "{s}");
+    assert_eq!(reason(&s), "missing: no receipt within 1,000 ancestors");
+    assert_eq!(s["receipt"], Value::Null);
+    // one commit on, the walk for an ancestor's receipt tells them apart too
+    commit(
+        &env,
+        &repo,
+        &[("src/lib.rs", Some("pub fn lib() { 23 }\n"))],
+        "src",
+    );
+    assert_eq!(state(&env, &repo, "HEAD", "check-579599")["state"], "stale");
+    let s = state(&env, &repo, "HEAD", "check-762382");
+    assert_eq!(s["state"], "missing", "{s}");
+}

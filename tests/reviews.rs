@@ -353,3 +353,122 @@ fn run_stale_runs_the_checks_and_names_the_reviews_still_needed_when_a_review_is
     assert_eq!(r.code, 0, "{r}");
     assert!(!r.stderr.contains("review:code"), "{r}");
 }
+
+// ------------------------------------------------------------------ issue 23
+
+const CODE_BY_ONE: &str =
+    "[review \"code\"]\n\tpath = src\n\trequired = 1\n\tself-approve = true\n";
+
+/// `count` commits, each changing `src/lib.rs` (the reviewed paths).
+fn change_src(env: &Env, dir: &Path, count: usize) {
+    for i in 0..count {
+        std::fs::write(dir.join("src/lib.rs"), format!("pub fn v{i}() {{}}\n")).unwrap();
+        env.git_ok(dir, &["commit", "-qam", &format!("src {i}")]);
+    }
+}
+
+/// Issue 23: `gate --record` judged the reviews again with the default walk
+/// limit while the report it signs used `receipt.walkLimit`, so with an approval
+/// 10 commits back and `walkLimit = 5` it signed "review code missing" citing
+/// that approval, and its own `verify` (and every later `gate --verify`) refused
+/// the acceptance.
+#[test]
+fn gate_record_uses_the_reports_walk_limit_so_verify_accepts_the_acceptance() {
+    let (maintainer, ada) = (Env::new(), Env::new());
+    let dir = reviewed_repo(&maintainer, &[("ada", &ada)], CODE_BY_ONE);
+    approve(&ada, &dir);
+    let approval = ada.log_json(&dir)[0]["id"].as_str().unwrap().to_owned();
+    change_src(&maintainer, &dir, 10);
+    let (state, reason) = review_row(&maintainer, &dir);
+    assert_eq!(state, "stale", "within the default walk limit: {reason}");
+    maintainer.git_ok(&dir, &["config", "receipt.walkLimit", "5"]);
+    let (state, reason) = review_row(&maintainer, &dir);
+    assert_eq!(state, "missing", "10 commits back, beyond 5: {reason}");
+
+    maintainer.receipt_ok(&dir, &["run", "test"]);
+    let r = maintainer.receipt(&dir, &["gate", "HEAD", "--record"]);
+    assert_eq!(r.code, 1, "the review is missing: {r}");
+    let writer = maintainer.log_json(&dir)[0]["writer"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let tip = maintainer.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&maintainer.receipt_bytes(&dir, &tip)).unwrap();
+    let acceptance = &v["receipt"]["acceptance"];
+    assert_eq!(acceptance["status"], "rejected", "{v}");
+    let review = acceptance["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "review")
+        .unwrap_or_else(|| panic!("a review criterion: {v}"))
+        .clone();
+    assert_eq!(review["state"], "missing", "{review}");
+    assert_eq!(
+        review["evidence"],
+        serde_json::json!([]),
+        "the signed claim cites what the report decided by, not {approval}"
+    );
+    let r = maintainer.receipt(&dir, &["verify"]);
+    assert_eq!(r.code, 0, "the acceptance verifies: {r}");
+    let r = maintainer.receipt(&dir, &["gate", "HEAD", "--verify"]);
+    assert_eq!(r.code, 1, "verified, and the review still missing: {r}");
+    assert!(!r.stderr.contains("finding"), "{r}");
+}
+
+/// Issue 23: in a `--depth 3` clone a check whose receipt lies past the
+/// boundary was undecided (exit 2) while a review in the same position read
+/// missing (exit 1): the review walk had no shallow check.
+#[test]
+fn a_review_past_a_shallow_boundary_is_undecided_like_a_check() {
+    let (maintainer, ada) = (Env::new(), Env::new());
+    let dir = reviewed_repo(&maintainer, &[("ada", &ada)], CODE_BY_ONE);
+    approve(&ada, &dir);
+    maintainer.receipt_ok(&dir, &["run", "test"]);
+    change_src(&maintainer, &dir, 3);
+    assert_eq!(review_row(&maintainer, &dir).0, "stale");
+
+    let url = format!("file://{}", dir.display());
+    maintainer.git_ok(
+        maintainer.tmp.path(),
+        &["clone", "-q", "--depth", "3", &url, "clone"],
+    );
+    let clone = maintainer.path("clone");
+    maintainer.git_ok(
+        &clone,
+        &[
+            "fetch",
+            "-q",
+            "origin",
+            "refs/receipts/*:refs/receipts/*",
+            "refs/notes/receipts/*:refs/notes/receipts/*",
+        ],
+    );
+    assert_eq!(
+        maintainer.git_ok(&clone, &["rev-list", "--count", "HEAD"]),
+        "3"
+    );
+    let boundary = maintainer.git_ok(&clone, &["rev-parse", "HEAD~2"]);
+    for require in ["test", "review:code"] {
+        let r = maintainer.receipt(&clone, &["gate", "HEAD", "--require", require]);
+        assert_eq!(r.code, 2, "{require}: undecided, not missing: {r}");
+        assert!(
+            r.stderr
+                .contains(&format!("history is shallow at {boundary}")),
+            "{require}: {r}"
+        );
+        assert!(r.stderr.contains("git fetch --deepen"), "{require}: {r}");
+    }
+    let r = maintainer.receipt(&clone, &["gate", "HEAD", "--require", "review:code"]);
+    assert!(
+        r.stderr
+            .contains("cannot tell whether review \"code\" is stale or missing"),
+        "{r}"
+    );
+    let r = maintainer.receipt(&clone, &["status", "HEAD"]);
+    assert_eq!(r.code, 2, "{r}");
+    // with the history fetched, the answer is there
+    maintainer.git_ok(&clone, &["fetch", "-q", "--unshallow"]);
+    assert_eq!(review_row(&maintainer, &clone).0, "stale");
+}

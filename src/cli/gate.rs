@@ -56,8 +56,8 @@ pub struct GateArgs {
     /// Sign the decision as an acceptance receipt on your chain (also when rejected).
     #[arg(long, conflicts_with = "accepted_by")]
     pub record: bool,
-    /// Pass when each named signer ([signer] name, allowed_signers principal or key
-    /// fingerprint) has a trusted acceptance of exactly each revision's tree; do not decide again.
+    /// Pass when each named signer ([signer] name or key fingerprint) has a
+    /// trusted acceptance of exactly each revision's tree; do not decide again.
     #[arg(long, value_delimiter = ',', value_name = "SIGNER")]
     pub accepted_by: Vec<String>,
 }
@@ -300,7 +300,7 @@ fn record_acceptance(
                         commit,
                         tree,
                         def,
-                        git_receipt::freshness::DEFAULT_WALK_LIMIT,
+                        report.walk_limit,
                         &label,
                     )?;
                     let evidence: Vec<String> = match r.state {
@@ -419,7 +419,7 @@ fn accepted_by_noting(
     if keys.is_empty() {
         bail!(
             "--accepted-by {signer}: no trusted key goes by that name
-hint: name a [signer] of .gitreceipts at the trusted revision, an allowed_signers principal, or a key fingerprint (SHA256:...)"
+hint: name a [signer] of .gitreceipts at the trusted revision, or a key fingerprint (SHA256:...)"
         );
     }
     let mut index = store.receipt_index()?;

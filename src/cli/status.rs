@@ -51,6 +51,9 @@ pub(super) struct RevReport {
     /// What a reviewer should see even when the verdict is yes: required checks
     /// whose definition here differs from the trusted revision's.
     pub notices: Vec<String>,
+    /// The walk limit the states were decided with (`receipt.walkLimit`): what
+    /// is signed of them (`gate --record`) is decided with the same.
+    pub walk_limit: usize,
 }
 
 impl RevReport {
@@ -188,7 +191,8 @@ pub(super) fn signer_label(trust: &git_receipt::trust::TrustSet, fp: &str) -> St
 }
 
 /// Each review's state at `commit` (tree `tree`) as a row beside the checks,
-/// named `review:<name>`, required when it needs at least one approval.
+/// named `review:<name>`, required when it needs at least one approval; one only
+/// the history missing from a shallow clone could decide goes to `undecided`.
 pub(super) fn review_states(
     store: &Store,
     trust: &git_receipt::trust::TrustSet,
@@ -196,13 +200,25 @@ pub(super) fn review_states(
     tree: gix::ObjectId,
     reviews: &[git_receipt::contract::ReviewDef],
     walk_limit: usize,
+    undecided: &mut Vec<Undecided>,
 ) -> Result<Vec<CheckState>> {
     let label = |fp: &str| signer_label(trust, fp);
     let mut out = Vec::new();
     for def in reviews {
-        let r = git_receipt::decision::review_state(
+        let r = match git_receipt::decision::review_state(
             store, trust, commit, tree, def, walk_limit, &label,
-        )?;
+        ) {
+            Ok(r) => r,
+            Err(error @ freshness::FreshnessError::ShallowReview { .. }) => {
+                undecided.push(Undecided {
+                    name: format!("{REVIEW_PREFIX}{}", def.name),
+                    required: def.required > 0,
+                    error,
+                });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         out.push(CheckState {
             name: format!("{REVIEW_PREFIX}{}", r.name),
             required: r.required > 0,
@@ -315,7 +331,13 @@ fn evaluate_with(
     };
     let reviews = effective_reviews(&contract, trusted.as_ref().map(|(c, _)| &**c));
     states.extend(review_states(
-        store, &trust, commit, rev_tree, &reviews, walk_limit,
+        store,
+        &trust,
+        commit,
+        rev_tree,
+        &reviews,
+        walk_limit,
+        &mut undecided,
     )?);
     let mut report = RevReport {
         rev: rev.to_owned(),
@@ -325,6 +347,7 @@ fn evaluate_with(
         undecided,
         undeclared: Vec::new(),
         notices: Vec::new(),
+        walk_limit,
     };
     // what the decisions passed over, by check, for the reader to see
     for s in &report.states {
@@ -837,6 +860,7 @@ mod tests {
             undecided: Vec::new(),
             undeclared: Vec::new(),
             notices: Vec::new(),
+            walk_limit: freshness::DEFAULT_WALK_LIMIT,
         }
     }
 

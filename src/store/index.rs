@@ -718,6 +718,19 @@ pub struct Index {
     inner: Inner,
 }
 
+#[cfg(test)]
+impl Index {
+    /// An index of these chains and no records: for tests of what a record
+    /// opens to ([`crate::freshness::open_candidate`]).
+    pub(crate) fn of_chains(chains: Vec<ChainInfo>) -> Index {
+        Index {
+            inner: Inner::Mem(Mem::from_entries(
+                chains.into_iter().map(|c| (c, Vec::new())).collect(),
+            )),
+        }
+    }
+}
+
 impl Index {
     /// Every indexed chain, sorted by writer id.
     pub fn chains(&self) -> &[ChainInfo] {
@@ -1564,6 +1577,18 @@ mod tests {
         assert_ne!(mixed, honest);
         assert!(view_of(&mixed).is_err_and(|e| e.0.contains("MAC mismatch")));
         assert!(view_of(&honest).unwrap().is_some());
+    }
+
+    /// The check hash is a filter only: two names that collide, which is why
+    /// every decision compares the signed name again (the definition digest
+    /// leaves the name out, so both filters pass for a receipt of the other).
+    #[test]
+    fn check_hash_is_fnv1a_and_collides_for_check_579599_and_check_762382() {
+        assert_eq!(check_hash(""), 0x811c_9dc5);
+        assert_eq!(check_hash("a"), 0xe40c_292c);
+        assert_eq!(check_hash("foobar"), 0xbf9c_f968);
+        assert_eq!(check_hash("check-579599"), check_hash("check-762382"));
+        assert_ne!(check_hash("check-579599"), check_hash("check-579598"));
     }
 
     #[test]
