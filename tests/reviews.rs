@@ -476,6 +476,10 @@ fn a_branch_pointing_its_review_at_paths_that_match_nothing_is_judged_by_mains_r
             && notices.contains("its path changed"),
         "a notice names the changed definition: {notices}"
     );
+    assert!(
+        notices.contains("path \\\"nothing-here\\\" of the review matches nothing"),
+        "a notice names the path that matches nothing: {notices}"
+    );
     let r = maintainer.receipt(
         &dir,
         &[

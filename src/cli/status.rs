@@ -211,9 +211,18 @@ pub(super) fn review_states(
     let label = |fp: &str| signer_label(trust, fp);
     let mut out = Vec::new();
     for def in reviews {
-        let r = git_receipt::decision::review_state(
+        let mut r = git_receipt::decision::review_state(
             store, trust, commit, tree, def, walk_limit, &label,
         )?;
+        // a path that matches nothing reviews nothing: its inputs are the empty tree
+        let empty = gix::ObjectId::empty_tree(store.repo().object_hash());
+        for p in &def.paths {
+            if store.inputs_tree(tree, std::slice::from_ref(p), false)? == empty {
+                r.notices.push(format!(
+                    "path {p:?} of the review matches nothing at this revision, so an approval covers nothing there"
+                ));
+            }
+        }
         out.push(CheckState {
             name: format!("{REVIEW_PREFIX}{}", r.name),
             required: r.required > 0,
