@@ -11,9 +11,11 @@
 //!
 //! The author of a revision, whom `self-approve = false` keeps from approving it,
 //! is known by a key, never by an e-mail: the Ed25519 key that made the commit's
-//! SSH signature (`gpg.format = ssh`), verified strictly over the signed commit.
-//! A commit without one has no known author, so no approval of it can be told
-//! from a self-approval and, with `self-approve = false`, none counts.
+//! SSH signature (`gpg.format = ssh`), verified strictly over the signed commit,
+//! and only when the trust set holds that key unrevoked (anyone can sign a commit
+//! with a throwaway key). A commit without such a signature has no known author,
+//! so no approval of it can be told from a self-approval and, with
+//! `self-approve = false`, none counts.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -225,6 +227,48 @@ pub fn commit_signer(store: &Store, commit: ObjectId) -> Option<PublicKey> {
     PublicKey::from_bytes(&key.0).ok()
 }
 
+/// Who wrote a commit, as far as `self-approve = false` can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Author {
+    /// Signed by this trusted key (fingerprint).
+    Known(String),
+    /// No SSH signature that verifies.
+    Unsigned,
+    /// Signed by a key (fingerprint) the trust set does not hold, or holds revoked.
+    Untrusted(String),
+}
+
+impl Author {
+    /// Why no approval of `commit` can count under `self-approve = false`, if none can.
+    pub fn unknown_reason(&self, commit: ObjectId) -> Option<String> {
+        let c = commit.to_hex_with_len(7);
+        match self {
+            Author::Known(_) => None,
+            Author::Unsigned => Some(format!(
+                "commit {c} has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
+            )),
+            Author::Untrusted(fp) => Some(format!(
+                "commit {c} is signed by {fp}, an untrusted key, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
+            )),
+        }
+    }
+}
+
+/// The author of `commit`: known only through an SSH signature ([`commit_signer`])
+/// by a key `trust` holds and has not revoked.
+pub fn commit_author(store: &Store, trust: &TrustSet, commit: ObjectId) -> Author {
+    match commit_signer(store, commit) {
+        None => Author::Unsigned,
+        Some(key) => {
+            let fp = key.fingerprint();
+            match trust.lookup(&fp) {
+                Some(t) if !t.revoked => Author::Known(fp),
+                _ => Author::Untrusted(fp),
+            }
+        }
+    }
+}
+
 /// One review's state at a revision, with the receipts behind it.
 #[derive(Debug, Clone)]
 pub struct ReviewState {
@@ -280,7 +324,13 @@ pub fn review_state(
         trust,
         (inputs, Role::Inputs),
         (DecisionKind::Review, &def.name),
-        |b| same_review(b) && b.subject.inputs == inputs_hex,
+        // an approval counts only for the paths it signed: the same inputs tree
+        // under other paths (two paths that match nothing) is another review
+        |b| {
+            same_review(b)
+                && b.subject.inputs == inputs_hex
+                && b.review.as_ref().is_some_and(|r| r.paths == def.paths)
+        },
         &mut untrusted,
         &mut notices,
     )?;
@@ -292,7 +342,7 @@ pub fn review_state(
     let author = if def.self_approve {
         None
     } else {
-        Some(commit_signer(store, commit).map(|k| k.fingerprint()))
+        Some(commit_author(store, trust, commit))
     };
     let verdict = |f: &FoundDecision| f.receipt.body().review.as_ref().map(|r| r.verdict);
     let mut state = ReviewState {
@@ -337,11 +387,12 @@ pub fn review_state(
             continue;
         }
         match &author {
-            Some(Some(a)) if a == fp => {
+            Some(Author::Known(a)) if a == fp => {
                 self_approved = true;
                 continue;
             }
-            Some(None) => continue, // author unknown: cannot rule out a self-approval
+            // author unknown: cannot rule out a self-approval
+            Some(Author::Unsigned | Author::Untrusted(_)) => continue,
             _ => {}
         }
         approvers.push(label(fp));
@@ -373,11 +424,10 @@ pub fn review_state(
     if self_approved {
         why.push("the author's own approval does not count (self-approve = false)".to_owned());
     }
-    if matches!(author, Some(None)) && !newest.is_empty() {
-        why.push(format!(
-            "commit {} has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)",
-            commit.to_hex_with_len(7)
-        ));
+    if let Some(unknown) = author.as_ref().and_then(|a| a.unknown_reason(commit))
+        && !newest.is_empty()
+    {
+        why.push(unknown);
     }
     // Stale: no verdict on these inputs, but an ancestor (or this commit, with
     // other paths) has a trusted approval. Verdicts here that do not count keep

@@ -472,3 +472,143 @@ fn a_review_past_a_shallow_boundary_is_undecided_like_a_check() {
     maintainer.git_ok(&clone, &["fetch", "-q", "--unshallow"]);
     assert_eq!(review_row(&maintainer, &clone).0, "stale");
 }
+
+#[test]
+fn self_approve_false_is_not_beaten_by_signing_the_commit_with_a_throwaway_key() {
+    if !common::require_tool("ssh-keygen", "apt-get install openssh-client") {
+        return;
+    }
+    let (maintainer, mallory, bob, throwaway) = (Env::new(), Env::new(), Env::new(), Env::new());
+    let review = "[review \"code\"]\n\tpath = src\n\trequired = 1\n";
+    let dir = reviewed_repo(&maintainer, &[("mallory", &mallory), ("bob", &bob)], review);
+    throwaway.receipt_ok(&dir, &["key", "generate"]);
+    // mallory writes a change, signs the commit with a key nobody trusts, and
+    // approves it herself
+    std::fs::write(dir.join("src/lib.rs"), "pub fn backdoor() {}\n").unwrap();
+    signed_commit(&throwaway, &dir, "mallory's change");
+    let r = mallory.receipt(&dir, &["review", "HEAD", "--approve", "-m", "lgtm"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains("this approval cannot count")
+            && r.stderr.contains("an untrusted key")
+            && r.stderr.contains("hint: "),
+        "review says at once that it cannot count, and what would: {r}"
+    );
+    let (state, reason) = review_row(&maintainer, &dir);
+    assert_eq!(state, "missing", "{reason}");
+    assert!(
+        reason.contains("is signed by")
+            && reason.contains("an untrusted key, so its author is unknown"),
+        "{reason}"
+    );
+    let r = maintainer.receipt(&dir, &["gate", "HEAD", "--require", "review:code"]);
+    assert_eq!(r.code, 1, "{r}");
+    // bob's approval cannot be told from a self-approval either: fail closed
+    approve(&bob, &dir);
+    assert_eq!(review_row(&maintainer, &dir).0, "missing");
+
+    // the honest control: signed by a trusted key, another reviewer counts
+    std::fs::write(dir.join("src/lib.rs"), "pub fn by_bob() {}\n").unwrap();
+    signed_commit(&bob, &dir, "bob's change");
+    let r = mallory.receipt(&dir, &["review", "HEAD", "--approve", "-m", "ok"]);
+    assert!(!r.stderr.contains("cannot count"), "{r}");
+    let (state, reason) = review_row(&maintainer, &dir);
+    assert_eq!(state, "present", "{reason}");
+    // and the author's own approval is flagged at once
+    let r = bob.receipt(&dir, &["review", "HEAD", "--approve", "-m", "mine"]);
+    assert!(r.stderr.contains("the author's own approval"), "{r}");
+}
+
+/// `gate HEAD --trust main --require review:code --json` on `dir`: (review:code
+/// state, its reason, the notices).
+fn gate_review(env: &Env, dir: &Path) -> (String, String, String) {
+    let r = env.receipt(
+        dir,
+        &[
+            "gate",
+            "HEAD",
+            "--trust",
+            "main",
+            "--require",
+            "review:code",
+            "--json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|_| panic!("{r}"));
+    let v = if v.is_array() { v[0].clone() } else { v };
+    let row = v["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .find(|c| c["name"] == "review:code")
+        .unwrap_or_else(|| panic!("a review:code row: {r}"))
+        .clone();
+    (
+        row["state"].as_str().unwrap().to_owned(),
+        row["reason"].as_str().unwrap().to_owned(),
+        v["notices"].to_string(),
+    )
+}
+
+#[test]
+fn a_branch_pointing_its_review_at_paths_that_match_nothing_is_judged_by_mains_review_paths() {
+    let (maintainer, rita, mallory) = (Env::new(), Env::new(), Env::new());
+    let review = "[review \"code\"]\n\tpath = src\n\trequired = 1\n\tself-approve = true\n";
+    let dir = reviewed_repo(&maintainer, &[("rita", &rita)], review);
+    mallory.receipt_ok(&dir, &["key", "generate"]);
+    // PR 1: a typo fix that also points the review at `Src`
+    mallory.git_ok(&dir, &["checkout", "-qb", "typo"]);
+    std::fs::write(dir.join("README"), "fixed a typo\n").unwrap();
+    let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    std::fs::write(
+        dir.join(".gitreceipts"),
+        contract.replace("path = src\n", "path = Src\n"),
+    )
+    .unwrap();
+    mallory.git_ok(&dir, &["commit", "-qam", "fix a typo"]);
+    let (_, _, notices) = gate_review(&maintainer, &dir);
+    assert!(
+        notices.contains("review \\\"code\\\" is defined differently here")
+            && notices.contains("its path changed"),
+        "{notices}"
+    );
+    rita.receipt_ok(&dir, &["review", "HEAD", "--approve", "-m", "typo ok"]);
+    let (state, reason, _) = gate_review(&maintainer, &dir);
+    assert_eq!(state, "present", "the honest control: {reason}");
+    maintainer.git_ok(&dir, &["checkout", "-q", "main"]);
+    maintainer.git_ok(&dir, &["merge", "-q", "--ff-only", "typo"]);
+
+    // PR 2: a change in src/, and the review pointed at nothing
+    mallory.git_ok(&dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(dir.join("src/lib.rs"), "pub fn backdoor() {}\n").unwrap();
+    let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    std::fs::write(
+        dir.join(".gitreceipts"),
+        contract.replace("path = Src\n", "path = nothing-here\n"),
+    )
+    .unwrap();
+    mallory.git_ok(&dir, &["commit", "-qam", "innocent"]);
+    let (state, reason, notices) = gate_review(&maintainer, &dir);
+    assert!(state == "stale" || state == "missing", "{state}: {reason}");
+    assert!(
+        notices.contains("review \\\"code\\\" is defined differently here")
+            && notices.contains("its path changed"),
+        "a notice names the changed definition: {notices}"
+    );
+    assert!(
+        notices.contains("path \\\"nothing-here\\\" of the review matches nothing"),
+        "a notice names the path that matches nothing: {notices}"
+    );
+    let r = maintainer.receipt(
+        &dir,
+        &[
+            "gate",
+            "HEAD",
+            "--trust",
+            "main",
+            "--require",
+            "review:code",
+        ],
+    );
+    assert_eq!(r.code, 1, "{r}");
+}

@@ -60,7 +60,14 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
             args.message.len()
         );
     }
-    let contract = super::status::contract_at(&store, commit, &args.rev)?;
+    // the reviews as the revision is judged: declared here, held to the trust root's
+    let (trust, root) = ctx.trust_for(&store, commit)?;
+    let here = super::status::contract_at(&store, commit, &args.rev)?;
+    let mut contract = (*here).clone();
+    if let Some(c) = root.commit.filter(|c| *c != commit) {
+        let trusted = super::status::contract_at(&store, c, &c.to_hex_with_len(7).to_string())?;
+        contract.reviews = super::status::effective_reviews(&here, Some(&trusted));
+    }
     let reviews: Vec<_> = match &args.name {
         Some(name) => match contract.reviews.iter().find(|r| &r.name == name) {
             Some(r) => vec![r.clone()],
@@ -95,6 +102,7 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
     } else {
         Verdict::Approve
     };
+    let author = git_receipt::decision::commit_author(&store, &trust, commit);
     for def in reviews {
         let inputs = store.inputs_tree(tree, &def.paths, true)?;
         let review = Review {
@@ -124,6 +132,19 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
                 escape(&def.paths.join(", ")).into_owned()
             }
         );
+        if !args.reject && !def.self_approve {
+            let name = escape(&def.name);
+            if let Some(why) = author.unknown_reason(commit) {
+                eprintln!(
+                    "warning: this approval cannot count: {why}\nhint: the author signs the commit with a key declared as a [signer] (git commit -S with gpg.format = ssh) and you review the signed commit, or [review \"{name}\"] sets self-approve = true"
+                );
+            } else if author == git_receipt::decision::Author::Known(key.public().fingerprint()) {
+                eprintln!(
+                    "warning: this approval cannot count: it is the author's own approval (self-approve = false)\nhint: ask another trusted reviewer: git receipt review {} --approve",
+                    escape(&args.rev)
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

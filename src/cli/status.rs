@@ -162,8 +162,11 @@ pub(super) fn evaluate_rev_trusting(
 pub(super) const REVIEW_PREFIX: &str = "review:";
 
 /// The reviews a revision is held to: those declared here and, when judged against
-/// a trusted revision, those required there too (a branch cannot drop a required
-/// review or lower its count, or allow self-approval, by editing .gitreceipts).
+/// a trusted revision, those required there too, each the stricter of the two
+/// definitions: the paths of both, the larger `required`, and `self-approve` only
+/// when both allow it (a branch cannot drop a required review, point it at paths
+/// that match nothing, lower its count or allow self-approval by editing
+/// .gitreceipts).
 pub(super) fn effective_reviews(
     here: &Contract,
     trusted: Option<&Contract>,
@@ -174,6 +177,14 @@ pub(super) fn effective_reviews(
             Some(r) => {
                 r.required = r.required.max(was.required);
                 r.self_approve &= was.self_approve;
+                // no paths is the whole tree, which covers every path
+                r.paths = if r.paths.is_empty() || was.paths.is_empty() {
+                    Vec::new()
+                } else {
+                    git_receipt::contract::minimal_paths(
+                        r.paths.iter().chain(&was.paths).cloned().collect(),
+                    )
+                };
             }
             None if was.required > 0 => out.push(was.clone()),
             None => {}
@@ -205,7 +216,7 @@ pub(super) fn review_states(
     let label = |fp: &str| signer_label(trust, fp);
     let mut out = Vec::new();
     for def in reviews {
-        let r = match git_receipt::decision::review_state(
+        let mut r = match git_receipt::decision::review_state(
             store, trust, commit, tree, def, walk_limit, &label,
         ) {
             Ok(r) => r,
@@ -219,6 +230,15 @@ pub(super) fn review_states(
             }
             Err(e) => return Err(e.into()),
         };
+        // a path that matches nothing reviews nothing: its inputs are the empty tree
+        let empty = gix::ObjectId::empty_tree(store.repo().object_hash());
+        for p in &def.paths {
+            if store.inputs_tree(tree, std::slice::from_ref(p), false)? == empty {
+                r.notices.push(format!(
+                    "path {p:?} of the review matches nothing at this revision, so an approval covers nothing there"
+                ));
+            }
+        }
         out.push(CheckState {
             name: format!("{REVIEW_PREFIX}{}", r.name),
             required: r.required > 0,
@@ -357,6 +377,9 @@ fn evaluate_with(
     }
     if let Some((trusted_contract, label)) = trusted {
         require_trusted_checks(&mut report, &contract, &trusted_contract, &label);
+        report
+            .notices
+            .extend(changed_reviews(&contract, &trusted_contract, &label));
     }
     Ok(report)
 }
@@ -423,6 +446,34 @@ pub(super) fn require_trusted_checks(
             ));
         }
     }
+}
+
+/// A notice for each review whose definition here differs from the one at the
+/// trusted revision `label`: the stricter of the two is evaluated
+/// ([`effective_reviews`]), and a reviewer should see that a branch changed it.
+pub(super) fn changed_reviews(here: &Contract, trusted: &Contract, label: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for now in &here.reviews {
+        let Some(was) = trusted.reviews.iter().find(|r| r.name == now.name) else {
+            continue;
+        };
+        let changed: Vec<&str> = [
+            ("path", now.paths != was.paths),
+            ("required", now.required != was.required),
+            ("self-approve", now.self_approve != was.self_approve),
+        ]
+        .into_iter()
+        .filter_map(|(what, differs)| differs.then_some(what))
+        .collect();
+        if !changed.is_empty() {
+            out.push(format!(
+                "review {:?} is defined differently here than at {label}: its {} changed; the stricter of the two is evaluated (the paths of both, the larger required, self-approve only if both allow it)",
+                now.name,
+                changed.join(" and ")
+            ));
+        }
+    }
+    out
 }
 
 /// How the trust root `c` is named where its required checks are applied.
