@@ -707,6 +707,14 @@ fn match_pattern_list(name: &str, list: &str) -> PatternMatch {
 
 /// OpenSSH's `match_pattern`: `*` and `?` wildcards, bytewise, case-sensitive.
 fn namespace_matches(pattern: &str, name: &str) -> bool {
+    wildcard_match(pattern, name, true)
+}
+
+/// Whether `name` matches `pattern`, bytewise and case-sensitive, where each `*`
+/// matches any run of bytes (`/` included) and, with `any_one`, each `?` any one
+/// byte (else `?` is itself). Shared by OpenSSH's namespace patterns and the
+/// server hook's protected-branch patterns.
+pub fn wildcard_match(pattern: &str, name: &str, any_one: bool) -> bool {
     // Iterative, backtracking only to the last `*`: a file of `*a*a*a...` patterns
     // costs time linear in their length, not exponential.
     let (p, n) = (pattern.as_bytes(), name.as_bytes());
@@ -718,7 +726,7 @@ fn namespace_matches(pattern: &str, name: &str) -> bool {
                 last_star = Some((pi, ni));
                 pi += 1;
             }
-            Some(&c) if c == b'?' || c == n[ni] => {
+            Some(&c) if (any_one && c == b'?') || c == n[ni] => {
                 pi += 1;
                 ni += 1;
             }

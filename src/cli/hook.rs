@@ -476,33 +476,9 @@ hint: name a branch (main), a full ref name (refs/heads/main), or a pattern with
 }
 
 /// Whether ref `name` matches `pattern` (a full ref name, where each `*` matches
-/// any run of characters, `/` included). Iterative, backtracking only to the
-/// last `*`: linear in the lengths, whatever the pattern.
+/// any run of characters, `/` included; linear in the lengths, whatever the pattern).
 fn ref_pattern_matches(pattern: &str, name: &str) -> bool {
-    let (p, n) = (pattern.as_bytes(), name.as_bytes());
-    let (mut pi, mut ni) = (0, 0);
-    let mut last_star: Option<(usize, usize)> = None;
-    while ni < n.len() {
-        match p.get(pi) {
-            Some(b'*') => {
-                last_star = Some((pi, ni));
-                pi += 1;
-            }
-            Some(&c) if c == n[ni] => {
-                pi += 1;
-                ni += 1;
-            }
-            _ => match last_star {
-                Some((sp, sn)) => {
-                    last_star = Some((sp, sn + 1));
-                    pi = sp + 1;
-                    ni = sn + 1;
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
+    git_receipt::trust::wildcard_match(pattern, name, false)
 }
 
 /// git's own limit on a chain of symbolic refs (`SYMREF_MAXDEPTH`).
