@@ -687,7 +687,7 @@ fn discards_an_entry(
     new: gix::ObjectId,
     known: &dyn Fn(&str) -> Option<git_receipt::sign::PublicKey>,
 ) -> Result<Option<String>> {
-    use git_receipt::store::admit::read_entry;
+    use git_receipt::store::admit::check_entry;
     let out = store.run_git(&[
         "rev-list",
         "--parents",
@@ -714,19 +714,11 @@ fn discards_an_entry(
         if parents.iter().any(|p| discarded.contains(p)) {
             continue; // above another discarded commit
         }
-        let Ok(entry) = read_entry(store.repo(), writer, c) else {
+        // a commit that breaks a rule, or follows a commit that is no entry, is
+        // not one itself
+        let Ok(entry) = check_entry(store.repo(), writer, c, known) else {
             continue;
         };
-        let below = match entry.parent {
-            None => None,
-            Some(p) => match read_entry(store.repo(), writer, p) {
-                Ok(b) => Some(b.as_below()),
-                Err(_) => continue, // follows no entry: not one itself
-            },
-        };
-        if entry.follows(below.as_ref()).is_err() || entry.check_signature(known).is_err() {
-            continue;
-        }
         return Ok(Some(format!(
             "receipt #{} ({}), a valid entry signed by the writer",
             entry.receipt.body().chain.index,

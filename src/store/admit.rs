@@ -252,6 +252,25 @@ pub fn read_entry(
     entry_of(repo, writer, commit, &parents, tree_id)
 }
 
+/// Every rule for the one chain commit `commit` of `writer`'s chain, against the
+/// entry below it (read for its id and index only: whether *it* follows every
+/// rule is the caller's to know). Two reads and one signature.
+pub fn check_entry(
+    repo: &gix::Repository,
+    writer: &str,
+    commit: ObjectId,
+    known: &dyn Fn(&str) -> Option<PublicKey>,
+) -> Result<Entry, Refusal> {
+    let e = read_entry(repo, writer, commit)?;
+    let below = match e.parent {
+        None => None,
+        Some(p) => Some(read_entry(repo, writer, p)?.as_below()),
+    };
+    e.follows(below.as_ref())?;
+    e.check_signature(known)?;
+    Ok(e)
+}
+
 /// [`read_entry`] of a commit already read: its parents and tree.
 fn entry_of(
     repo: &gix::Repository,

@@ -334,18 +334,9 @@ impl Store {
         key: &SigningKey,
         tip: ObjectId,
     ) -> Result<Option<ObjectId>, StoreError> {
-        use super::admit::read_entry;
         let own = key.public().clone();
         let known = move |fp: &str| (fp == own.fingerprint()).then(|| own.clone());
-        let checked = read_entry(&self.repo, writer, tip).and_then(|e| {
-            let below = match e.parent {
-                None => None,
-                Some(p) => Some(read_entry(&self.repo, writer, p)?.as_below()),
-            };
-            e.follows(below.as_ref())?;
-            e.check_signature(&known)
-        });
-        let Err(refusal) = checked else {
+        let Err(refusal) = super::admit::check_entry(&self.repo, writer, tip, &known) else {
             return Ok(Some(tip));
         };
         let last_valid = self
