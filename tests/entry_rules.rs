@@ -107,6 +107,38 @@ fn ci_chain(w: &World) -> Vec<String> {
     v
 }
 
+/// The tree of `commit`.
+fn tree_of(env: &Env, dir: &Path, commit: &str) -> String {
+    env.git_ok(dir, &["rev-parse", &format!("{commit}^{{tree}}")])
+}
+
+/// Attack 1's commit M: receipt #1 (passed) again, with parents [#0, the real
+/// tip #2 (failed)]: a fast-forward whose first-parent walk never sees #2.
+fn hiding_merge(env: &Env, dir: &Path, chain: &[String]) -> String {
+    let tree_of_1 = tree_of(env, dir, &chain[1]);
+    env.git_ok(
+        dir,
+        &[
+            "commit-tree",
+            &tree_of_1,
+            "-p",
+            &chain[0],
+            "-p",
+            &chain[2],
+            "-m",
+            "merge",
+        ],
+    )
+}
+
+/// Attack 4's ref names: 20 writer ids of CI's key under other chain names.
+fn other_names(w: &World) -> Vec<String> {
+    let key_part = &w.ci_writer[w.ci_writer.len() - 32..];
+    (0..20)
+        .map(|i| format!("refs/receipts/x{i}-{key_part}"))
+        .collect()
+}
+
 /// A commit holding a `receipt.json` that is not JSON, on `parent`.
 fn junk_commit(env: &Env, dir: &Path, parent: Option<&str>) -> String {
     let blob = env.git_input(dir, &["hash-object", "-w", "--stdin"], b"not json\n");
@@ -128,24 +160,7 @@ fn a_two_parent_chain_commit_that_hides_a_failed_receipt_is_refused_by_the_hook(
     let chain = ci_chain(&w);
     let dir = mallory_clone(&w);
     let change = readme_commit(&w.mallory, &dir);
-    // M: receipt #1 (passed) again, parents [#0, the real tip #2 (failed)]:
-    // a fast-forward whose first-parent walk never sees the failure
-    let tree_of_1 = w
-        .mallory
-        .git_ok(&dir, &["rev-parse", &format!("{}^{{tree}}", chain[1])]);
-    let m = w.mallory.git_ok(
-        &dir,
-        &[
-            "commit-tree",
-            &tree_of_1,
-            "-p",
-            &chain[0],
-            "-p",
-            &chain[2],
-            "-m",
-            "merge",
-        ],
-    );
+    let m = hiding_merge(&w.mallory, &dir, &chain);
     let ci_ref = format!("refs/receipts/{}", w.ci_writer);
     let r = raw_push(&w.mallory, &dir, &["main", &format!("{m}:{ci_ref}")]);
     assert_ne!(r.code, 0, "{r}");
@@ -173,9 +188,7 @@ fn junk_appended_to_another_writers_chain_is_refused_by_the_hook() {
     assert_eq!(server_ref(&w, &ci_ref), Some(chain[2].clone()));
 
     // a real receipt of CI's copied on top (a valid signature, a broken link)
-    let tree_of_0 = w
-        .mallory
-        .git_ok(&dir, &["rev-parse", &format!("{}^{{tree}}", chain[0])]);
+    let tree_of_0 = tree_of(&w.mallory, &dir, &chain[0]);
     let copy = w.mallory.git_ok(
         &dir,
         &["commit-tree", &tree_of_0, "-p", &chain[2], "-m", "copy"],
@@ -197,9 +210,7 @@ fn junk_appended_to_another_writers_chain_is_refused_by_the_hook() {
         r.stderr.contains("a valid entry signed by the writer"),
         "{r}"
     );
-    let her_tree = w
-        .mallory
-        .git_ok(&dir, &["rev-parse", &format!("{hers}^{{tree}}")]);
+    let her_tree = tree_of(&w.mallory, &dir, &hers);
     let on_top = w.mallory.git_ok(
         &dir,
         &["commit-tree", &her_tree, "-p", &chain[2], "-m", "hers"],
@@ -251,14 +262,7 @@ fn one_chain_under_many_names_is_refused_by_the_hook_and_read_once_without_it() 
     let w = world(true);
     let chain = ci_chain(&w);
     let dir = mallory_clone(&w);
-    let names: Vec<String> = (0..20)
-        .map(|i| {
-            format!(
-                "refs/receipts/x{i}-{}",
-                &w.ci_writer[w.ci_writer.len() - 32..]
-            )
-        })
-        .collect();
+    let names = other_names(&w);
     let specs: Vec<String> = names.iter().map(|n| format!("{}:{n}", chain[2])).collect();
     let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
     let r = raw_push(&w.mallory, &dir, &spec_refs);
@@ -411,14 +415,9 @@ fn plain_git_fetch_readers_count_no_merge_no_junk_and_no_chain_under_another_nam
 
     let dir = mallory_clone(&w);
     // 4: CI's chain under 20 more names
-    let specs: Vec<String> = (0..20)
-        .map(|i| {
-            format!(
-                "{}:refs/receipts/x{i}-{}",
-                chain[2],
-                &w.ci_writer[w.ci_writer.len() - 32..]
-            )
-        })
+    let specs: Vec<String> = other_names(&w)
+        .iter()
+        .map(|n| format!("{}:{n}", chain[2]))
         .collect();
     let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
     assert_eq!(raw_push(&w.mallory, &dir, &spec_refs).code, 0);
@@ -432,9 +431,7 @@ fn plain_git_fetch_readers_count_no_merge_no_junk_and_no_chain_under_another_nam
     );
 
     // 2: junk, and a real passing receipt of CI's copied, on top of CI's chain
-    let tree_of_1 = w
-        .mallory
-        .git_ok(&dir, &["rev-parse", &format!("{}^{{tree}}", chain[1])]);
+    let tree_of_1 = tree_of(&w.mallory, &dir, &chain[1]);
     let copy = w.mallory.git_ok(
         &dir,
         &["commit-tree", &tree_of_1, "-p", &chain[2], "-m", "copy"],
@@ -450,19 +447,7 @@ fn plain_git_fetch_readers_count_no_merge_no_junk_and_no_chain_under_another_nam
     assert!(r.stderr.contains("is not an entry of it"), "{r}");
 
     // 1: the merge that hides the failure from first-parent readers
-    let m = w.mallory.git_ok(
-        &dir,
-        &[
-            "commit-tree",
-            &tree_of_1,
-            "-p",
-            &chain[0],
-            "-p",
-            &chain[2],
-            "-m",
-            "merge",
-        ],
-    );
+    let m = hiding_merge(&w.mallory, &dir, &chain);
     assert_eq!(
         raw_push(&w.mallory, &dir, &[&format!("+{m}:{ci_ref}")]).code,
         0
