@@ -888,8 +888,14 @@ fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     }
     store.see_quarantine()?;
     let mut chains_refused = Vec::new();
-    let known = known_keys(&store, &protected.existing_names());
-    let known = |fp: &str| known.lookup(fp).map(|t| t.key.clone());
+    // read only for an entry that carries no signer.pub (written before entries did)
+    let known_set = std::cell::OnceCell::new();
+    let known = |fp: &str| {
+        known_set
+            .get_or_init(|| known_keys(&store, &protected.existing_names()))
+            .lookup(fp)
+            .map(|t| t.key.clone())
+    };
     for u in updates
         .iter()
         .filter(|u| u.name.starts_with("refs/receipts/"))
