@@ -653,8 +653,7 @@ pub fn push_writer(
             None => None,
             Some(t) => {
                 let base = store.merge_base_of(local, t)?;
-                let own = key.public().clone();
-                let known = move |fp: &str| (fp == own.fingerprint()).then(|| own.clone());
+                let known = crate::store::admit::only_key(key.public());
                 let admission = store.admit(writer, t, base, &known)?;
                 match &admission.refusal {
                     None => Some(t),

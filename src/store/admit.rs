@@ -252,6 +252,12 @@ pub fn read_entry(
     entry_of(repo, writer, commit, &parents, tree_id)
 }
 
+/// The known keys of a writer checking its own chain: its key alone.
+pub fn only_key(key: &PublicKey) -> impl Fn(&str) -> Option<PublicKey> + '_ {
+    let fp = key.fingerprint();
+    move |named: &str| (named == fp).then(|| key.clone())
+}
+
 /// Every rule for the one chain commit `commit` of `writer`'s chain, against the
 /// entry below it (read for its id and index only: whether *it* follows every
 /// rule is the caller's to know). Two reads and one signature.

@@ -334,8 +334,7 @@ impl Store {
         key: &SigningKey,
         tip: ObjectId,
     ) -> Result<Option<ObjectId>, StoreError> {
-        let own = key.public().clone();
-        let known = move |fp: &str| (fp == own.fingerprint()).then(|| own.clone());
+        let known = super::admit::only_key(key.public());
         let Err(refusal) = super::admit::check_entry(&self.repo, writer, tip, &known) else {
             return Ok(Some(tip));
         };
