@@ -12,8 +12,9 @@
 //! chain that still descends from its checkpointed tip is walked only down to that
 //! tip, the oldest new entry linked to it.
 //!
-//! The walk of one chain ([`walk_chain`]) is also how `fetch` checks what it would
-//! add: from the fetched tip down to the local one.
+//! `fetch`, `push` and the server hook check what they take in with the entry rules
+//! of [`crate::store::admit`], one read and one signature per new entry; this walk
+//! reports every finding of a whole chain.
 //!
 //! One thread reads the entries in chain order (so the pack's delta-base cache
 //! stays warm); parsing and signatures run on every core, in bounded batches, so
@@ -350,20 +351,9 @@ pub struct ChainWalk {
 /// Check `writer`'s chain from `tip` down to `base` (not included; the whole chain
 /// when `None`): every entry's shape, bytes, schema, signature and trust, writer,
 /// and links, each to the entry below it, the oldest one checked to `base` (its
-/// index plus one, `prev` = the base's receipt id) or, at the root, to nothing. The one walk
-/// behind `verify` (the whole chain, or what is new since a checkpoint) and
-/// `fetch` (what is new since the local tip).
-pub fn walk_chain(
-    store: &Store,
-    writer: &str,
-    tip: ObjectId,
-    base: Option<ObjectId>,
-    trust: &TrustSet,
-) -> Result<ChainWalk, StoreError> {
-    let shared = store.repo().clone().into_sync();
-    walk_range(store, &shared, writer, tip, base, trust, &mut |_| {})
-}
-
+/// index plus one, `prev` = the base's receipt id) or, at the root, to nothing. The walk
+/// behind `verify` (the whole chain, or what is new since a checkpoint); `fetch`
+/// checks what it takes with the entry rules of `store::admit`.
 fn walk_range(
     store: &Store,
     shared: &gix::ThreadSafeRepository,
