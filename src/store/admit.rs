@@ -400,9 +400,8 @@ fn read_signer_file(repo: &gix::Repository, blob: ObjectId) -> Result<PublicKey,
     {
         return Ok(k);
     }
+    // from_openssh has decoded the point (canonical, large order) already
     let key = read_signer_blob(repo, blob)?;
-    key.usable()
-        .map_err(|why| format!("{SIGNER_FILE} holds no usable key: {why}"))?;
     if let Ok(mut m) = SIGNER_KEYS.lock() {
         let m = m.get_or_insert_with(Default::default);
         if m.len() >= 4096 {
