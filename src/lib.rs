@@ -27,6 +27,7 @@ pub mod freshness;
 pub mod hooks;
 pub mod intoto;
 pub mod keyfile;
+pub mod notice;
 pub mod receipt;
 pub mod recorder;
 pub mod runner;

@@ -15,6 +15,7 @@ pub mod index;
 pub mod logs;
 pub mod maintenance;
 pub mod notes;
+pub mod query;
 pub mod remote;
 pub mod worktree;
 
@@ -267,6 +268,8 @@ pub struct Store {
     index_file_ignored: bool,
     /// What became of the last attempt to write the index file.
     index_written: std::sync::Mutex<Option<index::IndexWrite>>,
+    /// What the store had to say while it worked (see [`crate::notice`]).
+    notices: crate::notice::Sink,
 }
 
 impl Store {
@@ -325,6 +328,7 @@ impl Store {
             index: Default::default(),
             index_written: Default::default(),
             index_file_ignored: false,
+            notices: Default::default(),
         })
     }
 
@@ -656,6 +660,16 @@ impl Store {
         self.repo.objects = gix::odb::memory::Proxy::new(handle, gix::hash::Kind::Sha1);
         self._quarantine_view = Some(view);
         Ok(())
+    }
+
+    /// Keep notice `n` for the caller (the library never prints; see [`crate::notice`]).
+    pub fn notice(&self, n: crate::notice::Notice) {
+        self.notices.push(n);
+    }
+
+    /// Every notice kept since the last call, oldest first.
+    pub fn take_notices(&self) -> Vec<crate::notice::Notice> {
+        self.notices.take()
     }
 
     /// The underlying repository.

@@ -1,0 +1,173 @@
+//! Small read-only questions about the repository that code above the store asks:
+//! does an object exist, what does HEAD name, which refs lie under a prefix, is
+//! this clone shallow. Each answers in ids and strings, so no caller outside
+//! `store/` holds a `gix::Repository` (the store is the only code that touches git).
+
+use std::collections::HashSet;
+
+use gix::ObjectId;
+
+use super::{Store, StoreError, git_err};
+
+/// What kind of object an id names, from its header alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// A blob.
+    Blob,
+    /// A tree.
+    Tree,
+    /// A commit.
+    Commit,
+    /// An annotated tag.
+    Tag,
+}
+
+impl Store {
+    /// Whether the object database holds `id` (of any kind).
+    pub fn has_object(&self, id: ObjectId) -> bool {
+        self.repo.has_object(id)
+    }
+
+    /// Whether `id` names a commit this repository holds.
+    pub fn has_commit(&self, id: ObjectId) -> bool {
+        self.repo.find_commit(id).is_ok()
+    }
+
+    /// The kind and size of object `id` from its header, without reading it; `None`
+    /// when this repository does not hold it (or cannot read its header).
+    pub fn object_header(&self, id: ObjectId) -> Option<(ObjectKind, u64)> {
+        let header = self.repo.find_header(id).ok()?;
+        let kind = match header.kind() {
+            gix::object::Kind::Blob => ObjectKind::Blob,
+            gix::object::Kind::Tree => ObjectKind::Tree,
+            gix::object::Kind::Commit => ObjectKind::Commit,
+            gix::object::Kind::Tag => ObjectKind::Tag,
+        };
+        Some((kind, header.size()))
+    }
+
+    /// The empty tree's id in this repository's hash.
+    pub fn empty_tree(&self) -> ObjectId {
+        ObjectId::empty_tree(self.repo.object_hash())
+    }
+
+    /// The full name of the branch HEAD points at (`refs/heads/main`), or `None` when
+    /// HEAD is detached or cannot be read.
+    pub fn head_branch(&self) -> Option<String> {
+        self.repo
+            .head_name()
+            .ok()
+            .flatten()
+            .map(|n| n.as_bstr().to_string())
+    }
+
+    /// The commit HEAD points at, or `None` when HEAD is unborn or unreadable.
+    pub fn head_commit_id(&self) -> Option<ObjectId> {
+        self.repo.head_id().ok().map(|id| id.detach())
+    }
+
+    /// The ref `name` names when it is symbolic (one step, not followed), `Ok(None)`
+    /// when it is direct or does not exist; an error when it cannot be read.
+    pub fn symref_target(&self, name: &str) -> Result<Option<String>, StoreError> {
+        match self.repo.try_find_reference(name) {
+            Ok(Some(r)) => Ok(r.target().try_name().map(|t| t.as_bstr().to_string())),
+            Ok(None) => Ok(None),
+            Err(e) => Err(git_err(format!("reading ref {name}"))(e)),
+        }
+    }
+
+    /// Whether ref `name` exists (direct or symbolic).
+    pub fn ref_exists(&self, name: &str) -> bool {
+        self.repo.try_find_reference(name).ok().flatten().is_some()
+    }
+
+    /// The commit ref `name` peels to (through tags), or `None` when it does not
+    /// exist or names no commit.
+    pub fn ref_commit(&self, name: &str) -> Option<ObjectId> {
+        self.repo
+            .try_find_reference(name)
+            .ok()
+            .flatten()
+            .and_then(|mut r| r.peel_to_commit().ok().map(|c| c.id))
+    }
+
+    /// The full name and peeled id of ref `name` (`main` finds `refs/heads/main`),
+    /// or `None` when it does not exist or does not peel.
+    pub fn ref_peeled(&self, name: &str) -> Option<(String, ObjectId)> {
+        let mut r = self.repo.try_find_reference(name).ok()??;
+        let id = r.peel_to_id().ok()?.detach();
+        Some((r.name().as_bstr().to_string(), id))
+    }
+
+    /// Every ref under `prefix` (`refs/heads/`), by full name, with the object it
+    /// points at directly (`None` for a symbolic ref). Refs that cannot be read are
+    /// left out.
+    pub fn refs_named_under(
+        &self,
+        prefix: &str,
+    ) -> Result<Vec<(String, Option<ObjectId>)>, StoreError> {
+        let refs = self.repo.references().map_err(git_err("listing refs"))?;
+        let under = refs
+            .prefixed(prefix)
+            .map_err(git_err(format!("listing {prefix}")))?;
+        Ok(under
+            .flatten()
+            .map(|r| {
+                (
+                    r.name().as_bstr().to_string(),
+                    r.target().try_id().map(|id| id.to_owned()),
+                )
+            })
+            .collect())
+    }
+
+    /// The names of the configured remotes.
+    pub fn remote_names(&self) -> Vec<String> {
+        self.repo
+            .remote_names()
+            .into_iter()
+            .map(|n| n.to_string())
+            .collect()
+    }
+
+    /// A boolean from git config.
+    pub fn config_bool(&self, key: &str) -> Option<bool> {
+        self.repo.config_snapshot().boolean(key)
+    }
+
+    /// Whether this clone is shallow (`.git/shallow` lists commits), `false` when
+    /// that cannot be read.
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow().unwrap_or(false)
+    }
+
+    /// The commits `.git/shallow` lists: history stops there in this clone.
+    pub fn shallow_commits(&self) -> Result<HashSet<ObjectId>, StoreError> {
+        Ok(self
+            .repo
+            .shallow_commits()
+            .map_err(git_err("reading .git/shallow"))?
+            .map(|c| c.iter().copied().collect())
+            .unwrap_or_default())
+    }
+
+    /// The parents of `commit`, first parent first.
+    pub fn commit_parents(&self, commit: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
+        Ok(self
+            .repo
+            .find_commit(commit)
+            .map_err(git_err(format!("reading commit {commit}")))?
+            .parent_ids()
+            .map(|p| p.detach())
+            .collect())
+    }
+
+    /// Write `bytes` as a blob and return its id.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, StoreError> {
+        Ok(self
+            .repo
+            .write_blob(bytes)
+            .map_err(git_err("writing a blob"))?
+            .detach())
+    }
+}
