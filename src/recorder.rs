@@ -84,7 +84,7 @@ impl CheckSpec {
 }
 
 /// The subject of a receipt, computed before the check runs.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SubjectIds {
     /// HEAD commit.
     pub commit: gix::ObjectId,
@@ -94,6 +94,9 @@ pub struct SubjectIds {
     pub inputs: gix::ObjectId,
     /// Work tree differs from HEAD.
     pub dirty: bool,
+    /// Paths git's index marks hid from `git status` whose real content (or
+    /// absence) the tree records ([`crate::store::worktree::Unmarked`]).
+    pub unmarked: Vec<crate::store::worktree::Unmarked>,
 }
 
 /// Compute the subject for `check` from HEAD and the work tree.
@@ -106,6 +109,7 @@ pub fn subject_now(store: &Store, check: &CheckSpec) -> Result<SubjectIds, Store
         tree: subject.tree,
         inputs,
         dirty: subject.dirty,
+        unmarked: subject.unmarked,
     })
 }
 

@@ -79,6 +79,7 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     store.check_signing_clock(&writer)?;
     let subject = recorder::subject_now(&store, &check)?;
     super::run::warn_paths_matching_nothing(&store, &check, subject.tree)?;
+    super::run::warn_unmarked(&subject.unmarked);
     let obs = Observation {
         exit_code: args.exit_code,
         detail: args.detail.clone(),

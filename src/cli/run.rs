@@ -15,6 +15,38 @@ use git_receipt::runner::{self, RunSpec};
 use super::{Context, colour, human_ms, paint, short_id};
 use git_receipt::text::escape;
 
+/// Say which paths git's index marks hid from `git status` and how the receipt
+/// records them: their content on disk, or without them when they are not on
+/// disk (a sparse checkout), so the receipt is marked dirty and does not cover
+/// HEAD's tree. At most a few are named.
+pub(super) fn warn_unmarked(unmarked: &[git_receipt::store::worktree::Unmarked]) {
+    use git_receipt::store::worktree::Marked;
+    const NAMED: usize = 5;
+    for u in unmarked.iter().take(NAMED) {
+        let how = match u.marked {
+            Marked::AssumeUnchanged => "marked assume-unchanged",
+            Marked::SkipWorktree => {
+                "marked skip-worktree (a sparse checkout marks what it leaves out)"
+            }
+        };
+        let what = if u.absent {
+            "it is not on disk, so the check cannot see it: the receipt records the tree without it"
+        } else {
+            "it differs on disk from the index: the receipt records what is on disk"
+        };
+        eprintln!(
+            "git-receipt: notice: {} is {how}, so git status does not show it, but {what} (dirty)",
+            escape(&u.path)
+        );
+    }
+    if unmarked.len() > NAMED {
+        eprintln!(
+            "git-receipt: notice: and {} more such paths",
+            unmarked.len() - NAMED
+        );
+    }
+}
+
 /// Default cap on the stored output log (8 MiB); set `receipt.logLimit` to change it.
 pub const DEFAULT_LOG_LIMIT: usize = 8 << 20;
 /// Bytes of each stream kept in the receipt.
@@ -332,6 +364,8 @@ fn run_one(
     // The subject is what the check is about to see, so compute it first.
     let subject = recorder::subject_now(store, check)?;
     warn_paths_matching_nothing(store, check, subject.tree)?;
+    warn_unmarked(&subject.unmarked);
+    let dirty = subject.dirty;
     let log_limit = log_limit(store)?;
     // The sibling repositories first: one that cannot be resolved is an error
     // before anything runs, not a receipt.
@@ -402,7 +436,7 @@ fn run_one(
         escape(label),
         r.chain.index
     );
-    if subject.dirty {
+    if dirty {
         line.push_str(" [uncommitted changes]");
     }
     if !obs.detail.is_empty() {

@@ -123,6 +123,23 @@ pub enum StoreError {
     /// A bare repository where a work tree is needed.
     #[error("this command needs a work tree, but the repository is bare")]
     Bare,
+    /// A submodule's work tree holds changes that no commit has, so no tree can
+    /// record what a check would see there.
+    #[error(
+        "submodule {path} has {holds} that no commit records, so a receipt could not say what was tested; commit them in the submodule (and the new submodule commit here), or stash them, then run again"
+    )]
+    DirtySubmodule {
+        /// The submodule's path, from the top of the work tree.
+        path: String,
+        /// What it holds: modified files, untracked files or both.
+        holds: &'static str,
+    },
+    /// The index is sparse (`index.sparse`): whole directories are one entry, so
+    /// what a sparse checkout left off disk cannot be told path by path.
+    #[error(
+        "the index is sparse (index.sparse = true), which hides whole directories a sparse checkout left off disk; turn it off with git config index.sparse false && git sparse-checkout reapply, then run again"
+    )]
+    SparseIndex,
     /// HEAD does not point at a commit.
     #[error(
         "HEAD has no commit yet, so there is nothing a receipt could name\nhint: make a first commit, then run the check again"

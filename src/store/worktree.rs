@@ -8,6 +8,16 @@
 //! paths it reports are staged into the throwaway index before `git write-tree`.
 //! Trees written for a dirty work tree stay unreachable from any ref, so
 //! uncommitted content is never pushed.
+//!
+//! `git status` can be told not to look: an index entry marked assume-unchanged or
+//! skip-worktree (a sparse checkout marks every file it leaves off disk) is never
+//! compared with the disk, an fsmonitor hook or the untracked cache may answer for
+//! the disk, and a submodule's own uncommitted changes are not in any tree. So the
+//! subject tree is computed with those caches off, from an index copy whose
+//! entries are all unmarked (what git reports then is what is really on disk: an
+//! edit under assume-unchanged, a file a sparse checkout left out as deleted), and
+//! a submodule with uncommitted changes is refused by name, since no tree can say
+//! what ran.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -18,12 +28,56 @@ use gix::ObjectId;
 use super::{Store, StoreError, git_err};
 
 /// The checked tree and whether it differs from HEAD's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubjectTree {
     /// The tree id.
     pub tree: ObjectId,
     /// True when the work tree or index differ from HEAD.
     pub dirty: bool,
+    /// Paths `git status` would not have reported, whose content on disk (or
+    /// absence) the tree records: the caller should say so.
+    pub unmarked: Vec<Unmarked>,
+}
+
+/// Why `git status` would have passed over a path the subject tree records as it
+/// is on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marked {
+    /// `git update-index --assume-unchanged`.
+    AssumeUnchanged,
+    /// `git update-index --skip-worktree`, or left off disk by a sparse checkout.
+    SkipWorktree,
+}
+
+/// A path whose index entry told git not to look at the disk, and whose content
+/// there differs from the index (or is missing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmarked {
+    /// The path, from the top of the work tree (lossy UTF-8: for messages).
+    pub path: String,
+    /// How it was marked.
+    pub marked: Marked,
+    /// Not on disk at all (a sparse checkout's usual case): the tree lacks it.
+    pub absent: bool,
+}
+
+/// Settings that let git take a cache's word for the disk (`status` for what
+/// changed, `add` for what to stage): off for every git this module runs, since
+/// the subject tree must be what is really there.
+const NO_CACHES: [&str; 4] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+];
+
+/// Index entries that need more than `git status`: marked ones, gitlinks, and
+/// whether the index is sparse (it then holds whole directories as one entry).
+#[derive(Default)]
+struct IndexMarks {
+    marked: Vec<(Vec<u8>, Marked)>,
+    gitlinks: Vec<Vec<u8>>,
+    sparse: bool,
 }
 
 /// Above this many reported paths, staging them one pathspec each costs more
@@ -42,7 +96,7 @@ fn git(
         stderr,
     };
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(workdir).args(args);
+    cmd.arg("-C").arg(workdir).args(NO_CACHES).args(args);
     if let Some(index) = index {
         cmd.env("GIT_INDEX_FILE", index);
     }
@@ -124,10 +178,142 @@ fn paths_to_stage(status: &[u8]) -> Result<Vec<&[u8]>, String> {
     Ok(out)
 }
 
+/// The submodules among `gitlinks` whose work tree holds changes no commit has
+/// (`git status --porcelain=v2` marks them `S.M.` for modified files, `S..U` for
+/// untracked ones), each with what it holds.
+fn dirty_submodules(
+    workdir: &Path,
+    gitlinks: &[Vec<u8>],
+) -> Result<Vec<(String, &'static str)>, StoreError> {
+    let mut args: Vec<String> = Vec::new();
+    args.extend(
+        [
+            "--no-optional-locks",
+            "--literal-pathspecs",
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--ignore-submodules=none",
+        ]
+        .map(String::from),
+    );
+    // `git status` takes no pathspec file: name the submodules when they are few
+    // enough for a command line, else ask about the whole tree
+    if gitlinks.len() <= MAX_PATHSPECS {
+        args.push("--".into());
+        args.extend(
+            gitlinks
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned()),
+        );
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = git(workdir, &args, None, None)?;
+    let mut dirty = Vec::new();
+    for entry in out.split(|b| *b == 0) {
+        // `1 XY SUB mH mI mW hH hI path`: SUB is `N...` for a file, `S<c><m><u>`
+        let fields: Vec<&[u8]> = entry.splitn(9, |b| *b == b' ').collect();
+        if fields.len() != 9 || fields[0] != b"1" || fields[2].len() != 4 {
+            continue;
+        }
+        let sub = fields[2];
+        let holds = match (sub[0], sub[2], sub[3]) {
+            (b'S', b'M', b'U') => "modified and untracked files",
+            (b'S', b'M', _) => "modified files",
+            (b'S', _, b'U') => "untracked files",
+            _ => continue,
+        };
+        dirty.push((String::from_utf8_lossy(fields[8]).into_owned(), holds));
+    }
+    Ok(dirty)
+}
+
 impl Store {
-    /// The tree of the work tree as it is now, as if fully staged.
+    /// The entries of the index `git status` cannot be trusted to report.
+    fn index_marks(&self) -> Result<IndexMarks, StoreError> {
+        let index = self
+            .repo
+            .index_or_empty()
+            .map_err(git_err("reading the index"))?;
+        let mut marks = IndexMarks {
+            sparse: index.is_sparse(),
+            ..Default::default()
+        };
+        use gix::index::entry::{Flags, Mode};
+        for entry in index.entries() {
+            let path = entry.path(&index);
+            if entry.mode == Mode::COMMIT {
+                marks.gitlinks.push(path.to_vec());
+            }
+            if entry.flags.contains(Flags::SKIP_WORKTREE) {
+                marks.marked.push((path.to_vec(), Marked::SkipWorktree));
+            } else if entry.flags.contains(Flags::ASSUME_VALID) {
+                marks.marked.push((path.to_vec(), Marked::AssumeUnchanged));
+            }
+        }
+        Ok(marks)
+    }
+
+    /// The tree of the work tree as it is now, as if fully staged: what is on disk,
+    /// whatever the index's marks or git's caches say (see the module docs). A
+    /// submodule with uncommitted changes is refused
+    /// ([`StoreError::DirtySubmodule`]).
     pub fn subject_tree(&self, head_tree: ObjectId) -> Result<SubjectTree, StoreError> {
         let workdir = self.workdir()?.to_owned();
+        let marks = self.index_marks()?;
+        if marks.sparse {
+            return Err(StoreError::SparseIndex);
+        }
+        if !marks.gitlinks.is_empty()
+            && let Some((path, holds)) = dirty_submodules(&workdir, &marks.gitlinks)?
+                .into_iter()
+                .next()
+        {
+            return Err(StoreError::DirtySubmodule { path, holds });
+        }
+        // A private copy of the index, so staging (and unmarking) leaves the
+        // user's alone. Made before `git status` only when entries are marked.
+        let copy = || -> Result<tempfile::NamedTempFile, StoreError> {
+            let tmp = tempfile::Builder::new()
+                .prefix("receipt-index-")
+                .tempfile_in(self.git_dir())
+                .map_err(git_err("creating a temporary index"))?;
+            let real_index = self.git_dir().join("index");
+            if real_index.exists() {
+                std::fs::copy(&real_index, tmp.path()).map_err(git_err("copying the index"))?;
+            } else {
+                // no index yet: let git create one from scratch
+                std::fs::remove_file(tmp.path()).ok();
+            }
+            Ok(tmp)
+        };
+        let unmarked_index = if marks.marked.is_empty() {
+            None
+        } else {
+            let tmp = copy()?;
+            // one mark per run: `update-index` applies only the last of
+            // --no-assume-unchanged and --no-skip-worktree to every path
+            for (mark, flag) in [
+                (Marked::AssumeUnchanged, "--no-assume-unchanged"),
+                (Marked::SkipWorktree, "--no-skip-worktree"),
+            ] {
+                let mut spec = Vec::new();
+                for (p, _) in marks.marked.iter().filter(|(_, m)| *m == mark) {
+                    spec.extend_from_slice(p);
+                    spec.push(0);
+                }
+                if !spec.is_empty() {
+                    git(
+                        &workdir,
+                        &["update-index", flag, "-z", "--stdin"],
+                        Some(tmp.path()),
+                        Some(&spec),
+                    )?;
+                }
+            }
+            Some(tmp)
+        };
         let status = git(
             &workdir,
             &[
@@ -138,33 +324,45 @@ impl Store {
                 "--untracked-files=all",
                 "--ignore-submodules=dirty",
             ],
-            None,
+            unmarked_index.as_ref().map(|t| t.path()),
             None,
         )?;
         if status.is_empty() {
             return Ok(SubjectTree {
                 tree: head_tree,
                 dirty: false,
+                unmarked: Vec::new(),
             });
         }
         let paths = paths_to_stage(&status).map_err(|stderr| StoreError::GitCommand {
             args: "status --porcelain=v1 -z".into(),
             stderr,
         })?;
-        // A private copy of the index, so staging leaves the user's alone.
-        let tmp = tempfile::Builder::new()
-            .prefix("receipt-index-")
-            .tempfile_in(self.git_dir())
-            .map_err(git_err("creating a temporary index"))?;
-        let real_index = self.git_dir().join("index");
-        if real_index.exists() {
-            std::fs::copy(&real_index, tmp.path()).map_err(git_err("copying the index"))?;
-        } else {
-            // no index yet: let git create one from scratch
-            std::fs::remove_file(tmp.path()).ok();
-        }
+        let reported: std::collections::HashSet<&[u8]> = paths.iter().copied().collect();
+        let unmarked = marks
+            .marked
+            .iter()
+            .filter(|(p, _)| reported.contains(p.as_slice()))
+            .map(|(p, marked)| Unmarked {
+                path: String::from_utf8_lossy(p).into_owned(),
+                marked: *marked,
+                absent: std::fs::symlink_metadata(
+                    workdir.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(p)),
+                )
+                .is_err(),
+            })
+            .collect();
+        let tmp = match unmarked_index {
+            Some(tmp) => tmp,
+            None => copy()?,
+        };
         if paths.len() > MAX_PATHSPECS {
-            git(&workdir, &["add", "-A", "--", "."], Some(tmp.path()), None)?;
+            git(
+                &workdir,
+                &["-c", "core.sparseCheckout=false", "add", "-A", "--", "."],
+                Some(tmp.path()),
+                None,
+            )?;
         } else if !paths.is_empty() {
             let mut spec = Vec::with_capacity(paths.iter().map(|p| p.len() + 1).sum());
             for p in &paths {
@@ -174,6 +372,11 @@ impl Store {
             git(
                 &workdir,
                 &[
+                    // a path a sparse checkout left out is staged as it is on
+                    // disk (absent): its entry is unmarked in this index, and
+                    // `add` would otherwise refuse paths outside the checkout
+                    "-c",
+                    "core.sparseCheckout=false",
                     "--literal-pathspecs",
                     "add",
                     "-A",
@@ -191,6 +394,7 @@ impl Store {
         Ok(SubjectTree {
             tree,
             dirty: tree != head_tree,
+            unmarked,
         })
     }
 
