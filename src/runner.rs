@@ -5,9 +5,17 @@
 //! tails and the combined output, in arrival order and up to a limit, for the log
 //! blob. Output need not be UTF-8: the log keeps raw bytes, and only the tails are
 //! converted (lossily) because the receipt is JSON.
+//!
+//! An interrupt (Ctrl-C, `kill`, a closed terminal) while the command runs does
+//! not kill us before it: SIGINT, SIGTERM and SIGHUP are caught for the run,
+//! passed on to the command when it has a process group of its own (a terminal
+//! signals only its foreground group, and a check with a timeout is not in it),
+//! and once the command has ended the observation says it was interrupted, so no
+//! receipt is made of a run nobody let finish and no check is left running.
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -50,6 +58,74 @@ pub struct Observation {
     pub output_bytes: u64,
     /// Whether `log` was cut.
     pub log_truncated: bool,
+    /// The signal (SIGINT, SIGTERM or SIGHUP) that interrupted us while the
+    /// command ran: its result is no result, and must not be recorded.
+    pub interrupted: Option<i32>,
+}
+
+/// The last interrupting signal caught while a command ran (0: none).
+static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn note_interrupt(sig: libc::c_int) {
+    // only an atomic store: all a signal handler may safely do
+    INTERRUPTED.store(sig, Ordering::SeqCst);
+}
+
+/// The signals an interrupt arrives as.
+const INTERRUPTS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Catches [`INTERRUPTS`] while it lives and puts the earlier handlers back when
+/// dropped.
+struct InterruptGuard {
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl InterruptGuard {
+    fn install() -> InterruptGuard {
+        INTERRUPTED.store(0, Ordering::SeqCst);
+        let mut previous = Vec::new();
+        for sig in INTERRUPTS {
+            // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
+            // the handler only stores to an atomic
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = note_interrupt as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, &action, &mut old) == 0 {
+                    if old.sa_sigaction == libc::SIG_IGN {
+                        // ignored before (`nohup`): it stays ignored
+                        libc::sigaction(sig, &old, std::ptr::null_mut());
+                        continue;
+                    }
+                    previous.push((sig, old));
+                }
+            }
+        }
+        InterruptGuard { previous }
+    }
+}
+
+impl Drop for InterruptGuard {
+    fn drop(&mut self) {
+        for (sig, old) in &self.previous {
+            // SAFETY: restores the handler sigaction returned for this signal
+            unsafe {
+                libc::sigaction(*sig, old, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// Signal the process group `child` leads.
+fn signal_group(child: &std::process::Child, sig: libc::c_int) {
+    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the
+        // child leads (made so at spawn)
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
 }
 
 /// Milliseconds since the Unix epoch, now (0 before it): [`crate::clock::now_ms`].
@@ -122,6 +198,9 @@ pub fn run(spec: &RunSpec) -> Observation {
         // Its own process group, so a timeout kills everything it started.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     }
+    // before the spawn: an interrupt may come as soon as the command starts (a
+    // caught signal is reset to its default in the child by exec)
+    let guard = InterruptGuard::install();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -136,6 +215,7 @@ pub fn run(spec: &RunSpec) -> Observation {
                 output_bytes: 0,
                 log_truncated: false,
                 detail,
+                interrupted: None,
             };
         }
     };
@@ -163,40 +243,40 @@ pub fn run(spec: &RunSpec) -> Observation {
         pump(err, to, c2, limit, tail)
     });
 
+    let own_group = spec.timeout.is_some();
     let mut timed_out = false;
-    let status = match spec.timeout {
-        None => child.wait(),
-        Some(limit) => {
-            let deadline = start + limit;
-            let mut pause = Duration::from_millis(1);
-            loop {
-                match child.try_wait() {
-                    Ok(Some(s)) => break Ok(s),
-                    Ok(None) if Instant::now() >= deadline => {
-                        timed_out = true;
-                        // kill the whole group: `sh -c` may have started children
-                        // (a signal, not a `kill` found on PATH: with a sealed
-                        // PATH only the direct child would die, and the output
-                        // threads would wait on its children)
-                        if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
-                            // SAFETY: kill(2) with a negative pid signals the
-                            // process group the child leads (made so at spawn)
-                            unsafe {
-                                libc::kill(-pgid, libc::SIGKILL);
-                            }
-                        }
-                        let _ = child.kill();
-                        break child.wait();
-                    }
-                    Ok(None) => {
-                        std::thread::sleep(pause);
-                        pause = (pause * 2).min(Duration::from_millis(50));
-                    }
-                    Err(e) => break Err(e),
-                }
+    let mut passed_on = 0;
+    let deadline = spec.timeout.map(|limit| start + limit);
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                timed_out = true;
+                // kill the whole group: `sh -c` may have started children
+                // (a signal, not a `kill` found on PATH: with a sealed PATH
+                // only the direct child would die, and the output threads
+                // would wait on its children)
+                signal_group(&child, libc::SIGKILL);
+                let _ = child.kill();
+                break child.wait();
             }
+            Ok(None) => {
+                let sig = INTERRUPTED.load(Ordering::SeqCst);
+                if sig != 0 && sig != passed_on && own_group {
+                    // a terminal's Ctrl-C reached only us: the command is not
+                    // in the foreground group
+                    signal_group(&child, sig);
+                    passed_on = sig;
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(e) => break Err(e),
         }
     };
+    let interrupted = Some(INTERRUPTED.load(Ordering::SeqCst)).filter(|s| *s != 0);
+    drop(guard);
     let stdout_tail = t_out.join().unwrap_or_default();
     let stderr_tail = t_err.join().unwrap_or_default();
     let duration_ms = start.elapsed().as_millis() as u64;
@@ -226,6 +306,7 @@ pub fn run(spec: &RunSpec) -> Observation {
         log: c.log,
         output_bytes: c.total,
         log_truncated: c.truncated,
+        interrupted,
     }
 }
 

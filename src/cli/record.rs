@@ -88,6 +88,7 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         stdout_tail: captured.tail,
         stderr_tail: Vec::new(),
         log_truncated: captured.truncated,
+        interrupted: None,
         log: captured.log,
         output_bytes: captured.total,
     };

@@ -281,10 +281,37 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let writer = ctx.writer(&store, &key)?;
     let label = super::signer_names(&store).label(&writer);
     let mut outcomes = Vec::new();
+    let total = resolved.len();
     for (check, timeout, declared) in resolved {
-        outcomes.push(run_one(
-            &store, &writer, &label, &key, &check, timeout, declared,
-        )?);
+        let outcome = match run_one(&store, &writer, &label, &key, &check, timeout, declared) {
+            Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
+                let sig = e
+                    .downcast_ref::<Interrupted>()
+                    .map_or(libc::SIGINT, |i| i.0);
+                let left = total - outcomes.len() - 1;
+                let mut text = format!(
+                    "git-receipt: interrupted ({}): {} was stopped and not recorded",
+                    signal_name(sig),
+                    escape(&check.name)
+                );
+                if left > 0 {
+                    text.push_str(&format!(
+                        ", and {} not run",
+                        super::plural(left as u64, "check was", "checks were")
+                    ));
+                }
+                if !outcomes.is_empty() {
+                    text.push_str(&match outcomes.len() {
+                        1 => "; the check before it kept its receipt".to_owned(),
+                        n => format!("; the {n} checks before it kept their receipts"),
+                    });
+                }
+                eprintln!("{text}");
+                return Ok(ExitCode::from((128 + sig).clamp(0, 255) as u8));
+            }
+            other => other?,
+        };
+        outcomes.push(outcome);
     }
     store.gc_auto_detached();
     if let [one] = outcomes.as_slice() {
@@ -346,6 +373,67 @@ fn print_reviews_needed(lines: &[String]) {
     eprint!("{}", git_receipt::text::escape_lines(&text));
 }
 
+/// A run stopped by a signal before the command ended: nothing is recorded.
+#[derive(Debug)]
+struct Interrupted(i32);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "interrupted by {}", signal_name(self.0))
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// How a user knows an interrupting signal.
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT, Ctrl-C",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP, the terminal closed",
+        _ => "a signal",
+    }
+}
+
+/// Warn when the check changed its own inputs while it ran (pytest's
+/// `__pycache__` under a declared path, a build writing into `src/`): the
+/// receipt covers the inputs as they were before, so the work tree no longer
+/// matches it and `status` reads it stale at once. Advisory: when the work tree
+/// cannot be read again, nothing is said.
+fn warn_inputs_changed_by_run(
+    store: &git_receipt::store::Store,
+    check: &CheckSpec,
+    before: gix::ObjectId,
+) {
+    let after = store.head().and_then(|(_, head_tree)| {
+        let now = store.subject_tree(head_tree)?;
+        store.inputs_tree(now.tree, &check.paths, true)
+    });
+    let Ok(after) = after else { return };
+    if after == before {
+        return;
+    }
+    const NAMED: usize = 5;
+    let changed = store.changed_paths(before, after, &[]).unwrap_or_default();
+    let mut named: Vec<String> = changed
+        .iter()
+        .take(NAMED)
+        .map(|p| escape(p).into_owned())
+        .collect();
+    if changed.len() > NAMED {
+        named.push(format!("and {} more", changed.len() - NAMED));
+    }
+    eprintln!(
+        "git-receipt: warning: {} changed its own inputs while it ran ({}): the receipt covers them as they were before, so it is stale for the work tree as it is now\nhint: keep what the check writes out of its declared paths (add it to .gitignore, as __pycache__/ or target/), then run it again",
+        escape(&check.name),
+        if named.is_empty() {
+            "files under its paths".to_owned()
+        } else {
+            named.join(", ")
+        }
+    );
+}
+
 /// Run one check and store its receipt; print its line.
 fn run_one(
     store: &git_receipt::store::Store,
@@ -389,6 +477,7 @@ fn run_one(
             log: Vec::new(),
             output_bytes: 0,
             log_truncated: false,
+            interrupted: None,
         },
         None => runner::run(&RunSpec {
             argv: check.argv.clone(),
@@ -399,6 +488,10 @@ fn run_one(
             echo: true,
         }),
     };
+    if let Some(sig) = obs.interrupted {
+        // a run nobody let finish has no result to sign
+        return Err(Interrupted(sig).into());
+    }
     let around = recorder::Surroundings {
         assertions,
         dependencies,
@@ -449,6 +542,9 @@ fn run_one(
         ));
     }
     eprintln!("{line}");
+    if let Ok(before) = gix::ObjectId::from_hex(r.subject.inputs.as_bytes()) {
+        warn_inputs_changed_by_run(store, check, before);
+    }
     Ok(Outcome {
         name: check.name.clone(),
         passed: r.result.passed,
