@@ -678,7 +678,7 @@ impl Evaluation<'_> {
 }
 
 /// At most five paths, then how many more.
-pub(crate) fn list_paths(paths: &[String]) -> String {
+pub fn list_paths(paths: &[String]) -> String {
     const SHOWN: usize = 5;
     if paths.len() <= SHOWN {
         paths.join(", ")

@@ -194,7 +194,8 @@ pub fn run(spec: &RunSpec) -> Observation {
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
-    if spec.timeout.is_some() {
+    let own_group = spec.timeout.is_some();
+    if own_group {
         // Its own process group, so a timeout kills everything it started.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     }
@@ -243,7 +244,6 @@ pub fn run(spec: &RunSpec) -> Observation {
         pump(err, to, c2, limit, tail)
     });
 
-    let own_group = spec.timeout.is_some();
     let mut timed_out = false;
     let mut passed_on = 0;
     let deadline = spec.timeout.map(|limit| start + limit);

@@ -284,10 +284,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let total = resolved.len();
     for (check, timeout, declared) in resolved {
         let outcome = match run_one(&store, &writer, &label, &key, &check, timeout, declared) {
-            Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
-                let sig = e
-                    .downcast_ref::<Interrupted>()
-                    .map_or(libc::SIGINT, |i| i.0);
+            Err(e) if let Some(&Interrupted(sig)) = e.downcast_ref::<Interrupted>() => {
                 let left = total - outcomes.len() - 1;
                 let mut text = format!(
                     "git-receipt: interrupted ({}): {} was stopped and not recorded",
@@ -413,23 +410,19 @@ fn warn_inputs_changed_by_run(
     if after == before {
         return;
     }
-    const NAMED: usize = 5;
-    let changed = store.changed_paths(before, after, &[]).unwrap_or_default();
-    let mut named: Vec<String> = changed
+    let changed: Vec<String> = store
+        .changed_paths(before, after, &[])
+        .unwrap_or_default()
         .iter()
-        .take(NAMED)
         .map(|p| escape(p).into_owned())
         .collect();
-    if changed.len() > NAMED {
-        named.push(format!("and {} more", changed.len() - NAMED));
-    }
     eprintln!(
         "git-receipt: warning: {} changed its own inputs while it ran ({}): the receipt covers them as they were before, so it is stale for the work tree as it is now\nhint: keep what the check writes out of its declared paths (add it to .gitignore, as __pycache__/ or target/), then run it again",
         escape(&check.name),
-        if named.is_empty() {
+        if changed.is_empty() {
             "files under its paths".to_owned()
         } else {
-            named.join(", ")
+            git_receipt::freshness::list_paths(&changed)
         }
     );
 }
@@ -453,7 +446,7 @@ fn run_one(
     let subject = recorder::subject_now(store, check)?;
     warn_paths_matching_nothing(store, check, subject.tree)?;
     warn_unmarked(&subject.unmarked);
-    let dirty = subject.dirty;
+    let (dirty, inputs_before) = (subject.dirty, subject.inputs);
     let log_limit = log_limit(store)?;
     // The sibling repositories first: one that cannot be resolved is an error
     // before anything runs, not a receipt.
@@ -542,9 +535,7 @@ fn run_one(
         ));
     }
     eprintln!("{line}");
-    if let Ok(before) = gix::ObjectId::from_hex(r.subject.inputs.as_bytes()) {
-        warn_inputs_changed_by_run(store, check, before);
-    }
+    warn_inputs_changed_by_run(store, check, inputs_before);
     Ok(Outcome {
         name: check.name.clone(),
         passed: r.result.passed,

@@ -178,13 +178,23 @@ fn paths_to_stage(status: &[u8]) -> Result<Vec<&[u8]>, String> {
     Ok(out)
 }
 
-/// The submodules among `gitlinks` whose work tree holds changes no commit has
+/// `paths` as git's `--pathspec-file-nul` / `update-index -z --stdin` read them.
+fn nul_terminated<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend_from_slice(p);
+        out.push(0);
+    }
+    out
+}
+
+/// The first submodule among `gitlinks` whose work tree holds changes no commit has
 /// (`git status --porcelain=v2` marks them `S.M.` for modified files, `S..U` for
-/// untracked ones), each with what it holds.
-fn dirty_submodules(
+/// untracked ones), with what it holds.
+fn dirty_submodule(
     workdir: &Path,
     gitlinks: &[Vec<u8>],
-) -> Result<Vec<(String, &'static str)>, StoreError> {
+) -> Result<Option<(String, &'static str)>, StoreError> {
     let mut args: Vec<String> = Vec::new();
     args.extend(
         [
@@ -210,7 +220,6 @@ fn dirty_submodules(
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = git(workdir, &args, None, None)?;
-    let mut dirty = Vec::new();
     for entry in out.split(|b| *b == 0) {
         // `1 XY SUB mH mI mW hH hI path`: SUB is `N...` for a file, `S<c><m><u>`
         let fields: Vec<&[u8]> = entry.splitn(9, |b| *b == b' ').collect();
@@ -224,9 +233,12 @@ fn dirty_submodules(
             (b'S', _, b'U') => "untracked files",
             _ => continue,
         };
-        dirty.push((String::from_utf8_lossy(fields[8]).into_owned(), holds));
+        return Ok(Some((
+            String::from_utf8_lossy(fields[8]).into_owned(),
+            holds,
+        )));
     }
-    Ok(dirty)
+    Ok(None)
 }
 
 impl Store {
@@ -266,9 +278,7 @@ impl Store {
             return Err(StoreError::SparseIndex);
         }
         if !marks.gitlinks.is_empty()
-            && let Some((path, holds)) = dirty_submodules(&workdir, &marks.gitlinks)?
-                .into_iter()
-                .next()
+            && let Some((path, holds)) = dirty_submodule(&workdir, &marks.gitlinks)?
         {
             return Err(StoreError::DirtySubmodule { path, holds });
         }
@@ -298,11 +308,13 @@ impl Store {
                 (Marked::AssumeUnchanged, "--no-assume-unchanged"),
                 (Marked::SkipWorktree, "--no-skip-worktree"),
             ] {
-                let mut spec = Vec::new();
-                for (p, _) in marks.marked.iter().filter(|(_, m)| *m == mark) {
-                    spec.extend_from_slice(p);
-                    spec.push(0);
-                }
+                let spec = nul_terminated(
+                    marks
+                        .marked
+                        .iter()
+                        .filter(|(_, m)| *m == mark)
+                        .map(|(p, _)| p.as_slice()),
+                );
                 if !spec.is_empty() {
                     git(
                         &workdir,
@@ -364,11 +376,7 @@ impl Store {
                 None,
             )?;
         } else if !paths.is_empty() {
-            let mut spec = Vec::with_capacity(paths.iter().map(|p| p.len() + 1).sum());
-            for p in &paths {
-                spec.extend_from_slice(p);
-                spec.push(0);
-            }
+            let spec = nul_terminated(paths.iter().copied());
             git(
                 &workdir,
                 &[
