@@ -64,16 +64,7 @@ fn pass(env: &Env, repo: &Path, check: &str) -> String {
 
 /// `status --json` of one check at `rev`.
 fn state(env: &Env, repo: &Path, rev: &str, check: &str) -> Value {
-    let r = env.receipt(repo, &["status", "--json", rev]);
-    assert_eq!(r.code, 0, "status {rev}: {r}");
-    let v: Value = serde_json::from_str(&r.stdout).expect("status --json is JSON");
-    v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == check)
-        .cloned()
-        .unwrap_or_else(|| panic!("no check {check} in {v}"))
+    env.status_of(repo, Some(rev), check)
 }
 
 /// `gate --json ARGS`: the run and its parsed output (when it printed JSON).

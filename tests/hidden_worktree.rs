@@ -51,15 +51,7 @@ fn newest_subject(env: &Env, repo: &Path, check: &str) -> Value {
 
 /// `status --json HEAD`'s state of `check`.
 fn state_at_head(env: &Env, repo: &Path, check: &str) -> String {
-    let r = env.receipt(repo, &["status", "--json", "HEAD"]);
-    assert_eq!(r.code, 0, "status: {r}");
-    let v: Value = serde_json::from_str(&r.stdout).expect("status --json is JSON");
-    v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == check)
-        .unwrap_or_else(|| panic!("no check {check} in {v}"))["state"]
+    env.status_of(repo, Some("HEAD"), check)["state"]
         .as_str()
         .unwrap()
         .to_owned()

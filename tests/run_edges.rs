@@ -30,14 +30,7 @@ fn repo_with(env: &Env, checks: &str) -> PathBuf {
 }
 
 fn work_tree_state(env: &Env, repo: &Path, check: &str) -> String {
-    let r = env.receipt(repo, &["status", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("status --json");
-    v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == check)
-        .unwrap_or_else(|| panic!("no {check} in {v}"))["state"]
+    env.status_of(repo, None, check)["state"]
         .as_str()
         .unwrap()
         .to_owned()
@@ -70,11 +63,12 @@ fn a_check_that_writes_into_its_own_inputs_is_told_so() {
     assert_eq!(work_tree_state(&env, &repo, "clean"), "present");
 }
 
-/// Start `run CHECK` in its own process group (as a shell puts a foreground job),
-/// wait until the check has written its pid to `started`, and return both.
-fn start_run(env: &Env, repo: &Path, check: &str, started: &Path) -> (std::process::Child, u32) {
+/// Start `git receipt ARGS` in its own process group (as a shell puts a
+/// foreground job), wait until the check has written its pid to `started`, and
+/// return both.
+fn start_run(env: &Env, repo: &Path, args: &[&str], started: &Path) -> (std::process::Child, u32) {
     let mut cmd = Command::new(common::bin());
-    cmd.args(["run", check]);
+    cmd.args(args);
     env.seal(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let child = cmd
@@ -115,7 +109,7 @@ fn interrupted(timeout: bool, to_group: bool, signal: &str, code: i32) {
         if timeout { "\ttimeout = 300\n" } else { "" }
     );
     let repo = repo_with(&env, &run);
-    let (child, check_pid) = start_run(&env, &repo, "slow", &started);
+    let (child, check_pid) = start_run(&env, &repo, &["run", "slow"], &started);
     let target = if to_group {
         // a terminal's Ctrl-C: the whole foreground group
         format!("-{}", child.id())
@@ -169,20 +163,7 @@ fn a_receipt_recorded_before_the_interrupt_is_kept() {
         started.display()
     );
     let repo = repo_with(&env, &run);
-    let mut cmd = Command::new(common::bin());
-    cmd.args(["run", "quick", "slow"]);
-    env.seal(&mut cmd);
-    let child = cmd
-        .current_dir(&repo)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !started.exists() {
-        assert!(Instant::now() < deadline, "slow never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (child, _) = start_run(&env, &repo, &["run", "quick", "slow"], &started);
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

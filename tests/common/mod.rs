@@ -306,6 +306,23 @@ impl Env {
         serde_json::from_str(&r.stdout).expect("log --json is JSON")
     }
 
+    /// Check `check`'s entry in `git receipt status --json [rev]` (the work tree
+    /// without `rev`), asserting that status exits 0.
+    pub fn status_of(&self, dir: &Path, rev: Option<&str>, check: &str) -> serde_json::Value {
+        let mut args = vec!["status", "--json"];
+        args.extend(rev);
+        let r = self.receipt(dir, &args);
+        assert_eq!(r.code, 0, "status {rev:?}: {r}");
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("status --json is JSON");
+        v["checks"]
+            .as_array()
+            .expect("status --json has checks")
+            .iter()
+            .find(|c| c["name"] == check)
+            .cloned()
+            .unwrap_or_else(|| panic!("no check {check} in {v}"))
+    }
+
     /// The stored bytes of the receipt at a chain commit (stock git reads it).
     pub fn receipt_bytes(&self, dir: &Path, chain_commit: &str) -> Vec<u8> {
         let mut cmd = Command::new("git");
