@@ -8,11 +8,12 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, Subcommand};
 
-use git_receipt::freshness::{CheckState, State};
+use git_receipt::policy::Require;
 use git_receipt::hooks::{self, HookChange};
 use git_receipt::store::Store;
 use git_receipt::trust::{TrustOrigin, TrustSet};
 
+use super::status::Fix as _;
 use super::Context;
 use super::status::{Baseline, contract_at, evaluate_rev, evaluate_rev_trusting, render_rows};
 use git_receipt::text::{escape, escape_lines};
@@ -271,7 +272,13 @@ pub(super) fn lacking_receipts(
         let reviews_count = reviewed.iter().any(|b| ref_pattern_matches(b, r));
         let local = *local;
         let report = evaluate_rev(ctx, store, &local.to_string())?;
-        if let Some(u) = report.undecided.iter().find(|u| u.required) {
+        // Reviews hold only for a protected branch: a feature branch is pushed
+        // in order to be reviewed. The server's pre-receive hook holds its own
+        // protected branches to them whatever this clone says.
+        let verdict = report.verdict(&Require::MarkedChecks {
+            reviews: reviews_count,
+        });
+        if let Some(u) = verdict.undecided.first() {
             refused.push_str(&format!(
                 "{r} ({}): cannot decide {}: {}\n",
                 local.to_hex_with_len(7),
@@ -280,15 +287,7 @@ pub(super) fn lacking_receipts(
             ));
             continue;
         }
-        // Reviews hold only for a protected branch: a feature branch is pushed
-        // in order to be reviewed. The server's pre-receive hook holds its own
-        // protected branches to them whatever this clone says.
-        let failing: Vec<&CheckState> = report
-            .states
-            .iter()
-            .filter(|s| s.required && s.state != State::Present)
-            .filter(|s| reviews_count || !s.name.starts_with(super::status::REVIEW_PREFIX))
-            .collect();
+        let failing = verdict.failing;
         if !failing.is_empty() {
             refused.push_str(&format!(
                 "{r} ({}) lacks fresh receipts:\n",
@@ -821,24 +820,6 @@ fn has_any_branch(store: &Store) -> Result<bool> {
     Ok(branches.any(|r| r.is_ok_and(|r| r.target().try_id().is_some())))
 }
 
-/// The signers the server trusts when judging an update: those at the trusted
-/// revision, plus `receipt.trustedKey` in the server's config.
-fn server_trust(store: &Store, trusted: gix::ObjectId, label: &str) -> Result<(TrustSet, String)> {
-    let mut trust = TrustSet::default();
-    trust.add_contract(contract_at(store, trusted, label)?);
-    for line in store.config_strings("receipt.trustedKey") {
-        trust.add(
-            git_receipt::sign::PublicKey::from_openssh(&line)
-                .with_context(|| format!("git config receipt.trustedKey = {line:?}"))?,
-            TrustOrigin::Config,
-        );
-    }
-    Ok((
-        trust,
-        format!("signers of .gitreceipts at {label} and receipt.trustedKey"),
-    ))
-}
-
 fn pre_receive(ctx: &Context, input: &str) -> Result<ExitCode> {
     let mut store = ctx.store()?;
     let pushed = hooks::parse_pre_receive(input).map_err(anyhow::Error::msg)?;
@@ -1033,7 +1014,10 @@ fn gate_update(
     // revision) is refused unread: the push is refused, the hook does not fail.
     let too_large = |e: anyhow::Error, refused: &mut String| match e
         .downcast_ref::<git_receipt::store::StoreError>()
-    {
+        .or_else(|| match e.downcast_ref::<git_receipt::policy::PolicyError>() {
+            Some(git_receipt::policy::PolicyError::Store(s)) => Some(s),
+            _ => None,
+        }) {
         Some(big @ git_receipt::store::StoreError::ContractTooLarge { .. }) => {
             refused.push_str(&format!(
                 "{name} ({short}): refused: a protected branch's .gitreceipts must be at most {} bytes (4 MiB): {}\n",
@@ -1044,9 +1028,9 @@ fn gate_update(
         }
         _ => Err(e),
     };
-    let trust = match server_trust(store, trusted, label) {
-        Ok(trust) => trust,
-        Err(e) => return too_large(e, refused),
+    let trust = match git_receipt::policy::trust::server(store, trusted, label) {
+        Ok(trust) => (trust.set, trust.description),
+        Err(e) => return too_large(e.into(), refused),
     };
     let baseline = Baseline::At {
         commit: trusted,
@@ -1064,17 +1048,14 @@ fn gate_update(
             escape(notice)
         );
     }
-    for u in report.undecided.iter().filter(|u| u.required) {
+    let verdict = report.verdict(&Require::Marked);
+    for u in &verdict.undecided {
         refused.push_str(&format!(
             "{name} ({short}): cannot decide {}: {}\n",
             u.name, u.error
         ));
     }
-    let failing: Vec<&CheckState> = report
-        .states
-        .iter()
-        .filter(|s| s.required && s.state != State::Present)
-        .collect();
+    let failing = verdict.failing;
     if !failing.is_empty() {
         refused.push_str(&format!(
             "{name} ({short}) lacks present receipts signed by the signers in .gitreceipts at {label}:\n"

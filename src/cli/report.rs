@@ -29,6 +29,7 @@ use git_receipt::store::index::{Role, check_hash};
 use git_receipt::text::escape_html as h;
 use git_receipt::trust::{TrustSet, trust_root};
 
+use super::status::Fix as _;
 use super::status::{Baseline, RevReport, contract_at, evaluate_commit_trusting, mode_name};
 use super::{Context, SignerNames, human_ms, short_id};
 

@@ -1,0 +1,1 @@
+//! The pre-push plan (filled in below).

@@ -1,0 +1,1 @@
+//! The server's ref rules (filled in below).
