@@ -285,24 +285,9 @@ fn record_acceptance(
 }
 
 /// Whether `signer` accepted exactly `tree` (revision `commit`): `Ok(())`, or the
-/// reason it did not, in words. Errors only when no trusted key goes by `signer`.
-/// Acceptances ignored for being dated in the future are told on stderr.
-pub(super) fn accepted_by(
-    store: &git_receipt::store::Store,
-    trust: &git_receipt::trust::TrustSet,
-    commit: gix::ObjectId,
-    tree: gix::ObjectId,
-    signer: &str,
-) -> Result<std::result::Result<(), String>> {
-    let mut notices = Vec::new();
-    let verdict = accepted_by_noting(store, trust, commit, tree, signer, &mut notices);
-    for n in &notices {
-        eprintln!("git-receipt: notice: {}", escape(n));
-    }
-    verdict
-}
-
-/// [`accepted_by`], adding to `notices` (unescaped) instead of printing them.
+/// reason it did not, in words ([`git_receipt::policy::acceptance::accepted_by`]),
+/// adding to `notices` (unescaped) the acceptances ignored for being dated in the
+/// future. Errors, with a hint, only when no trusted key goes by `signer`.
 fn accepted_by_noting(
     store: &git_receipt::store::Store,
     trust: &git_receipt::trust::TrustSet,
@@ -311,62 +296,15 @@ fn accepted_by_noting(
     signer: &str,
     notices: &mut Vec<String>,
 ) -> Result<std::result::Result<(), String>> {
-    use git_receipt::receipt::Status;
-    let keys = git_receipt::decision::signer_keys(trust, signer);
-    if keys.is_empty() {
-        bail!(
-            "--accepted-by {signer}: no trusted key goes by that name
+    use git_receipt::policy::{PolicyError, acceptance};
+    match acceptance::accepted_by(store, trust, commit, tree, signer, notices) {
+        Ok(verdict) => Ok(verdict.map_err(|why| why.to_string())),
+        Err(e @ PolicyError::UnknownSigner(_)) => bail!(
+            "{e}
 hint: name a [signer] of .gitreceipts at the trusted revision, or a key fingerprint (SHA256:...)"
-        );
+        ),
+        Err(e) => Err(e.into()),
     }
-    let mut index = store.receipt_index()?;
-    if let Some(found) =
-        git_receipt::decision::newest_acceptance(store, &mut index, trust, tree, &keys, notices)?
-    {
-        let b = found.receipt.body();
-        let a = b.acceptance.as_ref().expect("an acceptance receipt");
-        return Ok(match a.status {
-            Status::Accepted => Ok(()),
-            Status::Rejected => Err(format!(
-                "its newest acceptance of tree {} ({}) is rejected: {}",
-                tree.to_hex_with_len(7),
-                super::short_id(found.receipt.id()),
-                a.unresolved
-                    .iter()
-                    .map(|u| format!("{} {}", u.name, u.state.as_str()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        });
-    }
-    // Say why: the nearest ancestor it accepted, whose tree differs.
-    let repo = store.repo();
-    let walk = repo
-        .rev_walk([commit])
-        .sorting(gix::revision::walk::Sorting::BreadthFirst)
-        .all()?;
-    for (n, info) in walk.take(200).enumerate().skip(1) {
-        let Ok(info) = info else { break };
-        let Ok(t) = store.commit_tree(info.id) else {
-            continue;
-        };
-        if let Some(found) =
-            git_receipt::decision::newest_acceptance(store, &mut index, trust, t, &keys, notices)?
-        {
-            return Ok(Err(format!(
-                "no acceptance of tree {} by {signer}; the nearest is of {} ({n} commit{} back, {}), whose tree differs: accept this revision with `git receipt gate {} --record`",
-                tree.to_hex_with_len(7),
-                info.id.to_hex_with_len(7),
-                if n == 1 { "" } else { "s" },
-                super::short_id(found.receipt.id()),
-                commit.to_hex_with_len(7),
-            )));
-        }
-    }
-    Ok(Err(format!(
-        "no acceptance of tree {} by {signer} (fetch receipts with `git receipt fetch`?)",
-        tree.to_hex_with_len(7)
-    )))
 }
 
 /// `gate --accepted-by`: each revision's tree must be accepted by each signer.

@@ -155,3 +155,161 @@ pub fn body(
         unresolved,
     }
 }
+
+/// How many commits back [`accepted_by`] looks for the nearest accepted ancestor
+/// when the revision itself is not accepted (to say why, never to pass).
+pub const NEAREST_ACCEPTED_WALK: usize = 200;
+
+/// Why a signer's acceptance of a tree is not there, typed; `Display` gives the
+/// words.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
+pub enum NotAccepted {
+    /// The newest acceptance of the tree by the signer rejects it.
+    Rejected {
+        /// The tree.
+        tree: String,
+        /// The rejecting acceptance's id.
+        receipt: String,
+        /// What it left unresolved: (name, state).
+        unresolved: Vec<(String, String)>,
+    },
+    /// No acceptance of the tree; an ancestor's (whose tree differs) is nearest.
+    NearestDiffers {
+        /// The tree.
+        tree: String,
+        /// The signer as named.
+        signer: String,
+        /// The revision asked about.
+        commit: String,
+        /// The accepted ancestor.
+        nearest: String,
+        /// How many commits back it is.
+        distance: usize,
+        /// Its acceptance's id.
+        receipt: String,
+    },
+    /// No acceptance of the tree nor of any near ancestor.
+    Absent {
+        /// The tree.
+        tree: String,
+        /// The signer as named.
+        signer: String,
+    },
+}
+
+/// The first 19 characters of a receipt id (`sha256:` and 12 digits), never
+/// splitting a character.
+fn short_id(id: &str) -> &str {
+    match id.char_indices().nth(19) {
+        Some((end, _)) => &id[..end],
+        None => id,
+    }
+}
+
+/// `id`'s first 7 hex digits, or all of it when shorter.
+fn short_hex(id: &str) -> &str {
+    id.get(..7).unwrap_or(id)
+}
+
+impl std::fmt::Display for NotAccepted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotAccepted::Rejected {
+                tree,
+                receipt,
+                unresolved,
+            } => write!(
+                f,
+                "its newest acceptance of tree {} ({}) is rejected: {}",
+                short_hex(tree),
+                short_id(receipt),
+                unresolved
+                    .iter()
+                    .map(|(name, state)| format!("{name} {state}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            NotAccepted::NearestDiffers {
+                tree,
+                signer,
+                commit,
+                nearest,
+                distance,
+                receipt,
+            } => write!(
+                f,
+                "no acceptance of tree {} by {signer}; the nearest is of {} ({distance} commit{} back, {}), whose tree differs: accept this revision with `git receipt gate {} --record`",
+                short_hex(tree),
+                short_hex(nearest),
+                if *distance == 1 { "" } else { "s" },
+                short_id(receipt),
+                short_hex(commit),
+            ),
+            NotAccepted::Absent { tree, signer } => write!(
+                f,
+                "no acceptance of tree {} by {signer} (fetch receipts with `git receipt fetch`?)",
+                short_hex(tree)
+            ),
+        }
+    }
+}
+
+/// Whether `signer` (a `[signer]` name or a key fingerprint in `trust`) accepted
+/// exactly `tree` (revision `commit`): `Ok(())`, or why not. Acceptances ignored
+/// for being dated in the future go to `notices`, in words (unescaped). An error
+/// when no trusted key goes by `signer` ([`PolicyError::UnknownSigner`]).
+pub fn accepted_by(
+    store: &Store,
+    trust: &TrustSet,
+    commit: ObjectId,
+    tree: ObjectId,
+    signer: &str,
+    notices: &mut Vec<String>,
+) -> Result<Result<(), NotAccepted>, PolicyError> {
+    use crate::decision::{newest_acceptance, signer_keys};
+    let keys = signer_keys(trust, signer);
+    if keys.is_empty() {
+        return Err(PolicyError::UnknownSigner(signer.to_owned()));
+    }
+    let mut index = store.receipt_index()?;
+    if let Some(found) = newest_acceptance(store, &mut index, trust, tree, &keys, notices)? {
+        let b = found.receipt.body();
+        let Some(a) = b.acceptance.as_ref() else {
+            return Err(PolicyError::NotAnAcceptance(found.receipt.id().to_owned()));
+        };
+        return Ok(match a.status {
+            Status::Accepted => Ok(()),
+            Status::Rejected => Err(NotAccepted::Rejected {
+                tree: tree.to_string(),
+                receipt: found.receipt.id().to_owned(),
+                unresolved: a
+                    .unresolved
+                    .iter()
+                    .map(|u| (u.name.clone(), u.state.as_str().to_owned()))
+                    .collect(),
+            }),
+        });
+    }
+    // Say why: the nearest ancestor it accepted, whose tree differs.
+    let ancestors = store.ancestors_breadth_first(commit, NEAREST_ACCEPTED_WALK)?;
+    for (n, id) in ancestors.into_iter().enumerate().skip(1) {
+        let Ok(t) = store.commit_tree(id) else {
+            continue;
+        };
+        if let Some(found) = newest_acceptance(store, &mut index, trust, t, &keys, notices)? {
+            return Ok(Err(NotAccepted::NearestDiffers {
+                tree: tree.to_string(),
+                signer: signer.to_owned(),
+                commit: commit.to_string(),
+                nearest: id.to_string(),
+                distance: n,
+                receipt: found.receipt.id().to_owned(),
+            }));
+        }
+    }
+    Ok(Err(NotAccepted::Absent {
+        tree: tree.to_string(),
+        signer: signer.to_owned(),
+    }))
+}

@@ -17,6 +17,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::PolicyError;
+pub use super::contract::contract_at;
 use super::trust::Trust;
 use crate::contract::{Accept, CheckDef, Contract, ReviewDef};
 use crate::freshness::{self, CheckState, Decider, State, Undecided};
@@ -203,23 +204,6 @@ pub struct Judgement {
     /// The walk limit the states were decided with (`receipt.walkLimit`): what
     /// is signed of them (`gate --record`) is decided with the same.
     pub walk_limit: usize,
-}
-
-/// `.gitreceipts` at `commit` (empty when there is none), named `label` in errors.
-pub fn contract_at(
-    store: &Store,
-    commit: ObjectId,
-    label: &str,
-) -> Result<Arc<Contract>, PolicyError> {
-    use crate::contract::FILE_NAME;
-    Ok(match store.file_id_at(commit, FILE_NAME)? {
-        Some(id) => Contract::parse_blob(
-            id,
-            std::path::Path::new(&format!(".gitreceipts at {label}")),
-            || -> Result<Vec<u8>, PolicyError> { Ok(store.blob(id)?) },
-        )?,
-        None => Default::default(),
-    })
 }
 
 /// How far `status`, `gate` and the hooks walk back: `receipt.walkLimit`

@@ -9,6 +9,7 @@
 //!   signers at the trust root, held to the default branch's revocations), of a
 //!   verifier (the signers at a revision it names) and of the server (the signers
 //!   at the protected branch's old tip, and `receipt.trustedKey`);
+//! - [`contract`]: the `.gitreceipts` at a commit;
 //! - [`judge`]: a [`Baseline`] (the revision's own `.gitreceipts`, or also the
 //!   requirements at a trusted revision) and [`judge()`], which returns a
 //!   [`Judgement`]: every check's and review's state, what cannot be decided,
@@ -26,6 +27,7 @@
 //! hints and picks exit codes.
 
 pub mod acceptance;
+pub mod contract;
 pub mod judge;
 pub mod push;
 pub mod server;
@@ -69,6 +71,13 @@ pub enum PolicyError {
         /// The revision as named.
         rev: String,
     },
+    /// No trusted key goes by the signer an acceptance is asked of.
+    #[error("--accepted-by {0}: no trusted key goes by that name")]
+    UnknownSigner(String),
+    /// A found acceptance receipt holds no acceptance (the index named a
+    /// receipt of another kind).
+    #[error("receipt {0} is not an acceptance")]
+    NotAnAcceptance(String),
     /// A review a verdict requires is not declared (the judgement it came from
     /// was made over another contract).
     #[error("review {0:?} is not declared")]

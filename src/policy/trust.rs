@@ -11,7 +11,7 @@
 use gix::ObjectId;
 
 use super::PolicyError;
-use super::judge::contract_at;
+use super::contract::contract_at;
 use crate::contract::Contract;
 use crate::notice::Notice;
 use crate::sign::PublicKey;
