@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 
-use git_receipt::freshness::{Candidate, CheckState, Decider, State, open_candidate};
+use git_receipt::freshness::{Candidate, Decider, State, open_candidate};
 use git_receipt::receipt::{Receipt, Verified};
 use git_receipt::store::Store;
 use git_receipt::store::index::{Role, check_hash};
@@ -636,12 +636,10 @@ fn render(store: &Store, page: &Page) -> Result<(String, String)> {
 /// The top: verdict, trust, and one line per check. Returns the verdict in words.
 fn render_verdict(o: &mut String, page: &Page) -> String {
     let tip = page.tip();
-    let required: Vec<&CheckState> = tip.states.iter().filter(|s| s.required).collect();
-    let undecided_required = tip.undecided.iter().filter(|u| u.required).count();
-    let failing = required
-        .iter()
-        .filter(|s| s.state != State::Present)
-        .count();
+    let verdict = tip.verdict(&git_receipt::policy::Require::Marked);
+    let required = verdict.required;
+    let undecided_required = verdict.undecided.len();
+    let failing = verdict.failing.len();
     let findings = page.verify.as_ref().map_or(0, |v| v.report.findings.len());
     let (class, words) = if findings > 0 {
         (

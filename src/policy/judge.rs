@@ -466,6 +466,28 @@ fn trusted_revision(
     .filter(|(c, _)| *c != commit))
 }
 
+/// The reviews `commit` (whose contract is `here`) is held to under `baseline`
+/// ([`effective_reviews`] with the trusted revision's; `root` is the reader's
+/// trust root, when known): what `review` offers to approve.
+pub fn reviews_held_to(
+    store: &Store,
+    here: &Contract,
+    commit: ObjectId,
+    root: Option<ObjectId>,
+    baseline: &Baseline,
+) -> Result<Vec<ReviewDef>, PolicyError> {
+    let trusted = match baseline {
+        Baseline::Own => None,
+        Baseline::TrustRoot => root.map(|c| (c, c.to_hex_with_len(7).to_string())),
+        Baseline::At { commit, label } => Some((*commit, label.clone())),
+    }
+    .filter(|(c, _)| *c != commit);
+    Ok(match trusted {
+        Some((c, label)) => effective_reviews(here, Some(&*contract_at(store, c, &label)?)),
+        None => here.reviews.clone(),
+    })
+}
+
 /// Judge every check and review `rev` declares (and, per `baseline`, those the
 /// trusted revision requires), counting only receipts `trust` accepts.
 pub fn judge(
