@@ -197,6 +197,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             "trust": report.trust_root,
             "checks": required.iter().map(|s| state_json(s)).collect::<Vec<_>>(),
             "notices": report.notices,
+            "reasons": report.reasons,
         }));
         if required.is_empty() {
             text.push_str(&format!(

@@ -8,15 +8,15 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use clap::{Args, Subcommand};
 
+use git_receipt::hooks::{self, HookChange};
 use git_receipt::policy::Require;
 use git_receipt::policy::push as push_plan;
 use git_receipt::policy::server;
-use git_receipt::hooks::{self, HookChange};
 use git_receipt::store::Store;
 
-use super::status::Fix as _;
 use super::Context;
 use super::push::lacking_receipts;
+use super::status::Fix as _;
 use super::status::render_rows;
 use git_receipt::text::{escape, escape_lines};
 

@@ -440,6 +440,7 @@ fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) ->
                 "trust": report.trust_root,
                 "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
                 "notices": report.notices,
+                "reasons": report.reasons,
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -536,6 +537,7 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
             })),
             "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
             "notices": report.notices,
+            "reasons": report.reasons,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);

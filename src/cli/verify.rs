@@ -114,9 +114,9 @@ pub(super) fn verifier_trust(
         let commit = store.resolve_commit(rev)?;
         let (trust, notices) = match git_receipt::policy::trust::verifier_at(store, commit, rev) {
             Ok(found) => found,
-            Err(e @ git_receipt::policy::PolicyError::NoSigners { .. }) => bail!(
-                "{e}\nhint: add [signer \"name\"] key = ... to .gitreceipts on {rev}"
-            ),
+            Err(e @ git_receipt::policy::PolicyError::NoSigners { .. }) => {
+                bail!("{e}\nhint: add [signer \"name\"] key = ... to .gitreceipts on {rev}")
+            }
             Err(e) => return Err(e.into()),
         };
         for n in &notices {

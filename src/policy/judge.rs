@@ -384,7 +384,11 @@ pub fn require_trusted_checks(
         for s in judgement.states.iter_mut().filter(|s| s.name == was.name) {
             s.required = true;
         }
-        for u in judgement.undecided.iter_mut().filter(|u| u.name == was.name) {
+        for u in judgement
+            .undecided
+            .iter_mut()
+            .filter(|u| u.name == was.name)
+        {
             u.required = true;
         }
     }

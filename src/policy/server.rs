@@ -88,7 +88,7 @@ pub enum Refusal {
         /// Its writer id.
         writer: String,
         /// The rule broken.
-        refusal: crate::store::admit::Refusal,
+        refusal: Box<crate::store::admit::Refusal>,
     },
     /// A push replaces a chain's top and would discard a valid entry.
     ChainRewritten {
@@ -201,7 +201,7 @@ pub enum Refusal {
         /// The signer as configured.
         signer: String,
         /// Why.
-        why: NotAccepted,
+        why: Box<NotAccepted>,
     },
 }
 
@@ -565,11 +565,9 @@ impl Protected {
                 Some((literal, _)) => {
                     // the refs under the pattern's literal directory
                     let dir = &literal[..literal.rfind('/').map_or(0, |i| i + 1)];
-                    let under = store
-                        .refs_named_under(dir)
-                        .map_err(|e| {
-                            Misconfigured::Unreadable(format!("listing the server's refs: {e}"))
-                        })?;
+                    let under = store.refs_named_under(dir).map_err(|e| {
+                        Misconfigured::Unreadable(format!("listing the server's refs: {e}"))
+                    })?;
                     for (name, _) in under {
                         if ref_pattern_matches(p, &name) {
                             candidates.push(name);
@@ -580,8 +578,8 @@ impl Protected {
         }
         let mut existing: Vec<(String, ObjectId)> = Vec::new();
         for c in &candidates {
-            let target = resolve_symref(store, c)
-                .map_err(|e| Misconfigured::Unreadable(e.to_string()))?;
+            let target =
+                resolve_symref(store, c).map_err(|e| Misconfigured::Unreadable(e.to_string()))?;
             if existing.iter().any(|(n, _)| *n == target) {
                 continue;
             }
@@ -684,7 +682,7 @@ pub fn chain_refusal(
         Ok(a) => a.refusal.map(|refusal| Refusal::ChainEntry {
             name: name(),
             writer: writer.to_owned(),
-            refusal,
+            refusal: Box::new(refusal),
         }),
         Err(e) => Some(Refusal::ChainBaseInvalid {
             name: name(),
@@ -708,10 +706,10 @@ pub fn discards_an_entry(
 ) -> Result<Option<String>, String> {
     let out = store
         .run_git(&[
-        "rev-list",
-        "--parents",
-        &old.to_string(),
-        "--not",
+            "rev-list",
+            "--parents",
+            &old.to_string(),
+            "--not",
             &new.to_string(),
         ])
         .map_err(|e| e.to_string())?;
@@ -919,13 +917,14 @@ pub fn judge_update(
             }
             let mut notices = Vec::new();
             let verdict = accepted_by(store, &trust.set, new, tree, signer, &mut notices);
-            out.events.extend(notices.into_iter().map(Event::Acceptance));
+            out.events
+                .extend(notices.into_iter().map(Event::Acceptance));
             if let Err(why) = verdict? {
                 out.refusals.push(Refusal::NotAccepted {
                     name: name.to_owned(),
                     new,
                     signer: signer.to_owned(),
-                    why,
+                    why: Box::new(why),
                 });
             }
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use gix::ObjectId;
 
 use super::acceptance::{self, NotAccepted};
+use super::contract::contract_at;
 use super::judge::{
     Reason, changed_reviews, effective_reviews, require_trusted_checks, tighten_accept,
     trust_root_label, walk_limit,
@@ -400,7 +401,11 @@ fn accept_run_at_the_trusted_revision_holds_here_and_a_contract_is_copied_only_w
     tighten_accept(&mut here, &trusted);
     let accepts: Vec<Accept> = here.checks.iter().map(|c| c.accept).collect();
     assert_eq!(accepts, [Accept::Run, Accept::Any, Accept::Any]);
-    assert_eq!(shared.checks[0].accept, Accept::Any, "the shared parse is untouched");
+    assert_eq!(
+        shared.checks[0].accept,
+        Accept::Any,
+        "the shared parse is untouched"
+    );
     // nothing to tighten: the very same contract
     let mut again = shared.clone();
     tighten_accept(&mut again, &contract("[check \"a\"]\n\trun = true\n"));
@@ -484,7 +489,10 @@ fn the_verdict_is_no_for_each_required_state_not_present_and_open_while_one_is_u
     assert_eq!(names(&v.required), ["test", "lint", "review:code"]);
     assert_eq!(names(&v.failing), ["lint", "review:code"]);
     assert_eq!(
-        v.undecided.iter().map(|u| u.name.as_str()).collect::<Vec<_>>(),
+        v.undecided
+            .iter()
+            .map(|u| u.name.as_str())
+            .collect::<Vec<_>>(),
         ["bench"]
     );
     assert!(v.unknown.is_empty());
@@ -591,7 +599,12 @@ fn an_acceptance_lists_checks_then_reviews_once_each_and_rejects_with_the_unreso
         .collect();
     assert_eq!(
         listed,
-        [(false, "lint"), (false, "test"), (true, "a"), (true, "code")]
+        [
+            (false, "lint"),
+            (false, "test"),
+            (true, "a"),
+            (true, "code")
+        ]
     );
     assert_eq!(a.status, Status::Rejected);
     let unresolved: Vec<(&str, &str, &str)> = a
@@ -649,7 +662,10 @@ fn why_an_acceptance_is_missing_is_said_in_words() {
     let rejected = NotAccepted::Rejected {
         tree: tree.clone(),
         receipt: format!("sha256:{}", "cd".repeat(32)),
-        unresolved: vec![("test".into(), "failed".into()), ("lint".into(), "stale".into())],
+        unresolved: vec![
+            ("test".into(), "failed".into()),
+            ("lint".into(), "stale".into()),
+        ],
     };
     assert_eq!(
         rejected.to_string(),
@@ -817,7 +833,9 @@ fn a_review_path_that_matches_nothing_is_a_typed_reason_and_a_notice() {
     );
     assert_eq!(
         j.notices,
-        ["review:code: path \"nope\" of the review matches nothing at this revision, so an approval covers nothing there"]
+        [
+            "review:code: path \"nope\" of the review matches nothing at this revision, so an approval covers nothing there"
+        ]
     );
 }
 
@@ -843,7 +861,10 @@ fn a_review_required_at_the_trusted_revision_is_judged_here_with_its_redefinitio
     let j = judged(&store, here, &trusting(&[]), &at);
     assert_eq!(
         states_of(&j),
-        [("review:code", true, "missing"), ("review:ops", true, "missing")]
+        [
+            ("review:code", true, "missing"),
+            ("review:ops", true, "missing")
+        ]
     );
     assert_eq!(
         j.reasons,
@@ -863,7 +884,9 @@ fn a_review_required_at_the_trusted_revision_is_judged_here_with_its_redefinitio
     )
     .unwrap();
     assert_eq!(
-        held.iter().map(|r| (r.name.as_str(), r.required)).collect::<Vec<_>>(),
+        held.iter()
+            .map(|r| (r.name.as_str(), r.required))
+            .collect::<Vec<_>>(),
         [("code", 2), ("ops", 1)]
     );
     let own = super::judge::reviews_held_to(
@@ -907,7 +930,10 @@ fn a_reader_trusts_its_own_key_the_configured_keys_and_the_signers_at_the_trust_
     let c = repo.commit(
         &[(
             ".gitreceipts",
-            &format!("[signer \"ci\"]\n\tkey = {}\n", signer.public().to_openssh()),
+            &format!(
+                "[signer \"ci\"]\n\tkey = {}\n",
+                signer.public().to_openssh()
+            ),
         )],
         "one",
     );
@@ -918,7 +944,10 @@ fn a_reader_trusts_its_own_key_the_configured_keys_and_the_signers_at_the_trust_
     ]);
     let store = repo.store();
     let (set, root) = trust::reader_trust(&store, c, Some(own.public().clone())).unwrap();
-    let origin = |k: &SigningKey| set.lookup(&k.public().fingerprint()).map(|t| t.origin.clone());
+    let origin = |k: &SigningKey| {
+        set.lookup(&k.public().fingerprint())
+            .map(|t| t.origin.clone())
+    };
     assert_eq!(origin(&own), Some(TrustOrigin::OwnKey));
     assert_eq!(origin(&configured), Some(TrustOrigin::Config));
     assert_eq!(origin(&signer), Some(TrustOrigin::Contract("ci".into())));
@@ -962,14 +991,25 @@ fn a_verifier_trusts_exactly_the_signers_at_the_revision_it_names() {
     let c = repo.commit(
         &[(
             ".gitreceipts",
-            &format!("[signer \"ci\"]\n\tkey = {}\n", signer.public().to_openssh()),
+            &format!(
+                "[signer \"ci\"]\n\tkey = {}\n",
+                signer.public().to_openssh()
+            ),
         )],
         "signers",
     );
-    repo.git(&["config", "receipt.trustedKey", &key(2).public().to_openssh()]);
+    repo.git(&[
+        "config",
+        "receipt.trustedKey",
+        &key(2).public().to_openssh(),
+    ]);
     let store = repo.store();
     let (t, notices) = trust::verifier_at(&store, c, "origin/main").unwrap();
-    assert_eq!(t.set.keys().count(), 1, "receipt.trustedKey is not a verifier's");
+    assert_eq!(
+        t.set.keys().count(),
+        1,
+        "receipt.trustedKey is not a verifier's"
+    );
     assert!(t.set.lookup(&signer.public().fingerprint()).is_some());
     assert_eq!(t.description, "signers of .gitreceipts at origin/main");
     assert_eq!(t.root, None);
@@ -982,7 +1022,11 @@ fn a_verifier_trusts_exactly_the_signers_at_the_revision_it_names() {
         other => panic!("{other:?}"),
     }
     let server = trust::server(&store, c, "main (abc)").unwrap();
-    assert_eq!(server.set.keys().count(), 2, "the server adds receipt.trustedKey");
+    assert_eq!(
+        server.set.keys().count(),
+        2,
+        "the server adds receipt.trustedKey"
+    );
     assert_eq!(
         server.description,
         "signers of .gitreceipts at main (abc) and receipt.trustedKey"
@@ -1033,8 +1077,14 @@ fn a_protected_branch_value_names_a_ref_or_a_pattern_over_branches() {
     );
     assert_eq!(full_branch_name("main"), "refs/heads/main");
     assert_eq!(full_branch_name("refs/x"), "refs/x");
-    assert!(ref_pattern_matches("refs/heads/release/*", "refs/heads/release/1/2"));
-    assert!(!ref_pattern_matches("refs/heads/release/*", "refs/heads/main"));
+    assert!(ref_pattern_matches(
+        "refs/heads/release/*",
+        "refs/heads/release/1/2"
+    ));
+    assert!(!ref_pattern_matches(
+        "refs/heads/release/*",
+        "refs/heads/main"
+    ));
 }
 
 #[test]
@@ -1114,9 +1164,7 @@ fn a_chain_of_symbolic_refs_longer_than_git_follows_is_refused() {
     match server::resolve_symref(&store, &to) {
         Err(r @ Refusal::SymrefTooDeep { .. }) => assert_eq!(
             r.to_string(),
-            format!(
-                "{to}: a chain of more than 5 symbolic refs, which git does not follow either"
-            )
+            format!("{to}: a chain of more than 5 symbolic refs, which git does not follow either")
         ),
         other => panic!("{other:?}"),
     }
@@ -1195,7 +1243,10 @@ fn a_chain_is_append_only_by_push() {
     ));
     match refuse(received(&name, Some(second), Some(first))) {
         Some(r @ Refusal::ChainRewritten { .. }) => {
-            assert!(r.to_string().contains("a valid entry signed by the writer"), "{r}");
+            assert!(
+                r.to_string().contains("a valid entry signed by the writer"),
+                "{r}"
+            );
             assert!(r.is_chain());
             assert_eq!(r.ref_name(), Some(name.as_str()));
         }
@@ -1208,8 +1259,6 @@ fn a_chain_is_append_only_by_push() {
     ));
     // an entry signed by a key other than the one the writer id names
     let theirs = key(2);
-    let mallory = |_: &str| Some(theirs.public().clone());
-    let _ = mallory;
     let squat = format!("refs/receipts/{}", writer_id(theirs.public(), "default"));
     assert!(matches!(
         server::chain_refusal(&store, &received(&squat, None, Some(second)), &known),
@@ -1258,14 +1307,19 @@ fn the_server_refuses_a_protected_branch_whose_new_tip_lacks_receipts_and_its_de
     )
     .unwrap();
     match got.refusals.as_slice() {
-        [Refusal::Lacking {
-            name,
-            label,
-            judgement,
-            ..
-        }] => {
+        [
+            Refusal::Lacking {
+                name,
+                label,
+                judgement,
+                ..
+            },
+        ] => {
             assert_eq!(name, "refs/heads/main");
-            assert_eq!(label, &format!("refs/heads/main ({})", old.to_hex_with_len(7)));
+            assert_eq!(
+                label,
+                &format!("refs/heads/main ({})", old.to_hex_with_len(7))
+            );
             assert_eq!(states_of(judgement), [("test", true, "missing")]);
         }
         other => panic!("{other:?}"),
@@ -1295,7 +1349,10 @@ fn the_server_refuses_a_protected_branch_whose_new_tip_lacks_receipts_and_its_de
 fn the_server_accepts_a_protected_branch_whose_new_tip_has_trusted_receipts() {
     let k = key(1);
     let repo = Repo::new();
-    let contract_text = format!("{TEST_CHECK}[signer \"ci\"]\n\tkey = {}\n", k.public().to_openssh());
+    let contract_text = format!(
+        "{TEST_CHECK}[signer \"ci\"]\n\tkey = {}\n",
+        k.public().to_openssh()
+    );
     let old = repo.commit(&[(".gitreceipts", &contract_text)], "one");
     let new = repo.commit(&[("a", "x")], "two");
     repo.git(&["update-ref", "refs/heads/main", &old.to_string()]);
@@ -1336,7 +1393,10 @@ fn creating_a_protected_branch_is_judged_by_another_protected_branch_or_refused(
     .unwrap();
     match got.refusals.as_slice() {
         [Refusal::Lacking { label, .. }] => {
-            assert_eq!(label, &format!("refs/heads/main ({})", c.to_hex_with_len(7)))
+            assert_eq!(
+                label,
+                &format!("refs/heads/main ({})", c.to_hex_with_len(7))
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -1452,7 +1512,10 @@ fn the_pre_push_hook_gates_branches_and_tags_only_when_asked_never_deletions_or_
     assert_eq!(gated(true), ["refs/heads/main", "refs/tags/v1"]);
     assert!(reviews_due(&["refs/heads/main".into()], "refs/heads/main"));
     assert!(reviews_due(&["refs/heads/r/*".into()], "refs/heads/r/1"));
-    assert!(!reviews_due(&["refs/heads/main".into()], "refs/heads/topic"));
+    assert!(!reviews_due(
+        &["refs/heads/main".into()],
+        "refs/heads/topic"
+    ));
     assert!(!reviews_due(&[], "refs/heads/main"));
     assert_eq!(PushPlan::default().carried, Vec::<String>::new());
 }
@@ -1469,11 +1532,25 @@ fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
     let notes_tip = store.ref_value(&notes).unwrap();
     let chain = format!("refs/receipts/{writer}");
     let both = [pushed(&chain, Some(tip)), pushed(&notes, notes_tip)];
-    assert_eq!(super::push::carried_writers(&store, &both).unwrap(), [writer]);
+    assert_eq!(
+        super::push::carried_writers(&store, &both).unwrap(),
+        [writer]
+    );
     let chain_only = [pushed(&chain, Some(tip))];
-    assert!(super::push::carried_writers(&store, &chain_only).unwrap().is_empty());
-    let stale = [pushed(&chain, Some(notes_tip.unwrap())), pushed(&notes, notes_tip)];
-    assert!(super::push::carried_writers(&store, &stale).unwrap().is_empty());
+    assert!(
+        super::push::carried_writers(&store, &chain_only)
+            .unwrap()
+            .is_empty()
+    );
+    let stale = [
+        pushed(&chain, Some(notes_tip.unwrap())),
+        pushed(&notes, notes_tip),
+    ];
+    assert!(
+        super::push::carried_writers(&store, &stale)
+            .unwrap()
+            .is_empty()
+    );
     assert!(super::push::reviewed_branches(&store, "origin").is_empty());
     repo.git(&["config", "receipt.protectedBranch", "main"]);
     assert_eq!(

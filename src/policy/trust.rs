@@ -103,7 +103,9 @@ pub fn verifier_at(
     rev: &str,
 ) -> Result<(Trust, Vec<Notice>), PolicyError> {
     let Some(bytes) = store.file_at(commit, crate::contract::FILE_NAME)? else {
-        return Err(PolicyError::NoSigners { rev: rev.to_owned() });
+        return Err(PolicyError::NoSigners {
+            rev: rev.to_owned(),
+        });
     };
     let label = format!(".gitreceipts at {rev}");
     let contract = Contract::parse(&bytes, std::path::Path::new(&label))?;

@@ -196,6 +196,9 @@ impl Store {
             .sorting(gix::revision::walk::Sorting::BreadthFirst)
             .all()
             .map_err(git_err(format!("walking the history of {commit}")))?;
-        Ok(walk.take(limit).map_while(|info| info.ok().map(|i| i.id)).collect())
+        Ok(walk
+            .take(limit)
+            .map_while(|info| info.ok().map(|i| i.id))
+            .collect())
     }
 }
