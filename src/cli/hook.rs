@@ -161,17 +161,8 @@ fn server_preflight(store: &Store, protect: &[String]) -> Result<()> {
     if !configured.is_empty() || !protect.is_empty() {
         return Ok(());
     }
-    let head = match store.repo().head_name() {
-        Ok(Some(name)) => name.as_bstr().to_string(),
-        _ => String::new(),
-    };
-    let exists = !head.is_empty()
-        && store
-            .repo()
-            .try_find_reference(head.as_str())
-            .ok()
-            .flatten()
-            .is_some();
+    let head = store.head_branch().unwrap_or_default();
+    let exists = !head.is_empty() && store.ref_exists(&head);
     if !exists {
         bail!(
             "not installing: this repository does not say which branch to protect\n\

@@ -339,7 +339,7 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
         .stdout
         .trim()
         == "true";
-    for remote in store.repo().remote_names() {
+    for remote in store.remote_names() {
         let key = format!("remote.{remote}.fetch");
         if !current_config_values(store, &key)?
             .iter()

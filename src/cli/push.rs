@@ -82,22 +82,14 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
     }
     let mut also = Vec::new();
     if args.with_branch {
-        let Some(branch) = store
-            .repo()
-            .head_name()
-            .ok()
-            .flatten()
-            .map(|n| n.as_bstr().to_string())
-        else {
+        let Some(branch) = store.head_branch() else {
             bail!(
                 "--with-branch pushes the current branch, and HEAD names none\nhint: check out a branch, or push it with git push"
             );
         };
         let tip = store
-            .repo()
-            .head_id()
-            .with_context(|| format!("{branch} has no commit to push"))?
-            .detach();
+            .head_commit_id()
+            .with_context(|| format!("{branch} has no commit to push"))?;
         let refused = lacking_receipts(
             ctx,
             &store,

@@ -1181,9 +1181,9 @@ fn render_log(
         linked(o, "not a blob id".to_owned());
         return Ok(());
     };
-    let size = match store.repo().find_header(blob) {
-        Ok(header) => header.size(),
-        Err(_) => {
+    let size = match store.object_header(blob) {
+        Some((_, size)) => size,
+        None => {
             linked(o, "this clone does not have it".to_owned());
             return Ok(());
         }
