@@ -234,8 +234,15 @@ impl Context {
     /// ever inside a merged branch; held to the revocations and validity windows
     /// at the default branch's tip. Fails closed when no trust root can be chosen.
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
-        // No key is no key; a key that is there but cannot be read is an error,
-        // never a verdict (every receipt of yours would read "untrusted").
+        let own = self.own_public_key(store)?;
+        Ok(git_receipt::policy::trust::reader_trust(store, rev, own)?)
+    }
+
+    /// The public half of this reader's signing key, whose receipts it trusts:
+    /// `None` when it has none. No key is no key; a key that is there but cannot
+    /// be read is an error, never a verdict (every receipt of yours would read
+    /// "untrusted").
+    fn own_public_key(&self, store: &Store) -> Result<Option<git_receipt::sign::PublicKey>> {
         let mut own = None;
         if let Ok(source) = self.key_source(Some(store)) {
             match keyfile::public_half(&source) {
@@ -256,7 +263,7 @@ impl Context {
                 Err(_) => {}
             }
         }
-        Ok(git_receipt::policy::trust::reader_trust(store, rev, own)?)
+        Ok(own)
     }
 
     /// The trust set for judging HEAD (or nothing but local keys without a commit).

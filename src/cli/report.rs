@@ -276,16 +276,8 @@ fn spec_for_roots(is_range: bool, spec: &str, tip: gix::ObjectId) -> String {
 }
 
 /// The trust each commit of the range is judged by, as [`Context::trust_for`]
-/// gives it (the signers at the commit's trust root on the default branch's
-/// first-parent history), computed once per distinct trust root rather than once
-/// per commit.
-///
-/// A commit that the default branch cannot reach and that has one parent has the
-/// trust root its parent has: it is not on the branch's history itself, and its
-/// other ancestors are its parent's. So one `rev-list --parents` lists the commits
-/// that inherit, and a trust root is computed only where a line of such commits
-/// starts, and for merges. With `verify`, the checks required at that trust root
-/// are required too, as `gate --verify` requires them.
+/// gives it, once per distinct trust root
+/// ([`git_receipt::policy::trust::per_trust_root`]).
 fn judging_per_trust_root(
     ctx: &Context,
     store: &Store,
@@ -293,70 +285,21 @@ fn judging_per_trust_root(
     listed: &[(gix::ObjectId, String)],
     verify: bool,
 ) -> Result<(Vec<Judging>, Vec<usize>)> {
-    // the one parent of each listed commit the default branch does not reach
-    let mut single_parent: std::collections::HashMap<gix::ObjectId, gix::ObjectId> =
-        std::collections::HashMap::new();
-    if let Some((_, tip)) = git_receipt::trust::default_branch(store) {
-        let not_tip = format!("^{tip}");
-        let out = store.run_git(&["rev-list", "--parents", spec, &not_tip, "--"])?;
-        if out.ok {
-            for line in out.stdout.lines() {
-                let ids: Vec<&str> = line.split_whitespace().collect();
-                if let [c, p] = ids.as_slice() {
-                    single_parent.insert(
-                        gix::ObjectId::from_hex(c.as_bytes())?,
-                        gix::ObjectId::from_hex(p.as_bytes())?,
-                    );
-                }
-            }
-        }
-    }
-    let mut roots: std::collections::HashMap<gix::ObjectId, Option<gix::ObjectId>> =
-        std::collections::HashMap::new();
-    let mut judging: Vec<Judging> = Vec::new();
-    let mut by_root: std::collections::HashMap<Option<gix::ObjectId>, usize> =
-        std::collections::HashMap::new();
-    let mut judged_by = Vec::with_capacity(listed.len());
-    for (commit, _) in listed {
-        // down the single-parent line to a commit whose root is known or computable
-        let mut line = vec![*commit];
-        let mut at = *commit;
-        let root = loop {
-            if let Some(r) = roots.get(&at) {
-                break *r;
-            }
-            match single_parent.get(&at) {
-                Some(p) => {
-                    at = *p;
-                    line.push(at);
-                }
-                None => {
-                    let (trust, root) = ctx.trust_for(store, at)?;
-                    roots.insert(at, root.commit);
-                    if let std::collections::hash_map::Entry::Vacant(e) = by_root.entry(root.commit)
-                    {
-                        e.insert(judging.len());
-                        let baseline = match root.commit {
-                            Some(c) if verify => Baseline::At {
-                                commit: c,
-                                label: super::status::trust_root_label(c),
-                            },
-                            _ => Baseline::Own,
-                        };
-                        judging.push(Judging {
-                            trust: (trust, root.description),
-                            baseline,
-                        });
-                    }
-                    break root.commit;
-                }
-            }
-        };
-        for c in line {
-            roots.insert(c, root);
-        }
-        judged_by.push(by_root[&root]);
-    }
+    let commits: Vec<gix::ObjectId> = listed.iter().map(|(c, _)| *c).collect();
+    let (judging, judged_by) = git_receipt::policy::trust::per_trust_root(
+        store,
+        spec,
+        &commits,
+        ctx.own_public_key(store)?,
+        verify,
+    )?;
+    let judging = judging
+        .into_iter()
+        .map(|(trust, baseline)| Judging {
+            trust: (trust.set, trust.description),
+            baseline,
+        })
+        .collect();
     Ok((judging, judged_by))
 }
 

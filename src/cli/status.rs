@@ -12,7 +12,6 @@ use git_receipt::freshness::{CheckState, State};
 use git_receipt::policy::{self, Judgement, Revision, Trust};
 use git_receipt::store::Store;
 
-pub(super) use git_receipt::policy::judge::trust_root_label;
 pub(super) use git_receipt::policy::{Baseline, REVIEW_PREFIX};
 
 use super::{Context, colour, paint, short_id};

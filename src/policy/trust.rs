@@ -173,3 +173,88 @@ pub fn known_keys(store: &Store, protected: &[String]) -> TrustSet {
     }
     trust
 }
+
+/// The distinct trusts (each with its baseline) a range is judged by, and for
+/// each listed commit the index of its own.
+pub type PerTrustRoot = (Vec<(Trust, super::Baseline)>, Vec<usize>);
+
+/// The trust each commit of `listed` is judged by as a reader, as [`reader`]
+/// gives it (the signers at the commit's trust root on the default branch's
+/// first-parent history), computed once per distinct trust root rather than once
+/// per commit: the distinct trusts, each with its baseline, and for each listed
+/// commit the index of its own. With `verify`, a trust root's required checks
+/// are required too (as `gate --verify` requires them).
+///
+/// A commit that the default branch cannot reach and that has one parent has the
+/// trust root its parent has: it is not on the branch's history itself, and its
+/// other ancestors are its parent's. So one `rev-list --parents` over `spec` (the
+/// revisions listed) gives the commits that inherit, and a trust root is computed
+/// only where a line of such commits starts, and for merges.
+pub fn per_trust_root(
+    store: &Store,
+    spec: &str,
+    listed: &[ObjectId],
+    own: Option<PublicKey>,
+    verify: bool,
+) -> Result<PerTrustRoot, PolicyError> {
+    use std::collections::HashMap;
+    // the one parent of each listed commit the default branch does not reach
+    let mut single_parent: HashMap<ObjectId, ObjectId> = HashMap::new();
+    if let Some((_, tip)) = default_branch(store) {
+        let not_tip = format!("^{tip}");
+        let out = store.run_git(&["rev-list", "--parents", spec, &not_tip, "--"])?;
+        if out.ok {
+            for line in out.stdout.lines() {
+                let ids: Vec<ObjectId> = line
+                    .split_whitespace()
+                    .filter_map(|h| ObjectId::from_hex(h.as_bytes()).ok())
+                    .collect();
+                if let [c, p] = ids.as_slice() {
+                    single_parent.insert(*c, *p);
+                }
+            }
+        }
+    }
+    let mut roots: HashMap<ObjectId, Option<ObjectId>> = HashMap::new();
+    let mut judging: Vec<(Trust, super::Baseline)> = Vec::new();
+    let mut by_root: HashMap<Option<ObjectId>, usize> = HashMap::new();
+    let mut judged_by = Vec::with_capacity(listed.len());
+    for commit in listed {
+        // down the single-parent line to a commit whose root is known or computable
+        let mut line = vec![*commit];
+        let mut at = *commit;
+        let root = loop {
+            if let Some(r) = roots.get(&at) {
+                break *r;
+            }
+            match single_parent.get(&at) {
+                Some(p) => {
+                    at = *p;
+                    line.push(at);
+                }
+                None => {
+                    let (set, root) = reader_trust(store, at, own.clone())?;
+                    roots.insert(at, root.commit);
+                    if let std::collections::hash_map::Entry::Vacant(e) = by_root.entry(root.commit)
+                    {
+                        e.insert(judging.len());
+                        let baseline = match root.commit {
+                            Some(c) if verify => super::Baseline::At {
+                                commit: c,
+                                label: super::judge::trust_root_label(c),
+                            },
+                            _ => super::Baseline::Own,
+                        };
+                        judging.push((Trust::given(set, root.description), baseline));
+                    }
+                    break root.commit;
+                }
+            }
+        };
+        for c in line {
+            roots.insert(c, root);
+        }
+        judged_by.push(by_root[&root]);
+    }
+    Ok((judging, judged_by))
+}
