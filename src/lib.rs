@@ -28,6 +28,7 @@ pub mod hooks;
 pub mod intoto;
 pub mod keyfile;
 pub mod notice;
+pub mod policy;
 pub mod receipt;
 pub mod recorder;
 pub mod runner;

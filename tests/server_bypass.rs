@@ -342,6 +342,12 @@ fn a_branch_that_deletes_a_required_check_reads_missing_with_the_reason() {
     assert_eq!(v[0]["checks"][0]["name"], "test", "{r}");
     assert_eq!(v[0]["checks"][0]["state"], "missing", "{r}");
     assert_eq!(v[0]["checks"][0]["reason"], reason, "{r}");
+    // the same finding as structure, for machines: a code and its fields
+    assert_eq!(
+        v[0]["reasons"],
+        serde_json::json!([{"code": "required-but-undeclared", "check": "test", "trusted": "origin/main"}]),
+        "{r}"
+    );
 
     // --verify trusts the trust root on the default branch: the same rule
     let r = env.receipt(&dir, &["gate", "--verify"]);

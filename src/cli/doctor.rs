@@ -218,7 +218,7 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
     });
 
     // shallow history
-    lines.push(if store.repo().is_shallow().unwrap_or(false) {
+    lines.push(if store.is_shallow() {
         fix(
             "history",
             "this clone is shallow: status and gate cannot look behind its edge",
@@ -286,7 +286,7 @@ fn remote_chains(store: &Store, remote: &str) -> Result<Line> {
         let here = store.ref_value(name)?.map(|o| o.to_string());
         if here.as_deref() != Some(oid)
             && gix::ObjectId::from_hex(oid.as_bytes())
-                .map(|o| !store.repo().has_object(o))
+                .map(|o| !store.has_object(o))
                 .unwrap_or(true)
         {
             behind += 1;

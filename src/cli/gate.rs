@@ -9,8 +9,10 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::json;
 
-use git_receipt::freshness::{CheckState, State};
+use git_receipt::freshness::CheckState;
+use git_receipt::policy::Require;
 
+use super::status::Fix as _;
 use super::status::{Baseline, evaluate_rev_trusting, render_rows_named, state_json};
 use super::{Context, colour};
 use git_receipt::text::escape;
@@ -147,42 +149,31 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
         }
         // Only required checks matter: one that the history here cannot decide
         // makes the gate unable to decide (exit 2); the others are not its business.
-        let required_undecided = report.undecided.iter().position(|u| {
-            if args.require.is_empty() {
-                u.required
-            } else {
-                args.require.contains(&u.name)
-            }
-        });
-        if let Some(i) = required_undecided {
-            return Err(report.undecided.swap_remove(i).error.into());
-        }
-        let required: Vec<&CheckState> = if args.require.is_empty() {
-            report.states.iter().filter(|s| s.required).collect()
+        let require = if args.require.is_empty() {
+            Require::Marked
         } else {
-            let mut v = Vec::new();
-            for name in &args.require {
-                match report.states.iter().find(|s| &s.name == name) {
-                    Some(s) => v.push(s),
-                    None => bail!(
-                        "--require {name}: no check {name:?} is declared in .gitreceipts at {rev}\nhint: declare it, or require one of: {}",
-                        report
-                            .states
-                            .iter()
-                            .map(|s| s.name.as_str())
-                            .chain(report.undecided.iter().map(|u| u.name.as_str()))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }
-            }
-            v
+            Require::Named(args.require.clone())
         };
-        let failing: Vec<&CheckState> = required
-            .iter()
-            .copied()
-            .filter(|s| s.state != State::Present)
-            .collect();
+        let verdict = report.verdict(&require);
+        if let Some(first) = verdict.undecided.first() {
+            let name = first.name.clone();
+            if let Some(i) = report.undecided.iter().position(|u| u.name == name) {
+                return Err(report.undecided.swap_remove(i).error.into());
+            }
+        }
+        if let Some(name) = verdict.unknown.first() {
+            bail!(
+                "--require {name}: no check {name:?} is declared in .gitreceipts at {rev}\nhint: declare it, or require one of: {}",
+                report
+                    .states
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .chain(report.undecided.iter().map(|u| u.name.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let (required, failing) = (verdict.required, verdict.failing);
         all_ok &= failing.is_empty();
         if args.record {
             let recorded =
@@ -206,6 +197,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             "trust": report.trust_root,
             "checks": required.iter().map(|s| state_json(s)).collect::<Vec<_>>(),
             "notices": report.notices,
+            "reasons": report.reasons,
         }));
         if required.is_empty() {
             text.push_str(&format!(
@@ -266,118 +258,24 @@ fn record_acceptance(
     trust: Option<&(git_receipt::trust::TrustSet, String)>,
     baseline: &Baseline,
 ) -> Result<git_receipt::store::chain::Appended> {
-    use git_receipt::receipt::{
-        Acceptance, Criterion, CriterionKind, Status, Subject, Unresolved, format_timestamp,
-    };
+    use git_receipt::policy::acceptance;
     let commit = report.commit;
-    let tree = store.commit_tree(commit)?;
-    let trusted = match baseline {
-        Baseline::At { commit, .. } => *commit,
-        _ => git_receipt::trust::trust_root(store, commit)?
-            .commit
-            .unwrap_or(commit),
-    };
-    let here = super::status::contract_at(store, commit, &report.rev)?;
-    let trusted_contract = super::status::contract_at(store, trusted, "the trusted revision")?;
-    let reviews = super::status::effective_reviews(&here, Some(&trusted_contract));
+    let trusted = acceptance::trusted_commit(store, commit, baseline)?;
     let trust_set = match trust {
         Some((t, _)) => t.clone(),
         None => ctx.trust_for(store, commit)?.0,
     };
-    let mut criteria = Vec::new();
-    for s in required {
-        let (kind, name, inputs, mut evidence) =
-            match s.name.strip_prefix(super::status::REVIEW_PREFIX) {
-                Some(name) => {
-                    let def = reviews
-                        .iter()
-                        .find(|r| r.name == name)
-                        .ok_or_else(|| anyhow::anyhow!("review {name:?} is not declared"))?;
-                    let label = |fp: &str| fp.to_owned();
-                    let r = git_receipt::decision::review_state(
-                        store,
-                        &trust_set,
-                        commit,
-                        tree,
-                        def,
-                        report.walk_limit,
-                        &label,
-                    )?;
-                    let evidence: Vec<String> = match r.state {
-                        State::Present => r.approvals.into_iter().map(|(_, id)| id).collect(),
-                        State::Missing => Vec::new(),
-                        _ => r
-                            .decider
-                            .map(|d| d.receipt.id().to_owned())
-                            .into_iter()
-                            .collect(),
-                    };
-                    (CriterionKind::Review, name.to_owned(), r.inputs, evidence)
-                }
-                None => {
-                    let paths = here
-                        .check(&s.name)
-                        .map(|c| c.paths.clone())
-                        .unwrap_or_default();
-                    let evidence = match (s.state, &s.decider) {
-                        (State::Missing, _) | (_, None) => Vec::new(),
-                        (_, Some(d)) => vec![d.receipt.id().to_owned()],
-                    };
-                    (
-                        CriterionKind::Check,
-                        s.name.clone(),
-                        store.inputs_tree(tree, &paths, false)?,
-                        evidence,
-                    )
-                }
-            };
-        evidence.sort();
-        evidence.dedup();
-        criteria.push((
-            Criterion {
-                kind,
-                name,
-                state: s.state,
-                inputs: inputs.to_string(),
-                evidence,
-            },
-            s.reason.clone(),
-        ));
-    }
-    criteria.sort_by(|(a, _), (b, _)| {
-        (a.kind == CriterionKind::Review, &a.name).cmp(&(b.kind == CriterionKind::Review, &b.name))
-    });
-    criteria.dedup_by(|(a, _), (b, _)| a.kind == b.kind && a.name == b.name);
-    let unresolved: Vec<Unresolved> = criteria
-        .iter()
-        .filter(|(c, _)| c.state != State::Present)
-        .map(|(c, reason)| Unresolved {
-            kind: c.kind,
-            name: c.name.clone(),
-            state: c.state,
-            reason: reason.chars().take(1000).collect(),
-        })
-        .collect();
-    let acceptance = Acceptance {
-        status: if unresolved.is_empty() {
-            Status::Accepted
-        } else {
-            Status::Rejected
-        },
-        trusted: trusted.to_string(),
-        decided_at: format_timestamp(git_receipt::clock::now_ms()),
-        criteria: criteria.into_iter().map(|(c, _)| c).collect(),
-        unresolved,
-    };
+    let acceptance = acceptance::acceptance(
+        store,
+        report,
+        required,
+        &trust_set,
+        trusted,
+        git_receipt::receipt::format_timestamp(git_receipt::clock::now_ms()),
+    )?;
+    let subject = acceptance::subject(store, commit)?;
     let key = ctx.signing_key(store)?;
     let writer = ctx.writer(store, &key)?;
-    let subject = Subject {
-        commit: commit.to_string(),
-        tree: tree.to_string(),
-        inputs: tree.to_string(),
-        dirty: false,
-        dependencies: Vec::new(),
-    };
     Ok(git_receipt::decision::append_decision(
         store,
         &writer,
@@ -388,24 +286,9 @@ fn record_acceptance(
 }
 
 /// Whether `signer` accepted exactly `tree` (revision `commit`): `Ok(())`, or the
-/// reason it did not, in words. Errors only when no trusted key goes by `signer`.
-/// Acceptances ignored for being dated in the future are told on stderr.
-pub(super) fn accepted_by(
-    store: &git_receipt::store::Store,
-    trust: &git_receipt::trust::TrustSet,
-    commit: gix::ObjectId,
-    tree: gix::ObjectId,
-    signer: &str,
-) -> Result<std::result::Result<(), String>> {
-    let mut notices = Vec::new();
-    let verdict = accepted_by_noting(store, trust, commit, tree, signer, &mut notices);
-    for n in &notices {
-        eprintln!("git-receipt: notice: {}", escape(n));
-    }
-    verdict
-}
-
-/// [`accepted_by`], adding to `notices` (unescaped) instead of printing them.
+/// reason it did not, in words ([`git_receipt::policy::acceptance::accepted_by`]),
+/// adding to `notices` (unescaped) the acceptances ignored for being dated in the
+/// future. Errors, with a hint, only when no trusted key goes by `signer`.
 fn accepted_by_noting(
     store: &git_receipt::store::Store,
     trust: &git_receipt::trust::TrustSet,
@@ -414,62 +297,15 @@ fn accepted_by_noting(
     signer: &str,
     notices: &mut Vec<String>,
 ) -> Result<std::result::Result<(), String>> {
-    use git_receipt::receipt::Status;
-    let keys = git_receipt::decision::signer_keys(trust, signer);
-    if keys.is_empty() {
-        bail!(
-            "--accepted-by {signer}: no trusted key goes by that name
+    use git_receipt::policy::{PolicyError, acceptance};
+    match acceptance::accepted_by(store, trust, commit, tree, signer, notices) {
+        Ok(verdict) => Ok(verdict.map_err(|why| why.to_string())),
+        Err(e @ PolicyError::UnknownSigner(_)) => bail!(
+            "{e}
 hint: name a [signer] of .gitreceipts at the trusted revision, or a key fingerprint (SHA256:...)"
-        );
+        ),
+        Err(e) => Err(e.into()),
     }
-    let mut index = store.receipt_index()?;
-    if let Some(found) =
-        git_receipt::decision::newest_acceptance(store, &mut index, trust, tree, &keys, notices)?
-    {
-        let b = found.receipt.body();
-        let a = b.acceptance.as_ref().expect("an acceptance receipt");
-        return Ok(match a.status {
-            Status::Accepted => Ok(()),
-            Status::Rejected => Err(format!(
-                "its newest acceptance of tree {} ({}) is rejected: {}",
-                tree.to_hex_with_len(7),
-                super::short_id(found.receipt.id()),
-                a.unresolved
-                    .iter()
-                    .map(|u| format!("{} {}", u.name, u.state.as_str()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        });
-    }
-    // Say why: the nearest ancestor it accepted, whose tree differs.
-    let repo = store.repo();
-    let walk = repo
-        .rev_walk([commit])
-        .sorting(gix::revision::walk::Sorting::BreadthFirst)
-        .all()?;
-    for (n, info) in walk.take(200).enumerate().skip(1) {
-        let Ok(info) = info else { break };
-        let Ok(t) = store.commit_tree(info.id) else {
-            continue;
-        };
-        if let Some(found) =
-            git_receipt::decision::newest_acceptance(store, &mut index, trust, t, &keys, notices)?
-        {
-            return Ok(Err(format!(
-                "no acceptance of tree {} by {signer}; the nearest is of {} ({n} commit{} back, {}), whose tree differs: accept this revision with `git receipt gate {} --record`",
-                tree.to_hex_with_len(7),
-                info.id.to_hex_with_len(7),
-                if n == 1 { "" } else { "s" },
-                super::short_id(found.receipt.id()),
-                commit.to_hex_with_len(7),
-            )));
-        }
-    }
-    Ok(Err(format!(
-        "no acceptance of tree {} by {signer} (fetch receipts with `git receipt fetch`?)",
-        tree.to_hex_with_len(7)
-    )))
 }
 
 /// `gate --accepted-by`: each revision's tree must be accepted by each signer.

@@ -39,7 +39,7 @@ use git_receipt::keyfile::{self, KeySource};
 use git_receipt::receipt::{is_valid_chain_name, writer_id};
 use git_receipt::sign::SigningKey;
 use git_receipt::store::Store;
-use git_receipt::trust::{TrustOrigin, TrustRoot, TrustSet, default_branch, trust_root};
+use git_receipt::trust::{TrustRoot, TrustSet, trust_root};
 
 /// Signed, hash-chained receipts that a check ran, stored in git.
 ///
@@ -234,12 +234,19 @@ impl Context {
     /// ever inside a merged branch; held to the revocations and validity windows
     /// at the default branch's tip. Fails closed when no trust root can be chosen.
     fn trust_for(&self, store: &Store, rev: gix::ObjectId) -> Result<(TrustSet, TrustRoot)> {
-        let mut trust = TrustSet::default();
-        // No key is no key; a key that is there but cannot be read is an error,
-        // never a verdict (every receipt of yours would read "untrusted").
+        let own = self.own_public_key(store)?;
+        Ok(git_receipt::policy::trust::reader_trust(store, rev, own)?)
+    }
+
+    /// The public half of this reader's signing key, whose receipts it trusts:
+    /// `None` when it has none. No key is no key; a key that is there but cannot
+    /// be read is an error, never a verdict (every receipt of yours would read
+    /// "untrusted").
+    fn own_public_key(&self, store: &Store) -> Result<Option<git_receipt::sign::PublicKey>> {
+        let mut own = None;
         if let Ok(source) = self.key_source(Some(store)) {
             match keyfile::public_half(&source) {
-                Ok(key) => trust.add(key, TrustOrigin::OwnKey),
+                Ok(key) => own = Some(key),
                 Err(keyfile::KeyfileError::Key {
                     source: git_receipt::sign::KeyError::NotFound { .. },
                     ..
@@ -256,25 +263,7 @@ impl Context {
                 Err(_) => {}
             }
         }
-        for line in store.config_strings("receipt.trustedKey") {
-            let key = git_receipt::sign::PublicKey::from_openssh(&line)
-                .with_context(|| format!("git config receipt.trustedKey = {line:?}"))?;
-            trust.add(key, TrustOrigin::Config);
-        }
-        let root = trust_root(store, rev)?;
-        if let Some(commit) = root.commit {
-            let label = commit.to_hex_with_len(7).to_string();
-            trust.add_contract(status::contract_at(store, commit, &label)?);
-        }
-        // Revocations and expiries on the default branch apply at once, also to
-        // branches forked before them; they only remove trust, so a change still
-        // cannot trust itself.
-        if let Some((name, tip)) = default_branch(store)
-            && root.commit != Some(tip)
-        {
-            trust.restrict(&*status::contract_at(store, tip, &name)?);
-        }
-        Ok((trust, root))
+        Ok(own)
     }
 
     /// The trust set for judging HEAD (or nothing but local keys without a commit).
@@ -357,7 +346,7 @@ pub(crate) fn exclude_own_chain(store: &Store, writer: &str) -> Result<Vec<Strin
         .stdout
         .trim()
         == "true";
-    for remote in store.repo().remote_names() {
+    for remote in store.remote_names() {
         let key = format!("remote.{remote}.fetch");
         if !current_config_values(store, &key)?
             .iter()

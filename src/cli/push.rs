@@ -33,19 +33,7 @@ pub struct PushArgs {
     pub with_branch: bool,
 }
 
-/// How [`push_own`] pushes.
-#[derive(Debug, Default)]
-pub(super) struct PushPlan {
-    /// Every log of yours (`--logs`).
-    pub all_logs: bool,
-    /// Send nothing for a chain unchanged since the last push (the pre-push hook).
-    pub skip_unchanged: bool,
-    /// Refspecs (a branch) pushed with the first chain, atomically.
-    pub also: Vec<String>,
-    /// Writers whose chain and notes the running `git push` already carries at
-    /// their local tips (configured push refspecs): nothing to push for them.
-    pub carried: Vec<String>,
-}
+pub(super) use git_receipt::policy::push::PushPlan;
 
 /// Push every own chain; print one line per writer.
 pub(super) fn push_own(
@@ -94,27 +82,19 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
     }
     let mut also = Vec::new();
     if args.with_branch {
-        let Some(branch) = store
-            .repo()
-            .head_name()
-            .ok()
-            .flatten()
-            .map(|n| n.as_bstr().to_string())
-        else {
+        let Some(branch) = store.head_branch() else {
             bail!(
                 "--with-branch pushes the current branch, and HEAD names none\nhint: check out a branch, or push it with git push"
             );
         };
         let tip = store
-            .repo()
-            .head_id()
-            .with_context(|| format!("{branch} has no commit to push"))?
-            .detach();
-        let refused = super::hook::lacking_receipts(
+            .head_commit_id()
+            .with_context(|| format!("{branch} has no commit to push"))?;
+        let refused = lacking_receipts(
             ctx,
             &store,
             &[(branch.clone(), tip)],
-            &super::hook::reviewed_branches(&store, &remote),
+            &git_receipt::policy::push::reviewed_branches(&store, &remote),
         )?;
         if !refused.is_empty() {
             eprint!(
@@ -191,4 +171,57 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
         eprintln!("git-receipt: pushed {branch} to {remote} with the receipts, in one push");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What each pushed ref (remote ref name, local commit) lacks: fresh receipts
+/// for its required checks, as the lines of a refusal (empty when all is well).
+///
+/// Required reviews count only for a push to one of `reviewed` (remote ref names):
+/// a feature branch is pushed in order to be reviewed, the branch it merges into
+/// is not.
+pub(super) fn lacking_receipts(
+    ctx: &Context,
+    store: &git_receipt::store::Store,
+    pushed: &[(String, gix::ObjectId)],
+    reviewed: &[String],
+) -> Result<String> {
+    let mut refused = String::new();
+    for (r, local) in pushed {
+        let reviews_count = git_receipt::policy::push::reviews_due(reviewed, r);
+        let local = *local;
+        let report = super::status::evaluate_rev(ctx, store, &local.to_string())?;
+        // Reviews hold only for a protected branch: a feature branch is pushed
+        // in order to be reviewed. The server's pre-receive hook holds its own
+        // protected branches to them whatever this clone says.
+        let verdict = report.verdict(&git_receipt::policy::Require::MarkedChecks {
+            reviews: reviews_count,
+        });
+        if let Some(u) = verdict.undecided.first() {
+            refused.push_str(&format!(
+                "{r} ({}): cannot decide {}: {}\n",
+                local.to_hex_with_len(7),
+                u.name,
+                u.error
+            ));
+            continue;
+        }
+        let failing = verdict.failing;
+        if !failing.is_empty() {
+            refused.push_str(&format!(
+                "{r} ({}) lacks fresh receipts:\n",
+                local.to_hex_with_len(7)
+            ));
+            refused.push_str(&super::status::render_rows(&failing, false));
+            for s in &failing {
+                match s.name.strip_prefix(git_receipt::policy::REVIEW_PREFIX) {
+                    Some(review) => refused.push_str(&format!(
+                        "  fix: a reviewer runs git receipt review {} --approve --name {review}, then pushes the review\n",
+                        local.to_hex_with_len(12)
+                    )),
+                    None => refused.push_str(&format!("  fix: git receipt run {}\n", s.name)),
+                }
+            }
+        }
+    }
+    Ok(refused)
 }

@@ -22,13 +22,14 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 
-use git_receipt::freshness::{Candidate, CheckState, Decider, State, open_candidate};
+use git_receipt::freshness::{Candidate, Decider, State, open_candidate};
 use git_receipt::receipt::{Receipt, Verified};
 use git_receipt::store::Store;
 use git_receipt::store::index::{Role, check_hash};
 use git_receipt::text::escape_html as h;
 use git_receipt::trust::{TrustSet, trust_root};
 
+use super::status::Fix as _;
 use super::status::{Baseline, RevReport, contract_at, evaluate_commit_trusting, mode_name};
 use super::{Context, SignerNames, human_ms, short_id};
 
@@ -275,16 +276,8 @@ fn spec_for_roots(is_range: bool, spec: &str, tip: gix::ObjectId) -> String {
 }
 
 /// The trust each commit of the range is judged by, as [`Context::trust_for`]
-/// gives it (the signers at the commit's trust root on the default branch's
-/// first-parent history), computed once per distinct trust root rather than once
-/// per commit.
-///
-/// A commit that the default branch cannot reach and that has one parent has the
-/// trust root its parent has: it is not on the branch's history itself, and its
-/// other ancestors are its parent's. So one `rev-list --parents` lists the commits
-/// that inherit, and a trust root is computed only where a line of such commits
-/// starts, and for merges. With `verify`, the checks required at that trust root
-/// are required too, as `gate --verify` requires them.
+/// gives it, once per distinct trust root
+/// ([`git_receipt::policy::trust::per_trust_root`]).
 fn judging_per_trust_root(
     ctx: &Context,
     store: &Store,
@@ -292,70 +285,21 @@ fn judging_per_trust_root(
     listed: &[(gix::ObjectId, String)],
     verify: bool,
 ) -> Result<(Vec<Judging>, Vec<usize>)> {
-    // the one parent of each listed commit the default branch does not reach
-    let mut single_parent: std::collections::HashMap<gix::ObjectId, gix::ObjectId> =
-        std::collections::HashMap::new();
-    if let Some((_, tip)) = git_receipt::trust::default_branch(store) {
-        let not_tip = format!("^{tip}");
-        let out = store.run_git(&["rev-list", "--parents", spec, &not_tip, "--"])?;
-        if out.ok {
-            for line in out.stdout.lines() {
-                let ids: Vec<&str> = line.split_whitespace().collect();
-                if let [c, p] = ids.as_slice() {
-                    single_parent.insert(
-                        gix::ObjectId::from_hex(c.as_bytes())?,
-                        gix::ObjectId::from_hex(p.as_bytes())?,
-                    );
-                }
-            }
-        }
-    }
-    let mut roots: std::collections::HashMap<gix::ObjectId, Option<gix::ObjectId>> =
-        std::collections::HashMap::new();
-    let mut judging: Vec<Judging> = Vec::new();
-    let mut by_root: std::collections::HashMap<Option<gix::ObjectId>, usize> =
-        std::collections::HashMap::new();
-    let mut judged_by = Vec::with_capacity(listed.len());
-    for (commit, _) in listed {
-        // down the single-parent line to a commit whose root is known or computable
-        let mut line = vec![*commit];
-        let mut at = *commit;
-        let root = loop {
-            if let Some(r) = roots.get(&at) {
-                break *r;
-            }
-            match single_parent.get(&at) {
-                Some(p) => {
-                    at = *p;
-                    line.push(at);
-                }
-                None => {
-                    let (trust, root) = ctx.trust_for(store, at)?;
-                    roots.insert(at, root.commit);
-                    if let std::collections::hash_map::Entry::Vacant(e) = by_root.entry(root.commit)
-                    {
-                        e.insert(judging.len());
-                        let baseline = match root.commit {
-                            Some(c) if verify => Baseline::At {
-                                commit: c,
-                                label: super::status::trust_root_label(c),
-                            },
-                            _ => Baseline::Own,
-                        };
-                        judging.push(Judging {
-                            trust: (trust, root.description),
-                            baseline,
-                        });
-                    }
-                    break root.commit;
-                }
-            }
-        };
-        for c in line {
-            roots.insert(c, root);
-        }
-        judged_by.push(by_root[&root]);
-    }
+    let commits: Vec<gix::ObjectId> = listed.iter().map(|(c, _)| *c).collect();
+    let (judging, judged_by) = git_receipt::policy::trust::per_trust_root(
+        store,
+        spec,
+        &commits,
+        ctx.own_public_key(store)?,
+        verify,
+    )?;
+    let judging = judging
+        .into_iter()
+        .map(|(trust, baseline)| Judging {
+            trust: (trust.set, trust.description),
+            baseline,
+        })
+        .collect();
     Ok((judging, judged_by))
 }
 
@@ -635,12 +579,10 @@ fn render(store: &Store, page: &Page) -> Result<(String, String)> {
 /// The top: verdict, trust, and one line per check. Returns the verdict in words.
 fn render_verdict(o: &mut String, page: &Page) -> String {
     let tip = page.tip();
-    let required: Vec<&CheckState> = tip.states.iter().filter(|s| s.required).collect();
-    let undecided_required = tip.undecided.iter().filter(|u| u.required).count();
-    let failing = required
-        .iter()
-        .filter(|s| s.state != State::Present)
-        .count();
+    let verdict = tip.verdict(&git_receipt::policy::Require::Marked);
+    let required = verdict.required;
+    let undecided_required = verdict.undecided.len();
+    let failing = verdict.failing.len();
     let findings = page.verify.as_ref().map_or(0, |v| v.report.findings.len());
     let (class, words) = if findings > 0 {
         (
@@ -1182,9 +1124,9 @@ fn render_log(
         linked(o, "not a blob id".to_owned());
         return Ok(());
     };
-    let size = match store.repo().find_header(blob) {
-        Ok(header) => header.size(),
-        Err(_) => {
+    let size = match store.object_header(blob) {
+        Some((_, size)) => size,
+        None => {
             linked(o, "this clone does not have it".to_owned());
             return Ok(());
         }

@@ -64,10 +64,13 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
     let (trust, root) = ctx.trust_for(&store, commit)?;
     let here = super::status::contract_at(&store, commit, &args.rev)?;
     let mut contract = (*here).clone();
-    if let Some(c) = root.commit.filter(|c| *c != commit) {
-        let trusted = super::status::contract_at(&store, c, &c.to_hex_with_len(7).to_string())?;
-        contract.reviews = super::status::effective_reviews(&here, Some(&trusted));
-    }
+    contract.reviews = git_receipt::policy::judge::reviews_held_to(
+        &store,
+        &here,
+        commit,
+        root.commit,
+        &git_receipt::policy::Baseline::TrustRoot,
+    )?;
     let reviews: Vec<_> = match &args.name {
         Some(name) => match contract.reviews.iter().find(|r| &r.name == name) {
             Some(r) => vec![r.clone()],

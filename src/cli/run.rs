@@ -12,6 +12,7 @@ use git_receipt::receipt::{Mode, is_valid_check_name};
 use git_receipt::recorder::{self, CheckSpec};
 use git_receipt::runner::{self, RunSpec};
 
+use super::status::Fix as _;
 use super::{Context, colour, human_ms, paint, short_id};
 use git_receipt::text::escape;
 

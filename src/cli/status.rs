@@ -7,10 +7,12 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::json;
 
-use git_receipt::contract::{Accept, Contract};
-use git_receipt::freshness::{self, CheckState, Options, State, Undecided};
+use git_receipt::contract::Contract;
+use git_receipt::freshness::{CheckState, State};
+use git_receipt::policy::{self, Judgement, Revision, Trust};
 use git_receipt::store::Store;
-use git_receipt::trust::trust_root;
+
+pub(super) use git_receipt::policy::{Baseline, REVIEW_PREFIX};
 
 use super::{Context, colour, paint, short_id};
 use git_receipt::text::escape;
@@ -37,28 +39,17 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// One revision's evaluation.
-pub(super) struct RevReport {
-    pub rev: String,
-    pub commit: gix::ObjectId,
-    pub trust_root: String,
-    pub states: Vec<CheckState>,
-    /// Checks only the history missing from a shallow clone could decide.
-    pub undecided: Vec<Undecided>,
-    /// Checks required at the trusted revision that `.gitreceipts` here no longer
-    /// declares (each also has a `missing` entry in `states`).
-    pub undeclared: Vec<String>,
-    /// What a reviewer should see even when the verdict is yes: required checks
-    /// whose definition here differs from the trusted revision's.
-    pub notices: Vec<String>,
-    /// The walk limit the states were decided with (`receipt.walkLimit`): what
-    /// is signed of them (`gate --record`) is decided with the same.
-    pub walk_limit: usize,
+/// One revision's evaluation: the library's [`Judgement`].
+pub(super) type RevReport = Judgement;
+
+/// The words and commands the CLI attaches to a judgement's rows.
+pub(super) trait Fix {
+    /// The command (or edit) that makes check `s` present.
+    fn fix(&self, s: &CheckState) -> String;
 }
 
-impl RevReport {
-    /// The command (or edit) that makes check `s` present.
-    pub fn fix(&self, s: &CheckState) -> String {
+impl Fix for RevReport {
+    fn fix(&self, s: &CheckState) -> String {
         if let Some(review) = s.name.strip_prefix(REVIEW_PREFIX) {
             let rev = self.commit.to_hex_with_len(7);
             if s.state == State::Failed {
@@ -95,23 +86,6 @@ impl RevReport {
     }
 }
 
-/// Which requirements a revision must meet besides those in its own `.gitreceipts`.
-#[derive(Clone)]
-pub(super) enum Baseline {
-    /// Only its own (`status`, plain `gate`, the pre-push hook).
-    Own,
-    /// Also those at the trust root [`Context::trust_for`] picks: the newest
-    /// commit on the default branch's first-parent history that the revision
-    /// descends from (`gate --verify`).
-    TrustRoot,
-    /// Also those at this trusted revision (`gate --trust REV`, the pre-receive
-    /// hook); `label` names it in messages.
-    At {
-        commit: gix::ObjectId,
-        label: String,
-    },
-}
-
 /// Evaluate every declared check at `rev`.
 pub(super) fn evaluate_rev(ctx: &Context, store: &Store, rev: &str) -> Result<RevReport> {
     evaluate_rev_trusting(ctx, store, rev, None, &Baseline::Own)
@@ -123,15 +97,7 @@ pub(super) fn contract_at(
     commit: gix::ObjectId,
     label: &str,
 ) -> Result<std::sync::Arc<Contract>> {
-    use git_receipt::contract::FILE_NAME;
-    Ok(match store.file_id_at(commit, FILE_NAME)? {
-        Some(id) => Contract::parse_blob(
-            id,
-            std::path::Path::new(&format!(".gitreceipts at {label}")),
-            || -> Result<Vec<u8>> { Ok(store.blob(id)?) },
-        )?,
-        None => Default::default(),
-    })
+    Ok(policy::judge::contract_at(store, commit, label)?)
 }
 
 /// Evaluate every declared check at `rev`, with a given trust set instead of the
@@ -157,106 +123,6 @@ pub(super) fn evaluate_rev_trusting(
     )
 }
 
-/// The prefix that tells a review's row from a check's in a [`RevReport`]: `review:`
-/// and the review's name (no check name holds a `:`).
-pub(super) const REVIEW_PREFIX: &str = "review:";
-
-/// The reviews a revision is held to: those declared here and, when judged against
-/// a trusted revision, those required there too, each the stricter of the two
-/// definitions: the paths of both, the larger `required`, and `self-approve` only
-/// when both allow it (a branch cannot drop a required review, point it at paths
-/// that match nothing, lower its count or allow self-approval by editing
-/// .gitreceipts).
-pub(super) fn effective_reviews(
-    here: &Contract,
-    trusted: Option<&Contract>,
-) -> Vec<git_receipt::contract::ReviewDef> {
-    let mut out = here.reviews.clone();
-    for was in trusted.map(|t| t.reviews.as_slice()).unwrap_or_default() {
-        match out.iter_mut().find(|r| r.name == was.name) {
-            Some(r) => {
-                r.required = r.required.max(was.required);
-                r.self_approve &= was.self_approve;
-                // no paths is the whole tree, which covers every path
-                r.paths = if r.paths.is_empty() || was.paths.is_empty() {
-                    Vec::new()
-                } else {
-                    git_receipt::contract::minimal_paths(
-                        r.paths.iter().chain(&was.paths).cloned().collect(),
-                    )
-                };
-            }
-            None if was.required > 0 => out.push(was.clone()),
-            None => {}
-        }
-    }
-    out
-}
-
-/// The name a trusted key goes by in reasons: its `[signer]` name, else its fingerprint.
-pub(super) fn signer_label(trust: &git_receipt::trust::TrustSet, fp: &str) -> String {
-    match trust.lookup(fp).map(|t| &t.origin) {
-        Some(git_receipt::trust::TrustOrigin::Contract(name)) => name.clone(),
-        _ => fp.to_owned(),
-    }
-}
-
-/// Each review's state at `commit` (tree `tree`) as a row beside the checks,
-/// named `review:<name>`, required when it needs at least one approval; one only
-/// the history missing from a shallow clone could decide goes to `undecided`.
-pub(super) fn review_states(
-    store: &Store,
-    trust: &git_receipt::trust::TrustSet,
-    commit: gix::ObjectId,
-    tree: gix::ObjectId,
-    reviews: &[git_receipt::contract::ReviewDef],
-    walk_limit: usize,
-    undecided: &mut Vec<Undecided>,
-) -> Result<Vec<CheckState>> {
-    let label = |fp: &str| signer_label(trust, fp);
-    let mut out = Vec::new();
-    for def in reviews {
-        let mut r = match git_receipt::decision::review_state(
-            store, trust, commit, tree, def, walk_limit, &label,
-        ) {
-            Ok(r) => r,
-            Err(error @ freshness::FreshnessError::ShallowReview { .. }) => {
-                undecided.push(Undecided {
-                    name: format!("{REVIEW_PREFIX}{}", def.name),
-                    required: def.required > 0,
-                    error,
-                });
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        // a path that matches nothing reviews nothing: its inputs are the empty tree
-        let empty = gix::ObjectId::empty_tree(store.repo().object_hash());
-        for p in &def.paths {
-            if store.inputs_tree(tree, std::slice::from_ref(p), false)? == empty {
-                r.notices.push(format!(
-                    "path {p:?} of the review matches nothing at this revision, so an approval covers nothing there"
-                ));
-            }
-        }
-        out.push(CheckState {
-            name: format!("{REVIEW_PREFIX}{}", r.name),
-            required: r.required > 0,
-            state: r.state,
-            decider: r.decider.map(|d| git_receipt::freshness::Decider {
-                receipt: d.receipt,
-                writer: d.writer,
-                distance: None,
-            }),
-            reason: r.reason,
-            changed_paths: Vec::new(),
-            untrusted: r.untrusted,
-            notices: r.notices,
-        });
-    }
-    Ok(out)
-}
-
 /// [`evaluate_rev_trusting`] for a commit already resolved (`report` evaluates a
 /// thousand of them; parsing each id back as a revision would look it up again).
 pub(super) fn evaluate_commit_trusting(
@@ -280,217 +146,39 @@ pub(super) fn evaluate_commit_trusting(
     )
 }
 
-/// Evaluate `contract`'s checks at `commit`, or at `tree` on top of it (the work
-/// tree), with the trust and baseline as [`evaluate_rev_trusting`] takes them.
+/// Judge `contract`'s checks at `commit`, or at `tree` on top of it (the work
+/// tree), with the trust and baseline as [`evaluate_rev_trusting`] takes them:
+/// the override, or the reader's trust for `commit` ([`Context::trust_for`]).
 #[allow(clippy::too_many_arguments)]
 fn evaluate_with(
     ctx: &Context,
     store: &Store,
     rev: &str,
     commit: gix::ObjectId,
-    mut contract: std::sync::Arc<Contract>,
+    contract: std::sync::Arc<Contract>,
     tree: Option<gix::ObjectId>,
     trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
     baseline: &Baseline,
 ) -> Result<RevReport> {
-    let (trust, root_description, root_commit) = match trust_override {
-        Some((t, d)) => (t.clone(), d.clone(), None),
+    let trust = match trust_override {
+        Some((t, d)) => Trust::given(t.clone(), d.clone()),
         None => {
-            let (t, root) = ctx.trust_for(store, commit)?;
-            (t, root.description, root.commit)
-        }
-    };
-    let trusted = match baseline {
-        Baseline::Own => None,
-        Baseline::TrustRoot => match root_commit {
-            Some(c) => Some(c),
-            None => trust_root(store, commit)?.commit,
-        }
-        .map(|c| (c, trust_root_label(c))),
-        Baseline::At { commit, label } => Some((*commit, label.clone())),
-    }
-    .filter(|(c, _)| *c != commit)
-    .map(|(c, label)| Ok::<_, anyhow::Error>((contract_at(store, c, &label)?, label)))
-    .transpose()?;
-    // A check that accepts only observed runs at the trusted revision does so here
-    // too: a branch cannot let a recorded result count by editing the file it is
-    // judged by.
-    if let Some((trusted_contract, _)) = &trusted {
-        let tightened = |check: &git_receipt::contract::CheckDef| {
-            check.accept != Accept::Run
-                && trusted_contract
-                    .check(&check.name)
-                    .is_some_and(|was| was.accept == Accept::Run)
-        };
-        // copied (from the parsed contract every caller shares) only when it changes
-        if contract.checks.iter().any(tightened) {
-            for check in std::sync::Arc::make_mut(&mut contract).checks.iter_mut() {
-                if tightened(check) {
-                    check.accept = Accept::Run;
-                }
+            let (set, root) = ctx.trust_for(store, commit)?;
+            Trust {
+                set,
+                description: root.description,
+                root: root.commit,
             }
         }
-    }
-    let walk_limit = walk_limit(store)?;
-    let mut states = Vec::new();
-    let mut undecided = Vec::new();
-    let opts = Options { walk_limit };
-    let outcomes = match tree {
-        Some(tree) => freshness::evaluate_tree(store, commit, tree, &contract, &trust, opts)?,
-        None => freshness::evaluate(store, commit, &contract, &trust, opts)?,
     };
-    for outcome in outcomes {
-        match outcome {
-            Ok(s) => states.push(s),
-            Err(u) => undecided.push(u),
-        }
-    }
-    let rev_tree = match tree {
-        Some(t) => t,
-        None => store.commit_tree(commit)?,
-    };
-    let reviews = effective_reviews(&contract, trusted.as_ref().map(|(c, _)| &**c));
-    states.extend(review_states(
-        store,
-        &trust,
+    let revision = Revision {
+        label: rev,
         commit,
-        rev_tree,
-        &reviews,
-        walk_limit,
-        &mut undecided,
-    )?);
-    let mut report = RevReport {
-        rev: rev.to_owned(),
-        commit,
-        trust_root: root_description,
-        states,
-        undecided,
-        undeclared: Vec::new(),
-        notices: Vec::new(),
-        walk_limit,
+        tree,
+        contract: Some(contract),
     };
-    // what the decisions passed over, by check, for the reader to see
-    for s in &report.states {
-        for n in &s.notices {
-            report.notices.push(format!("{}: {n}", s.name));
-        }
-    }
-    if let Some((trusted_contract, label)) = trusted {
-        require_trusted_checks(&mut report, &contract, &trusted_contract, &label);
-        report
-            .notices
-            .extend(changed_reviews(&contract, &trusted_contract, &label));
-    }
-    Ok(report)
-}
-
-/// The one rule for which checks are required when a revision is judged against a
-/// revision already trusted (`gate --trust`, `gate --verify`, the pre-receive
-/// hook): those required in `.gitreceipts` here **and** those required at the
-/// trusted revision, so that a branch cannot drop a requirement by editing the
-/// file it is judged by.
-///
-/// Marks each of them required in `report`; adds a `missing` state for one required
-/// there that `here` no longer declares (there is nothing here to evaluate); and,
-/// for a required check whose `run`, `path` or `env` here differs from there, adds a
-/// notice: a branch may change its test command, so the definition here is the one
-/// evaluated, but a reviewer should see that it changed.
-pub(super) fn require_trusted_checks(
-    report: &mut RevReport,
-    here: &Contract,
-    trusted: &Contract,
-    label: &str,
-) {
-    for was in trusted.checks.iter().filter(|c| c.required) {
-        if here.check(&was.name).is_none() {
-            report.undeclared.push(was.name.clone());
-            report.states.push(CheckState {
-                name: was.name.clone(),
-                required: true,
-                state: State::Missing,
-                decider: None,
-                reason: format!("required at {label} but no longer declared in .gitreceipts here"),
-                changed_paths: Vec::new(),
-                untrusted: 0,
-                notices: Vec::new(),
-            });
-            continue;
-        }
-        for s in report.states.iter_mut().filter(|s| s.name == was.name) {
-            s.required = true;
-        }
-        for u in report.undecided.iter_mut().filter(|u| u.name == was.name) {
-            u.required = true;
-        }
-    }
-    for now in here.checks.iter() {
-        let Some(was) = trusted.check(&now.name) else {
-            continue;
-        };
-        if !(now.required || was.required) {
-            continue;
-        }
-        let changed: Vec<&str> = [
-            ("run", now.run != was.run),
-            ("path", now.paths != was.paths),
-            ("env", now.env != was.env),
-        ]
-        .into_iter()
-        .filter_map(|(what, differs)| differs.then_some(what))
-        .collect();
-        if !changed.is_empty() {
-            report.notices.push(format!(
-                "required check {:?} is defined differently here than at {label}: its {} changed; the definition here is the one evaluated",
-                now.name,
-                changed.join(" and ")
-            ));
-        }
-    }
-}
-
-/// A notice for each review whose definition here differs from the one at the
-/// trusted revision `label`: the stricter of the two is evaluated
-/// ([`effective_reviews`]), and a reviewer should see that a branch changed it.
-pub(super) fn changed_reviews(here: &Contract, trusted: &Contract, label: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for now in &here.reviews {
-        let Some(was) = trusted.reviews.iter().find(|r| r.name == now.name) else {
-            continue;
-        };
-        let changed: Vec<&str> = [
-            ("path", now.paths != was.paths),
-            ("required", now.required != was.required),
-            ("self-approve", now.self_approve != was.self_approve),
-        ]
-        .into_iter()
-        .filter_map(|(what, differs)| differs.then_some(what))
-        .collect();
-        if !changed.is_empty() {
-            out.push(format!(
-                "review {:?} is defined differently here than at {label}: its {} changed; the stricter of the two is evaluated (the paths of both, the larger required, self-approve only if both allow it)",
-                now.name,
-                changed.join(" and ")
-            ));
-        }
-    }
-    out
-}
-
-/// How the trust root `c` is named where its required checks are applied.
-pub(super) fn trust_root_label(c: gix::ObjectId) -> String {
-    format!(
-        "{} (the trust root on the default branch's first-parent history)",
-        c.to_hex_with_len(7)
-    )
-}
-
-/// How far `status`, `gate` and the hooks walk back: `receipt.walkLimit`.
-pub(super) fn walk_limit(store: &Store) -> Result<usize> {
-    match store.config_integer("receipt.walkLimit") {
-        None => Ok(freshness::DEFAULT_WALK_LIMIT),
-        Some(n) if n > 0 => Ok(n as usize),
-        Some(n) => bail!("receipt.walkLimit = {n} must be a positive number of commits"),
-    }
+    let opts = policy::Options::from_config(store)?;
+    Ok(policy::judge(store, &revision, &trust, baseline, opts)?)
 }
 
 /// Warn on stderr about each declared `path` that names nothing in `tree` (`at`
@@ -751,6 +439,7 @@ fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) ->
                 "trust": report.trust_root,
                 "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
                 "notices": report.notices,
+                "reasons": report.reasons,
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -847,6 +536,7 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
             })),
             "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
             "notices": report.notices,
+            "reasons": report.reasons,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
@@ -879,91 +569,4 @@ hint: `git receipt fetch` brings them from the remote (after `git receipt init`,
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn contract(text: &str) -> Contract {
-        Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap()
-    }
-
-    fn present(name: &str, required: bool) -> CheckState {
-        CheckState {
-            name: name.into(),
-            required,
-            state: State::Present,
-            decider: None,
-            reason: String::new(),
-            changed_paths: Vec::new(),
-            untrusted: 0,
-            notices: Vec::new(),
-        }
-    }
-
-    fn report(states: Vec<CheckState>) -> RevReport {
-        RevReport {
-            rev: "HEAD".into(),
-            commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
-            trust_root: String::new(),
-            states,
-            undecided: Vec::new(),
-            undeclared: Vec::new(),
-            notices: Vec::new(),
-            walk_limit: freshness::DEFAULT_WALK_LIMIT,
-        }
-    }
-
-    #[test]
-    fn checks_required_at_the_trusted_revision_stay_required_and_redefinitions_are_noticed() {
-        let trusted = contract(
-            "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\trequired = true\n\
-             [check \"lint\"]\n\trun = cargo clippy\n\trequired = true\n\
-             [check \"docs\"]\n\trun = mdbook build\n\
-             [check \"bench\"]\n\trun = cargo bench\n\tenv = CI\n",
-        );
-        // test: no longer required, another path; lint: deleted; docs: redefined
-        // but required nowhere; bench: required here only, env changed
-        let here = contract(
-            "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\tpath = tests\n\
-             [check \"docs\"]\n\trun = true\n\
-             [check \"bench\"]\n\trun = cargo bench\n\trequired = true\n",
-        );
-        let mut r = report(vec![
-            present("test", false),
-            present("docs", false),
-            present("bench", true),
-        ]);
-        require_trusted_checks(&mut r, &here, &trusted, "origin/main");
-        let required: Vec<(&str, bool, &str)> = r
-            .states
-            .iter()
-            .map(|s| (s.name.as_str(), s.required, s.state.as_str()))
-            .collect();
-        assert_eq!(
-            required,
-            [
-                ("test", true, "present"),
-                ("docs", false, "present"),
-                ("bench", true, "present"),
-                ("lint", true, "missing"),
-            ]
-        );
-        assert_eq!(
-            r.states[3].reason,
-            "required at origin/main but no longer declared in .gitreceipts here"
-        );
-        assert_eq!(r.undeclared, ["lint"]);
-        assert!(r.fix(&r.states[3]).starts_with("declare [check \"lint\"]"));
-        assert_eq!(r.fix(&r.states[0]), "git receipt run test");
-        assert_eq!(
-            r.notices,
-            [
-                "required check \"test\" is defined differently here than at origin/main: its path changed; the definition here is the one evaluated",
-                "required check \"bench\" is defined differently here than at origin/main: its env changed; the definition here is the one evaluated",
-            ],
-            "docs changed too, but nothing requires it"
-        );
-    }
 }

@@ -57,7 +57,7 @@ pub struct VerifyArgs {
 /// verification that checked nothing is no answer, with the fix.
 pub(super) fn nothing_fetched(store: &Store, rev: &str) -> Result<Option<String>> {
     // with no remote, there is nothing to fetch: the checks were just never run
-    if !store.writers()?.is_empty() || store.repo().remote_names().is_empty() {
+    if !store.writers()?.is_empty() || store.remote_names().is_empty() {
         return Ok(None);
     }
     let Ok(commit) = store.resolve_commit(rev) else {
@@ -112,26 +112,20 @@ pub(super) fn verifier_trust(
 ) -> Result<(TrustSet, String)> {
     if let Some(rev) = trust_rev {
         let commit = store.resolve_commit(rev)?;
-        let mut trust = TrustSet::default();
-        match store.file_at(commit, git_receipt::contract::FILE_NAME)? {
-            Some(bytes) => {
-                let label = format!(".gitreceipts at {rev}");
-                let contract = Contract::parse(&bytes, Path::new(&label))?;
-                for s in &contract.signers {
-                    if let Err(why) = s.key.usable() {
-                        eprintln!(
-                            "git-receipt: warning: signer {:?} in {label}: {why}; no receipt can verify under that key\nhint: replace its key line with the output of `git receipt key show` on the signer's machine",
-                            git_receipt::text::escape(&s.name)
-                        );
-                    }
-                }
-                trust.add_contract(contract);
+        let (trust, notices) = match git_receipt::policy::trust::verifier_at(store, commit, rev) {
+            Ok(found) => found,
+            Err(e @ git_receipt::policy::PolicyError::NoSigners { .. }) => {
+                bail!("{e}\nhint: add [signer \"name\"] key = ... to .gitreceipts on {rev}")
             }
-            None => bail!(
-                "there is no .gitreceipts at {rev}, so it names no signers to trust\nhint: add [signer \"name\"] key = ... to .gitreceipts on {rev}"
-            ),
+            Err(e) => return Err(e.into()),
+        };
+        for n in &notices {
+            eprintln!(
+                "git-receipt: warning: {}\nhint: replace its key line with the output of `git receipt key show` on the signer's machine",
+                n.message
+            );
         }
-        return Ok((trust, format!("signers of .gitreceipts at {rev}")));
+        return Ok((trust.set, trust.description));
     }
     if let Some(file) = allowed {
         let text = std::fs::read_to_string(file)

@@ -170,4 +170,35 @@ impl Store {
             .map_err(git_err("writing a blob"))?
             .detach())
     }
+
+    /// Every rule of [`super::admit::check_entry`] for chain commit `commit` of
+    /// `writer`'s chain, read through this store (so, after
+    /// [`Store::see_quarantine`], also from a push's quarantine).
+    pub fn check_entry(
+        &self,
+        writer: &str,
+        commit: ObjectId,
+        known: &dyn Fn(&str) -> Option<crate::sign::PublicKey>,
+    ) -> Result<super::admit::Entry, super::admit::Refusal> {
+        super::admit::check_entry(&self.repo, writer, commit, known)
+    }
+
+    /// `commit` and its ancestors, breadth first, at most `limit` of them, ending
+    /// early at the first that cannot be read.
+    pub fn ancestors_breadth_first(
+        &self,
+        commit: ObjectId,
+        limit: usize,
+    ) -> Result<Vec<ObjectId>, StoreError> {
+        let walk = self
+            .repo
+            .rev_walk([commit])
+            .sorting(gix::revision::walk::Sorting::BreadthFirst)
+            .all()
+            .map_err(git_err(format!("walking the history of {commit}")))?;
+        Ok(walk
+            .take(limit)
+            .map_while(|info| info.ok().map(|i| i.id))
+            .collect())
+    }
 }

@@ -1,0 +1,570 @@
+//! Which checks and reviews a revision is held to, and their states: [`judge()`].
+//!
+//! A revision is held to its own `.gitreceipts` and, when judged against a
+//! revision already trusted ([`Baseline`]), to the requirements there too, so a
+//! branch cannot loosen what it is judged by by editing the file:
+//!
+//! - a check required there stays required here; one no longer declared here
+//!   reads missing ([`Reason::RequiredButUndeclared`]);
+//! - a check that accepts only observed runs (`accept = run`) there does so here;
+//! - each review is the stricter of the two definitions ([`effective_reviews`]);
+//! - what a branch changed of a required check or a review is told
+//!   ([`Reason::CheckRedefined`], [`Reason::ReviewRedefined`]).
+
+use std::sync::Arc;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::PolicyError;
+pub use super::contract::contract_at;
+use super::trust::Trust;
+use crate::contract::{Accept, CheckDef, Contract, ReviewDef};
+use crate::freshness::{self, CheckState, Decider, State, Undecided};
+use crate::store::Store;
+use crate::trust::{TrustOrigin, TrustSet, trust_root};
+
+/// The prefix that tells a review's row from a check's in a [`Judgement`]:
+/// `review:` and the review's name (no check name holds a `:`).
+pub const REVIEW_PREFIX: &str = "review:";
+
+/// Which requirements a revision must meet besides those in its own `.gitreceipts`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Baseline {
+    /// Only its own (`status`, plain `gate`, the pre-push hook).
+    Own,
+    /// Also those at the reader's trust root: the newest commit on the default
+    /// branch's first-parent history that the revision descends from
+    /// (`gate --verify`).
+    TrustRoot,
+    /// Also those at this trusted revision (`gate --trust REV`; the pre-receive
+    /// hook, with the protected branch's old tip or, for a branch the push
+    /// creates, the tip of the server's default protected branch); `label`
+    /// names it in reasons.
+    At {
+        /// The trusted revision.
+        commit: ObjectId,
+        /// How it is named in reasons.
+        label: String,
+    },
+}
+
+/// What the judge looks at: a commit, or a tree on top of it (the work tree, as
+/// `git receipt run` would test it), with the contract to use.
+#[derive(Clone, Debug)]
+pub struct Revision<'a> {
+    /// How the revision is named (`HEAD`, `the work tree`).
+    pub label: &'a str,
+    /// The commit (whose history the stale walk follows).
+    pub commit: ObjectId,
+    /// The tree judged, when it is not the commit's (the work tree).
+    pub tree: Option<ObjectId>,
+    /// The contract to use, when not the commit's `.gitreceipts` (the work tree's).
+    pub contract: Option<Arc<Contract>>,
+}
+
+impl<'a> Revision<'a> {
+    /// Commit `commit`, named `label`, with its own tree and `.gitreceipts`.
+    pub fn commit(label: &'a str, commit: ObjectId) -> Revision<'a> {
+        Revision {
+            label,
+            commit,
+            tree: None,
+            contract: None,
+        }
+    }
+}
+
+/// How the judge works.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// How far the stale walk goes back (`receipt.walkLimit`).
+    pub walk_limit: usize,
+}
+
+impl Options {
+    /// The options the repository's config sets: [`walk_limit`].
+    pub fn from_config(store: &Store) -> Result<Options, PolicyError> {
+        Ok(Options {
+            walk_limit: walk_limit(store)?,
+        })
+    }
+}
+
+/// What the policy itself found, beside the states freshness decides: typed, so
+/// `--json` carries the structure (`code` and fields); `Display` gives the words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
+pub enum Reason {
+    /// A check required at the trusted revision that `.gitreceipts` here no
+    /// longer declares: it reads missing.
+    RequiredButUndeclared {
+        /// The check.
+        check: String,
+        /// The trusted revision, as the baseline names it.
+        trusted: String,
+    },
+    /// A required check whose `run`, `path` or `env` here differs from the
+    /// trusted revision's: the definition here is the one evaluated.
+    CheckRedefined {
+        /// The check.
+        check: String,
+        /// The trusted revision, as the baseline names it.
+        trusted: String,
+        /// What changed: `run`, `path`, `env`.
+        changed: Vec<&'static str>,
+    },
+    /// A review whose definition here differs from the trusted revision's: the
+    /// stricter of the two is evaluated.
+    ReviewRedefined {
+        /// The review.
+        review: String,
+        /// The trusted revision, as the baseline names it.
+        trusted: String,
+        /// What changed: `path`, `required`, `self-approve`.
+        changed: Vec<&'static str>,
+    },
+    /// A path of a review that matches nothing at the revision: an approval
+    /// covers nothing there.
+    ReviewPathMatchesNothing {
+        /// The review.
+        review: String,
+        /// The path.
+        path: String,
+    },
+}
+
+impl Reason {
+    /// The stable kebab-case name of the kind of reason (the `code` in JSON).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::RequiredButUndeclared { .. } => "required-but-undeclared",
+            Reason::CheckRedefined { .. } => "check-redefined",
+            Reason::ReviewRedefined { .. } => "review-redefined",
+            Reason::ReviewPathMatchesNothing { .. } => "review-path-matches-nothing",
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::RequiredButUndeclared { trusted, .. } => write!(
+                f,
+                "required at {trusted} but no longer declared in .gitreceipts here"
+            ),
+            Reason::CheckRedefined {
+                check,
+                trusted,
+                changed,
+            } => write!(
+                f,
+                "required check {check:?} is defined differently here than at {trusted}: its {} changed; the definition here is the one evaluated",
+                changed.join(" and ")
+            ),
+            Reason::ReviewRedefined {
+                review,
+                trusted,
+                changed,
+            } => write!(
+                f,
+                "review {review:?} is defined differently here than at {trusted}: its {} changed; the stricter of the two is evaluated (the paths of both, the larger required, self-approve only if both allow it)",
+                changed.join(" and ")
+            ),
+            Reason::ReviewPathMatchesNothing { path, .. } => write!(
+                f,
+                "path {path:?} of the review matches nothing at this revision, so an approval covers nothing there"
+            ),
+        }
+    }
+}
+
+/// One revision judged.
+#[derive(Debug)]
+pub struct Judgement {
+    /// How the revision was named.
+    pub rev: String,
+    /// Its commit.
+    pub commit: ObjectId,
+    /// Whose keys counted, in words.
+    pub trust_root: String,
+    /// Every check's and review's state (reviews named [`REVIEW_PREFIX`]`<name>`).
+    pub states: Vec<CheckState>,
+    /// Checks only the history missing from a shallow clone could decide.
+    pub undecided: Vec<Undecided>,
+    /// Checks required at the trusted revision that `.gitreceipts` here no longer
+    /// declares (each also has a `missing` entry in `states`).
+    pub undeclared: Vec<String>,
+    /// What a reviewer should see even when the verdict is yes, in words: what
+    /// each state's decision passed over (`<name>: <notice>`), then the
+    /// redefinitions of required checks and reviews.
+    pub notices: Vec<String>,
+    /// The policy's own findings, typed ([`Reason`]), in the order found.
+    pub reasons: Vec<Reason>,
+    /// The walk limit the states were decided with (`receipt.walkLimit`): what
+    /// is signed of them (`gate --record`) is decided with the same.
+    pub walk_limit: usize,
+}
+
+/// How far `status`, `gate` and the hooks walk back: `receipt.walkLimit`
+/// (default [`freshness::DEFAULT_WALK_LIMIT`]); zero or less is an error.
+pub fn walk_limit(store: &Store) -> Result<usize, PolicyError> {
+    match store.config_integer("receipt.walkLimit") {
+        None => Ok(freshness::DEFAULT_WALK_LIMIT),
+        Some(n) if n > 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Some(n) => Err(PolicyError::WalkLimit(n)),
+    }
+}
+
+/// How the trust root `c` is named where its required checks are applied.
+pub fn trust_root_label(c: ObjectId) -> String {
+    format!(
+        "{} (the trust root on the default branch's first-parent history)",
+        c.to_hex_with_len(7)
+    )
+}
+
+/// The name a trusted key goes by in reasons: its `[signer]` name, else its fingerprint.
+pub fn signer_label(trust: &TrustSet, fp: &str) -> String {
+    match trust.lookup(fp).map(|t| &t.origin) {
+        Some(TrustOrigin::Contract(name)) => name.clone(),
+        _ => fp.to_owned(),
+    }
+}
+
+/// The reviews a revision is held to: those declared here and, when judged against
+/// a trusted revision, those required there too, each the stricter of the two
+/// definitions: the paths of both, the larger `required`, and `self-approve` only
+/// when both allow it (a branch cannot drop a required review, point it at paths
+/// that match nothing, lower its count or allow self-approval by editing
+/// .gitreceipts).
+pub fn effective_reviews(here: &Contract, trusted: Option<&Contract>) -> Vec<ReviewDef> {
+    let mut out = here.reviews.clone();
+    for was in trusted.map(|t| t.reviews.as_slice()).unwrap_or_default() {
+        match out.iter_mut().find(|r| r.name == was.name) {
+            Some(r) => {
+                r.required = r.required.max(was.required);
+                r.self_approve &= was.self_approve;
+                // no paths is the whole tree, which covers every path
+                r.paths = if r.paths.is_empty() || was.paths.is_empty() {
+                    Vec::new()
+                } else {
+                    crate::contract::minimal_paths(
+                        r.paths.iter().chain(&was.paths).cloned().collect(),
+                    )
+                };
+            }
+            None if was.required > 0 => out.push(was.clone()),
+            None => {}
+        }
+    }
+    out
+}
+
+/// `contract` with every check that accepts only observed runs at the trusted
+/// revision (`accept = run` in `trusted`) doing so here too: a branch cannot let
+/// a recorded result count by editing the file it is judged by. Copied (from the
+/// parsed contract every caller shares) only when it changes.
+pub fn tighten_accept(contract: &mut Arc<Contract>, trusted: &Contract) {
+    let tightened = |check: &CheckDef| {
+        check.accept != Accept::Run
+            && trusted
+                .check(&check.name)
+                .is_some_and(|was| was.accept == Accept::Run)
+    };
+    if contract.checks.iter().any(tightened) {
+        for check in Arc::make_mut(contract).checks.iter_mut() {
+            if tightened(check) {
+                check.accept = Accept::Run;
+            }
+        }
+    }
+}
+
+/// Each review's state at `commit` (tree `tree`) as a row beside the checks,
+/// named `review:<name>`, required when it needs at least one approval; one only
+/// the history missing from a shallow clone could decide goes to `undecided`. A
+/// path of a review that matches nothing is a notice on its row and a [`Reason`]
+/// in `reasons`.
+#[allow(clippy::too_many_arguments)]
+pub fn review_states(
+    store: &Store,
+    trust: &TrustSet,
+    commit: ObjectId,
+    tree: ObjectId,
+    reviews: &[ReviewDef],
+    walk_limit: usize,
+    undecided: &mut Vec<Undecided>,
+    reasons: &mut Vec<Reason>,
+) -> Result<Vec<CheckState>, PolicyError> {
+    let label = |fp: &str| signer_label(trust, fp);
+    let mut out = Vec::new();
+    for def in reviews {
+        let mut r = match crate::decision::review_state(
+            store, trust, commit, tree, def, walk_limit, &label,
+        ) {
+            Ok(r) => r,
+            Err(error @ freshness::FreshnessError::ShallowReview { .. }) => {
+                undecided.push(Undecided {
+                    name: format!("{REVIEW_PREFIX}{}", def.name),
+                    required: def.required > 0,
+                    error,
+                });
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        // a path that matches nothing reviews nothing: its inputs are the empty tree
+        let empty = store.empty_tree();
+        for p in &def.paths {
+            if store.inputs_tree(tree, std::slice::from_ref(p), false)? == empty {
+                let reason = Reason::ReviewPathMatchesNothing {
+                    review: def.name.clone(),
+                    path: p.clone(),
+                };
+                r.notices.push(reason.to_string());
+                reasons.push(reason);
+            }
+        }
+        out.push(CheckState {
+            name: format!("{REVIEW_PREFIX}{}", r.name),
+            required: r.required > 0,
+            state: r.state,
+            decider: r.decider.map(|d| Decider {
+                receipt: d.receipt,
+                writer: d.writer,
+                distance: None,
+            }),
+            reason: r.reason,
+            changed_paths: Vec::new(),
+            untrusted: r.untrusted,
+            notices: r.notices,
+        });
+    }
+    Ok(out)
+}
+
+/// The one rule for which checks are required when a revision is judged against a
+/// revision already trusted (`gate --trust`, `gate --verify`, the pre-receive
+/// hook): those required in `.gitreceipts` here **and** those required at the
+/// trusted revision, so that a branch cannot drop a requirement by editing the
+/// file it is judged by.
+///
+/// Marks each of them required in `judgement`; adds a `missing` state for one
+/// required there that `here` no longer declares (there is nothing here to
+/// evaluate); and, for a required check whose `run`, `path` or `env` here differs
+/// from there, adds a notice: a branch may change its test command, so the
+/// definition here is the one evaluated, but a reviewer should see that it changed.
+pub fn require_trusted_checks(
+    judgement: &mut Judgement,
+    here: &Contract,
+    trusted: &Contract,
+    label: &str,
+) {
+    for was in trusted.checks.iter().filter(|c| c.required) {
+        if here.check(&was.name).is_none() {
+            let reason = Reason::RequiredButUndeclared {
+                check: was.name.clone(),
+                trusted: label.to_owned(),
+            };
+            judgement.undeclared.push(was.name.clone());
+            judgement.states.push(CheckState {
+                name: was.name.clone(),
+                required: true,
+                state: State::Missing,
+                decider: None,
+                reason: reason.to_string(),
+                changed_paths: Vec::new(),
+                untrusted: 0,
+                notices: Vec::new(),
+            });
+            judgement.reasons.push(reason);
+            continue;
+        }
+        for s in judgement.states.iter_mut().filter(|s| s.name == was.name) {
+            s.required = true;
+        }
+        for u in judgement
+            .undecided
+            .iter_mut()
+            .filter(|u| u.name == was.name)
+        {
+            u.required = true;
+        }
+    }
+    for now in here.checks.iter() {
+        let Some(was) = trusted.check(&now.name) else {
+            continue;
+        };
+        if !(now.required || was.required) {
+            continue;
+        }
+        let changed = changed_fields(&[
+            ("run", now.run != was.run),
+            ("path", now.paths != was.paths),
+            ("env", now.env != was.env),
+        ]);
+        if !changed.is_empty() {
+            let reason = Reason::CheckRedefined {
+                check: now.name.clone(),
+                trusted: label.to_owned(),
+                changed,
+            };
+            judgement.notices.push(reason.to_string());
+            judgement.reasons.push(reason);
+        }
+    }
+}
+
+/// The names of the fields marked as differing, in order.
+fn changed_fields(fields: &[(&'static str, bool)]) -> Vec<&'static str> {
+    fields
+        .iter()
+        .filter_map(|&(what, differs)| differs.then_some(what))
+        .collect()
+}
+
+/// A [`Reason::ReviewRedefined`] for each review whose definition here differs
+/// from the one at the trusted revision `label`: the stricter of the two is
+/// evaluated ([`effective_reviews`]), and a reviewer should see that a branch
+/// changed it.
+pub fn changed_reviews(here: &Contract, trusted: &Contract, label: &str) -> Vec<Reason> {
+    let mut out = Vec::new();
+    for now in &here.reviews {
+        let Some(was) = trusted.reviews.iter().find(|r| r.name == now.name) else {
+            continue;
+        };
+        let changed = changed_fields(&[
+            ("path", now.paths != was.paths),
+            ("required", now.required != was.required),
+            ("self-approve", now.self_approve != was.self_approve),
+        ]);
+        if !changed.is_empty() {
+            out.push(Reason::ReviewRedefined {
+                review: now.name.clone(),
+                trusted: label.to_owned(),
+                changed,
+            });
+        }
+    }
+    out
+}
+
+/// The trusted revision `baseline` names for `commit` (none for [`Baseline::Own`],
+/// nor when it is `commit` itself), with its label.
+fn trusted_revision(
+    store: &Store,
+    commit: ObjectId,
+    trust: &Trust,
+    baseline: &Baseline,
+) -> Result<Option<(ObjectId, String)>, PolicyError> {
+    Ok(match baseline {
+        Baseline::Own => None,
+        Baseline::TrustRoot => match trust.root {
+            Some(c) => Some(c),
+            None => trust_root(store, commit)?.commit,
+        }
+        .map(|c| (c, trust_root_label(c))),
+        Baseline::At { commit, label } => Some((*commit, label.clone())),
+    }
+    .filter(|(c, _)| *c != commit))
+}
+
+/// The reviews `commit` (whose contract is `here`) is held to under `baseline`
+/// ([`effective_reviews`] with the trusted revision's; `root` is the reader's
+/// trust root, when known): what `review` offers to approve.
+pub fn reviews_held_to(
+    store: &Store,
+    here: &Contract,
+    commit: ObjectId,
+    root: Option<ObjectId>,
+    baseline: &Baseline,
+) -> Result<Vec<ReviewDef>, PolicyError> {
+    let trusted = match baseline {
+        Baseline::Own => None,
+        Baseline::TrustRoot => root.map(|c| (c, c.to_hex_with_len(7).to_string())),
+        Baseline::At { commit, label } => Some((*commit, label.clone())),
+    }
+    .filter(|(c, _)| *c != commit);
+    Ok(match trusted {
+        Some((c, label)) => effective_reviews(here, Some(&*contract_at(store, c, &label)?)),
+        None => here.reviews.clone(),
+    })
+}
+
+/// Judge every check and review `rev` declares (and, per `baseline`, those the
+/// trusted revision requires), counting only receipts `trust` accepts.
+pub fn judge(
+    store: &Store,
+    rev: &Revision<'_>,
+    trust: &Trust,
+    baseline: &Baseline,
+    opts: Options,
+) -> Result<Judgement, PolicyError> {
+    let commit = rev.commit;
+    let mut contract = match &rev.contract {
+        Some(c) => c.clone(),
+        None => contract_at(store, commit, rev.label)?,
+    };
+    let trusted = trusted_revision(store, commit, trust, baseline)?
+        .map(|(c, label)| Ok::<_, PolicyError>((contract_at(store, c, &label)?, label)))
+        .transpose()?;
+    if let Some((trusted_contract, _)) = &trusted {
+        tighten_accept(&mut contract, trusted_contract);
+    }
+    let walk_limit = opts.walk_limit;
+    let fopts = freshness::Options { walk_limit };
+    let outcomes = match rev.tree {
+        Some(tree) => freshness::evaluate_tree(store, commit, tree, &contract, &trust.set, fopts)?,
+        None => freshness::evaluate(store, commit, &contract, &trust.set, fopts)?,
+    };
+    let mut states = Vec::new();
+    let mut undecided = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(s) => states.push(s),
+            Err(u) => undecided.push(u),
+        }
+    }
+    let rev_tree = match rev.tree {
+        Some(t) => t,
+        None => store.commit_tree(commit)?,
+    };
+    let reviews = effective_reviews(&contract, trusted.as_ref().map(|(c, _)| &**c));
+    let mut reasons = Vec::new();
+    states.extend(review_states(
+        store,
+        &trust.set,
+        commit,
+        rev_tree,
+        &reviews,
+        walk_limit,
+        &mut undecided,
+        &mut reasons,
+    )?);
+    let mut judgement = Judgement {
+        rev: rev.label.to_owned(),
+        commit,
+        trust_root: trust.description.clone(),
+        states,
+        undecided,
+        undeclared: Vec::new(),
+        notices: Vec::new(),
+        reasons,
+        walk_limit,
+    };
+    // what the decisions passed over, by check, for the reader to see
+    for s in &judgement.states {
+        for n in &s.notices {
+            judgement.notices.push(format!("{}: {n}", s.name));
+        }
+    }
+    if let Some((trusted_contract, label)) = trusted {
+        require_trusted_checks(&mut judgement, &contract, &trusted_contract, &label);
+        for reason in changed_reviews(&contract, &trusted_contract, &label) {
+            judgement.notices.push(reason.to_string());
+            judgement.reasons.push(reason);
+        }
+    }
+    Ok(judgement)
+}

@@ -1,0 +1,1560 @@
+//! Unit tests of the policy: each rule the module owns, with its contract, trust
+//! set and receipts built in memory or in a scratch repository made by stock git.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use gix::ObjectId;
+
+use super::acceptance::{self, NotAccepted};
+use super::contract::contract_at;
+use super::judge::{
+    Reason, changed_reviews, effective_reviews, require_trusted_checks, tighten_accept,
+    trust_root_label, walk_limit,
+};
+use super::push::{PushPlan, gated_refs, reviews_due};
+use super::server::{
+    self, BadProtection, Event, Misconfigured, Protected, Refusal, full_branch_name,
+    protection_pattern, ref_pattern_matches,
+};
+use super::*;
+use crate::contract::{Accept, Contract, ReviewDef};
+use crate::freshness::{CheckState, DEFAULT_WALK_LIMIT, FreshnessError, State, Undecided};
+use crate::hooks::{PushedRef, ReceivedRef};
+use crate::receipt::{Criterion, CriterionKind, Mode, Status, writer_id};
+use crate::sign::SigningKey;
+use crate::store::Store;
+use crate::trust::{TrustOrigin, TrustSet};
+
+// ---------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------
+
+fn contract(text: &str) -> Contract {
+    Contract::parse(text.as_bytes(), Path::new(".gitreceipts")).unwrap()
+}
+
+fn state(name: &str, required: bool, state: State) -> CheckState {
+    CheckState {
+        name: name.into(),
+        required,
+        state,
+        decider: None,
+        reason: format!("{}: because", state.as_str()),
+        changed_paths: Vec::new(),
+        untrusted: 0,
+        notices: Vec::new(),
+    }
+}
+
+fn undecided(name: &str, required: bool) -> Undecided {
+    Undecided {
+        name: name.into(),
+        required,
+        error: FreshnessError::Shallow {
+            boundary: ObjectId::null(gix::hash::Kind::Sha1),
+            check: name.into(),
+        },
+    }
+}
+
+fn judgement(states: Vec<CheckState>, undecided: Vec<Undecided>) -> Judgement {
+    Judgement {
+        rev: "HEAD".into(),
+        commit: ObjectId::null(gix::hash::Kind::Sha1),
+        trust_root: String::new(),
+        states,
+        undecided,
+        undeclared: Vec::new(),
+        notices: Vec::new(),
+        reasons: Vec::new(),
+        walk_limit: DEFAULT_WALK_LIMIT,
+    }
+}
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_seed(&[seed; 32])
+}
+
+/// A repository made by stock git in a temporary directory, with fixed dates
+/// and identities, and no user or system config.
+struct Repo {
+    dir: tempfile::TempDir,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let repo = Repo {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(self.path())
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "A U Thor")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "C O Mitter")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_AUTHOR_DATE", "2005-04-07T22:13:13Z")
+            .env("GIT_COMMITTER_DATE", "2005-04-07T22:13:13Z")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// Write `files` (path, content) and commit them all: the new commit.
+    fn commit(&self, files: &[(&str, &str)], message: &str) -> ObjectId {
+        for (p, text) in files {
+            let path = self.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+        ObjectId::from_hex(self.git(&["rev-parse", "HEAD"]).as_bytes()).unwrap()
+    }
+
+    fn store(&self) -> Store {
+        Store::open(self.path()).unwrap()
+    }
+}
+
+/// A receipt of check `name` (as `.gitreceipts` at `commit` declares it) on
+/// `commit`, by `key`, passing or not, run or recorded.
+fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed: bool, mode: Mode) {
+    let c = contract_at(store, commit, "test").unwrap();
+    let def = c.check(name).unwrap();
+    let spec = crate::freshness::spec_in(&c, def);
+    let tree = store.commit_tree(commit).unwrap();
+    let subject = crate::recorder::SubjectIds {
+        commit,
+        tree,
+        inputs: store.inputs_tree(tree, &spec.paths, true).unwrap(),
+        dirty: false,
+    };
+    let obs = crate::runner::Observation {
+        exit_code: if passed { 0 } else { 1 },
+        detail: String::new(),
+        started_at_ms: 1_700_000_000_000,
+        duration_ms: 1,
+        stdout_tail: Vec::new(),
+        stderr_tail: Vec::new(),
+        log: Vec::new(),
+        output_bytes: 0,
+        log_truncated: false,
+    };
+    let writer = writer_id(key.public(), "default");
+    crate::recorder::store_receipt(store, &writer, key, &spec, subject, &obs, mode).unwrap();
+}
+
+fn trusting(keys: &[&SigningKey]) -> Trust {
+    let mut set = TrustSet::default();
+    for k in keys {
+        set.add(k.public().clone(), TrustOrigin::Config);
+    }
+    Trust::given(set, "the test's keys")
+}
+
+fn judged(store: &Store, commit: ObjectId, trust: &Trust, baseline: &Baseline) -> Judgement {
+    judge(
+        store,
+        &Revision::commit("HEAD", commit),
+        trust,
+        baseline,
+        Options::from_config(store).unwrap(),
+    )
+    .unwrap()
+}
+
+fn states_of(j: &Judgement) -> Vec<(&str, bool, &str)> {
+    j.states
+        .iter()
+        .map(|s| (s.name.as_str(), s.required, s.state.as_str()))
+        .collect()
+}
+
+const TEST_CHECK: &str = "[check \"test\"]\n\trun = true\n\trequired = true\n";
+
+// ---------------------------------------------------------------------------------
+// Which checks and reviews a revision is held to
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn checks_required_at_the_trusted_revision_stay_required_and_redefinitions_are_noticed() {
+    let trusted = contract(
+        "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\trequired = true\n\
+         [check \"lint\"]\n\trun = cargo clippy\n\trequired = true\n\
+         [check \"docs\"]\n\trun = mdbook build\n\
+         [check \"bench\"]\n\trun = cargo bench\n\tenv = CI\n",
+    );
+    // test: no longer required, another path; lint: deleted; docs: redefined
+    // but required nowhere; bench: required here only, env changed
+    let here = contract(
+        "[check \"test\"]\n\trun = cargo test\n\tpath = src\n\tpath = tests\n\
+         [check \"docs\"]\n\trun = true\n\
+         [check \"bench\"]\n\trun = cargo bench\n\trequired = true\n",
+    );
+    let mut j = judgement(
+        vec![
+            state("test", false, State::Present),
+            state("docs", false, State::Present),
+            state("bench", true, State::Present),
+        ],
+        vec![],
+    );
+    require_trusted_checks(&mut j, &here, &trusted, "origin/main");
+    assert_eq!(
+        states_of(&j),
+        [
+            ("test", true, "present"),
+            ("docs", false, "present"),
+            ("bench", true, "present"),
+            ("lint", true, "missing"),
+        ]
+    );
+    assert_eq!(
+        j.states[3].reason,
+        "required at origin/main but no longer declared in .gitreceipts here"
+    );
+    assert_eq!(j.undeclared, ["lint"]);
+    assert_eq!(
+        j.notices,
+        [
+            "required check \"test\" is defined differently here than at origin/main: its path changed; the definition here is the one evaluated",
+            "required check \"bench\" is defined differently here than at origin/main: its env changed; the definition here is the one evaluated",
+        ],
+        "docs changed too, but nothing requires it"
+    );
+    assert_eq!(
+        j.reasons,
+        [
+            Reason::RequiredButUndeclared {
+                check: "lint".into(),
+                trusted: "origin/main".into()
+            },
+            Reason::CheckRedefined {
+                check: "test".into(),
+                trusted: "origin/main".into(),
+                changed: vec!["path"]
+            },
+            Reason::CheckRedefined {
+                check: "bench".into(),
+                trusted: "origin/main".into(),
+                changed: vec!["env"]
+            },
+        ]
+    );
+}
+
+#[test]
+fn a_changed_run_is_noticed_and_every_changed_field_is_named_in_order() {
+    let trusted = contract("[check \"t\"]\n\trun = a\n\tpath = src\n\tenv = X\n");
+    let here = contract("[check \"t\"]\n\trun = b\n\tpath = lib\n\tenv = Y\n\trequired = true\n");
+    let mut j = judgement(vec![state("t", true, State::Present)], vec![]);
+    require_trusted_checks(&mut j, &here, &trusted, "T");
+    assert_eq!(
+        j.reasons,
+        [Reason::CheckRedefined {
+            check: "t".into(),
+            trusted: "T".into(),
+            changed: vec!["run", "path", "env"]
+        }]
+    );
+    assert!(
+        j.notices[0].contains("its run and path and env changed"),
+        "{:?}",
+        j.notices
+    );
+    // the same definition: nothing to say
+    let mut j = judgement(vec![state("t", true, State::Present)], vec![]);
+    require_trusted_checks(&mut j, &trusted, &trusted, "T");
+    assert!(j.notices.is_empty() && j.reasons.is_empty());
+}
+
+#[test]
+fn a_required_check_the_history_cannot_decide_stays_required_and_undecided() {
+    let trusted = contract(TEST_CHECK);
+    let here = contract("[check \"test\"]\n\trun = true\n");
+    let mut j = judgement(vec![], vec![undecided("test", false)]);
+    require_trusted_checks(&mut j, &here, &trusted, "T");
+    assert!(j.undecided[0].required, "required at the trusted revision");
+    assert!(j.states.is_empty(), "declared here: not missing");
+}
+
+fn review(name: &str, paths: &[&str], required: u32, self_approve: bool) -> ReviewDef {
+    ReviewDef {
+        name: name.into(),
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        required,
+        self_approve,
+    }
+}
+
+fn with_reviews(reviews: Vec<ReviewDef>) -> Contract {
+    Contract {
+        reviews,
+        ..Contract::default()
+    }
+}
+
+#[test]
+fn each_review_is_the_stricter_of_the_two_definitions() {
+    let here = with_reviews(vec![
+        review("code", &["src/a"], 1, true),
+        review("docs", &[], 1, true),
+        review("ops", &["ops"], 3, false),
+    ]);
+    let trusted = with_reviews(vec![
+        review("code", &["src/b", "src/a/x"], 2, true),
+        review("docs", &["docs"], 0, false),
+        review("ops", &["ops"], 1, true),
+        review("security", &["crypto"], 1, false),
+        review("optional", &["x"], 0, false),
+    ]);
+    let got = effective_reviews(&here, Some(&trusted));
+    assert_eq!(
+        got,
+        [
+            // the paths of both (minimal), the larger count, self-approve as both allow
+            review("code", &["src/a", "src/b"], 2, true),
+            // the whole tree covers every path; self-approve only if both allow it
+            review("docs", &[], 1, false),
+            // a branch may raise its count and forbid self-approval
+            review("ops", &["ops"], 3, false),
+            // a review required there cannot be dropped here
+            review("security", &["crypto"], 1, false),
+        ],
+        "a review not required there and not declared here is not added"
+    );
+    assert_eq!(effective_reviews(&here, None), here.reviews);
+    let whole = with_reviews(vec![review("code", &["src"], 1, false)]);
+    let everything = with_reviews(vec![review("code", &[], 1, false)]);
+    assert_eq!(
+        effective_reviews(&whole, Some(&everything)),
+        [review("code", &[], 1, false)],
+        "no paths there is the whole tree, which covers the paths here"
+    );
+}
+
+#[test]
+fn a_changed_review_is_named_with_what_changed() {
+    let trusted = with_reviews(vec![
+        review("code", &["src"], 2, false),
+        review("same", &["x"], 1, false),
+        review("gone", &["x"], 1, false),
+    ]);
+    let here = with_reviews(vec![
+        review("code", &["lib"], 1, true),
+        review("same", &["x"], 1, false),
+        review("new", &["x"], 1, false),
+    ]);
+    let got = changed_reviews(&here, &trusted, "origin/main");
+    assert_eq!(
+        got,
+        [Reason::ReviewRedefined {
+            review: "code".into(),
+            trusted: "origin/main".into(),
+            changed: vec!["path", "required", "self-approve"],
+        }]
+    );
+    assert_eq!(
+        got[0].to_string(),
+        "review \"code\" is defined differently here than at origin/main: its path and required and self-approve changed; the stricter of the two is evaluated (the paths of both, the larger required, self-approve only if both allow it)"
+    );
+    let only_count = with_reviews(vec![review("same", &["x"], 2, false)]);
+    assert_eq!(
+        changed_reviews(&only_count, &trusted, "T")[0],
+        Reason::ReviewRedefined {
+            review: "same".into(),
+            trusted: "T".into(),
+            changed: vec!["required"],
+        }
+    );
+}
+
+#[test]
+fn accept_run_at_the_trusted_revision_holds_here_and_a_contract_is_copied_only_when_it_changes() {
+    let trusted = contract(
+        "[check \"a\"]\n\trun = true\n\taccept = run\n\
+         [check \"b\"]\n\trun = true\n",
+    );
+    let mut here = Arc::new(contract(
+        "[check \"a\"]\n\trun = true\n[check \"b\"]\n\trun = true\n[check \"c\"]\n\trun = true\n",
+    ));
+    let shared = here.clone();
+    tighten_accept(&mut here, &trusted);
+    let accepts: Vec<Accept> = here.checks.iter().map(|c| c.accept).collect();
+    assert_eq!(accepts, [Accept::Run, Accept::Any, Accept::Any]);
+    assert_eq!(
+        shared.checks[0].accept,
+        Accept::Any,
+        "the shared parse is untouched"
+    );
+    // nothing to tighten: the very same contract
+    let mut again = shared.clone();
+    tighten_accept(&mut again, &contract("[check \"a\"]\n\trun = true\n"));
+    assert!(Arc::ptr_eq(&again, &shared));
+    // already run here: nothing to copy either
+    let mut run = Arc::new(contract("[check \"a\"]\n\trun = true\n\taccept = run\n"));
+    let before = run.clone();
+    tighten_accept(&mut run, &trusted);
+    assert!(Arc::ptr_eq(&run, &before));
+}
+
+#[test]
+fn reasons_have_stable_codes_and_json_carries_their_fields() {
+    let cases = [
+        (
+            Reason::RequiredButUndeclared {
+                check: "lint".into(),
+                trusted: "T".into(),
+            },
+            "required-but-undeclared",
+        ),
+        (
+            Reason::CheckRedefined {
+                check: "t".into(),
+                trusted: "T".into(),
+                changed: vec!["run"],
+            },
+            "check-redefined",
+        ),
+        (
+            Reason::ReviewRedefined {
+                review: "r".into(),
+                trusted: "T".into(),
+                changed: vec!["path"],
+            },
+            "review-redefined",
+        ),
+        (
+            Reason::ReviewPathMatchesNothing {
+                review: "r".into(),
+                path: "nope".into(),
+            },
+            "review-path-matches-nothing",
+        ),
+    ];
+    for (reason, code) in &cases {
+        assert_eq!(reason.code(), *code);
+        assert_eq!(serde_json::to_value(reason).unwrap()["code"], *code);
+    }
+    assert_eq!(
+        serde_json::to_value(&cases[1].0).unwrap(),
+        serde_json::json!({"code": "check-redefined", "check": "t", "trusted": "T", "changed": ["run"]})
+    );
+    assert_eq!(
+        cases[3].0.to_string(),
+        "path \"nope\" of the review matches nothing at this revision, so an approval covers nothing there"
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// The verdict
+// ---------------------------------------------------------------------------------
+
+fn names<'a>(states: &[&'a CheckState]) -> Vec<&'a str> {
+    states.iter().map(|s| s.name.as_str()).collect()
+}
+
+#[test]
+fn the_verdict_is_no_for_each_required_state_not_present_and_open_while_one_is_undecided() {
+    let j = judgement(
+        vec![
+            state("test", true, State::Present),
+            state("lint", true, State::Stale),
+            state("docs", false, State::Missing),
+            state("review:code", true, State::Missing),
+            state("review:ops", false, State::Failed),
+        ],
+        vec![undecided("bench", true), undecided("fuzz", false)],
+    );
+    let v = j.verdict(&Require::Marked);
+    assert_eq!(names(&v.required), ["test", "lint", "review:code"]);
+    assert_eq!(names(&v.failing), ["lint", "review:code"]);
+    assert_eq!(
+        v.undecided
+            .iter()
+            .map(|u| u.name.as_str())
+            .collect::<Vec<_>>(),
+        ["bench"]
+    );
+    assert!(v.unknown.is_empty());
+    assert!(!v.passed());
+
+    // a push to a feature branch: its reviews are not yet due
+    let v = j.verdict(&Require::MarkedChecks { reviews: false });
+    assert_eq!(names(&v.required), ["test", "lint"]);
+    assert_eq!(names(&v.failing), ["lint"]);
+    let v = j.verdict(&Require::MarkedChecks { reviews: true });
+    assert_eq!(names(&v.failing), ["lint", "review:code"]);
+}
+
+#[test]
+fn a_review_the_history_cannot_decide_is_due_only_where_reviews_are() {
+    let j = judgement(vec![], vec![undecided("review:code", true)]);
+    assert!(
+        j.verdict(&Require::MarkedChecks { reviews: false })
+            .undecided
+            .is_empty()
+    );
+    assert_eq!(
+        j.verdict(&Require::MarkedChecks { reviews: true })
+            .undecided
+            .len(),
+        1
+    );
+    assert_eq!(j.verdict(&Require::Marked).undecided.len(), 1);
+}
+
+#[test]
+fn named_requirements_are_taken_in_their_order_whatever_is_marked() {
+    let j = judgement(
+        vec![
+            state("test", true, State::Failed),
+            state("docs", false, State::Present),
+        ],
+        vec![undecided("bench", false)],
+    );
+    let v = j.verdict(&Require::Named(vec![
+        "docs".into(),
+        "bench".into(),
+        "nope".into(),
+    ]));
+    assert_eq!(names(&v.required), ["docs"], "test is marked, not named");
+    assert!(v.failing.is_empty());
+    assert_eq!(v.undecided.len(), 1, "named, so due even unmarked");
+    assert_eq!(v.unknown, ["nope"], "undecided is known, only nope is not");
+    assert!(!v.passed());
+    let v = j.verdict(&Require::Named(vec!["docs".into()]));
+    assert!(v.passed());
+}
+
+#[test]
+fn a_verdict_passes_only_with_nothing_failing_undecided_or_unknown() {
+    let all_present = judgement(vec![state("test", true, State::Present)], vec![]);
+    assert!(all_present.verdict(&Require::Marked).passed());
+    let nothing_required = judgement(vec![state("test", false, State::Missing)], vec![]);
+    let v = nothing_required.verdict(&Require::Marked);
+    assert!(v.passed() && v.required.is_empty());
+    for state_ in [State::Missing, State::Failed, State::Stale] {
+        let j = judgement(vec![state("test", true, state_)], vec![]);
+        assert!(!j.verdict(&Require::Marked).passed(), "{state_:?}");
+    }
+    let open = judgement(vec![], vec![undecided("test", true)]);
+    assert!(!open.verdict(&Require::Marked).passed());
+}
+
+// ---------------------------------------------------------------------------------
+// The acceptance body
+// ---------------------------------------------------------------------------------
+
+fn criterion(kind: CriterionKind, name: &str, state: State) -> (Criterion, String) {
+    (
+        Criterion {
+            kind,
+            name: name.into(),
+            state,
+            inputs: "00".repeat(20),
+            evidence: Vec::new(),
+        },
+        format!("{name} is {}", state.as_str()),
+    )
+}
+
+#[test]
+fn an_acceptance_lists_checks_then_reviews_once_each_and_rejects_with_the_unresolved() {
+    let trusted = ObjectId::null(gix::hash::Kind::Sha1);
+    let a = acceptance::body(
+        vec![
+            criterion(CriterionKind::Review, "code", State::Missing),
+            criterion(CriterionKind::Check, "test", State::Present),
+            criterion(CriterionKind::Check, "lint", State::Stale),
+            criterion(CriterionKind::Check, "test", State::Present),
+            criterion(CriterionKind::Review, "a", State::Present),
+        ],
+        trusted,
+        "2024-01-01T00:00:00.000Z".into(),
+    );
+    let listed: Vec<(bool, &str)> = a
+        .criteria
+        .iter()
+        .map(|c| (c.kind == CriterionKind::Review, c.name.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (false, "lint"),
+            (false, "test"),
+            (true, "a"),
+            (true, "code")
+        ]
+    );
+    assert_eq!(a.status, Status::Rejected);
+    let unresolved: Vec<(&str, &str, &str)> = a
+        .unresolved
+        .iter()
+        .map(|u| (u.name.as_str(), u.state.as_str(), u.reason.as_str()))
+        .collect();
+    assert_eq!(
+        unresolved,
+        [
+            ("lint", "stale", "lint is stale"),
+            ("code", "missing", "code is missing")
+        ]
+    );
+    assert_eq!(a.trusted, trusted.to_string());
+    assert_eq!(a.decided_at, "2024-01-01T00:00:00.000Z");
+}
+
+#[test]
+fn an_acceptance_with_everything_present_is_accepted_and_long_reasons_are_cut() {
+    let a = acceptance::body(
+        vec![criterion(CriterionKind::Check, "test", State::Present)],
+        ObjectId::null(gix::hash::Kind::Sha1),
+        String::new(),
+    );
+    assert_eq!(a.status, Status::Accepted);
+    assert!(a.unresolved.is_empty());
+    let (c, _) = criterion(CriterionKind::Check, "test", State::Failed);
+    let long = "é".repeat(acceptance::MAX_REASON_CHARS + 5);
+    let a = acceptance::body(
+        vec![(c, long)],
+        ObjectId::null(gix::hash::Kind::Sha1),
+        String::new(),
+    );
+    assert_eq!(
+        a.unresolved[0].reason.chars().count(),
+        acceptance::MAX_REASON_CHARS,
+        "cut by characters, never inside one"
+    );
+    // the same name as a check and as a review are two criteria
+    let a = acceptance::body(
+        vec![
+            criterion(CriterionKind::Check, "x", State::Present),
+            criterion(CriterionKind::Review, "x", State::Present),
+        ],
+        ObjectId::null(gix::hash::Kind::Sha1),
+        String::new(),
+    );
+    assert_eq!(a.criteria.len(), 2);
+}
+
+#[test]
+fn why_an_acceptance_is_missing_is_said_in_words() {
+    let tree = "ab".repeat(20);
+    let rejected = NotAccepted::Rejected {
+        tree: tree.clone(),
+        receipt: format!("sha256:{}", "cd".repeat(32)),
+        unresolved: vec![
+            ("test".into(), "failed".into()),
+            ("lint".into(), "stale".into()),
+        ],
+    };
+    assert_eq!(
+        rejected.to_string(),
+        "its newest acceptance of tree ababab1 (sha256:cdcdcdcdcdcd) is rejected: test failed, lint stale"
+            .replace("ababab1", &tree[..7])
+    );
+    let nearest = |distance| NotAccepted::NearestDiffers {
+        tree: tree.clone(),
+        signer: "ci".into(),
+        commit: "12".repeat(20),
+        nearest: "34".repeat(20),
+        distance,
+        receipt: "sha256:ef".into(),
+    };
+    assert_eq!(
+        nearest(1).to_string(),
+        format!(
+            "no acceptance of tree {} by ci; the nearest is of 3434343 (1 commit back, sha256:ef), whose tree differs: accept this revision with `git receipt gate 1212121 --record`",
+            &tree[..7]
+        )
+    );
+    assert!(nearest(3).to_string().contains("(3 commits back"));
+    assert_eq!(
+        NotAccepted::Absent {
+            tree: tree.clone(),
+            signer: "ci".into()
+        }
+        .to_string(),
+        format!(
+            "no acceptance of tree {} by ci (fetch receipts with `git receipt fetch`?)",
+            &tree[..7]
+        )
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// Judging in a repository
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn only_receipts_by_a_trusted_key_make_a_check_present() {
+    let repo = Repo::new();
+    let c = repo.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    let store = repo.store();
+    let (ours, theirs) = (key(1), key(2));
+    record(&store, &theirs, c, "test", true, Mode::Run);
+    let j = judged(&store, c, &trusting(&[&ours]), &Baseline::Own);
+    assert_eq!(states_of(&j), [("test", true, "missing")]);
+    assert_eq!(j.states[0].untrusted, 1);
+    record(&store, &ours, c, "test", true, Mode::Run);
+    let j = judged(&store, c, &trusting(&[&ours]), &Baseline::Own);
+    assert_eq!(states_of(&j), [("test", true, "present")]);
+    assert_eq!(j.trust_root, "the test's keys");
+    assert_eq!(j.rev, "HEAD");
+    assert_eq!(j.commit, c);
+    assert_eq!(j.walk_limit, DEFAULT_WALK_LIMIT);
+}
+
+#[test]
+fn a_branch_cannot_drop_a_check_required_at_the_trusted_revision() {
+    let repo = Repo::new();
+    let trusted = repo.commit(
+        &[(
+            ".gitreceipts",
+            "[check \"test\"]\n\trun = true\n\trequired = true\n[check \"lint\"]\n\trun = true\n\trequired = true\n",
+        )],
+        "trusted",
+    );
+    let here = repo.commit(&[(".gitreceipts", TEST_CHECK)], "drops lint");
+    let store = repo.store();
+    let k = key(1);
+    record(&store, &k, here, "test", true, Mode::Run);
+    let trust = trusting(&[&k]);
+    let own = judged(&store, here, &trust, &Baseline::Own);
+    assert_eq!(states_of(&own), [("test", true, "present")]);
+    assert!(own.reasons.is_empty());
+    let at = Baseline::At {
+        commit: trusted,
+        label: "main".into(),
+    };
+    let j = judged(&store, here, &trust, &at);
+    assert_eq!(
+        states_of(&j),
+        [("test", true, "present"), ("lint", true, "missing")]
+    );
+    assert_eq!(
+        j.reasons,
+        [Reason::RequiredButUndeclared {
+            check: "lint".into(),
+            trusted: "main".into()
+        }]
+    );
+    assert!(!j.verdict(&Require::Marked).passed());
+    // judged against itself, a revision is held to nothing more
+    let itself = Baseline::At {
+        commit: here,
+        label: "itself".into(),
+    };
+    assert_eq!(states_of(&judged(&store, here, &trust, &itself)).len(), 1);
+    // the trust root a reader's trust was read from is the trusted revision
+    let mut reader = trust.clone();
+    reader.root = Some(trusted);
+    let j = judged(&store, here, &reader, &Baseline::TrustRoot);
+    assert_eq!(
+        j.reasons,
+        [Reason::RequiredButUndeclared {
+            check: "lint".into(),
+            trusted: trust_root_label(trusted)
+        }]
+    );
+}
+
+#[test]
+fn a_recorded_result_does_not_count_where_the_trusted_revision_accepts_only_runs() {
+    let repo = Repo::new();
+    let trusted = repo.commit(
+        &[(
+            ".gitreceipts",
+            "[check \"test\"]\n\trun = true\n\trequired = true\n\taccept = run\n",
+        )],
+        "trusted",
+    );
+    let here = repo.commit(&[(".gitreceipts", TEST_CHECK)], "any will do");
+    let store = repo.store();
+    let k = key(1);
+    record(&store, &k, here, "test", true, Mode::Record);
+    let trust = trusting(&[&k]);
+    let own = judged(&store, here, &trust, &Baseline::Own);
+    assert_eq!(states_of(&own), [("test", true, "present")]);
+    let at = Baseline::At {
+        commit: trusted,
+        label: "main".into(),
+    };
+    let j = judged(&store, here, &trust, &at);
+    assert_ne!(j.states[0].state, State::Present, "{}", j.states[0].reason);
+    assert!(
+        j.states[0].reason.contains("accept = run"),
+        "{}",
+        j.states[0].reason
+    );
+}
+
+#[test]
+fn a_review_path_that_matches_nothing_is_a_typed_reason_and_a_notice() {
+    let repo = Repo::new();
+    let c = repo.commit(
+        &[
+            (
+                ".gitreceipts",
+                "[review \"code\"]\n\tpath = nope\n\tpath = src\n\trequired = 1\n",
+            ),
+            ("src/lib.rs", "x"),
+        ],
+        "one",
+    );
+    let store = repo.store();
+    let j = judged(&store, c, &trusting(&[]), &Baseline::Own);
+    assert_eq!(states_of(&j), [("review:code", true, "missing")]);
+    assert_eq!(
+        j.reasons,
+        [Reason::ReviewPathMatchesNothing {
+            review: "code".into(),
+            path: "nope".into()
+        }]
+    );
+    assert_eq!(
+        j.notices,
+        [
+            "review:code: path \"nope\" of the review matches nothing at this revision, so an approval covers nothing there"
+        ]
+    );
+}
+
+#[test]
+fn a_review_required_at_the_trusted_revision_is_judged_here_with_its_redefinition_noticed() {
+    let repo = Repo::new();
+    let trusted = repo.commit(
+        &[(
+            ".gitreceipts",
+            "[review \"code\"]\n\trequired = 2\n[review \"ops\"]\n\trequired = 1\n",
+        )],
+        "trusted",
+    );
+    let here = repo.commit(
+        &[(".gitreceipts", "[review \"code\"]\n\trequired = 1\n")],
+        "lowers code, drops ops",
+    );
+    let store = repo.store();
+    let at = Baseline::At {
+        commit: trusted,
+        label: "main".into(),
+    };
+    let j = judged(&store, here, &trusting(&[]), &at);
+    assert_eq!(
+        states_of(&j),
+        [
+            ("review:code", true, "missing"),
+            ("review:ops", true, "missing")
+        ]
+    );
+    assert_eq!(
+        j.reasons,
+        [Reason::ReviewRedefined {
+            review: "code".into(),
+            trusted: "main".into(),
+            changed: vec!["required"]
+        }]
+    );
+    assert_eq!(j.notices, [j.reasons[0].to_string()]);
+    let held = super::judge::reviews_held_to(
+        &store,
+        &contract_at(&store, here, "here").unwrap(),
+        here,
+        Some(trusted),
+        &Baseline::TrustRoot,
+    )
+    .unwrap();
+    assert_eq!(
+        held.iter()
+            .map(|r| (r.name.as_str(), r.required))
+            .collect::<Vec<_>>(),
+        [("code", 2), ("ops", 1)]
+    );
+    let own = super::judge::reviews_held_to(
+        &store,
+        &contract_at(&store, here, "here").unwrap(),
+        here,
+        Some(trusted),
+        &Baseline::Own,
+    )
+    .unwrap();
+    assert_eq!(own.len(), 1);
+}
+
+#[test]
+fn the_walk_limit_is_receipt_walk_limit_and_must_be_positive() {
+    let repo = Repo::new();
+    repo.commit(&[], "one");
+    assert_eq!(walk_limit(&repo.store()).unwrap(), DEFAULT_WALK_LIMIT);
+    repo.git(&["config", "receipt.walkLimit", "5"]);
+    assert_eq!(walk_limit(&repo.store()).unwrap(), 5);
+    assert_eq!(Options::from_config(&repo.store()).unwrap().walk_limit, 5);
+    repo.git(&["config", "receipt.walkLimit", "1"]);
+    assert_eq!(walk_limit(&repo.store()).unwrap(), 1);
+    for bad in ["0", "-3"] {
+        repo.git(&["config", "receipt.walkLimit", bad]);
+        match walk_limit(&repo.store()) {
+            Err(PolicyError::WalkLimit(n)) => assert_eq!(n.to_string(), bad),
+            other => panic!("receipt.walkLimit = {bad}: {other:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Trust
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn a_reader_trusts_its_own_key_the_configured_keys_and_the_signers_at_the_trust_root() {
+    let (own, configured, signer) = (key(1), key(2), key(3));
+    let repo = Repo::new();
+    let c = repo.commit(
+        &[(
+            ".gitreceipts",
+            &format!(
+                "[signer \"ci\"]\n\tkey = {}\n",
+                signer.public().to_openssh()
+            ),
+        )],
+        "one",
+    );
+    repo.git(&[
+        "config",
+        "receipt.trustedKey",
+        &configured.public().to_openssh(),
+    ]);
+    let store = repo.store();
+    let (set, root) = trust::reader_trust(&store, c, Some(own.public().clone())).unwrap();
+    let origin = |k: &SigningKey| {
+        set.lookup(&k.public().fingerprint())
+            .map(|t| t.origin.clone())
+    };
+    assert_eq!(origin(&own), Some(TrustOrigin::OwnKey));
+    assert_eq!(origin(&configured), Some(TrustOrigin::Config));
+    assert_eq!(origin(&signer), Some(TrustOrigin::Contract("ci".into())));
+    assert_eq!(root.commit, Some(c));
+    let (set, _) = trust::reader_trust(&store, c, None).unwrap();
+    assert!(set.lookup(&own.public().fingerprint()).is_none());
+    let reader = trust::reader(&store, c, None).unwrap();
+    assert_eq!(reader.root, Some(c));
+    assert_eq!(reader.description, root.description);
+}
+
+#[test]
+fn a_configured_key_that_is_not_a_key_is_an_error_naming_it() {
+    let repo = Repo::new();
+    let c = repo.commit(&[], "one");
+    repo.git(&["config", "receipt.trustedKey", "ssh-ed25519 nonsense"]);
+    let store = repo.store();
+    match trust::reader_trust(&store, c, None) {
+        Err(e @ PolicyError::TrustedKey { .. }) => {
+            assert_eq!(
+                e.to_string(),
+                "git config receipt.trustedKey = \"ssh-ed25519 nonsense\""
+            );
+            assert!(std::error::Error::source(&e).is_some());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        trust::server(&store, c, "main"),
+        Err(PolicyError::TrustedKey { .. })
+    ));
+    // the keys a server knows only check signatures: a bad one adds nothing
+    assert_eq!(trust::known_keys(&store, &[]).keys().count(), 0);
+}
+
+#[test]
+fn a_verifier_trusts_exactly_the_signers_at_the_revision_it_names() {
+    let signer = key(3);
+    let repo = Repo::new();
+    let bare = repo.commit(&[("a", "x")], "no contract");
+    let c = repo.commit(
+        &[(
+            ".gitreceipts",
+            &format!(
+                "[signer \"ci\"]\n\tkey = {}\n",
+                signer.public().to_openssh()
+            ),
+        )],
+        "signers",
+    );
+    repo.git(&[
+        "config",
+        "receipt.trustedKey",
+        &key(2).public().to_openssh(),
+    ]);
+    let store = repo.store();
+    let (t, notices) = trust::verifier_at(&store, c, "origin/main").unwrap();
+    assert_eq!(
+        t.set.keys().count(),
+        1,
+        "receipt.trustedKey is not a verifier's"
+    );
+    assert!(t.set.lookup(&signer.public().fingerprint()).is_some());
+    assert_eq!(t.description, "signers of .gitreceipts at origin/main");
+    assert_eq!(t.root, None);
+    assert!(notices.is_empty());
+    match trust::verifier_at(&store, bare, "v1") {
+        Err(e @ PolicyError::NoSigners { .. }) => assert_eq!(
+            e.to_string(),
+            "there is no .gitreceipts at v1, so it names no signers to trust"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let server = trust::server(&store, c, "main (abc)").unwrap();
+    assert_eq!(
+        server.set.keys().count(),
+        2,
+        "the server adds receipt.trustedKey"
+    );
+    assert_eq!(
+        server.description,
+        "signers of .gitreceipts at main (abc) and receipt.trustedKey"
+    );
+    let known = trust::known_keys(&store, &["refs/heads/main".into()]);
+    assert!(known.lookup(&signer.public().fingerprint()).is_some());
+}
+
+// ---------------------------------------------------------------------------------
+// The server's ref rules
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn a_protected_branch_value_names_a_ref_or_a_pattern_over_branches() {
+    assert_eq!(protection_pattern("main").unwrap(), "refs/heads/main");
+    assert_eq!(protection_pattern(" main ").unwrap(), "refs/heads/main");
+    assert_eq!(protection_pattern("refs/heads/x").unwrap(), "refs/heads/x");
+    assert_eq!(
+        protection_pattern("release/*").unwrap(),
+        "refs/heads/release/*"
+    );
+    for (bad, why) in [
+        ("", "is empty"),
+        ("  ", "is empty"),
+        ("rel?ase", "holds '?'"),
+        ("a[b]", "holds '['"),
+        ("a b", "holds ' '"),
+        ("a\\b", "holds '\\\\'"),
+        ("a~1", "holds '~'"),
+        ("a^", "holds '^'"),
+        ("a:b", "holds ':'"),
+        ("a\u{7}", "holds '\\u{7}'"),
+        ("a..b", "is not a ref name"),
+        ("a/", "is not a ref name"),
+        ("a//b", "is not a ref name"),
+        ("refs/tags/*", "is a pattern outside refs/heads/"),
+    ] {
+        match protection_pattern(bad) {
+            Err(BadProtection { why: got, .. }) => {
+                assert!(got.starts_with(why), "{bad:?}: {got}")
+            }
+            Ok(p) => panic!("{bad:?} protects {p}"),
+        }
+    }
+    assert_eq!(
+        protection_pattern("").unwrap_err().to_string(),
+        "receipt.protectedBranch (or --protect) \"\" is empty, so it would protect nothing"
+    );
+    assert_eq!(full_branch_name("main"), "refs/heads/main");
+    assert_eq!(full_branch_name("refs/x"), "refs/x");
+    assert!(ref_pattern_matches(
+        "refs/heads/release/*",
+        "refs/heads/release/1/2"
+    ));
+    assert!(!ref_pattern_matches(
+        "refs/heads/release/*",
+        "refs/heads/main"
+    ));
+}
+
+#[test]
+fn what_is_protected_covers_its_patterns_and_the_existing_branches_they_name() {
+    let repo = Repo::new();
+    let c = repo.commit(&[], "one");
+    repo.git(&["branch", "release/1"]);
+    repo.git(&["branch", "other"]);
+    repo.git(&["symbolic-ref", "refs/heads/master", "refs/heads/main"]);
+    repo.git(&["config", "--add", "receipt.protectedBranch", "master"]);
+    repo.git(&["config", "--add", "receipt.protectedBranch", "release/*"]);
+    let store = repo.store();
+    let p = Protected::load(&store).unwrap();
+    assert_eq!(p.patterns, ["refs/heads/master", "refs/heads/release/*"]);
+    assert_eq!(
+        p.existing,
+        [
+            ("refs/heads/main".to_owned(), c),
+            ("refs/heads/release/1".to_owned(), c)
+        ],
+        "master is a symbolic ref to main: protecting it protects main"
+    );
+    assert!(p.covers("refs/heads/main") && p.covers("refs/heads/release/9"));
+    assert!(!p.covers("refs/heads/other"));
+    assert_eq!(
+        p.creation_baseline("refs/heads/release/2"),
+        Some(("refs/heads/main".to_owned(), c))
+    );
+    assert_eq!(
+        p.creation_baseline("refs/heads/main"),
+        Some(("refs/heads/release/1".to_owned(), c))
+    );
+    assert_eq!(
+        server::resolve_symref(&store, "refs/heads/master").unwrap(),
+        "refs/heads/main"
+    );
+    assert_eq!(
+        server::resolve_symref(&store, "refs/heads/none").unwrap(),
+        "refs/heads/none"
+    );
+    repo.git(&["config", "--add", "receipt.protectedBranch", "a?"]);
+    assert!(matches!(
+        Protected::load(&repo.store()),
+        Err(Misconfigured::Pattern(_))
+    ));
+}
+
+#[test]
+fn without_configuration_the_branch_head_names_is_protected() {
+    let repo = Repo::new();
+    let c = repo.commit(&[], "one");
+    let store = repo.store();
+    assert_eq!(server::protected_branches(&store), ["refs/heads/main"]);
+    let p = Protected::load(&store).unwrap();
+    assert_eq!(p.existing, [("refs/heads/main".to_owned(), c)]);
+    assert_eq!(p.creation_baseline("refs/heads/main"), None);
+    assert!(server::has_any_branch(&store).unwrap());
+    assert_eq!(p.existing_names(), ["refs/heads/main"]);
+}
+
+#[test]
+fn a_chain_of_symbolic_refs_longer_than_git_follows_is_refused() {
+    let repo = Repo::new();
+    repo.commit(&[], "one");
+    let mut to = "refs/heads/main".to_owned();
+    for i in 0..=server::SYMREF_MAX_DEPTH {
+        let name = format!("refs/heads/s{i}");
+        repo.git(&["symbolic-ref", &name, &to]);
+        to = name;
+    }
+    let store = repo.store();
+    // s0 .. s4: five steps to main, as git follows
+    assert_eq!(
+        server::resolve_symref(&store, "refs/heads/s4").unwrap(),
+        "refs/heads/main"
+    );
+    match server::resolve_symref(&store, &to) {
+        Err(r @ Refusal::SymrefTooDeep { .. }) => assert_eq!(
+            r.to_string(),
+            format!("{to}: a chain of more than 5 symbolic refs, which git does not follow either")
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn received(name: &str, old: Option<ObjectId>, new: Option<ObjectId>) -> ReceivedRef {
+    ReceivedRef {
+        old,
+        new,
+        name: name.into(),
+    }
+}
+
+#[test]
+fn a_log_ref_is_created_at_the_blob_its_name_gives_or_deleted_never_moved() {
+    let repo = Repo::new();
+    let c = repo.commit(&[], "one");
+    let store = repo.store();
+    let blob = store.write_blob(b"log").unwrap();
+    let writer = writer_id(key(1).public(), "default");
+    let name = format!("{}{writer}/{blob}", crate::store::logs::LOG_PREFIX);
+    assert!(server::log_refusal(&store, &received(&name, None, Some(blob))).is_none());
+    assert!(server::log_refusal(&store, &received(&name, Some(blob), None)).is_none());
+    assert!(matches!(
+        server::log_refusal(&store, &received(&name, Some(blob), Some(blob))),
+        Some(Refusal::LogRefUpdated { .. })
+    ));
+    // named after a blob it does not point at
+    let other = store.write_blob(b"other").unwrap();
+    assert!(matches!(
+        server::log_refusal(&store, &received(&name, None, Some(other))),
+        Some(Refusal::LogRefMismatch { new, .. }) if new == other
+    ));
+    // named after a commit it does point at: not a blob
+    let at_commit = format!("{}{writer}/{c}", crate::store::logs::LOG_PREFIX);
+    assert!(matches!(
+        server::log_refusal(&store, &received(&at_commit, None, Some(c))),
+        Some(Refusal::LogRefMismatch { .. })
+    ));
+    for bad in [
+        format!("{}nowriter/{blob}", crate::store::logs::LOG_PREFIX),
+        format!("{}{writer}/nothex", crate::store::logs::LOG_PREFIX),
+        format!("{}{writer}", crate::store::logs::LOG_PREFIX),
+    ] {
+        match server::log_refusal(&store, &received(&bad, None, Some(blob))) {
+            Some(r @ Refusal::NotALogRef { .. }) => assert_eq!(
+                r.to_string(),
+                format!("{bad}: not a log ref name (refs/receipt-logs/<writer>/<blob id>)")
+            ),
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_chain_is_append_only_by_push() {
+    let repo = Repo::new();
+    repo.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    let store = repo.store();
+    let k = key(1);
+    let c = store.head().unwrap().0;
+    record(&store, &k, c, "test", true, Mode::Run);
+    let first = store.writers().unwrap()[0].1;
+    record(&store, &k, c, "test", false, Mode::Run);
+    let (writer, second) = store.writers().unwrap()[0].clone();
+    let name = format!("refs/receipts/{writer}");
+    let known = |_: &str| Some(k.public().clone());
+    let refuse = |u: ReceivedRef| server::chain_refusal(&store, &u, &known);
+    // adding on top, or creating, is what a chain is for
+    assert!(refuse(received(&name, Some(first), Some(second))).is_none());
+    assert!(refuse(received(&name, None, Some(second))).is_none());
+    // deleting it, or rewinding it over an entry, is not
+    assert!(matches!(
+        refuse(received(&name, Some(second), None)),
+        Some(Refusal::ChainDeleted { .. })
+    ));
+    match refuse(received(&name, Some(second), Some(first))) {
+        Some(r @ Refusal::ChainRewritten { .. }) => {
+            assert!(
+                r.to_string().contains("a valid entry signed by the writer"),
+                "{r}"
+            );
+            assert!(r.is_chain());
+            assert_eq!(r.ref_name(), Some(name.as_str()));
+        }
+        other => panic!("{other:?}"),
+    }
+    // a ref under refs/receipts/ that no writer id names
+    assert!(matches!(
+        refuse(received("refs/receipts/nope", None, Some(second))),
+        Some(Refusal::NotAChainName { .. })
+    ));
+    // an entry signed by a key other than the one the writer id names
+    let theirs = key(2);
+    let squat = format!("refs/receipts/{}", writer_id(theirs.public(), "default"));
+    assert!(matches!(
+        server::chain_refusal(&store, &received(&squat, None, Some(second)), &known),
+        Some(Refusal::ChainEntry { .. })
+    ));
+}
+
+#[test]
+fn refusals_say_which_ref_they_refuse_and_which_are_a_chain_s() {
+    let old = ObjectId::null(gix::hash::Kind::Sha1);
+    let deleted = Refusal::ProtectedDeleted {
+        name: "refs/heads/main".into(),
+    };
+    assert_eq!(deleted.code(), "protected-deleted");
+    assert!(!deleted.is_chain());
+    assert_eq!(
+        deleted.to_string(),
+        "refs/heads/main: deleting a protected branch by push is refused"
+    );
+    let chain = Refusal::ChainAncestryUnknown {
+        name: "refs/receipts/x".into(),
+        old,
+        new: old,
+        error: "e".into(),
+    };
+    assert!(chain.is_chain());
+    assert_eq!(
+        chain.to_string(),
+        "refs/receipts/x: cannot tell that 0000000 descends from 0000000 (e): chains are append-only, so only a fast-forward is accepted"
+    );
+    let m = Refusal::Misconfigured(Misconfigured::Unreadable("x".into()));
+    assert_eq!(m.ref_name(), None);
+    assert_eq!(m.to_string(), "x");
+}
+
+#[test]
+fn the_server_refuses_a_protected_branch_whose_new_tip_lacks_receipts_and_its_deletion() {
+    let repo = Repo::new();
+    let old = repo.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    let new = repo.commit(&[("a", "x")], "two");
+    repo.git(&["update-ref", "refs/heads/main", &old.to_string()]);
+    let mut store = repo.store();
+    let got = server::pre_receive(
+        &mut store,
+        vec![received("refs/heads/main", Some(old), Some(new))],
+    )
+    .unwrap();
+    match got.refusals.as_slice() {
+        [
+            Refusal::Lacking {
+                name,
+                label,
+                judgement,
+                ..
+            },
+        ] => {
+            assert_eq!(name, "refs/heads/main");
+            assert_eq!(
+                label,
+                &format!("refs/heads/main ({})", old.to_hex_with_len(7))
+            );
+            assert_eq!(states_of(judgement), [("test", true, "missing")]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut store = repo.store();
+    let got = server::pre_receive(
+        &mut store,
+        vec![received("refs/heads/main", Some(old), None)],
+    )
+    .unwrap();
+    assert!(matches!(
+        got.refusals.as_slice(),
+        [Refusal::ProtectedDeleted { .. }]
+    ));
+    // an unprotected branch passes, and is told it is unguarded only when
+    // nothing is protected
+    let mut store = repo.store();
+    let got = server::pre_receive(
+        &mut store,
+        vec![received("refs/heads/topic", None, Some(new))],
+    )
+    .unwrap();
+    assert!(got.refusals.is_empty() && got.events.is_empty(), "{got:?}");
+}
+
+#[test]
+fn the_server_accepts_a_protected_branch_whose_new_tip_has_trusted_receipts() {
+    let k = key(1);
+    let repo = Repo::new();
+    let contract_text = format!(
+        "{TEST_CHECK}[signer \"ci\"]\n\tkey = {}\n",
+        k.public().to_openssh()
+    );
+    let old = repo.commit(&[(".gitreceipts", &contract_text)], "one");
+    let new = repo.commit(&[("a", "x")], "two");
+    repo.git(&["update-ref", "refs/heads/main", &old.to_string()]);
+    let store = repo.store();
+    record(&store, &k, new, "test", true, Mode::Run);
+    let mut store = repo.store();
+    let got = server::pre_receive(
+        &mut store,
+        vec![received("refs/heads/main", Some(old), Some(new))],
+    )
+    .unwrap();
+    assert!(got.refusals.is_empty(), "{:?}", got.refusals);
+    // a key the old tip does not name counts for nothing
+    let repo2 = Repo::new();
+    let old = repo2.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    let new = repo2.commit(&[("a", "x")], "two");
+    repo2.git(&["update-ref", "refs/heads/main", &old.to_string()]);
+    record(&repo2.store(), &k, new, "test", true, Mode::Run);
+    let got = server::pre_receive(
+        &mut repo2.store(),
+        vec![received("refs/heads/main", Some(old), Some(new))],
+    )
+    .unwrap();
+    assert!(matches!(got.refusals.as_slice(), [Refusal::Lacking { .. }]));
+}
+
+#[test]
+fn creating_a_protected_branch_is_judged_by_another_protected_branch_or_refused() {
+    let repo = Repo::new();
+    let c = repo.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    repo.git(&["config", "--add", "receipt.protectedBranch", "release/*"]);
+    repo.git(&["config", "--add", "receipt.protectedBranch", "main"]);
+    // main exists: release/1 is judged by main's tip
+    let got = server::pre_receive(
+        &mut repo.store(),
+        vec![received("refs/heads/release/1", None, Some(c))],
+    )
+    .unwrap();
+    match got.refusals.as_slice() {
+        [Refusal::Lacking { label, .. }] => {
+            assert_eq!(
+                label,
+                &format!("refs/heads/main ({})", c.to_hex_with_len(7))
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // no protected branch exists, but another branch does: refused
+    repo.git(&["branch", "-m", "main", "topic"]);
+    let got = server::pre_receive(
+        &mut repo.store(),
+        vec![received("refs/heads/release/1", None, Some(c))],
+    )
+    .unwrap();
+    assert!(matches!(
+        got.refusals.as_slice(),
+        [Refusal::ProtectedCreatedUnjudged { .. }]
+    ));
+    // the very first push: nothing to judge by, said, not refused
+    let empty = Repo::new();
+    empty.git(&["config", "receipt.protectedBranch", "main"]);
+    let got = server::pre_receive(
+        &mut empty.store(),
+        vec![received("refs/heads/main", None, Some(c))],
+    )
+    .unwrap();
+    assert!(got.refusals.is_empty());
+    assert_eq!(
+        got.events,
+        [Event::NotGated {
+            name: "refs/heads/main".into()
+        }]
+    );
+}
+
+#[test]
+fn a_server_that_protects_nothing_says_so_when_a_branch_is_pushed() {
+    let repo = Repo::new();
+    let c = repo.commit(&[], "one");
+    repo.git(&["config", "receipt.protectedBranch", "trunk"]);
+    let got = server::pre_receive(
+        &mut repo.store(),
+        vec![received("refs/heads/topic", None, Some(c))],
+    )
+    .unwrap();
+    assert_eq!(
+        got.events,
+        [Event::Unprotected {
+            which: "receipt.protectedBranch names refs/heads/trunk, which does not exist".into(),
+            unguarded: vec!["refs/heads/topic".into()],
+        }]
+    );
+    // a push of receipts alone is not a branch left unguarded
+    let got = server::pre_receive(
+        &mut repo.store(),
+        vec![received("refs/notes/receipts/x", None, Some(c))],
+    )
+    .unwrap();
+    assert!(got.events.is_empty());
+}
+
+#[test]
+fn a_push_to_a_symbolic_ref_is_judged_as_an_update_of_its_target() {
+    let repo = Repo::new();
+    let old = repo.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    let new = repo.commit(&[("a", "x")], "two");
+    repo.git(&["update-ref", "refs/heads/main", &old.to_string()]);
+    repo.git(&["symbolic-ref", "refs/heads/master", "refs/heads/main"]);
+    let got = server::pre_receive(
+        &mut repo.store(),
+        vec![
+            received("refs/heads/master", Some(old), Some(new)),
+            received("refs/heads/main", Some(old), Some(new)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        got.events,
+        [Event::Symref {
+            pushed: "refs/heads/master".into(),
+            target: "refs/heads/main".into()
+        }]
+    );
+    assert_eq!(got.refusals.len(), 1, "one ref by two names is judged once");
+}
+
+// ---------------------------------------------------------------------------------
+// The pre-push plan
+// ---------------------------------------------------------------------------------
+
+fn pushed(remote_ref: &str, local: Option<ObjectId>) -> PushedRef {
+    PushedRef {
+        local_ref: String::new(),
+        local,
+        remote_ref: remote_ref.into(),
+        remote: None,
+    }
+}
+
+#[test]
+fn the_pre_push_hook_gates_branches_and_tags_only_when_asked_never_deletions_or_receipts() {
+    let c = Some(ObjectId::null(gix::hash::Kind::Sha1));
+    let updates = [
+        pushed("refs/heads/main", c),
+        pushed("refs/heads/gone", None),
+        pushed("refs/receipts/x", c),
+        pushed("refs/notes/receipts/x", c),
+        pushed("refs/tags/v1", c),
+    ];
+    let gated = |tags| -> Vec<String> {
+        gated_refs(&updates, tags)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect()
+    };
+    assert_eq!(gated(false), ["refs/heads/main"]);
+    assert_eq!(gated(true), ["refs/heads/main", "refs/tags/v1"]);
+    assert!(reviews_due(&["refs/heads/main".into()], "refs/heads/main"));
+    assert!(reviews_due(&["refs/heads/r/*".into()], "refs/heads/r/1"));
+    assert!(!reviews_due(
+        &["refs/heads/main".into()],
+        "refs/heads/topic"
+    ));
+    assert!(!reviews_due(&[], "refs/heads/main"));
+    assert_eq!(PushPlan::default().carried, Vec::<String>::new());
+}
+
+#[test]
+fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
+    let repo = Repo::new();
+    repo.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    let store = repo.store();
+    let k = key(1);
+    record(&store, &k, store.head().unwrap().0, "test", true, Mode::Run);
+    let (writer, tip) = store.writers().unwrap()[0].clone();
+    let notes = crate::store::notes::notes_ref(&writer);
+    let notes_tip = store.ref_value(&notes).unwrap();
+    let chain = format!("refs/receipts/{writer}");
+    let both = [pushed(&chain, Some(tip)), pushed(&notes, notes_tip)];
+    assert_eq!(
+        super::push::carried_writers(&store, &both).unwrap(),
+        [writer]
+    );
+    let chain_only = [pushed(&chain, Some(tip))];
+    assert!(
+        super::push::carried_writers(&store, &chain_only)
+            .unwrap()
+            .is_empty()
+    );
+    let stale = [
+        pushed(&chain, Some(notes_tip.unwrap())),
+        pushed(&notes, notes_tip),
+    ];
+    assert!(
+        super::push::carried_writers(&store, &stale)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(super::push::reviewed_branches(&store, "origin").is_empty());
+    repo.git(&["config", "receipt.protectedBranch", "main"]);
+    assert_eq!(
+        super::push::reviewed_branches(&repo.store(), "origin"),
+        ["refs/heads/main"]
+    );
+}
