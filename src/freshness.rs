@@ -795,6 +795,9 @@ pub fn open_candidate(
 }
 
 #[cfg(test)]
+pub(crate) mod rules;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::receipt::{Review, Subject, Verdict, writer_id};
