@@ -787,6 +787,9 @@ pub fn timestamp_ms(ts: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
+mod rules;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
