@@ -1067,3 +1067,6 @@ impl Checkpoint {
         self.version >= 2 && self.trust.as_deref() == Some(trust_digest(trust).as_str())
     }
 }
+
+#[cfg(test)]
+mod tests;
