@@ -489,6 +489,57 @@ fn acceptances_each_claim_must_be_backed_by_what_it_cites() {
             "claims check lint present citing {p}, which is a receipt of test"
         )]
     );
+    // a receipt of other inputs backs no present or failed claim
+    let a_tree = s.store.commit_tree(_a).unwrap();
+    let a_inputs = s.store.inputs_tree(a_tree, &["src".into()], false).unwrap();
+    let elsewhere = s.run(
+        &key(1),
+        &c,
+        "test",
+        s.commit(&[("src/lib.rs", "other\n")], "src"),
+        0,
+        4,
+    );
+    s.git(&["reset", "-q", "--hard", &b.to_string()]);
+    let mut chain = chain;
+    chain.push((
+        elsewhere.receipt.id().to_owned(),
+        writer(1),
+        elsewhere.commit,
+    ));
+    let locate = |id: &str| {
+        chain
+            .iter()
+            .find(|(i, _, _)| i == id)
+            .map(|(_, w, c)| (w.clone(), *c))
+    };
+    let e = elsewhere.receipt.id();
+    let other_inputs = &elsewhere.receipt.body().subject.inputs;
+    for claimed in [State::Present, State::Failed] {
+        let got: Vec<String> = acceptance_problems(
+            &s.store,
+            &trust,
+            &acceptance_body(
+                &s,
+                b,
+                vec![criterion(CriterionKind::Check, "test", claimed, vec![e])],
+            ),
+            &locate,
+        )
+        .into_iter()
+        .map(|p| p.reason)
+        .collect();
+        assert_eq!(
+            got[0],
+            format!(
+                "claims check test {} citing {e}, which is about other inputs ({}) than the decided revision's ({})",
+                claimed.as_str(),
+                &other_inputs[..7],
+                &inputs[..7]
+            )
+        );
+    }
+    let _ = a_inputs;
     // a review needs as many distinct approvers as the contract there asks
     let _ = (
         r,

@@ -1193,3 +1193,21 @@ fn the_state_names_are_lowercase() {
         ["present", "failed", "stale", "missing"]
     );
 }
+
+/// The index's candidates are narrowed by role, check and definition before any
+/// is opened: a receipt of another check, even one defined alike on the same
+/// inputs, is no untrusted receipt of this one.
+#[test]
+fn trust_only_this_check_s_receipts_are_counted_as_untrusted() {
+    let (s, [_, _, m]) = branchy();
+    let c = contract(
+        "[check \"test\"]\n\trun = true\n\tpath = src\n[check \"lint\"]\n\trun = true\n\tpath = src\n",
+    );
+    let (_own, trust) = key_and_trust(1);
+    let bob = SigningKey::from_seed(&[9; 32]);
+    s.run(&bob, &c, "lint", m, 0, 1);
+    let lint = s.state(m, &c, &trust, "lint");
+    assert_eq!((lint.state, lint.untrusted), (State::Missing, 1));
+    let test = s.state(m, &c, &trust, "test");
+    assert_eq!((test.state, test.untrusted), (State::Missing, 0));
+}
