@@ -640,3 +640,150 @@ fn acceptances_the_newest_by_the_named_keys_is_found_by_tree() {
             .is_none()
     );
 }
+
+/// Commit everything, SSH-signed (`gpg.format = ssh`) by the test key of `seed`,
+/// written as an OpenSSH private key file for `ssh-keygen -Y sign`.
+fn signed_commit(s: &Scratch, seed: u8, files: &[(&str, &str)]) -> ObjectId {
+    use std::os::unix::fs::PermissionsExt as _;
+    let secret = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
+    let keypair = ssh_key::private::Ed25519Keypair::from(&secret);
+    let pem = ssh_key::PrivateKey::new(keypair.into(), "author")
+        .unwrap()
+        .to_openssh(ssh_key::LineEnding::LF)
+        .unwrap();
+    let path = s.dir.path().join(format!(".git/author-{seed}"));
+    std::fs::write(&path, pem.as_bytes()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for (p, content) in files {
+        std::fs::write(s.dir.path().join(p), content).unwrap();
+    }
+    s.git(&["add", "-A"]);
+    let key = path.to_str().unwrap();
+    s.git(&[
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        &format!("user.signingKey={key}"),
+        "commit",
+        "-q",
+        "-S",
+        "-m",
+        "signed",
+    ]);
+    s.head()
+}
+
+#[test]
+fn reviews_without_self_approve_the_author_s_own_approval_does_not_count() {
+    let (s, _a, _b) = two_commits();
+    let h = signed_commit(&s, 3, &[("src/lib.rs", "by k3\n")]);
+    let author = key(3).public().clone();
+    assert_eq!(commit_signer(&s.store, h), Some(author.clone()));
+    let trust = trust_of(&[1, 3]);
+    assert_eq!(
+        commit_author(&s.store, &trust, h),
+        Author::Known(author.fingerprint())
+    );
+    assert_eq!(
+        commit_author(&s.store, &trust_of(&[1]), h),
+        Author::Untrusted(author.fingerprint())
+    );
+    let mut revoked = trust_of(&[1]);
+    revoked.add_entry(crate::trust::Trusted {
+        key: author.clone(),
+        origin: TrustOrigin::Config,
+        valid_after: None,
+        valid_before: None,
+        revoked: true,
+    });
+    assert_eq!(
+        commit_author(&s.store, &revoked, h),
+        Author::Untrusted(author.fingerprint())
+    );
+    let def = review_def(&["src"], 1, false);
+    verdict(&s, &key(3), &def, h, Verdict::Approve, "", 1);
+    let st = state(&s, &trust, h, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(
+        st.reason.to_string(),
+        "missing: the author's own approval does not count (self-approve = false)"
+    );
+    // the author's approval with another's: 1 of 2
+    let two = review_def(&["src"], 2, false);
+    verdict(&s, &key(3), &two, h, Verdict::Approve, "", 2);
+    verdict(&s, &key(1), &two, h, Verdict::Approve, "", 3);
+    assert_eq!(
+        state(&s, &trust, h, &two).reason.to_string(),
+        "missing: 1 of 2 approvals (by k1); the author's own approval does not count (self-approve = false)"
+    );
+    verdict(&s, &key(1), &def, h, Verdict::Approve, "", 4);
+    let st = state(&s, &trust, h, &def);
+    assert_eq!(st.state, State::Present);
+    assert_eq!(st.reason.to_string(), "present: approved by k1");
+    // signed by an untrusted key: no approval of it can count
+    let st = state(&s, &trust_of(&[1]), h, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(
+        st.reason.to_string(),
+        format!(
+            "missing: commit {} is signed by {}, an untrusted key, so its author is unknown and no approval can be told from a self-approval (self-approve = false)",
+            h.to_hex_with_len(7),
+            author.fingerprint()
+        )
+    );
+    // an unsigned commit names no author
+    assert_eq!(
+        commit_signer(&s.store, s.store.resolve_commit("HEAD~1").unwrap()),
+        None
+    );
+}
+
+#[test]
+fn reviews_verdicts_here_that_do_not_count_keep_it_missing_without_a_walk() {
+    let (s, a, b) = two_commits();
+    let def = review_def(&["src"], 1, false);
+    let trust = trust_of(&[1]);
+    // an approval of A's inputs would make B stale, but a verdict on B's own
+    // inputs that cannot count (unknown author) keeps it missing, with why
+    let tip = s.commit(&[("src/lib.rs", "changed\n")], "src");
+    verdict(
+        &s,
+        &key(1),
+        &review_def(&["src"], 1, true),
+        a,
+        Verdict::Approve,
+        "",
+        1,
+    );
+    verdict(&s, &key(1), &def, tip, Verdict::Approve, "", 2);
+    let st = state(&s, &trust, tip, &def);
+    assert_eq!(st.state, State::Missing);
+    assert!(
+        st.reason.starts_with(&format!(
+            "missing: commit {} has no verified SSH signature",
+            tip.to_hex_with_len(7)
+        )),
+        "{}",
+        st.reason
+    );
+    assert!(st.decider.is_none());
+    let _ = b;
+}
+
+#[test]
+fn reviews_a_verdict_dated_in_the_future_counts_for_nothing_and_leaves_a_notice() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    let trust = trust_of(&[1]);
+    // 2099: far past the clock and its skew
+    let minutes = (4_070_908_800_000 - T0) / 60_000;
+    let future = verdict(&s, &key(1), &def, b, Verdict::Reject, "", minutes);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(st.notices.len(), 1);
+    assert!(
+        st.notices[0].contains(future.receipt.id()),
+        "{}",
+        st.notices[0]
+    );
+}
