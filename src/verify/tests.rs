@@ -334,3 +334,124 @@ fn a_note_copied_to_another_commit_is_a_finding() {
     );
     assert_eq!(r.findings[0].commit, Some(other.to_string()));
 }
+
+#[test]
+fn a_receipt_in_another_writer_s_chain_is_a_writer_finding() {
+    let (mut s, _) = chain_of(1);
+    // key 2's receipt, placed under key 1's chain ref
+    let h = s.head();
+    let other = s.run(&key(2), &contract(CONTRACT), "test", h, 0, 5);
+    set_chain(&mut s, other.commit);
+    let r = run(&s, &trust_of(&[1, 2]), None);
+    let writer_findings: Vec<&str> = r
+        .findings
+        .iter()
+        .filter(|f| f.kind == "writer")
+        .map(|f| f.reason.as_str())
+        .collect();
+    let w2 = writer_id(key(2).public(), "default");
+    assert_eq!(
+        writer_findings,
+        [
+            format!("names writer {w2}, but sits in chain {}", writer()),
+            format!(
+                "signed by {}, but writer id {} names another key",
+                key(2).public().fingerprint(),
+                writer()
+            )
+        ]
+    );
+    // its own chain is clean
+    assert!(
+        r.findings.iter().all(|f| f.chain == writer()),
+        "{:?}",
+        r.findings
+    );
+}
+
+#[test]
+fn untrusted_chains_are_counted_by_chain() {
+    let (s, _) = chain_of(2);
+    let h = s.head();
+    s.run(&key(3), &contract(CONTRACT), "test", h, 0, 5);
+    let mut r = run(&s, &trust_of(&[2]), None);
+    r.set_aside_untrusted(&trust_of(&[2]));
+    assert_eq!((r.untrusted.len(), r.untrusted_chains()), (3, 2));
+    assert_eq!(r.findings, []);
+    assert_eq!(r.chains, 2);
+}
+
+#[test]
+fn notes_that_lag_their_chain_are_a_warning_not_a_finding() {
+    let (mut s, _) = chain_of(2);
+    s.git(&[
+        "update-ref",
+        "-d",
+        &format!("refs/notes/receipts/{}", writer()),
+    ]);
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(r.findings, []);
+    assert_eq!(r.note_lines, 0);
+    assert!(!r.warnings.is_empty());
+    assert!(
+        r.warnings.iter().all(|w| w.kind == "note"
+            && w.reason
+                .contains("but its writer has no readable notes; `git receipt reindex`")),
+        "{:?}",
+        r.warnings
+    );
+    // one receipt per object and check: the newest is the one a note should show
+    let positions: Vec<Option<u64>> = r.warnings.iter().map(|w| w.index).collect();
+    assert!(positions.contains(&Some(0)) && positions.contains(&Some(1)));
+}
+
+#[test]
+fn a_log_ref_that_points_at_another_blob_is_a_finding() {
+    let (s, _) = chain_of(1);
+    let c = contract(CONTRACT);
+    let h = s.head();
+    let tree = s.store.commit_tree(h).unwrap();
+    let logged = s.observe(
+        &key(1),
+        "default",
+        &c,
+        "test",
+        (h, tree, false),
+        crate::runner::Observation {
+            exit_code: 0,
+            detail: String::new(),
+            started_at_ms: crate::freshness::rules::T0 + 600_000,
+            duration_ms: 1,
+            stdout_tail: Vec::new(),
+            stderr_tail: Vec::new(),
+            log: b"the whole output\n".to_vec(),
+            output_bytes: 17,
+            log_truncated: false,
+        },
+        crate::receipt::Mode::Run,
+    );
+    let mut s = s;
+    s.reopen();
+    assert_eq!(run(&s, &trust_of(&[1]), None).findings, []);
+    let log = logged.receipt.body().result.log.clone().unwrap();
+    let name = format!("refs/receipt-logs/{}/{log}", writer());
+    let other = s.git(&["rev-parse", "HEAD:src/lib.rs"]);
+    s.git(&["update-ref", &name, &other]);
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("log", None)]);
+    assert_eq!(
+        r.findings[0].reason,
+        format!(
+            "{name} points at {other}, not at the blob its name gives; delete it (`git update-ref -d {name}`) and fetch the log again"
+        )
+    );
+    // pointing at the right id but not a blob
+    let commit = s.head().to_string();
+    let named = format!("refs/receipt-logs/{}/{commit}", writer());
+    s.git(&["update-ref", "-d", &name]);
+    s.git(&["update-ref", &named, &commit]);
+    s.reopen();
+    assert_eq!(kinds(&run(&s, &trust_of(&[1]), None)), [("log", None)]);
+}
