@@ -1211,3 +1211,42 @@ fn trust_only_this_check_s_receipts_are_counted_as_untrusted() {
     let test = s.state(m, &c, &trust, "test");
     assert_eq!((test.state, test.untrusted), (State::Missing, 0));
 }
+
+/// The index proposes candidates of this check's definition only for rule 1: a
+/// receipt under another definition by an untrusted key is not counted as an
+/// untrusted receipt for these inputs.
+#[test]
+fn trust_only_receipts_of_this_definition_are_counted_as_untrusted() {
+    let (s, [_, _, m]) = branchy();
+    let old = contract(TEST_AND_DOCS);
+    let new = contract(&TEST_AND_DOCS.replace("cargo test", "cargo test --all"));
+    let (_own, trust) = key_and_trust(1);
+    let bob = SigningKey::from_seed(&[9; 32]);
+    s.run(&bob, &old, "test", m, 0, 1);
+    assert_eq!(s.state(m, &old, &trust, "test").untrusted, 1);
+    let st = s.state(m, &new, &trust, "test");
+    assert_eq!((st.state, st.untrusted), (State::Missing, 0));
+}
+
+/// A receipt dated in the future is met by every step that looks (rule 1, rule 3,
+/// the walk): it leaves one notice, not one per step.
+#[test]
+fn time_a_receipt_dated_in_the_future_leaves_one_notice() {
+    let (s, [_, _, m]) = branchy();
+    let c = contract(TEST_AND_DOCS);
+    let (key, trust) = key_and_trust(1);
+    // 2099-01-01T00:00:00Z
+    s.run(&key, &c, "test", m, 0, (4_070_908_800_000 - T0) / 60_000);
+    let st = s.state(m, &c, &trust, "test");
+    assert_eq!(st.state, State::Missing, "{}", st.reason);
+    assert_eq!(st.notices.len(), 1, "{:?}", st.notices);
+}
+
+#[test]
+fn thousands_are_grouped_in_threes_from_the_right() {
+    assert_eq!(group_thousands(0), "0");
+    assert_eq!(group_thousands(999), "999");
+    assert_eq!(group_thousands(123_456), "123,456");
+    assert_eq!(group_thousands(1_000_000), "1,000,000");
+    assert_eq!(group_thousands(12_345), "12,345");
+}
