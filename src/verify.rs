@@ -280,6 +280,10 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
+    // mutants: the conditions choosing this path, and `total / 1024` below, are
+    // equivalent when mutated: both paths give each entry the answer
+    // `check_parsed` gives it, in chain order (only the speed differs);
+    // `a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives` pins that.
     if threads == 1 || batch.len() < 2 * SLICE {
         return check_parsed(batch.into_iter().map(parse_raw).collect(), writer, trust);
     }
@@ -699,6 +703,8 @@ pub fn verify(
     });
     if supersedes.iter().any(|s| !located.contains_key(&s.4)) || cites_unseen {
         for (writer, base) in &covered {
+            // mutants: the closure is equivalent when mutated: every covered
+            // chain was walked above, so `writers` already holds it.
             let w = writers.iter().position(|x| x == writer).unwrap_or_else(|| {
                 writers.push(writer.clone());
                 writers.len() - 1

@@ -455,3 +455,30 @@ fn a_log_ref_that_points_at_another_blob_is_a_finding() {
     s.reopen();
     assert_eq!(kinds(&run(&s, &trust_of(&[1]), None)), [("log", None)]);
 }
+
+/// A chain long enough for the parallel path (two slices of 32 or more) gets the
+/// findings one thread would give, each at its index.
+#[test]
+fn a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives() {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "x\n")], "src");
+    for i in 0..70 {
+        // every receipt before minute 40 falls outside the window below
+        s.run(&key(1), &c, "test", h, 0, i);
+    }
+    let mut window = TrustSet::default();
+    window.add_entry(Trusted {
+        key: key(1).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: Some(crate::freshness::rules::T0 + 40 * 60_000),
+        valid_before: None,
+        revoked: false,
+    });
+    let r = run(&s, &window, None);
+    assert_eq!(r.receipts, 70);
+    let got: Vec<(&str, Option<u64>)> = kinds(&r);
+    let want: Vec<(&str, Option<u64>)> = (0..40).rev().map(|i| ("window", Some(i))).collect();
+    assert_eq!(got, want);
+    assert_eq!(run(&s, &trust_of(&[1]), None).findings, []);
+}
