@@ -787,3 +787,171 @@ fn reviews_a_verdict_dated_in_the_future_counts_for_nothing_and_leaves_a_notice(
         st.notices[0]
     );
 }
+
+#[test]
+fn reviews_a_revoked_reviewer_counts_for_nothing_and_is_counted() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let mut revoked = TrustSet::default();
+    revoked.add_entry(crate::trust::Trusted {
+        key: key(1).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: None,
+        valid_before: None,
+        revoked: true,
+    });
+    let st = state(&s, &revoked, b, &def);
+    assert_eq!((st.state, st.untrusted), (State::Missing, 1));
+}
+
+#[test]
+fn reviews_approvals_given_at_the_same_time_are_decided_by_the_first_signer() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 2, true);
+    let one = verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let two = verdict(&s, &key(2), &def, b, Verdict::Approve, "", 1);
+    let st = state(&s, &trust_of(&[1, 2]), b, &def);
+    assert_eq!(st.state, State::Present);
+    // approvers are read by fingerprint; on a tie the first read stays the decider
+    let first = if key(1).public().fingerprint() < key(2).public().fingerprint() {
+        one
+    } else {
+        two
+    };
+    assert_eq!(st.decider.unwrap().receipt.id(), first.receipt.id());
+}
+
+#[test]
+fn acceptances_are_found_for_exactly_the_tree_they_signed() {
+    let (s, _a, b) = two_commits();
+    let tree = s.store.commit_tree(b).unwrap();
+    let trust = trust_of(&[1]);
+    // signed for inputs = B's tree but another `tree`: not an acceptance of B's tree
+    let mut body = acceptance_body(&s, b, vec![]);
+    body.subject.tree = "cd".repeat(20);
+    append_decision(
+        &s.store,
+        &writer_id(key(1).public(), "default"),
+        &key(1),
+        body.subject.clone(),
+        Payload::Acceptance(body.acceptance.clone().unwrap()),
+    )
+    .unwrap();
+    let mut index = s.store.receipt_index().unwrap();
+    let keys = vec![key(1).public().fingerprint()];
+    assert!(
+        newest_acceptance(&s.store, &mut index, &trust, tree, &keys, &mut Vec::new())
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn acceptances_a_review_claim_is_held_to_its_approvals() {
+    let (s, _a, b) = two_commits();
+    let c = crate::freshness::rules::contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+    let trust = trust_of(&[1, 2]);
+    let def = review_def(&["src"], 1, true);
+    let other = ReviewDef {
+        name: "other".into(),
+        ..def.clone()
+    };
+    let k1 = verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let k2 = verdict(&s, &key(2), &def, b, Verdict::Approve, "", 2);
+    let rejects = verdict(&s, &key(2), &def, b, Verdict::Reject, "", 3);
+    let of_other = verdict(&s, &key(1), &other, b, Verdict::Approve, "", 4);
+    let check = s.run(&key(1), &c, "test", b, 0, 5);
+    let w = |k: u8| writer_id(key(k).public(), "default");
+    let chain: Vec<(String, String, ObjectId)> = [
+        (&k1, w(1)),
+        (&k2, w(2)),
+        (&rejects, w(2)),
+        (&of_other, w(1)),
+        (&check, w(1)),
+    ]
+    .into_iter()
+    .map(|(a, w)| (a.receipt.id().to_owned(), w, a.commit))
+    .collect();
+    let locate = |id: &str| {
+        chain
+            .iter()
+            .find(|(i, _, _)| i == id)
+            .map(|(_, w, c)| (w.clone(), *c))
+    };
+    let tree = s.store.commit_tree(b).unwrap();
+    let inputs = s
+        .store
+        .inputs_tree(tree, &def.paths, false)
+        .unwrap()
+        .to_string();
+    let problems = |st: State, inputs: &str, evidence: &[&str]| -> Vec<String> {
+        let body = acceptance_body(
+            &s,
+            b,
+            vec![Criterion {
+                kind: CriterionKind::Review,
+                name: "code".into(),
+                state: st,
+                inputs: inputs.to_owned(),
+                evidence: evidence.iter().map(|e| e.to_string()).collect(),
+            }],
+        );
+        acceptance_problems(&s.store, &trust, &body, &locate)
+            .into_iter()
+            .map(|p| p.reason)
+            .collect()
+    };
+    let (a1, a2, r, o, k) = (
+        k1.receipt.id(),
+        k2.receipt.id(),
+        rejects.receipt.id(),
+        of_other.receipt.id(),
+        check.receipt.id(),
+    );
+    // no contract anywhere: one approval is enough
+    assert_eq!(
+        problems(State::Present, &inputs, &[a1]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[a1, a2]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[r]),
+        [
+            format!("claims review code present citing {r}, which rejects"),
+            "claims review code present citing approvals by 0 distinct trusted signers; it needs 1"
+                .to_owned()
+        ]
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[o]),
+        [
+            format!("claims review code present citing {o}, which is a receipt of review other"),
+            "claims review code present citing approvals by 0 distinct trusted signers; it needs 1"
+                .to_owned()
+        ]
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[k])[0],
+        format!("claims review code present citing {k}, which is a receipt of test")
+    );
+    assert_eq!(
+        problems(State::Stale, &inputs, &[a1]),
+        [format!(
+            "claims review code stale citing {a1}, which is about the decided inputs themselves"
+        )]
+    );
+    // the criterion's own inputs must be the decided revision's too
+    let elsewhere = "ef".repeat(20);
+    assert_eq!(
+        problems(State::Present, &elsewhere, &[a1])[0],
+        format!(
+            "claims review code present citing {a1}, which is about other inputs ({}) than the decided revision's ({})",
+            &inputs[..7],
+            &inputs[..7]
+        )
+    );
+}
