@@ -506,6 +506,9 @@ fn walk_range(
                 if let Some(child) = &child {
                     check_link(findings, writer, child, idx, &id);
                 }
+                // mutants: `&&` inside the parentheses is equivalent: a receipt that
+                // parses has `prev` set exactly when its index is not 0 (the schema
+                // check in receipt.rs), so either half says the same.
                 if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
                     finding(
                         findings,

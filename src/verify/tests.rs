@@ -482,3 +482,52 @@ fn a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives() {
     assert_eq!(got, want);
     assert_eq!(run(&s, &trust_of(&[1]), None).findings, []);
 }
+
+/// Append to `key`'s chain `default` a copy of its tip's receipt, as `edit` makes it.
+fn append_edited(
+    s: &Scratch,
+    k: &SigningKey,
+    edit: impl Fn(&mut crate::receipt::Body, u64, Option<String>),
+) {
+    let w = writer_id(k.public(), "default");
+    let tip = s.store.chain_tip(&w).unwrap().unwrap();
+    let base = s.store.chain_entry(&w, tip).unwrap().receipt.body().clone();
+    s.store
+        .append(&w, k, None, |index, prev| {
+            let mut b = base.clone();
+            b.chain.index = index;
+            b.chain.prev = prev.clone();
+            edit(&mut b, index, prev);
+            b
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_supersedes_link_must_name_a_receipt_in_some_chain() {
+    let (mut s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let first = s
+        .store
+        .chain_entry(&writer(), c[0])
+        .unwrap()
+        .receipt
+        .id()
+        .to_owned();
+    append_edited(&s, &key(1), |b, _, _| b.supersedes = Some(first.clone()));
+    s.reopen();
+    assert_eq!(run(&s, &trust, None).findings, []);
+    // below the checkpoint: still found, though not walked again
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!((r.receipts, r.findings.len()), (1, 0), "{:?}", r.findings);
+    let gone = format!("sha256:{}", "0".repeat(64));
+    append_edited(&s, &key(1), |b, _, _| b.supersedes = Some(gone.clone()));
+    s.reopen();
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("supersedes", Some(3))]);
+    assert_eq!(
+        r.findings[0].reason,
+        format!("claims to supersede {gone}, which is in no chain here")
+    );
+}
