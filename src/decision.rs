@@ -664,6 +664,9 @@ pub fn acceptance_problems(
 }
 
 #[cfg(test)]
+mod rules;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::trust::TrustOrigin;

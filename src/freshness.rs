@@ -333,6 +333,11 @@ impl Evaluation<'_> {
                 Candidate::Open { writer, receipt } => (writer, receipt),
             };
             let b = r.body();
+            // mutants: `&&` for the second `||` is equivalent with an index built
+            // from the chains (each record is keyed by its receipt's own signed
+            // subject, so `subject_ok` holds for every candidate it proposes); the
+            // re-check is for an index file that lies, which no unit test can forge
+            // past its seal. Dropping the `!` is killed by every rule-1 test.
             if b.check.name != want.check
                 || want.definition.is_some_and(|d| b.check.definition != d)
                 || !subject_ok(&b.subject)
@@ -793,6 +798,9 @@ pub fn open_candidate(
         _ => Candidate::Unusable,
     }
 }
+
+#[cfg(test)]
+pub(crate) mod rules;
 
 #[cfg(test)]
 mod tests {

@@ -599,11 +599,17 @@ pub fn trust_root(
         let want = step.min(limit - 1);
         extend_to(&mut chain, want)?;
         let at = want.min(chain.len() - 1);
+        // mutants: `>=` is equivalent: `at == miss` only where the chain ended at
+        // the last miss (or at the tip), a commit already known not to be an
+        // ancestor, and the chain's end returns just below.
         if at > miss && store.is_ancestor(chain[at], rev)? {
             break at;
         }
         if at < want || want == limit - 1 {
             // the chain ended, or the limit is reached, with no ancestor
+            // mutants: both `if at < want` guards are equivalent to `true` (and `<`
+            // to `<=`): `ended` is set only by an `extend_to` that could not reach
+            // `want`, so `at < want` whenever it is `Some`; they say why, not when.
             return match ended {
                 Some(false) if at < want => Ok(TrustRoot {
                     commit: None,
@@ -785,6 +791,9 @@ pub fn timestamp_ms(ts: &str) -> Option<u64> {
     let (whole, ms) = ts.trim_end_matches('Z').split_once('.')?;
     parse_signer_time(whole)?.checked_add(ms.parse::<u64>().ok()?)
 }
+
+#[cfg(test)]
+mod rules;
 
 #[cfg(test)]
 mod tests {

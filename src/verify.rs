@@ -280,6 +280,10 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
+    // mutants: the conditions choosing this path, and `total / 1024` below, are
+    // equivalent when mutated: both paths give each entry the answer
+    // `check_parsed` gives it, in chain order (only the speed differs);
+    // `a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives` pins that.
     if threads == 1 || batch.len() < 2 * SLICE {
         return check_parsed(batch.into_iter().map(parse_raw).collect(), writer, trust);
     }
@@ -502,6 +506,9 @@ fn walk_range(
                 if let Some(child) = &child {
                     check_link(findings, writer, child, idx, &id);
                 }
+                // mutants: `&&` inside the parentheses is equivalent: a receipt that
+                // parses has `prev` set exactly when its index is not 0 (the schema
+                // check in receipt.rs), so either half says the same.
                 if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
                     finding(
                         findings,
@@ -699,6 +706,8 @@ pub fn verify(
     });
     if supersedes.iter().any(|s| !located.contains_key(&s.4)) || cites_unseen {
         for (writer, base) in &covered {
+            // mutants: the closure is equivalent when mutated: every covered
+            // chain was walked above, so `writers` already holds it.
             let w = writers.iter().position(|x| x == writer).unwrap_or_else(|| {
                 writers.push(writer.clone());
                 writers.len() - 1
@@ -1067,3 +1076,6 @@ impl Checkpoint {
         self.version >= 2 && self.trust.as_deref() == Some(trust_digest(trust).as_str())
     }
 }
+
+#[cfg(test)]
+mod tests;

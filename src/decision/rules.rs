@@ -1,0 +1,957 @@
+//! The review rules of `docs/freshness.md` ("Reviews and acceptances") and the
+//! evidence rules of acceptances, as unit tests: review receipts appended through
+//! [`append_decision`] in a repository made by stock git, trust sets of seeded keys.
+
+use super::*;
+use crate::freshness::rules::{Scratch, T0, git_in};
+use crate::receipt::{Criterion, Status, writer_id};
+use crate::trust::TrustOrigin;
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_seed(&[seed; 32])
+}
+
+fn review_def(paths: &[&str], required: u32, self_approve: bool) -> ReviewDef {
+    ReviewDef {
+        name: "code".into(),
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+        required,
+        self_approve,
+    }
+}
+
+/// `by`'s verdict on review `def` at `commit`, decided `minute` minutes after T0.
+fn verdict(
+    s: &Scratch,
+    by: &SigningKey,
+    def: &ReviewDef,
+    commit: ObjectId,
+    v: Verdict,
+    message: &str,
+    minute: u64,
+) -> Appended {
+    let tree = s.store.commit_tree(commit).unwrap();
+    let inputs = s.store.inputs_tree(tree, &def.paths, true).unwrap();
+    append_decision(
+        &s.store,
+        &writer_id(by.public(), "default"),
+        by,
+        Subject {
+            commit: commit.to_string(),
+            tree: tree.to_string(),
+            inputs: inputs.to_string(),
+            dirty: false,
+            dependencies: Vec::new(),
+        },
+        Payload::Review(Review {
+            name: def.name.clone(),
+            paths: def.paths.clone(),
+            verdict: v,
+            message: message.into(),
+            decided_at: crate::receipt::format_timestamp(T0 + minute * 60_000),
+        }),
+    )
+    .unwrap()
+}
+
+/// Names a signer by the seed of its test key.
+fn label(fp: &str) -> String {
+    (1..=9u8)
+        .find(|&i| key(i).public().fingerprint() == fp)
+        .map_or_else(|| fp.to_owned(), |i| format!("k{i}"))
+}
+
+/// The labels of these keys in the order approvers are listed: by fingerprint.
+fn by_fingerprint(seeds: &[u8]) -> String {
+    let mut fps: Vec<String> = seeds
+        .iter()
+        .map(|&i| key(i).public().fingerprint())
+        .collect();
+    fps.sort();
+    fps.iter()
+        .map(|fp| label(fp))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn trust_of(seeds: &[u8]) -> TrustSet {
+    let mut t = TrustSet::default();
+    for &i in seeds {
+        t.add(key(i).public().clone(), TrustOrigin::Config);
+    }
+    t
+}
+
+fn state(s: &Scratch, trust: &TrustSet, commit: ObjectId, def: &ReviewDef) -> ReviewState {
+    state_within(s, trust, commit, def, crate::freshness::DEFAULT_WALK_LIMIT)
+}
+
+fn state_within(
+    s: &Scratch,
+    trust: &TrustSet,
+    commit: ObjectId,
+    def: &ReviewDef,
+    limit: usize,
+) -> ReviewState {
+    let tree = s.store.commit_tree(commit).unwrap();
+    review_state(&s.store, trust, commit, tree, def, limit, &label).unwrap()
+}
+
+fn two_commits() -> (Scratch, ObjectId, ObjectId) {
+    let s = Scratch::new();
+    let a = s.commit(&[("src/lib.rs", "a\n"), ("README", "r\n")], "A");
+    let b = s.commit(&[("README", "r2\n")], "B");
+    (s, a, b)
+}
+
+#[test]
+fn reviews_present_with_required_distinct_trusted_approvals() {
+    let (s, a, b) = two_commits();
+    let def = review_def(&["src"], 2, true);
+    let trust = trust_of(&[1, 2]);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(
+        st.reason.to_string(),
+        "missing: no trusted approval of these inputs (needs 2)"
+    );
+    assert_eq!((st.name.as_str(), st.required), ("code", 2));
+    let first = verdict(&s, &key(1), &def, a, Verdict::Approve, "", 1);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(st.reason.to_string(), "missing: 1 of 2 approvals (by k1)");
+    // the same signer twice is one approver
+    verdict(&s, &key(1), &def, b, Verdict::Approve, "", 2);
+    assert_eq!(
+        state(&s, &trust, b, &def).reason.to_string(),
+        "missing: 1 of 2 approvals (by k1)"
+    );
+    // an untrusted key's approval counts for nothing, and is counted
+    verdict(&s, &key(5), &def, b, Verdict::Approve, "", 3);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!((st.state, st.untrusted), (State::Missing, 1));
+    let second = verdict(&s, &key(2), &def, b, Verdict::Approve, "", 4);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Present);
+    assert_eq!(
+        st.reason.to_string(),
+        format!("present: approved by {}", by_fingerprint(&[1, 2]))
+    );
+    assert_eq!(st.approvals.len(), 2);
+    assert!(
+        st.approvals
+            .iter()
+            .any(|(fp, id)| fp == &key(2).public().fingerprint() && id == second.receipt.id())
+    );
+    assert!(
+        !st.approvals.iter().any(|(_, id)| id == first.receipt.id()),
+        "k1's newest verdict counts"
+    );
+    assert_eq!(
+        st.decider.unwrap().receipt.id(),
+        second.receipt.id(),
+        "the newest approval"
+    );
+    let tree = s.store.commit_tree(b).unwrap();
+    assert_eq!(
+        st.inputs,
+        s.store.inputs_tree(tree, &def.paths, false).unwrap()
+    );
+    // required = 0 still needs one approval to be present
+    let zero = review_def(&["src"], 0, true);
+    let st = state(&s, &trust_of(&[2]), b, &zero);
+    assert_eq!(st.state, State::Present);
+    let st = state(&s, &trust_of(&[3]), b, &zero);
+    assert_eq!(
+        st.reason.to_string(),
+        "missing: no trusted approval of these inputs (needs 1)"
+    );
+}
+
+#[test]
+fn reviews_a_signer_s_newest_verdict_counts_and_a_rejection_fails() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    let trust = trust_of(&[1, 2]);
+    verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let reject = verdict(&s, &key(2), &def, b, Verdict::Reject, "needs tests", 2);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Failed);
+    assert_eq!(st.reason.to_string(), "failed: rejected by k2: needs tests");
+    assert_eq!(st.decider.unwrap().receipt.id(), reject.receipt.id());
+    // k2 changes its mind
+    verdict(&s, &key(2), &def, b, Verdict::Approve, "", 3);
+    assert_eq!(
+        state(&s, &trust, b, &def).reason.to_string(),
+        format!("present: approved by {}", by_fingerprint(&[1, 2]))
+    );
+    verdict(&s, &key(1), &def, b, Verdict::Reject, "", 4);
+    assert_eq!(
+        state(&s, &trust, b, &def).reason.to_string(),
+        "failed: rejected by k1"
+    );
+}
+
+#[test]
+fn reviews_an_approval_counts_only_for_the_paths_it_signed() {
+    let (s, _a, b) = two_commits();
+    let signed = review_def(&["nothing-here"], 1, true);
+    let asked = review_def(&["absent-too"], 1, true);
+    verdict(&s, &key(1), &signed, b, Verdict::Approve, "", 1);
+    let trust = trust_of(&[1]);
+    assert_eq!(state(&s, &trust, b, &signed).state, State::Present);
+    let st = state(&s, &trust, b, &asked);
+    assert_eq!(st.state, State::Missing, "{}", st.reason);
+}
+
+#[test]
+fn reviews_only_an_ancestor_approved_is_stale_within_the_walk_limit() {
+    let (s, a, _b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    let trust = trust_of(&[1]);
+    verdict(&s, &key(1), &def, a, Verdict::Approve, "", 1);
+    let mut tip = a;
+    for i in 0..3 {
+        tip = s.commit(&[("src/lib.rs", &format!("{i}\n"))], "src");
+    }
+    // A is four commits back (B, then three touching src)
+    let st = state_within(&s, &trust, tip, &def, 4);
+    assert_eq!(st.state, State::Stale);
+    assert_eq!(
+        st.reason.to_string(),
+        format!(
+            "stale: approved on {} by k1, but the reviewed paths changed since",
+            a.to_hex_with_len(7)
+        )
+    );
+    assert!(st.decider.is_some());
+    let st = state_within(&s, &trust, tip, &def, 3);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(
+        st.reason.to_string(),
+        "missing: no trusted approval of these inputs (needs 1)"
+    );
+    // a rejection on an ancestor makes nothing stale
+    let (s, a, _) = two_commits();
+    verdict(&s, &key(1), &def, a, Verdict::Reject, "", 1);
+    let h = s.commit(&[("src/lib.rs", "x\n")], "src");
+    assert_eq!(state(&s, &trust, h, &def).state, State::Missing);
+}
+
+#[test]
+fn reviews_past_a_shallow_boundary_cannot_be_decided() {
+    let (s, a, _b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    let trust = trust_of(&[1]);
+    verdict(&s, &key(1), &def, a, Verdict::Approve, "", 1);
+    let mut tip = a;
+    for i in 0..3 {
+        tip = s.commit(&[("src/lib.rs", &format!("{i}\n"))], "src");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", s.dir.path().display());
+    git_in(dir.path(), &["clone", "-q", "--depth", "2", &url, "c"]);
+    let c = dir.path().join("c");
+    git_in(&c, &["config", "receipt.index", "false"]);
+    git_in(
+        &c,
+        &["fetch", "-q", "origin", "refs/receipts/*:refs/receipts/*"],
+    );
+    let store = Store::open(&c).unwrap();
+    let tree = store.commit_tree(tip).unwrap();
+    match review_state(&store, &trust, tip, tree, &def, 1000, &label) {
+        Err(e @ FreshnessError::ShallowReview { .. }) => {
+            let FreshnessError::ShallowReview { boundary, review } = &e else {
+                unreachable!()
+            };
+            assert_eq!(review, "code");
+            assert_eq!(
+                *boundary,
+                s.store.resolve_commit("HEAD~1").unwrap(),
+                "the last commit this clone has"
+            );
+            assert!(e.to_string().starts_with(&format!(
+                "history is shallow at {boundary}: cannot tell whether review \"code\" is stale or missing"
+            )));
+        }
+        Err(e) => panic!("{e}"),
+        Ok(st) => panic!("decided from truncated history: {}", st.reason),
+    }
+    // within the history it has, an approval is found before the boundary
+    let full = state(&s, &trust, tip, &def);
+    assert_eq!(full.state, State::Stale);
+}
+
+#[test]
+fn reviews_without_self_approve_an_unsigned_commit_s_approvals_do_not_count() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 1, false);
+    let trust = trust_of(&[1]);
+    verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(
+        st.reason.to_string(),
+        format!(
+            "missing: commit {} has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)",
+            b.to_hex_with_len(7)
+        )
+    );
+    assert!(st.approvals.is_empty());
+    assert_eq!(commit_author(&s.store, &trust, b), Author::Unsigned);
+    assert_eq!(commit_signer(&s.store, b), None);
+    // with self-approve = true it counts
+    let yes = review_def(&["src"], 1, true);
+    assert_eq!(state(&s, &trust, b, &yes).state, State::Present);
+}
+
+#[test]
+fn reviews_an_author_is_known_only_by_a_trusted_unrevoked_key() {
+    let c = ObjectId::from_hex("ab".repeat(20).as_bytes()).unwrap();
+    assert_eq!(Author::Known("SHA256:x".into()).unknown_reason(c), None);
+    assert_eq!(
+        Author::Untrusted("SHA256:x".into())
+            .unknown_reason(c)
+            .unwrap(),
+        "commit abababa is signed by SHA256:x, an untrusted key, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
+    );
+    assert_eq!(
+        Author::Unsigned.unknown_reason(c).unwrap(),
+        "commit abababa has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
+    );
+}
+
+fn acceptance_body(s: &Scratch, commit: ObjectId, criteria: Vec<Criterion>) -> Body {
+    let tree = s.store.commit_tree(commit).unwrap();
+    Body {
+        schema: SCHEMA_V3.into(),
+        kind: Kind::Acceptance,
+        chain: Chain {
+            writer: writer_id(key(1).public(), "default"),
+            index: 0,
+            prev: None,
+        },
+        subject: Subject {
+            commit: commit.to_string(),
+            tree: tree.to_string(),
+            inputs: tree.to_string(),
+            dirty: false,
+            dependencies: Vec::new(),
+        },
+        check: Default::default(),
+        result: Default::default(),
+        acceptance: Some(Acceptance {
+            status: Status::Accepted,
+            trusted: commit.to_string(),
+            decided_at: crate::receipt::format_timestamp(T0),
+            criteria,
+            unresolved: Vec::new(),
+        }),
+        review: None,
+        runner: Runner {
+            tool: "t".into(),
+            host: "h".into(),
+            os: "o".into(),
+        },
+        supersedes: None,
+    }
+}
+
+#[test]
+fn acceptances_each_claim_must_be_backed_by_what_it_cites() {
+    let (s, _a, b) = two_commits();
+    let c = crate::freshness::rules::contract(
+        "[check \"test\"]\n\trun = true\n\tpath = src\n[review \"code\"]\n\tpath = src\n\trequired = 2\n",
+    );
+    let trust = trust_of(&[1, 2]);
+    let pass = s.run(&key(1), &c, "test", b, 0, 1);
+    let fail = s.run(&key(1), &c, "test", b, 1, 2);
+    let def = review_def(&["src"], 2, true);
+    let approval = verdict(&s, &key(2), &def, b, Verdict::Approve, "", 3);
+    let tree = s.store.commit_tree(b).unwrap();
+    let inputs = s
+        .store
+        .inputs_tree(tree, &["src".into()], false)
+        .unwrap()
+        .to_string();
+    let writer = |k: u8| writer_id(key(k).public(), "default");
+    let chain: Vec<(String, String, ObjectId)> = [
+        (&pass, writer(1)),
+        (&fail, writer(1)),
+        (&approval, writer(2)),
+    ]
+    .into_iter()
+    .map(|(a, w)| (a.receipt.id().to_owned(), w, a.commit))
+    .collect();
+    let locate = |id: &str| {
+        chain
+            .iter()
+            .find(|(i, _, _)| i == id)
+            .map(|(_, w, c)| (w.clone(), *c))
+    };
+    let criterion = |kind, name: &str, st, evidence: Vec<&str>| Criterion {
+        kind,
+        name: name.into(),
+        state: st,
+        inputs: inputs.clone(),
+        evidence: evidence.into_iter().map(str::to_owned).collect(),
+    };
+    let problems = |criteria| {
+        acceptance_problems(&s.store, &trust, &acceptance_body(&s, b, criteria), &locate)
+            .into_iter()
+            .map(|p| p.reason)
+            .collect::<Vec<_>>()
+    };
+    // backed claims
+    assert!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Present,
+            vec![pass.receipt.id()]
+        )])
+        .is_empty()
+    );
+    assert!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Failed,
+            vec![fail.receipt.id()]
+        )])
+        .is_empty()
+    );
+    assert!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Missing,
+            vec![]
+        )])
+        .is_empty()
+    );
+    let (p, f, r) = (pass.receipt.id(), fail.receipt.id(), approval.receipt.id());
+    assert_eq!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Present,
+            vec![]
+        )]),
+        ["claims check test present but cites no receipt"]
+    );
+    assert_eq!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Present,
+            vec![f]
+        )]),
+        [format!(
+            "claims check test present citing {f}, which failed (exit 1)"
+        )]
+    );
+    assert_eq!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Failed,
+            vec![p]
+        )]),
+        [format!("claims check test failed citing {p}, which passed")]
+    );
+    assert_eq!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Missing,
+            vec![p]
+        )]),
+        [format!("claims check test missing yet cites {p}")]
+    );
+    assert_eq!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "test",
+            State::Present,
+            vec!["sha256:00"]
+        )]),
+        ["claims check test present citing sha256:00, which is in no chain here"]
+    );
+    assert_eq!(
+        problems(vec![criterion(
+            CriterionKind::Check,
+            "lint",
+            State::Present,
+            vec![p]
+        )]),
+        [format!(
+            "claims check lint present citing {p}, which is a receipt of test"
+        )]
+    );
+    // a receipt of other inputs backs no present or failed claim
+    let a_tree = s.store.commit_tree(_a).unwrap();
+    let a_inputs = s.store.inputs_tree(a_tree, &["src".into()], false).unwrap();
+    let elsewhere = s.run(
+        &key(1),
+        &c,
+        "test",
+        s.commit(&[("src/lib.rs", "other\n")], "src"),
+        0,
+        4,
+    );
+    s.git(&["reset", "-q", "--hard", &b.to_string()]);
+    let mut chain = chain;
+    chain.push((
+        elsewhere.receipt.id().to_owned(),
+        writer(1),
+        elsewhere.commit,
+    ));
+    let locate = |id: &str| {
+        chain
+            .iter()
+            .find(|(i, _, _)| i == id)
+            .map(|(_, w, c)| (w.clone(), *c))
+    };
+    let e = elsewhere.receipt.id();
+    let other_inputs = &elsewhere.receipt.body().subject.inputs;
+    for claimed in [State::Present, State::Failed] {
+        let got: Vec<String> = acceptance_problems(
+            &s.store,
+            &trust,
+            &acceptance_body(
+                &s,
+                b,
+                vec![criterion(CriterionKind::Check, "test", claimed, vec![e])],
+            ),
+            &locate,
+        )
+        .into_iter()
+        .map(|p| p.reason)
+        .collect();
+        assert_eq!(
+            got[0],
+            format!(
+                "claims check test {} citing {e}, which is about other inputs ({}) than the decided revision's ({})",
+                claimed.as_str(),
+                &other_inputs[..7],
+                &inputs[..7]
+            )
+        );
+    }
+    let _ = a_inputs;
+    // a review needs as many distinct approvers as the contract there asks
+    let _ = (
+        r,
+        s.commit(
+            &[(
+                ".gitreceipts",
+                "[review \"code\"]\n\tpath = src\n\trequired = 2\n",
+            )],
+            "contract",
+        ),
+    );
+    let head = s.head();
+    let body = acceptance_body(
+        &s,
+        head,
+        vec![criterion(
+            CriterionKind::Review,
+            "code",
+            State::Present,
+            vec![r],
+        )],
+    );
+    let got: Vec<String> = acceptance_problems(&s.store, &trust, &body, &locate)
+        .into_iter()
+        .map(|p| p.reason)
+        .collect();
+    assert_eq!(
+        got,
+        ["claims review code present citing approvals by 1 distinct trusted signer; it needs 2"]
+    );
+    // evidence by a key that is not trusted counts for nothing
+    let got = acceptance_problems(
+        &s.store,
+        &trust_of(&[2]),
+        &acceptance_body(
+            &s,
+            b,
+            vec![criterion(
+                CriterionKind::Check,
+                "test",
+                State::Present,
+                vec![p],
+            )],
+        ),
+        &locate,
+    );
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].criterion, "check test");
+    assert_eq!(got[0].cited.as_deref(), Some(p));
+    assert_eq!(
+        got[0].reason,
+        format!(
+            "claims check test present citing {p}, which counts for nothing: not signed by a trusted key"
+        )
+    );
+    // no acceptance: nothing to check
+    let mut plain = acceptance_body(&s, b, vec![]);
+    plain.acceptance = None;
+    assert!(acceptance_problems(&s.store, &trust, &plain, &locate).is_empty());
+}
+
+#[test]
+fn acceptances_the_newest_by_the_named_keys_is_found_by_tree() {
+    let (s, _a, b) = two_commits();
+    let tree = s.store.commit_tree(b).unwrap();
+    let trust = trust_of(&[1, 2]);
+    let body = acceptance_body(&s, b, vec![]);
+    let accepted = append_decision(
+        &s.store,
+        &writer_id(key(1).public(), "default"),
+        &key(1),
+        body.subject.clone(),
+        Payload::Acceptance(body.acceptance.clone().unwrap()),
+    )
+    .unwrap();
+    let mut index = s.store.receipt_index().unwrap();
+    let mut notices = Vec::new();
+    let k1 = vec![key(1).public().fingerprint()];
+    let found = newest_acceptance(&s.store, &mut index, &trust, tree, &k1, &mut notices)
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.receipt.id(), accepted.receipt.id());
+    assert_eq!(found.writer, writer_id(key(1).public(), "default"));
+    let k2 = vec![key(2).public().fingerprint()];
+    assert!(
+        newest_acceptance(&s.store, &mut index, &trust, tree, &k2, &mut notices)
+            .unwrap()
+            .is_none()
+    );
+    assert!(notices.is_empty());
+    let other = s
+        .store
+        .commit_tree(s.store.resolve_commit("HEAD~1").unwrap())
+        .unwrap();
+    assert!(
+        newest_acceptance(&s.store, &mut index, &trust, other, &k1, &mut notices)
+            .unwrap()
+            .is_none()
+    );
+}
+
+/// Commit everything, SSH-signed (`gpg.format = ssh`) by the test key of `seed`,
+/// written as an OpenSSH private key file for `ssh-keygen -Y sign`.
+fn signed_commit(s: &Scratch, seed: u8, files: &[(&str, &str)]) -> ObjectId {
+    use std::os::unix::fs::PermissionsExt as _;
+    let secret = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
+    let keypair = ssh_key::private::Ed25519Keypair::from(&secret);
+    let pem = ssh_key::PrivateKey::new(keypair.into(), "author")
+        .unwrap()
+        .to_openssh(ssh_key::LineEnding::LF)
+        .unwrap();
+    let path = s.dir.path().join(format!(".git/author-{seed}"));
+    std::fs::write(&path, pem.as_bytes()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for (p, content) in files {
+        std::fs::write(s.dir.path().join(p), content).unwrap();
+    }
+    s.git(&["add", "-A"]);
+    let key = path.to_str().unwrap();
+    s.git(&[
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        &format!("user.signingKey={key}"),
+        "commit",
+        "-q",
+        "-S",
+        "-m",
+        "signed",
+    ]);
+    s.head()
+}
+
+#[test]
+fn reviews_without_self_approve_the_author_s_own_approval_does_not_count() {
+    let (s, _a, _b) = two_commits();
+    let h = signed_commit(&s, 3, &[("src/lib.rs", "by k3\n")]);
+    let author = key(3).public().clone();
+    assert_eq!(commit_signer(&s.store, h), Some(author.clone()));
+    let trust = trust_of(&[1, 3]);
+    assert_eq!(
+        commit_author(&s.store, &trust, h),
+        Author::Known(author.fingerprint())
+    );
+    assert_eq!(
+        commit_author(&s.store, &trust_of(&[1]), h),
+        Author::Untrusted(author.fingerprint())
+    );
+    let mut revoked = trust_of(&[1]);
+    revoked.add_entry(crate::trust::Trusted {
+        key: author.clone(),
+        origin: TrustOrigin::Config,
+        valid_after: None,
+        valid_before: None,
+        revoked: true,
+    });
+    assert_eq!(
+        commit_author(&s.store, &revoked, h),
+        Author::Untrusted(author.fingerprint())
+    );
+    let def = review_def(&["src"], 1, false);
+    verdict(&s, &key(3), &def, h, Verdict::Approve, "", 1);
+    let st = state(&s, &trust, h, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(
+        st.reason.to_string(),
+        "missing: the author's own approval does not count (self-approve = false)"
+    );
+    // the author's approval with another's: 1 of 2
+    let two = review_def(&["src"], 2, false);
+    verdict(&s, &key(3), &two, h, Verdict::Approve, "", 2);
+    verdict(&s, &key(1), &two, h, Verdict::Approve, "", 3);
+    assert_eq!(
+        state(&s, &trust, h, &two).reason.to_string(),
+        "missing: 1 of 2 approvals (by k1); the author's own approval does not count (self-approve = false)"
+    );
+    verdict(&s, &key(1), &def, h, Verdict::Approve, "", 4);
+    let st = state(&s, &trust, h, &def);
+    assert_eq!(st.state, State::Present);
+    assert_eq!(st.reason.to_string(), "present: approved by k1");
+    // signed by an untrusted key: no approval of it can count
+    let st = state(&s, &trust_of(&[1]), h, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(
+        st.reason.to_string(),
+        format!(
+            "missing: commit {} is signed by {}, an untrusted key, so its author is unknown and no approval can be told from a self-approval (self-approve = false)",
+            h.to_hex_with_len(7),
+            author.fingerprint()
+        )
+    );
+    // an unsigned commit names no author
+    assert_eq!(
+        commit_signer(&s.store, s.store.resolve_commit("HEAD~1").unwrap()),
+        None
+    );
+}
+
+#[test]
+fn reviews_verdicts_here_that_do_not_count_keep_it_missing_without_a_walk() {
+    let (s, a, b) = two_commits();
+    let def = review_def(&["src"], 1, false);
+    let trust = trust_of(&[1]);
+    // an approval of A's inputs would make B stale, but a verdict on B's own
+    // inputs that cannot count (unknown author) keeps it missing, with why
+    let tip = s.commit(&[("src/lib.rs", "changed\n")], "src");
+    verdict(
+        &s,
+        &key(1),
+        &review_def(&["src"], 1, true),
+        a,
+        Verdict::Approve,
+        "",
+        1,
+    );
+    verdict(&s, &key(1), &def, tip, Verdict::Approve, "", 2);
+    let st = state(&s, &trust, tip, &def);
+    assert_eq!(st.state, State::Missing);
+    assert!(
+        st.reason.starts_with(&format!(
+            "missing: commit {} has no verified SSH signature",
+            tip.to_hex_with_len(7)
+        )),
+        "{}",
+        st.reason
+    );
+    assert!(st.decider.is_none());
+    let _ = b;
+}
+
+#[test]
+fn reviews_a_verdict_dated_in_the_future_counts_for_nothing_and_leaves_a_notice() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    let trust = trust_of(&[1]);
+    // 2099: far past the clock and its skew
+    let minutes = (4_070_908_800_000 - T0) / 60_000;
+    let future = verdict(&s, &key(1), &def, b, Verdict::Reject, "", minutes);
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(st.notices.len(), 1);
+    assert!(
+        st.notices[0].contains(future.receipt.id()),
+        "{}",
+        st.notices[0]
+    );
+}
+
+#[test]
+fn reviews_a_revoked_reviewer_counts_for_nothing_and_is_counted() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let mut revoked = TrustSet::default();
+    revoked.add_entry(crate::trust::Trusted {
+        key: key(1).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: None,
+        valid_before: None,
+        revoked: true,
+    });
+    let st = state(&s, &revoked, b, &def);
+    assert_eq!((st.state, st.untrusted), (State::Missing, 1));
+}
+
+#[test]
+fn reviews_approvals_given_at_the_same_time_are_decided_by_the_first_signer() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 2, true);
+    let one = verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let two = verdict(&s, &key(2), &def, b, Verdict::Approve, "", 1);
+    let st = state(&s, &trust_of(&[1, 2]), b, &def);
+    assert_eq!(st.state, State::Present);
+    // approvers are read by fingerprint; on a tie the first read stays the decider
+    let first = if key(1).public().fingerprint() < key(2).public().fingerprint() {
+        one
+    } else {
+        two
+    };
+    assert_eq!(st.decider.unwrap().receipt.id(), first.receipt.id());
+}
+
+#[test]
+fn acceptances_are_found_for_exactly_the_tree_they_signed() {
+    let (s, _a, b) = two_commits();
+    let tree = s.store.commit_tree(b).unwrap();
+    let trust = trust_of(&[1]);
+    // signed for inputs = B's tree but another `tree`: not an acceptance of B's tree
+    let mut body = acceptance_body(&s, b, vec![]);
+    body.subject.tree = "cd".repeat(20);
+    append_decision(
+        &s.store,
+        &writer_id(key(1).public(), "default"),
+        &key(1),
+        body.subject.clone(),
+        Payload::Acceptance(body.acceptance.clone().unwrap()),
+    )
+    .unwrap();
+    let mut index = s.store.receipt_index().unwrap();
+    let keys = vec![key(1).public().fingerprint()];
+    assert!(
+        newest_acceptance(&s.store, &mut index, &trust, tree, &keys, &mut Vec::new())
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn acceptances_a_review_claim_is_held_to_its_approvals() {
+    let (s, _a, b) = two_commits();
+    let c = crate::freshness::rules::contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+    let trust = trust_of(&[1, 2]);
+    let def = review_def(&["src"], 1, true);
+    let other = ReviewDef {
+        name: "other".into(),
+        ..def.clone()
+    };
+    let k1 = verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    let k2 = verdict(&s, &key(2), &def, b, Verdict::Approve, "", 2);
+    let rejects = verdict(&s, &key(2), &def, b, Verdict::Reject, "", 3);
+    let of_other = verdict(&s, &key(1), &other, b, Verdict::Approve, "", 4);
+    let check = s.run(&key(1), &c, "test", b, 0, 5);
+    let w = |k: u8| writer_id(key(k).public(), "default");
+    let chain: Vec<(String, String, ObjectId)> = [
+        (&k1, w(1)),
+        (&k2, w(2)),
+        (&rejects, w(2)),
+        (&of_other, w(1)),
+        (&check, w(1)),
+    ]
+    .into_iter()
+    .map(|(a, w)| (a.receipt.id().to_owned(), w, a.commit))
+    .collect();
+    let locate = |id: &str| {
+        chain
+            .iter()
+            .find(|(i, _, _)| i == id)
+            .map(|(_, w, c)| (w.clone(), *c))
+    };
+    let tree = s.store.commit_tree(b).unwrap();
+    let inputs = s
+        .store
+        .inputs_tree(tree, &def.paths, false)
+        .unwrap()
+        .to_string();
+    let problems = |st: State, inputs: &str, evidence: &[&str]| -> Vec<String> {
+        let body = acceptance_body(
+            &s,
+            b,
+            vec![Criterion {
+                kind: CriterionKind::Review,
+                name: "code".into(),
+                state: st,
+                inputs: inputs.to_owned(),
+                evidence: evidence.iter().map(|e| e.to_string()).collect(),
+            }],
+        );
+        acceptance_problems(&s.store, &trust, &body, &locate)
+            .into_iter()
+            .map(|p| p.reason)
+            .collect()
+    };
+    let (a1, a2, r, o, k) = (
+        k1.receipt.id(),
+        k2.receipt.id(),
+        rejects.receipt.id(),
+        of_other.receipt.id(),
+        check.receipt.id(),
+    );
+    // no contract anywhere: one approval is enough
+    assert_eq!(
+        problems(State::Present, &inputs, &[a1]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[a1, a2]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[r]),
+        [
+            format!("claims review code present citing {r}, which rejects"),
+            "claims review code present citing approvals by 0 distinct trusted signers; it needs 1"
+                .to_owned()
+        ]
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[o]),
+        [
+            format!("claims review code present citing {o}, which is a receipt of review other"),
+            "claims review code present citing approvals by 0 distinct trusted signers; it needs 1"
+                .to_owned()
+        ]
+    );
+    assert_eq!(
+        problems(State::Present, &inputs, &[k])[0],
+        format!("claims review code present citing {k}, which is a receipt of test")
+    );
+    assert_eq!(
+        problems(State::Stale, &inputs, &[a1]),
+        [format!(
+            "claims review code stale citing {a1}, which is about the decided inputs themselves"
+        )]
+    );
+    // the criterion's own inputs must be the decided revision's too
+    let elsewhere = "ef".repeat(20);
+    assert_eq!(
+        problems(State::Present, &elsewhere, &[a1])[0],
+        format!(
+            "claims review code present citing {a1}, which is about other inputs ({}) than the decided revision's ({})",
+            &inputs[..7],
+            &inputs[..7]
+        )
+    );
+}

@@ -1,0 +1,533 @@
+//! The verification rules (the module doc, `docs/trust.md` sections 1 and 7) as
+//! unit tests: chains appended through the recorder in a repository made by stock
+//! git, then broken with git plumbing the way a server or a hand could.
+
+use super::*;
+use crate::freshness::rules::{Scratch, contract};
+use crate::receipt::writer_id;
+use crate::sign::SigningKey;
+use crate::trust::{TrustOrigin, Trusted};
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_seed(&[seed; 32])
+}
+
+fn trust_of(seeds: &[u8]) -> TrustSet {
+    let mut t = TrustSet::default();
+    for &i in seeds {
+        t.add(key(i).public().clone(), TrustOrigin::Config);
+    }
+    t
+}
+
+const CONTRACT: &str = "[check \"test\"]\n\trun = true\n\tpath = src\n";
+
+/// A repository with `n` receipts by key 1 on chain `default`: their chain commits.
+fn chain_of(n: usize) -> (Scratch, Vec<ObjectId>) {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    let mut commits = Vec::new();
+    for i in 0..n {
+        let h = s.commit(&[("src/lib.rs", &format!("{i}\n"))], "src");
+        commits.push(s.run(&key(1), &c, "test", h, 0, i as u64).commit);
+    }
+    (s, commits)
+}
+
+fn run(s: &Scratch, trust: &TrustSet, checkpoint: Option<&Checkpoint>) -> Report {
+    let mut seen = 0;
+    let r = verify(&s.store, trust, checkpoint, &mut |n| seen = n).unwrap();
+    assert_eq!(seen, r.receipts, "progress ends at the receipts checked");
+    r
+}
+
+fn kinds(r: &Report) -> Vec<(&'static str, Option<u64>)> {
+    r.findings.iter().map(|f| (f.kind, f.index)).collect()
+}
+
+fn writer() -> String {
+    writer_id(key(1).public(), "default")
+}
+
+/// A chain commit with `entry`'s tree and the given parents.
+fn commit_tree(s: &Scratch, entry: ObjectId, parents: &[ObjectId]) -> ObjectId {
+    let mut args = vec!["commit-tree".to_owned(), format!("{entry}^{{tree}}")];
+    for p in parents {
+        args.push("-p".into());
+        args.push(p.to_string());
+    }
+    args.push("-m".into());
+    args.push("forged".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ObjectId::from_hex(s.git(&args).as_bytes()).unwrap()
+}
+
+fn set_chain(s: &mut Scratch, to: ObjectId) {
+    s.git(&[
+        "update-ref",
+        &crate::store::chain::chain_ref(&writer()),
+        &to.to_string(),
+    ]);
+    s.reopen();
+}
+
+#[test]
+fn a_whole_chain_by_a_trusted_key_is_clean() {
+    let (s, commits) = chain_of(3);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(r.findings, []);
+    assert_eq!((r.chains, r.receipts, r.covered), (1, 3, 0));
+    assert_eq!(r.tips.get(&writer()), Some(&commits[2].to_string()));
+    assert!(r.note_lines >= 3, "each receipt is noted: {}", r.note_lines);
+    assert_eq!(r.warnings, []);
+    assert!(r.untrusted.is_empty());
+}
+
+#[test]
+fn section_1_untrusted_revoked_and_out_of_window_receipts_are_findings() {
+    let (s, _) = chain_of(2);
+    let r = run(&s, &trust_of(&[2]), None);
+    assert_eq!(kinds(&r), [("untrusted", Some(1)), ("untrusted", Some(0))]);
+    assert_eq!(
+        r.findings[0].reason,
+        format!(
+            "signed by {}, which is not a trusted key",
+            key(1).public().fingerprint()
+        )
+    );
+    // a chain no trusted key could have written is set aside, not a finding
+    let mut r = r;
+    r.set_aside_untrusted(&trust_of(&[2]));
+    assert_eq!(r.findings, []);
+    assert_eq!(r.untrusted.len(), 2);
+    assert_eq!(r.untrusted_chains(), 1);
+    // set aside only when no trusted key owns the chain
+    let mut r = run(&s, &trust_of(&[2]), None);
+    r.set_aside_untrusted(&trust_of(&[1]));
+    assert_eq!(r.findings.len(), 2);
+    let mut revoked = TrustSet::default();
+    revoked.add_entry(Trusted {
+        key: key(1).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: None,
+        valid_before: None,
+        revoked: true,
+    });
+    let r = run(&s, &revoked, None);
+    assert_eq!(kinds(&r), [("revoked", Some(1)), ("revoked", Some(0))]);
+    let mut window = TrustSet::default();
+    window.add_entry(Trusted {
+        key: key(1).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: Some(crate::freshness::rules::T0 + 30_000),
+        valid_before: None,
+        revoked: false,
+    });
+    let r = run(&s, &window, None);
+    assert_eq!(kinds(&r), [("window", Some(0))]);
+}
+
+#[test]
+fn a_receipt_removed_from_the_middle_breaks_the_links() {
+    let (mut s, c) = chain_of(3);
+    // entry 2 placed directly on entry 0
+    let forged = commit_tree(&s, c[2], &[c[0]]);
+    set_chain(&mut s, forged);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("link", Some(2)), ("link", Some(2))]);
+    assert_eq!(
+        r.findings[0].reason,
+        "index 2 follows index 0: a receipt is missing, duplicated or reordered"
+    );
+    assert!(
+        r.findings[1].reason.starts_with("prev is sha256:")
+            && r.findings[1]
+                .reason
+                .contains(", but the receipt before it is sha256:"),
+        "{}",
+        r.findings[1].reason
+    );
+    assert_eq!(r.findings[0].commit, Some(forged.to_string()));
+}
+
+#[test]
+fn a_chain_whose_root_is_not_index_0_lost_its_first_receipts() {
+    let (mut s, c) = chain_of(2);
+    let forged = commit_tree(&s, c[1], &[]);
+    set_chain(&mut s, forged);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("link", Some(1))]);
+    assert_eq!(
+        r.findings[0].reason,
+        "is the root of the chain but has index 1; earlier receipts were removed"
+    );
+}
+
+#[test]
+fn a_chain_commit_with_two_parents_is_a_shape_finding() {
+    let (mut s, c) = chain_of(2);
+    // git drops a repeated parent: the second is another commit
+    let forged = commit_tree(&s, c[1], &[c[0], s.head()]);
+    set_chain(&mut s, forged);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert!(
+        r.findings.iter().any(|f| f.kind == "shape"
+            && f.reason == "chain commit has 2 parents; a chain is linear (followed the first)"),
+        "{:?}",
+        r.findings
+    );
+}
+
+#[test]
+fn an_entry_that_is_no_receipt_is_a_finding_and_the_links_around_it_are_not_checked() {
+    let (mut s, c) = chain_of(2);
+    let empty_tree = s.git(&["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    let junk = ObjectId::from_hex(
+        s.git(&[
+            "commit-tree",
+            &empty_tree,
+            "-p",
+            &c[1].to_string(),
+            "-m",
+            "junk",
+        ])
+        .as_bytes(),
+    )
+    .unwrap();
+    set_chain(&mut s, junk);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("shape", None)], "{:?}", r.findings);
+    assert!(r.findings[0].reason.starts_with("invalid receipt: "));
+    assert_eq!(r.receipts, 3);
+}
+
+#[test]
+fn section_7_a_checkpoint_spares_what_it_covers_and_catches_a_rollback() {
+    let (mut s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let r = run(&s, &trust, None);
+    let cp = Checkpoint::from_report(&r, &trust);
+    assert_eq!(cp.version, CHECKPOINT_VERSION);
+    assert!(cp.vouches_under(&trust));
+    assert!(!cp.vouches_under(&trust_of(&[1, 2])));
+    assert!(
+        !Checkpoint {
+            version: 1,
+            ..cp.clone()
+        }
+        .vouches_under(&trust)
+    );
+    // more receipts: only the new one is checked
+    let h = s.commit(&[("src/lib.rs", "new\n")], "src");
+    s.run(&key(1), &contract(CONTRACT), "test", h, 0, 9);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(r.findings, []);
+    assert_eq!((r.receipts, r.covered), (1, 2));
+    // under another trust, everything again
+    let r = run(&s, &trust_of(&[1, 3]), Some(&cp));
+    assert_eq!((r.receipts, r.covered), (3, 0));
+    // a version 1 checkpoint: tips checked, every receipt again
+    let v1 = Checkpoint {
+        version: 1,
+        trust: None,
+        chains: cp.chains.clone(),
+    };
+    let r = run(&s, &trust, Some(&v1));
+    assert_eq!((r.receipts, r.covered, r.findings.len()), (3, 0, 0));
+    // rolled back below the checkpointed tip
+    set_chain(&mut s, c[0]);
+    let r = run(&s, &trust, Some(&cp));
+    let checkpoint: Vec<&Finding> = r
+        .findings
+        .iter()
+        .filter(|f| f.kind == "checkpoint")
+        .collect();
+    assert_eq!(checkpoint.len(), 1, "{:?}", r.findings);
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| matches!(f.kind, "checkpoint" | "note")),
+        "and the notes of the receipts that went: {:?}",
+        r.findings
+    );
+    assert_eq!(
+        checkpoint[0].reason,
+        format!(
+            "chain no longer descends from {}, its tip at the checkpoint: it was rolled back or rewritten (now {})",
+            c[1], c[0]
+        )
+    );
+    assert_eq!(r.receipts, 1, "walked whole");
+    // deleted
+    s.git(&[
+        "update-ref",
+        "-d",
+        &crate::store::chain::chain_ref(&writer()),
+    ]);
+    s.reopen();
+    let r = run(&s, &trust, Some(&cp));
+    assert!(
+        r.findings.iter().any(|f| f.kind == "checkpoint"
+            && f.reason
+                == format!(
+                    "chain {} was deleted; the checkpoint recorded its tip {}",
+                    crate::store::chain::chain_ref(&writer()),
+                    c[1]
+                )),
+        "{:?}",
+        r.findings
+    );
+    // a checkpoint naming no object id
+    let mut bad = cp.clone();
+    bad.chains.insert(writer(), "not-an-id".into());
+    let r = run(&s, &trust, Some(&bad));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.reason == "checkpoint names \"not-an-id\", which is not an object id")
+    );
+}
+
+#[test]
+fn section_7_the_trust_digest_covers_keys_windows_and_revocations_not_origins() {
+    let k = key(1);
+    let with = |origin, after, revoked| {
+        let mut t = TrustSet::default();
+        t.add_entry(Trusted {
+            key: k.public().clone(),
+            origin,
+            valid_after: after,
+            valid_before: None,
+            revoked,
+        });
+        trust_digest(&t)
+    };
+    let base = with(TrustOrigin::Config, None, false);
+    assert!(base.starts_with("sha256:") && base.len() == 7 + 64);
+    assert_eq!(base, with(TrustOrigin::OwnKey, None, false));
+    assert_ne!(base, with(TrustOrigin::Config, Some(1), false));
+    assert_ne!(base, with(TrustOrigin::Config, None, true));
+    assert_ne!(base, trust_digest(&TrustSet::default()));
+    // the order keys were added in does not matter
+    let (a, b) = (trust_of(&[1, 2]), trust_of(&[2, 1]));
+    assert_eq!(trust_digest(&a), trust_digest(&b));
+}
+
+#[test]
+fn a_note_copied_to_another_commit_is_a_finding() {
+    let (s, _) = chain_of(1);
+    let notes = format!("receipts/{}", writer());
+    let head = s.head().to_string();
+    s.git(&["checkout", "-q", "--orphan", "other"]);
+    let other = s.commit(&[("x", "1\n")], "other");
+    s.git(&["notes", "--ref", &notes, "copy", &head, &other.to_string()]);
+    let mut s = s;
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
+    assert!(
+        r.findings[0]
+            .reason
+            .ends_with(": the note was copied or moved"),
+        "{}",
+        r.findings[0].reason
+    );
+    assert_eq!(r.findings[0].commit, Some(other.to_string()));
+}
+
+#[test]
+fn a_receipt_in_another_writer_s_chain_is_a_writer_finding() {
+    let (mut s, _) = chain_of(1);
+    // key 2's receipt, placed under key 1's chain ref
+    let h = s.head();
+    let other = s.run(&key(2), &contract(CONTRACT), "test", h, 0, 5);
+    set_chain(&mut s, other.commit);
+    let r = run(&s, &trust_of(&[1, 2]), None);
+    let writer_findings: Vec<&str> = r
+        .findings
+        .iter()
+        .filter(|f| f.kind == "writer")
+        .map(|f| f.reason.as_str())
+        .collect();
+    let w2 = writer_id(key(2).public(), "default");
+    assert_eq!(
+        writer_findings,
+        [
+            format!("names writer {w2}, but sits in chain {}", writer()),
+            format!(
+                "signed by {}, but writer id {} names another key",
+                key(2).public().fingerprint(),
+                writer()
+            )
+        ]
+    );
+    // its own chain is clean
+    assert!(
+        r.findings.iter().all(|f| f.chain == writer()),
+        "{:?}",
+        r.findings
+    );
+}
+
+#[test]
+fn untrusted_chains_are_counted_by_chain() {
+    let (s, _) = chain_of(2);
+    let h = s.head();
+    s.run(&key(3), &contract(CONTRACT), "test", h, 0, 5);
+    let mut r = run(&s, &trust_of(&[2]), None);
+    r.set_aside_untrusted(&trust_of(&[2]));
+    assert_eq!((r.untrusted.len(), r.untrusted_chains()), (3, 2));
+    assert_eq!(r.findings, []);
+    assert_eq!(r.chains, 2);
+}
+
+#[test]
+fn notes_that_lag_their_chain_are_a_warning_not_a_finding() {
+    let (mut s, _) = chain_of(2);
+    s.git(&[
+        "update-ref",
+        "-d",
+        &format!("refs/notes/receipts/{}", writer()),
+    ]);
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(r.findings, []);
+    assert_eq!(r.note_lines, 0);
+    assert!(!r.warnings.is_empty());
+    assert!(
+        r.warnings.iter().all(|w| w.kind == "note"
+            && w.reason
+                .contains("but its writer has no readable notes; `git receipt reindex`")),
+        "{:?}",
+        r.warnings
+    );
+    // one receipt per object and check: the newest is the one a note should show
+    let positions: Vec<Option<u64>> = r.warnings.iter().map(|w| w.index).collect();
+    assert!(positions.contains(&Some(0)) && positions.contains(&Some(1)));
+}
+
+#[test]
+fn a_log_ref_that_points_at_another_blob_is_a_finding() {
+    let (s, _) = chain_of(1);
+    let c = contract(CONTRACT);
+    let h = s.head();
+    let tree = s.store.commit_tree(h).unwrap();
+    let logged = s.observe(
+        &key(1),
+        "default",
+        &c,
+        "test",
+        (h, tree, false),
+        crate::runner::Observation {
+            exit_code: 0,
+            detail: String::new(),
+            started_at_ms: crate::freshness::rules::T0 + 600_000,
+            duration_ms: 1,
+            stdout_tail: Vec::new(),
+            stderr_tail: Vec::new(),
+            log: b"the whole output\n".to_vec(),
+            output_bytes: 17,
+            log_truncated: false,
+        },
+        crate::receipt::Mode::Run,
+    );
+    let mut s = s;
+    s.reopen();
+    assert_eq!(run(&s, &trust_of(&[1]), None).findings, []);
+    let log = logged.receipt.body().result.log.clone().unwrap();
+    let name = format!("refs/receipt-logs/{}/{log}", writer());
+    let other = s.git(&["rev-parse", "HEAD:src/lib.rs"]);
+    s.git(&["update-ref", &name, &other]);
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("log", None)]);
+    assert_eq!(
+        r.findings[0].reason,
+        format!(
+            "{name} points at {other}, not at the blob its name gives; delete it (`git update-ref -d {name}`) and fetch the log again"
+        )
+    );
+    // pointing at the right id but not a blob
+    let commit = s.head().to_string();
+    let named = format!("refs/receipt-logs/{}/{commit}", writer());
+    s.git(&["update-ref", "-d", &name]);
+    s.git(&["update-ref", &named, &commit]);
+    s.reopen();
+    assert_eq!(kinds(&run(&s, &trust_of(&[1]), None)), [("log", None)]);
+}
+
+/// A chain long enough for the parallel path (two slices of 32 or more) gets the
+/// findings one thread would give, each at its index.
+#[test]
+fn a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives() {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "x\n")], "src");
+    for i in 0..70 {
+        // every receipt before minute 40 falls outside the window below
+        s.run(&key(1), &c, "test", h, 0, i);
+    }
+    let mut window = TrustSet::default();
+    window.add_entry(Trusted {
+        key: key(1).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: Some(crate::freshness::rules::T0 + 40 * 60_000),
+        valid_before: None,
+        revoked: false,
+    });
+    let r = run(&s, &window, None);
+    assert_eq!(r.receipts, 70);
+    let got: Vec<(&str, Option<u64>)> = kinds(&r);
+    let want: Vec<(&str, Option<u64>)> = (0..40).rev().map(|i| ("window", Some(i))).collect();
+    assert_eq!(got, want);
+    assert_eq!(run(&s, &trust_of(&[1]), None).findings, []);
+}
+
+/// Append to `key`'s chain `default` a copy of its tip's receipt, as `edit` makes it.
+fn append_edited(
+    s: &Scratch,
+    k: &SigningKey,
+    edit: impl Fn(&mut crate::receipt::Body, u64, Option<String>),
+) {
+    let w = writer_id(k.public(), "default");
+    let tip = s.store.chain_tip(&w).unwrap().unwrap();
+    let base = s.store.chain_entry(&w, tip).unwrap().receipt.body().clone();
+    s.store
+        .append(&w, k, None, |index, prev| {
+            let mut b = base.clone();
+            b.chain.index = index;
+            b.chain.prev = prev.clone();
+            edit(&mut b, index, prev);
+            b
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_supersedes_link_must_name_a_receipt_in_some_chain() {
+    let (mut s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let first = s
+        .store
+        .chain_entry(&writer(), c[0])
+        .unwrap()
+        .receipt
+        .id()
+        .to_owned();
+    append_edited(&s, &key(1), |b, _, _| b.supersedes = Some(first.clone()));
+    s.reopen();
+    assert_eq!(run(&s, &trust, None).findings, []);
+    // below the checkpoint: still found, though not walked again
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!((r.receipts, r.findings.len()), (1, 0), "{:?}", r.findings);
+    let gone = format!("sha256:{}", "0".repeat(64));
+    append_edited(&s, &key(1), |b, _, _| b.supersedes = Some(gone.clone()));
+    s.reopen();
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("supersedes", Some(3))]);
+    assert_eq!(
+        r.findings[0].reason,
+        format!("claims to supersede {gone}, which is in no chain here")
+    );
+}
