@@ -14,7 +14,7 @@
 //! The data the agent signs is the SSHSIG *signed data*, byte for byte what an
 //! in-process key signs, so a receipt does not tell (and need not tell) where its key
 //! lived. An agent's answer is hostile input like any other: lengths are bounded, and
-//! the signature is verified strictly before it is used (see [`crate::sign`]).
+//! the signature is verified strictly before it is used (see the `sign` module).
 //!
 //! A small client of our own rather than a crate: it is these two requests, and the
 //! wire helpers are the ones SSHSIG already needs.
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::sign::{WireReader, put_string};
+use crate::wire::{WireReader, put_string};
 
 /// `SSH_AGENT_FAILURE`.
 const AGENT_FAILURE: u8 = 5;

@@ -109,7 +109,7 @@ pub fn trusted_decisions(
     untrusted: &mut usize,
     notices: &mut Vec<String>,
 ) -> Result<Vec<FoundDecision>, StoreError> {
-    let horizon = crate::clock::horizon(store);
+    let horizon = store.horizon();
     let hits = store.index_lookup(index, &object)?;
     let want = check_hash(&decision_key(kind, name));
     let body_kind = match kind {
@@ -157,7 +157,7 @@ pub fn trusted_decisions(
         (
             f.writer.clone(),
             b.chain.index,
-            crate::trust::timestamp_ms(b.time()).unwrap_or(0),
+            crate::clock::timestamp_ms(b.time()).unwrap_or(0),
         )
     });
     Ok(out)

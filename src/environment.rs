@@ -21,13 +21,10 @@ use std::time::Duration;
 use gix::ObjectId;
 
 use crate::contract::{AssertDef, DependencyDef};
+pub use crate::contract::{SUBSTITUTIONS, substitute};
 use crate::receipt::{AssertionResult, DependencyState, Expectation, MAX_ACTUAL_BYTES};
 use crate::runner::{self, RunSpec};
 use crate::store::{Store, StoreError};
-
-/// The substitution names: `${worktree}` (the top of the work tree), `${gitdir}`
-/// (the repository's git directory) and `${home}` (`$HOME`), all absolute paths.
-pub const SUBSTITUTIONS: &[&str] = &["worktree", "gitdir", "home"];
 
 /// An assertion is killed after this long (it asks a version, it does not build).
 pub const ASSERTION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -35,39 +32,6 @@ pub const ASSERTION_TIMEOUT: Duration = Duration::from_secs(60);
 /// Output an assertion keeps: its first line is taken from the last this many
 /// bytes of its standard output (all of it, for a command that prints a version).
 pub const ASSERTION_OUTPUT_BYTES: usize = 64 * 1024;
-
-/// Replace each `${name}` in `text` with `value(name)`; `$${` is a literal `${`.
-/// An unknown or unterminated substitution is an error naming it.
-pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at..];
-        if let Some(tail) = after.strip_prefix("$${") {
-            out.push_str("${");
-            rest = tail;
-        } else if let Some(tail) = after.strip_prefix("${") {
-            let Some(end) = tail.find('}') else {
-                return Err(format!("`${{` without its closing `}}` in {text:?}"));
-            };
-            let name = &tail[..end];
-            if !SUBSTITUTIONS.contains(&name) {
-                return Err(format!("unknown substitution {:?}", format!("${{{name}}}")));
-            }
-            match value(name) {
-                Some(v) => out.push_str(&v),
-                None => return Err(format!("${{{name}}} has no value here")),
-            }
-            rest = &tail[end + 1..];
-        } else {
-            out.push('$');
-            rest = &after[1..];
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
-}
 
 /// The values of the substitutions for one work tree.
 #[derive(Debug, Clone)]
@@ -359,7 +323,7 @@ impl OpenDependency {
             _ => Vec::new(),
         };
         let what = if !changed.is_empty() {
-            format!("{} changed", crate::freshness::list_paths(&changed))
+            format!("{} changed", crate::text::list_paths(&changed))
         } else if self.def.paths.is_empty() {
             "its tree changed".to_owned()
         } else {

@@ -19,7 +19,7 @@
 //!    now; a clone that is not there leaves the check undecided, never present.
 //!
 //! Notes are never read here: anyone who can push can rewrite a notes ref. The
-//! receipt index ([`crate::store::index`]) only proposes candidates; each is opened
+//! receipt index ([`Index`]) only proposes candidates; each is opened
 //! from its chain, and only its signature, its key's trust and its signed subject
 //! decide.
 
@@ -33,36 +33,12 @@ use crate::contract::{CheckDef, Contract};
 use crate::receipt::{Receipt, Unverified, Verified};
 use crate::recorder::CheckSpec;
 use crate::store::{Store, StoreError};
+use crate::text::list_paths;
 use crate::trust::TrustSet;
 
-/// Default bound of the ancestry walk.
-pub const DEFAULT_WALK_LIMIT: usize = 1000;
+pub use crate::store::DEFAULT_WALK_LIMIT;
 
-/// The state of one check at one revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum State {
-    /// A trusted passing receipt covers exactly these inputs.
-    Present,
-    /// The most recent trusted receipt for these inputs failed.
-    Failed,
-    /// An ancestor was checked, but the inputs or the definition changed since.
-    Stale,
-    /// No trusted receipt for these inputs or any ancestor within the bound.
-    Missing,
-}
-
-impl State {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Present => "present",
-            State::Failed => "failed",
-            State::Stale => "stale",
-            State::Missing => "missing",
-        }
-    }
-}
+pub use crate::receipt::State;
 
 /// The receipt that decided a state.
 #[derive(Debug, Clone)]
@@ -265,7 +241,7 @@ pub fn evaluate_tree(
         ancestry: None,
         accept: Default::default(),
         recorded_ignored: HashSet::new(),
-        horizon: crate::clock::horizon(store),
+        horizon: store.horizon(),
         notices: Vec::new(),
     };
     let mut out = Vec::new();
@@ -677,20 +653,6 @@ impl Evaluation<'_> {
     }
 }
 
-/// At most five paths, then how many more.
-pub(crate) fn list_paths(paths: &[String]) -> String {
-    const SHOWN: usize = 5;
-    if paths.len() <= SHOWN {
-        paths.join(", ")
-    } else {
-        format!(
-            "{} and {} more",
-            paths[..SHOWN].join(", "),
-            paths.len() - SHOWN
-        )
-    }
-}
-
 fn group_thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
@@ -705,7 +667,7 @@ fn group_thousands(n: usize) -> String {
 
 /// Breadth-first ancestors of `rev` (excluding `rev`), at most `limit`, using the
 /// commit-graph when present; notes whether a shallow boundary was reached. The
-/// one walk of checks (rule 2) and reviews ([`crate::decision::review_state`]).
+/// one walk of checks (rule 2) and reviews (the review walk of the `decision` module).
 pub(crate) fn walk_ancestry(
     store: &Store,
     rev: ObjectId,

@@ -3,10 +3,10 @@
 //! The library never prints. Something a reader should see that does not stop the
 //! work (an index rebuilt from the chains, a chain cut at an unreadable entry, a
 //! clock that runs ahead) is a [`Notice`]: a stable machine `code`, a level and the
-//! words. Code that holds a [`Store`](crate::store::Store) hands notices to the
-//! store's sink ([`Store::notice`](crate::store::Store::notice)); reports carry
-//! their own lists. The CLI drains the sink, prints each notice on stderr (hints,
-//! keyed by `code`, are attached there) and puts every one in `--json` output.
+//! words. Code that holds a `Store` hands notices to the store's [`Sink`]
+//! (`Store::notice`); reports carry their own lists. The CLI drains the sink,
+//! prints each notice on stderr (hints, keyed by `code`, are attached there) and
+//! puts every one in `--json` output. A leaf: the store is above it.
 
 use serde::Serialize;
 

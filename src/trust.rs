@@ -1,5 +1,6 @@
 //! The set of public keys a reader accepts, and where each came from.
 
+pub use crate::clock::{parse_signer_time, timestamp_ms};
 use crate::contract::Contract;
 use crate::receipt::{Receipt, Unverified, Verified};
 use crate::sign::PublicKey;
@@ -531,7 +532,7 @@ pub enum TrustRootError {
 /// Cost: when `rev` descends from the branch's tip (the usual case), one
 /// ancestry check. Otherwise the first-parent chain is read back from the tip
 /// (one commit per step) at most `receipt.walkLimit` commits (default
-/// [`crate::freshness::DEFAULT_WALK_LIMIT`]), checked at steps 1, 2, 4, 8, ...
+/// [`crate::store::DEFAULT_WALK_LIMIT`]), checked at steps 1, 2, 4, 8, ...
 /// and then by bisection between the last miss and the first hit (being an
 /// ancestor of `rev` holds from some step on, since each commit's first parent
 /// is its ancestor): O(log n) ancestry checks. Past the limit, or at the edge of
@@ -550,7 +551,7 @@ pub fn trust_root(
     };
     let limit = match store.config_integer("receipt.walkLimit") {
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
-        _ => crate::freshness::DEFAULT_WALK_LIMIT,
+        _ => crate::store::DEFAULT_WALK_LIMIT,
     };
     let found = |commit: gix::ObjectId, steps: usize| TrustRoot {
         commit: Some(commit),
@@ -741,49 +742,6 @@ pub fn wildcard_match(pattern: &str, name: &str, any_one: bool) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == b'*')
-}
-
-/// A signer validity time, as Unix ms (UTC): `2026-01-31`, `2026-01-31T12:00:00Z`,
-/// or OpenSSH's `YYYYMMDD[HHMM[SS]][Z]`.
-pub fn parse_signer_time(text: &str) -> Option<u64> {
-    let t = text.trim().trim_end_matches('Z');
-    let digits: String = t.chars().filter(|c| c.is_ascii_digit()).collect();
-    if !t
-        .chars()
-        .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T'))
-    {
-        return None;
-    }
-    let field = |from: usize, len: usize| -> Option<u64> {
-        digits
-            .get(from..from + len)
-            .map(|s| s.parse().ok())
-            .unwrap_or(Some(0))
-    };
-    if !matches!(digits.len(), 8 | 12 | 14) {
-        return None;
-    }
-    let (y, m, d) = (field(0, 4)? as i64, field(4, 2)?, field(6, 2)?);
-    let (hh, mm, ss) = (field(8, 2)?, field(10, 2)?, field(12, 2)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // days from civil (Howard Hinnant)
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + (hh * 3600 + mm * 60 + ss) as i64;
-    u64::try_from(secs).ok().map(|s| s * 1000)
-}
-
-/// Unix ms of a receipt timestamp (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
-pub fn timestamp_ms(ts: &str) -> Option<u64> {
-    let (whole, ms) = ts.trim_end_matches('Z').split_once('.')?;
-    parse_signer_time(whole)?.checked_add(ms.parse::<u64>().ok()?)
 }
 
 #[cfg(test)]

@@ -103,7 +103,7 @@ use std::sync::Mutex;
 use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
-use super::chain::{ReceiptFileProblem, read_receipt_file};
+use super::entry::{ReceiptFileProblem, read_receipt_file};
 use super::{STALE_LOCK_AFTER, Store, StoreError, crash_point};
 
 pub mod mac;
@@ -721,7 +721,7 @@ pub struct Index {
 #[cfg(test)]
 impl Index {
     /// An index of these chains and no records: for tests of what a record
-    /// opens to ([`crate::freshness::open_candidate`]).
+    /// opens to (`open_candidate` of the `freshness` module).
     pub(crate) fn of_chains(chains: Vec<ChainInfo>) -> Index {
         Index {
             inner: Inner::Mem(Mem::from_entries(
@@ -987,7 +987,7 @@ impl Store {
         index: &mut std::sync::Arc<Index>,
         oid: &ObjectId,
     ) -> Result<Vec<Hit>, StoreError> {
-        let horizon = crate::clock::horizon_ms(self);
+        let horizon = self.horizon_ms();
         match index.lookup_until(oid, horizon) {
             Ok(h) => Ok(h),
             Err(why) => {

@@ -11,6 +11,7 @@
 pub mod admit;
 pub mod chain;
 pub mod cli_config;
+mod entry;
 pub mod index;
 pub mod logs;
 pub mod maintenance;
@@ -23,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
+use crate::clock::{DEFAULT_MAX_SKEW_MS, Horizon, SKEW_CONFIG};
 use crate::receipt::ReceiptError;
 
 /// Prefix of chain refs.
@@ -105,12 +107,12 @@ pub enum StoreError {
         kind: &'static str,
     },
     /// The committed `.gitreceipts` is larger than
-    /// [`crate::contract::MAX_CONTRACT_BYTES`] (refused from its object header,
+    /// [`MAX_CONTRACT_BYTES`] (refused from its object header,
     /// unread).
     #[error(
         "{path} at {commit} is {size} bytes, over the {}-byte (4 MiB) limit for a contract, so it is not read\n{}",
-        crate::contract::MAX_CONTRACT_BYTES,
-        crate::contract::TOO_LARGE_HINT
+        MAX_CONTRACT_BYTES,
+        TOO_LARGE_HINT
     )]
     ContractTooLarge {
         /// The file's path in the tree.
@@ -252,6 +254,19 @@ fn warn_once(bad: &UnusableRef) {
         );
     }
 }
+
+/// The largest `.gitreceipts` git-receipt reads (4 MiB), committed or in the work
+/// tree: its size is checked (from the object header, or the file's metadata)
+/// before a byte is read, so a huge file (a 256 MiB blob packs into a few hundred
+/// KiB) costs no memory. A contract of a thousand signers is about 100 KB.
+pub const MAX_CONTRACT_BYTES: u64 = 4 << 20;
+
+/// The hint for a `.gitreceipts` over [`MAX_CONTRACT_BYTES`].
+pub const TOO_LARGE_HINT: &str = "hint: .gitreceipts holds only checks, reviews and signers (a thousand signers is about 100 KB): remove what does not belong there, and commit that";
+
+/// Default bound of an ancestry walk (git config `receipt.walkLimit` sets it): the
+/// freshness walk and the search for a trust root both stop there.
+pub const DEFAULT_WALK_LIMIT: usize = 1000;
 
 /// An open repository.
 pub struct Store {
@@ -662,6 +677,41 @@ impl Store {
         Ok(())
     }
 
+    /// How far ahead of the reader's clock a receipt may be dated: git config
+    /// `receipt.maxClockSkew` (seconds), else [`DEFAULT_MAX_SKEW_MS`].
+    pub fn max_skew_ms(&self) -> u64 {
+        let Some(text) = self.config_string(SKEW_CONFIG) else {
+            return DEFAULT_MAX_SKEW_MS;
+        };
+        match self.config_integer(SKEW_CONFIG) {
+            Some(n) if n >= 0 => u64::try_from(n).unwrap_or(0).saturating_mul(1000),
+            _ => {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
+                    eprintln!(
+                        "git-receipt: warning: {SKEW_CONFIG} = {:?} is not a number of seconds; allowing the default {}\nhint: e.g. `git config {SKEW_CONFIG} 600`",
+                        crate::text::escape(&text),
+                        crate::clock::span(DEFAULT_MAX_SKEW_MS)
+                    )
+                });
+                DEFAULT_MAX_SKEW_MS
+            }
+        }
+    }
+
+    /// This reader's clock and `receipt.maxClockSkew`.
+    pub fn horizon(&self) -> Horizon {
+        Horizon {
+            now_ms: crate::clock::now_ms(),
+            skew_ms: self.max_skew_ms(),
+        }
+    }
+
+    /// The latest date a receipt may carry and still count here: now plus the skew.
+    pub fn horizon_ms(&self) -> u64 {
+        self.horizon().limit_ms()
+    }
+
     /// Keep notice `n` for the caller (the library never prints; see [`crate::notice`]).
     pub fn notice(&self, n: crate::notice::Notice) {
         self.notices.push(n);
@@ -767,7 +817,7 @@ impl Store {
 
     /// The blob id of the file at `path` in a commit's tree, if there is one, without
     /// reading it: what [`Store::file_at`] would read, checked the same way. A blob
-    /// over [`crate::contract::MAX_CONTRACT_BYTES`] is refused from its object header
+    /// over [`MAX_CONTRACT_BYTES`] is refused from its object header
     /// ([`StoreError::ContractTooLarge`]), so no reader ever holds it whole.
     pub fn file_id_at(&self, commit: ObjectId, path: &str) -> Result<Option<ObjectId>, StoreError> {
         let tree = self.commit_tree(commit)?;
@@ -803,7 +853,7 @@ impl Store {
             .find_header(id)
             .map_err(git_err(format!("reading {path}")))?
             .size();
-        if size > crate::contract::MAX_CONTRACT_BYTES {
+        if size > MAX_CONTRACT_BYTES {
             return Err(StoreError::ContractTooLarge {
                 path: path.to_owned(),
                 commit,

@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::chain::{ChainEntry, LOG_FILE, chain_ref};
+use super::chain::{ChainEntry, chain_ref};
+use super::entry::LOG_FILE;
 use super::notes::notes_ref;
 use super::{CHAIN_PREFIX, NOTES_PREFIX, Store, StoreError, git_err};
 use crate::receipt::{Receipt, is_valid_writer_id};

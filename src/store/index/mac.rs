@@ -77,8 +77,7 @@ pub fn user_key() -> Option<&'static Key> {
         // No HOME and no XDG_CONFIG_HOME (or an empty one, which would put the key
         // in whatever directory the command runs in): nowhere to keep a key;
         // quietly in memory.
-        let path = crate::keyfile::config_dir()
-            .ok()
+        let path = crate::user_dir::config_dir()
             .filter(|d| d.is_absolute())?
             .join(KEY_FILE);
         match load_or_create(&path) {
@@ -126,7 +125,7 @@ fn key_of(path: &Path, bytes: &[u8]) -> Result<Key, String> {
             path.display()
         ));
     };
-    if let Some(mode) = crate::keyfile::open_to_others(path) {
+    if let Some(mode) = crate::user_dir::open_to_others(path) {
         return Err(format!(
             "is open to other users (mode {mode:o}), who could seal a receipt index this user trusts\nhint: `chmod 600 {}`",
             path.display()

@@ -1,0 +1,74 @@
+//! The files of one chain entry's tree: `receipt.json` and the optional output log,
+//! and the bounded read of `receipt.json` that every reader of chains shares (the
+//! chain, the entry rules of `admit`, the index and the parallel verifier). Below
+//! `chain` and `admit`, which both need it.
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
+
+use crate::receipt::MAX_RECEIPT_BYTES;
+
+/// Name of the receipt file in a chain commit's tree.
+pub const RECEIPT_FILE: &str = "receipt.json";
+/// Name of the optional full output log in a chain commit's tree.
+pub const LOG_FILE: &str = "output.log";
+
+/// What is wrong with the `receipt.json` of a chain commit.
+pub(crate) enum ReceiptFileProblem {
+    /// Missing, not a regular file, or unreadable.
+    Shape(String),
+    /// Larger than [`MAX_RECEIPT_BYTES`] (refused before it is read).
+    Oversized(usize),
+}
+
+/// The bytes of `receipt.json` in a chain commit's tree, checking that it is a
+/// regular file of bounded size. Shared by every reader of chains (the store and
+/// the parallel verifier, which passes its thread's own repository handle).
+pub(crate) fn read_receipt_file(
+    repo: &gix::Repository,
+    tree: ObjectId,
+) -> Result<Vec<u8>, ReceiptFileProblem> {
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| ReceiptFileProblem::Shape(format!("tree unreadable: {e}")))?;
+    read_receipt_file_in(repo, &tree)
+}
+
+/// [`read_receipt_file`] of a tree already read.
+pub(crate) fn read_receipt_file_in(
+    repo: &gix::Repository,
+    tree: &gix::Tree<'_>,
+) -> Result<Vec<u8>, ReceiptFileProblem> {
+    let shape = ReceiptFileProblem::Shape;
+    let entry = tree
+        .find_entry(RECEIPT_FILE)
+        .ok_or_else(|| shape(format!("no {RECEIPT_FILE} in its tree")))?;
+    let what = match entry.mode().kind() {
+        EntryKind::Blob => None,
+        EntryKind::BlobExecutable => Some("an executable file"),
+        EntryKind::Link => Some("a symbolic link"),
+        EntryKind::Tree => Some("a directory (tree)"),
+        EntryKind::Commit => Some("a submodule (commit)"),
+    };
+    if let Some(what) = what {
+        return Err(shape(format!(
+            "{RECEIPT_FILE} is {what}, not a regular file"
+        )));
+    }
+    let oid = entry.oid().to_owned();
+    // Refuse an oversized blob before reading it into memory.
+    let header = repo
+        .find_header(oid)
+        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+    let size = usize::try_from(header.size()).unwrap_or(usize::MAX);
+    if size > MAX_RECEIPT_BYTES {
+        return Err(ReceiptFileProblem::Oversized(size));
+    }
+    let blob = repo
+        .find_blob(oid)
+        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+    // A copy of exactly its size: the decoder's buffer, sized for a whole delta
+    // chain, goes back to the repository for the next read (a verify holds
+    // thousands of these at a time).
+    Ok(blob.data.to_vec())
+}
