@@ -58,10 +58,13 @@ fn test_now() -> Option<i64> {
         None => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| {
-                eprintln!(
-                    "git-receipt: warning: {TEST_NOW_ENV} = {:?} is neither Unix seconds nor a UTC time; using the system clock\nhint: it is a test hook: unset it, or give e.g. 2099-01-01T00:00:00Z",
-                    crate::text::escape(v)
-                )
+                crate::notice::process().push(crate::notice::Notice::warning(
+                    "test-clock-unreadable",
+                    format!(
+                        "{TEST_NOW_ENV} = {:?} is neither Unix seconds nor a UTC time; using the system clock",
+                        crate::text::escape(v)
+                    ),
+                ))
             });
             None
         }
@@ -116,7 +119,7 @@ pub fn timestamp_ms(ts: &str) -> Option<u64> {
 pub enum ClockError {
     /// The clock reads a time before 1970.
     #[error(
-        "this computer's clock reads {}, before 1970-01-01, so nothing was signed: git cannot date a commit before 1970 (`git fsck` and servers refuse it)\nhint: set the clock (e.g. `timedatectl set-ntp true`, or `date -s`), then run again",
+        "this computer's clock reads {}, before 1970-01-01, so nothing was signed: git cannot date a commit before 1970 (`git fsck` and servers refuse it)",
         format_signed(*now_ms)
     )]
     BeforeEpoch {
@@ -125,12 +128,7 @@ pub enum ClockError {
     },
     /// The new entry would be dated before the previous entry of its chain.
     #[error(
-        "this computer's clock reads {clock}, earlier than the previous entry of chain {writer} ({previous_id}, dated {previous}{ahead}): a chain's dates never go backwards, so nothing was signed\nhint: if this clock is behind, set it (e.g. `timedatectl set-ntp true`), then run again{}",
-        if *previous_in_future {
-            "\nhint: if the previous entry's date is the one that is wrong, readers already ignore it as dated in the future; continue on a new chain for this key: `git config receipt.chain <new-name>` (e.g. `git config receipt.chain fixed-clock`), then run again"
-        } else {
-            ""
-        }
+        "this computer's clock reads {clock}, earlier than the previous entry of chain {writer} ({previous_id}, dated {previous}{ahead}): a chain's dates never go backwards, so nothing was signed"
     )]
     BehindChain {
         /// The chain.

@@ -23,7 +23,7 @@ use crate::sign::PublicKey;
 /// The file name, at the top of the work tree.
 pub const FILE_NAME: &str = ".gitreceipts";
 
-pub use crate::store::{MAX_CONTRACT_BYTES, TOO_LARGE_HINT};
+pub use crate::store::MAX_CONTRACT_BYTES;
 
 /// One declared check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,7 +145,7 @@ pub struct Contract {
 /// The git command that shows the syntax error in `file`: `git config -f FILE
 /// --list` for a file on disk; for a committed one (named `.gitreceipts at REV`,
 /// which is no path) `git config --blob REV:.gitreceipts --list`.
-fn syntax_check_command(file: &Path) -> String {
+pub fn syntax_check_command(file: &Path) -> String {
     let name = file.to_string_lossy();
     match name.strip_prefix(&format!("{FILE_NAME} at ")) {
         Some(rev) if !rev.is_empty() && !rev.contains(char::is_whitespace) => {
@@ -160,10 +160,7 @@ fn syntax_check_command(file: &Path) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum ContractError {
     /// Not git-config syntax.
-    #[error(
-        "{file}:{line}: not valid git-config syntax: {message}\nhint: check it with `{}`",
-        syntax_check_command(file)
-    )]
+    #[error("{file}:{line}: not valid git-config syntax: {message}")]
     Syntax {
         /// The file.
         file: PathBuf,
@@ -173,7 +170,7 @@ pub enum ContractError {
         message: String,
     },
     /// A section, key or value the schema does not allow.
-    #[error("{file}:{line}: {message}\nhint: {hint}")]
+    #[error("{file}:{line}: {message}")]
     Invalid {
         /// The file.
         file: PathBuf,
@@ -181,13 +178,11 @@ pub enum ContractError {
         line: usize,
         /// What is wrong.
         message: String,
-        /// How to fix it.
+        /// How to fix it, in words (the CLI shows it as a hint).
         hint: String,
     },
     /// The contract is not a regular file (a symlink, directory, fifo, ...).
-    #[error(
-        "{file} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
-    )]
+    #[error("{file} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts")]
     NotAFile {
         /// The file.
         file: PathBuf,
@@ -196,7 +191,7 @@ pub enum ContractError {
     },
     /// The file is larger than [`MAX_CONTRACT_BYTES`] (refused unread).
     #[error(
-        "{file} is {size} bytes, over the {MAX_CONTRACT_BYTES}-byte (4 MiB) limit for a contract, so it is not read\n{TOO_LARGE_HINT}"
+        "{file} is {size} bytes, over the {MAX_CONTRACT_BYTES}-byte (4 MiB) limit for a contract, so it is not read"
     )]
     TooLarge {
         /// The file.

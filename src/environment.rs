@@ -212,7 +212,7 @@ pub fn failure_detail(results: &[AssertionResult]) -> Option<String> {
 pub enum DependencyError {
     /// No git repository at its path.
     #[error(
-        "dependency {name} is not available: no repository at {}\nhint: clone it there (git-receipt never fetches it), or correct `path` in [dependency \"{name}\"]",
+        "dependency {name} is not available: no repository at {}",
         path.display()
     )]
     Absent {
@@ -223,7 +223,7 @@ pub enum DependencyError {
     },
     /// Its ref names no commit in the clone.
     #[error(
-        "dependency {name}: {rev:?} names no commit in {}\nhint: fetch it in that clone yourself, or correct `ref` in [dependency \"{name}\"]",
+        "dependency {name}: {rev:?} names no commit in {}",
         path.display()
     )]
     BadRef {

@@ -79,7 +79,7 @@ pub struct CheckState {
 pub enum FreshnessError {
     /// The walk reached the edge of a shallow clone before finding anything.
     #[error(
-        "history is shallow at {boundary}: cannot tell whether check {check:?} is stale or missing from truncated history\nhint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipt refs with `git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'`"
+        "history is shallow at {boundary}: cannot tell whether check {check:?} is stale or missing from truncated history"
     )]
     Shallow {
         /// The shallow commit reached.
@@ -90,7 +90,7 @@ pub enum FreshnessError {
     /// The walk for an approved ancestor reached the edge of a shallow clone
     /// before finding one: as for a check, stale or missing cannot be told.
     #[error(
-        "history is shallow at {boundary}: cannot tell whether review {review:?} is stale or missing from truncated history\nhint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipt refs with `git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'`"
+        "history is shallow at {boundary}: cannot tell whether review {review:?} is stale or missing from truncated history"
     )]
     ShallowReview {
         /// The shallow commit reached.

@@ -109,9 +109,7 @@ impl KeySource {
 #[derive(Debug, thiserror::Error)]
 pub enum KeyfileError {
     /// No HOME and no XDG_CONFIG_HOME.
-    #[error(
-        "cannot find a place for the signing key: neither XDG_CONFIG_HOME nor HOME is set\nhint: set GIT_RECEIPT_SIGNING_KEY to the path of an Ed25519 key"
-    )]
+    #[error("cannot find a place for the signing key: neither XDG_CONFIG_HOME nor HOME is set")]
     NoHome,
     /// The key is not usable, or an explicitly named one is missing.
     #[error("{source}{origin_note}")]

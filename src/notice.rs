@@ -31,6 +31,10 @@ pub struct Notice {
     /// The words, without a `hint:` (the CLI adds hints). May quote data from a
     /// receipt or a ref: escape it before it reaches a terminal.
     pub message: String,
+    /// What the notice is about when a hint needs to name it (a ref, a path),
+    /// unescaped; absent from JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 impl Notice {
@@ -40,6 +44,7 @@ impl Notice {
             level: Level::Notice,
             code,
             message: message.into(),
+            subject: None,
         }
     }
 
@@ -49,8 +54,23 @@ impl Notice {
             level: Level::Warning,
             code,
             message: message.into(),
+            subject: None,
         }
     }
+
+    /// This notice, about `subject` (see [`Notice::subject`]).
+    pub fn about(mut self, subject: impl Into<String>) -> Notice {
+        self.subject = Some(subject.into());
+        self
+    }
+}
+
+/// The sink for what code that holds no store has to say (the receipt index's key,
+/// which is read once per process; the test hook of the clock). The CLI drains it
+/// with every store's.
+pub fn process() -> &'static Sink {
+    static SINK: Sink = Sink(std::sync::Mutex::new(Vec::new()));
+    &SINK
 }
 
 /// A place notices go until someone takes them: shared between threads, so a

@@ -119,9 +119,7 @@ pub enum KeyError {
     },
 
     /// The key file exists but could not be read.
-    #[error(
-        "cannot read signing key {path}: {source}\nhint: check that it is a readable file and that the disk holding it answers"
-    )]
+    #[error("cannot read signing key {path}: {source}")]
     Unreadable {
         /// The file that could not be read.
         path: PathBuf,

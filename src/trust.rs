@@ -494,7 +494,7 @@ pub enum TrustRootError {
     /// No commit within the walk limit of the trusted branch's first-parent
     /// history is an ancestor of the revision.
     #[error(
-        "cannot choose whose signers to trust for {rev}: none of the newest {limit} commits on the first-parent history of {branch} is an ancestor of it, so its trust root is further back than receipt.walkLimit ({limit}) allows\nhint: merge or rebase {branch} into it, raise the limit (git config receipt.walkLimit N), or judge it against the branch it belongs to (--trust REV, or git config receipt.defaultBranch)"
+        "cannot choose whose signers to trust for {rev}: none of the newest {limit} commits on the first-parent history of {branch} is an ancestor of it, so its trust root is further back than receipt.walkLimit ({limit}) allows"
     )]
     TooFar {
         /// The revision, abbreviated.
@@ -507,7 +507,7 @@ pub enum TrustRootError {
     /// The trusted branch's first-parent history ends at a commit whose parent
     /// this (shallow) clone does not have.
     #[error(
-        "cannot choose whose signers to trust for {rev}: the first-parent history of {branch} is cut off at {at} (a shallow clone) before it reaches a commit {rev} descends from\nhint: fetch more of {branch}'s history: git fetch --deepen=100 (or --unshallow)"
+        "cannot choose whose signers to trust for {rev}: the first-parent history of {branch} is cut off at {at} (a shallow clone) before it reaches a commit {rev} descends from"
     )]
     Shallow {
         /// The revision, abbreviated.

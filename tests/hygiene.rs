@@ -545,3 +545,94 @@ fn the_library_import_graph_is_a_dag_and_the_store_imports_only_what_is_below_it
         refused.join("\n")
     );
 }
+
+/// The string literals of `code` (lines that are comments left out), as written
+/// between their quotes: escapes are not decoded, so `\nhint:` shows as such.
+fn string_literals(code: &str) -> Vec<String> {
+    let code: String = code
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let s = code.as_bytes();
+    let (mut out, mut i) = (Vec::new(), 0);
+    while i < s.len() {
+        match s[i] {
+            // a char literal: '"', '\"', 'x' (a lifetime has no closing quote)
+            b'\'' if s.get(i + 1) == Some(&b'\\') => i += 4,
+            b'\'' if s.get(i + 2) == Some(&b'\'') => i += 3,
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < s.len() && s[i] != b'"' {
+                    i += if s[i] == b'\\' { 2 } else { 1 };
+                }
+                out.push(String::from_utf8_lossy(&s[start..i.min(s.len())]).into_owned());
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Each `name!` of `macros` used in `code`, as `name!`.
+fn macro_uses(code: &str, macros: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices('!') {
+        let ident: String = code[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if macros.contains(&ident.as_str()) {
+            found.push(format!("{ident}!"));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_scanners_find_prints_and_hints_in_code_but_not_in_comments() {
+    let code =
+        "// eprintln!(\"hint: x\")\nlet c = '\"'; eprint!(\"a\\nhint: b\"); println!(\"{}\", 'x');";
+    assert_eq!(
+        macro_uses(code, &["eprintln", "eprint", "println", "print"]),
+        ["eprintln!", "eprint!", "println!"],
+        "comments are not left out of the macro scan, which is by design a little strict"
+    );
+    let literals = string_literals(code);
+    assert_eq!(literals, ["a\\nhint: b", "{}"]);
+}
+
+#[test]
+fn the_library_prints_nothing_and_writes_no_hints() {
+    // diagnostics are data (notices, errors with fields); the CLI prints them and
+    // attaches the hints: so no printing macro and no `hint:` text below cli/
+    let modules = library_modules();
+    assert!(modules.len() >= 35, "found {} modules", modules.len());
+    let mut found = Vec::new();
+    let mut literals = 0;
+    for m in &modules {
+        // the whole file, unit tests included
+        let full = std::fs::read_to_string(&m.path).unwrap();
+        for mac in macro_uses(&full, &["eprintln", "eprint", "println", "print"]) {
+            found.push(format!("{}: {mac}", m.path.display()));
+        }
+        let strings = string_literals(&full);
+        literals += strings.len();
+        for s in strings.iter().filter(|s| s.contains("hint:")) {
+            found.push(format!("{}: {s:?}", m.path.display()));
+        }
+    }
+    assert!(literals > 1000, "found only {literals} string literals");
+    assert!(
+        found.is_empty(),
+        "the library prints or writes hints (push a notice, or give the error a \
+         field and the hint to src/cli/hints.rs):\n{}",
+        found.join("\n")
+    );
+}

@@ -343,6 +343,8 @@ fn run_one(
         &workdir,
         true,
     );
+    // what reading the store had to say comes before the check's own output
+    super::flush_store_notices(store);
     let obs = match environment::failure_detail(&assertions) {
         // a failed assertion: the check never runs, and its receipt says why
         Some(detail) => runner::Observation {

@@ -12,6 +12,7 @@ use gix::objs::tree::{Entry, EntryKind};
 use gix::refs::transaction::PreviousValue;
 
 use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, git_err, tool_signature};
+use crate::notice::Notice;
 use crate::receipt::{
     Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
 };
@@ -229,18 +230,24 @@ impl Store {
                     if let Some(log) = log
                         && let Err(e) = self.set_log_ref(writer, log)
                     {
-                        eprintln!(
-                            "git-receipt: warning: receipt {} is stored, but its log ref was not written: {e}\nhint: run `git receipt reindex`",
-                            receipt.id()
-                        );
+                        self.notice(Notice::warning(
+                            "log-ref-not-written",
+                            format!(
+                                "receipt {} is stored, but its log ref was not written: {e}",
+                                receipt.id()
+                            ),
+                        ));
                     }
                     // Notes are a derived index; failing to update them loses nothing
                     // (the next append or `reindex` completes them), so report but succeed.
                     if let Err(e) = self.index_notes(writer) {
-                        eprintln!(
-                            "git-receipt: warning: receipt {} is stored, but its notes were not updated: {e}\nhint: run `git receipt reindex`",
-                            receipt.id()
-                        );
+                        self.notice(Notice::warning(
+                            "notes-not-updated",
+                            format!(
+                                "receipt {} is stored, but its notes were not updated: {e}",
+                                receipt.id()
+                            ),
+                        ));
                     }
                     crash_point("notes");
                     return Ok(Appended { receipt, commit });
@@ -280,23 +287,12 @@ impl Store {
             .admit(writer, tip, None, &known)
             .ok()
             .and_then(|a| a.valid_tip);
-        Err(StoreError::CorruptChain {
+        Err(StoreError::NotYourTip {
             writer: writer.to_owned(),
             commit: refusal.commit,
-            reason: format!(
-                "{}; no receipt is written on top of it\nhint: {}",
-                refusal.reason,
-                match last_valid {
-                    Some(v) => format!(
-                        "your last valid receipt is chain commit {v}: `git update-ref {} {v} {tip}` goes back to it (what is above it is not yours), or `git receipt push` replaces it on the remote",
-                        chain_ref(writer)
-                    ),
-                    None => format!(
-                        "nothing in it is a valid receipt of yours: `git update-ref -d {} {tip}` removes it",
-                        chain_ref(writer)
-                    ),
-                }
-            ),
+            reason: refusal.reason,
+            tip,
+            last_valid,
         })
     }
 
