@@ -311,7 +311,7 @@ impl OpenDependency {
         let tree_of = |commit: &str| {
             ObjectId::from_hex(commit.as_bytes())
                 .ok()
-                .filter(|c| self.store.repo().has_object(c))
+                .filter(|c| self.store.has_object(*c))
                 .and_then(|c| self.store.commit_tree(c).ok())
         };
         let (old, new) = (tree_of(&recorded.commit), tree_of(&now.commit));

@@ -23,7 +23,7 @@
 //! from its chain, and only its signature, its key's trust and its signed subject
 //! decide.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::store::index::{Index, Role, check_hash, definition_prefix};
 
@@ -182,15 +182,7 @@ struct Evaluation<'a> {
     notices: Vec<(String, String)>,
 }
 
-/// The ancestors of the revision in BFS order with their distance, and the shallow
-/// commit the walk stopped at, if any.
-pub(crate) struct Ancestry {
-    pub(crate) order: Vec<(ObjectId, usize)>,
-    distance: HashMap<ObjectId, usize>,
-    pub(crate) shallow_hit: Option<ObjectId>,
-    /// The walk stopped at its bound before running out of ancestors.
-    truncated: bool,
-}
+pub(crate) use crate::store::query::Ancestry;
 
 /// A trusted receipt found for a check, with where it came from.
 struct Found {
@@ -407,7 +399,7 @@ impl Evaluation<'_> {
     fn not_reached(&mut self, commit_hex: &str) -> Result<String, FreshnessError> {
         let limit = self.opts.walk_limit;
         let oid = ObjectId::from_hex(commit_hex.as_bytes()).ok();
-        let here = oid.is_some_and(|o| self.store.repo().has_object(o));
+        let here = oid.is_some_and(|o| self.store.has_object(o));
         let (truncated, shallow) = {
             let a = self.ancestry()?;
             (a.truncated, a.shallow_hit.is_some())
@@ -428,8 +420,8 @@ impl Evaluation<'_> {
             }
             .to_owned());
         }
-        Ok(match self.store.repo().merge_base(oid, self.rev) {
-            Ok(Some(base)) if base.detach() == oid => {
+        Ok(match self.store.merge_base_of(oid, self.rev) {
+            Ok(Some(base)) if base == oid => {
                 format!("tested more than {} commits back", group_thousands(limit))
             }
             Ok(_) => "tested on a commit that is not an ancestor".to_owned(),
@@ -577,7 +569,7 @@ impl Evaluation<'_> {
             // repository has it (a dirty run's tree is never pushed), else the commit's.
             let tested = ObjectId::from_hex(b.subject.inputs.as_bytes())
                 .ok()
-                .filter(|t| self.store.repo().has_object(t));
+                .filter(|t| self.store.has_object(*t));
             let old_tree = match tested {
                 Some(t) => t,
                 None => self.store.commit_tree(commit)?,
@@ -673,48 +665,7 @@ pub(crate) fn walk_ancestry(
     rev: ObjectId,
     limit: usize,
 ) -> Result<Ancestry, FreshnessError> {
-    let repo = store.repo();
-    let shallow: HashSet<ObjectId> = repo
-        .shallow_commits()
-        .map_err(crate::store::git_err("reading .git/shallow"))?
-        .map(|c| c.iter().copied().collect())
-        .unwrap_or_default();
-    let mut distance: HashMap<ObjectId, usize> = HashMap::new();
-    distance.insert(rev, 0);
-    let mut order = Vec::new();
-    let mut shallow_hit = None;
-    let mut truncated = false;
-    if shallow.contains(&rev) {
-        shallow_hit = Some(rev);
-    }
-    let walk = repo
-        .rev_walk([rev])
-        .sorting(gix::revision::walk::Sorting::BreadthFirst)
-        .all()
-        .map_err(crate::store::git_err("walking history"))?;
-    for info in walk {
-        let info = info.map_err(crate::store::git_err("walking history"))?;
-        let d = distance.get(&info.id).copied().unwrap_or(0);
-        if info.id != rev {
-            if order.len() >= limit {
-                truncated = true;
-                break;
-            }
-            order.push((info.id, d));
-        }
-        if shallow.contains(&info.id) {
-            shallow_hit.get_or_insert(info.id);
-        }
-        for p in info.parent_ids.iter() {
-            distance.entry(*p).or_insert(d + 1);
-        }
-    }
-    Ok(Ancestry {
-        order,
-        distance,
-        shallow_hit,
-        truncated,
-    })
+    Ok(store.ancestry(rev, limit)?)
 }
 
 /// What an index hit turned out to be when opened: the one way every decision

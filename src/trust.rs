@@ -467,12 +467,7 @@ pub struct TrustRoot {
 /// The default branch: `receipt.defaultBranch`, else what `origin/HEAD` names, else
 /// `init.defaultBranch`, `main` or `master`, whichever exists first.
 pub fn default_branch(store: &crate::store::Store) -> Option<(String, gix::ObjectId)> {
-    let repo = store.repo();
-    let resolve = |name: &str| -> Option<(String, gix::ObjectId)> {
-        let mut r = repo.try_find_reference(name).ok()??;
-        let id = r.peel_to_id().ok()?.detach();
-        Some((r.name().as_bstr().to_string(), id))
-    };
+    let resolve = |name: &str| store.ref_peeled(name);
     if let Some(b) = store.config_string("receipt.defaultBranch") {
         return resolve(&b);
     }
@@ -571,7 +566,6 @@ pub fn trust_root(
         return Ok(found(tip, 0));
     }
     let short = rev.to_hex_with_len(7).to_string();
-    let repo = store.repo();
     // chain[i]: the branch's tip after i first-parent steps back, read as needed
     let mut chain = vec![tip];
     // Some(false): the chain ends at a root commit; Some(true): at a shallow edge
@@ -580,15 +574,10 @@ pub fn trust_root(
         |chain: &mut Vec<gix::ObjectId>, want: usize| -> Result<(), TrustRootError> {
             while chain.len() <= want && ended.is_none() {
                 let last = chain[chain.len() - 1];
-                let parent = repo
-                    .find_commit(last)
-                    .map_err(crate::store::git_err(format!("reading commit {last}")))?
-                    .parent_ids()
-                    .next()
-                    .map(|p| p.detach());
+                let parent = store.commit_parents(last)?.first().copied();
                 match parent {
                     None => ended = Some(false),
-                    Some(p) if !repo.has_object(p) => ended = Some(true),
+                    Some(p) if !store.has_object(p) => ended = Some(true),
                     Some(p) => chain.push(p),
                 }
             }

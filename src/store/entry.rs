@@ -72,3 +72,78 @@ pub(crate) fn read_receipt_file_in(
     // thousands of these at a time).
     Ok(blob.data.to_vec())
 }
+
+/// One chain entry as read from git: its parents and its receipt file's bytes,
+/// before they are parsed (or, in `bytes`, why there are none).
+pub struct RawEntry {
+    /// The chain commit.
+    pub commit: ObjectId,
+    /// Its parents, first parent first (none when it could not be read).
+    pub parents: Vec<ObjectId>,
+    /// The bytes of its `receipt.json`, or what is wrong, in words.
+    pub bytes: Result<Vec<u8>, String>,
+}
+
+/// A repository handle to read chain entries on other threads (the verifier reads
+/// one chain per thread while others check signatures): take one
+/// [`EntryReader`] per thread with [`SharedReader::local`].
+pub struct SharedReader(gix::ThreadSafeRepository);
+
+/// One thread's reader of chain entries.
+pub struct EntryReader(gix::Repository);
+
+impl super::Store {
+    /// A handle for reading chain entries on other threads.
+    pub fn shared_reader(&self) -> SharedReader {
+        SharedReader(self.repo.clone().into_sync())
+    }
+}
+
+impl SharedReader {
+    /// A reader for this thread.
+    pub fn local(&self) -> EntryReader {
+        EntryReader(self.0.to_thread_local())
+    }
+}
+
+impl EntryReader {
+    /// Read one chain entry: the commit, its tree and `receipt.json`. Read every
+    /// entry of a walk in chain order through one reader, so the pack's delta-base
+    /// cache stays warm: a receipt blob is mostly a delta against a receipt read
+    /// shortly before, and with a cold cache each read would inflate its whole delta
+    /// chain (ten deep on average at 100k receipts).
+    pub fn read(&self, commit: ObjectId) -> RawEntry {
+        let repo = &self.0;
+        match repo.find_commit(commit) {
+            Ok(c) => RawEntry {
+                commit,
+                parents: c.parent_ids().map(|p| p.detach()).collect(),
+                bytes: c
+                    .tree_id()
+                    .map_err(|e| format!("tree unreadable: {e}"))
+                    .and_then(|t| {
+                        read_receipt_file(repo, t.detach()).map_err(|problem| match problem {
+                            ReceiptFileProblem::Shape(why) => why,
+                            ReceiptFileProblem::Oversized(size) => format!(
+                                "{RECEIPT_FILE} is {size} bytes, over the {MAX_RECEIPT_BYTES} byte limit"
+                            ),
+                        })
+                    }),
+            },
+            Err(e) => {
+                let why = if repo.has_object(commit) {
+                    format!("not a readable commit: {e}")
+                } else if repo.is_shallow().unwrap_or(false) {
+                    "the chain commit is not in this clone: a shallow fetch (--depth) cut the chain here; fetch refs/receipts/* without --depth (in this clone: `git fetch --unshallow`)".to_owned()
+                } else {
+                    "the chain commit is not in this repository: the chain is incomplete".to_owned()
+                };
+                RawEntry {
+                    commit,
+                    parents: Vec::new(),
+                    bytes: Err(why),
+                }
+            }
+        }
+    }
+}

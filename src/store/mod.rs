@@ -12,6 +12,7 @@ pub mod admit;
 pub mod chain;
 pub mod cli_config;
 mod entry;
+pub use entry::{EntryReader, RawEntry, SharedReader};
 pub mod index;
 pub mod logs;
 pub mod maintenance;
