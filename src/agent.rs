@@ -14,7 +14,7 @@
 //! The data the agent signs is the SSHSIG *signed data*, byte for byte what an
 //! in-process key signs, so a receipt does not tell (and need not tell) where its key
 //! lived. An agent's answer is hostile input like any other: lengths are bounded, and
-//! the signature is verified strictly before it is used (see [`crate::sign`]).
+//! the signature is verified strictly before it is used (see the `sign` module).
 //!
 //! A small client of our own rather than a crate: it is these two requests, and the
 //! wire helpers are the ones SSHSIG already needs.
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::sign::{WireReader, put_string};
+use crate::wire::{WireReader, put_string};
 
 /// `SSH_AGENT_FAILURE`.
 const AGENT_FAILURE: u8 = 5;
@@ -96,9 +96,7 @@ fn seconds(d: Duration) -> String {
 pub enum AgentError {
     /// `SSH_AUTH_SOCK` is not set (or empty).
     #[error(
-        "the signing key {fingerprint} is to be used through ssh-agent, but SSH_AUTH_SOCK is not set\n\
-         hint: start an agent and add the key: eval \"$(ssh-agent)\" && ssh-add {}",
-        key_file_hint(.key_file)
+        "the signing key {fingerprint} is to be used through ssh-agent, but SSH_AUTH_SOCK is not set"
     )]
     NoSocket {
         /// The fingerprint of the key that was to sign.
@@ -109,8 +107,7 @@ pub enum AgentError {
 
     /// Nothing answers at `SSH_AUTH_SOCK`.
     #[error(
-        "cannot reach ssh-agent at {} (SSH_AUTH_SOCK): {source}\n\
-         hint: is the agent running? `ssh-add -l` asks it; start one with eval \"$(ssh-agent)\"",
+        "cannot reach ssh-agent at {} (SSH_AUTH_SOCK): {source}",
         .socket.display()
     )]
     Unreachable {
@@ -122,8 +119,7 @@ pub enum AgentError {
 
     /// The connection broke, or the agent answered something that is not the protocol.
     #[error(
-        "ssh-agent at {} gave no usable answer: {reason}\n\
-         hint: `ssh-add -l` checks the agent; restart it if that fails too",
+        "ssh-agent at {} gave no usable answer: {reason}",
         .socket.display()
     )]
     Protocol {
@@ -135,10 +131,7 @@ pub enum AgentError {
 
     /// The agent accepted the connection but did not answer in time.
     #[error(
-        "ssh-agent at {} (SSH_AUTH_SOCK) did not answer within {}\n\
-         hint: check `ssh-add -l`: an agent that hangs there too needs a restart; a key \
-         added with `ssh-add -c` waits for your confirmation; a slower agent needs \
-         `git config receipt.agentTimeout <seconds>` (or GIT_RECEIPT_AGENT_TIMEOUT)",
+        "ssh-agent at {} (SSH_AUTH_SOCK) did not answer within {}",
         .socket.display(),
         seconds(*.timeout)
     )]
@@ -150,10 +143,7 @@ pub enum AgentError {
     },
 
     /// `receipt.agentTimeout` or `GIT_RECEIPT_AGENT_TIMEOUT` is not a number of seconds.
-    #[error(
-        "{setting} = {value:?} is not a number of seconds\n\
-         hint: e.g. `git config receipt.agentTimeout 30` (how long to wait for ssh-agent)"
-    )]
+    #[error("{setting} = {value:?} is not a number of seconds")]
     BadTimeout {
         /// Which setting.
         setting: &'static str,
@@ -163,11 +153,8 @@ pub enum AgentError {
 
     /// The agent does not hold the key.
     #[error(
-        "ssh-agent at {} does not hold the signing key {fingerprint}\n\
-         hint: add it with `ssh-add {}` (`ssh-add -l` lists the keys the agent holds; \
-         a locked agent lists none until `ssh-add -X`)",
-        .socket.display(),
-        key_file_hint(.key_file)
+        "ssh-agent at {} does not hold the signing key {fingerprint}",
+        .socket.display()
     )]
     LacksKey {
         /// The socket path.
@@ -180,9 +167,7 @@ pub enum AgentError {
 
     /// The agent holds the key but would not sign.
     #[error(
-        "ssh-agent at {} refused to sign with {fingerprint}\n\
-         hint: a key added with `ssh-add -c` needs your confirmation; a key on a token \
-         needs the token present",
+        "ssh-agent at {} refused to sign with {fingerprint}",
         .socket.display()
     )]
     Refused {
@@ -195,7 +180,7 @@ pub enum AgentError {
     /// The agent's signature does not verify under the key it was asked to use.
     #[error(
         "ssh-agent at {} returned a signature that does not verify under {fingerprint}; \
-         nothing was written\nhint: `ssh-add -D` and add the key again, or restart the agent",
+         nothing was written",
         .socket.display()
     )]
     BadSignature {
@@ -204,13 +189,6 @@ pub enum AgentError {
         /// The fingerprint of the key.
         fingerprint: String,
     },
-}
-
-fn key_file_hint(key_file: &Option<PathBuf>) -> String {
-    match key_file {
-        Some(path) => path.display().to_string(),
-        None => "<the private key file>".to_owned(),
-    }
 }
 
 /// An ssh-agent, reached through its Unix socket. Each request opens a connection
@@ -453,6 +431,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = Agent::at(dir.path().join("nope")).identities().unwrap_err();
         assert!(matches!(err, AgentError::Unreachable { .. }), "{err}");
-        assert!(err.to_string().contains("ssh-add -l"), "{err}");
+        assert!(err.to_string().contains("cannot reach ssh-agent"), "{err}");
     }
 }

@@ -53,19 +53,65 @@ fn test_now() -> Option<i64> {
     if let Ok(secs) = v.parse::<i64>() {
         return Some(secs.saturating_mul(1000));
     }
-    match crate::trust::timestamp_ms(v).or_else(|| crate::trust::parse_signer_time(v)) {
+    match timestamp_ms(v).or_else(|| parse_signer_time(v)) {
         Some(ms) => Some(i64::try_from(ms).unwrap_or(i64::MAX)),
         None => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| {
-                eprintln!(
-                    "git-receipt: warning: {TEST_NOW_ENV} = {:?} is neither Unix seconds nor a UTC time; using the system clock\nhint: it is a test hook: unset it, or give e.g. 2099-01-01T00:00:00Z",
-                    crate::text::escape(v)
-                )
+                crate::notice::process().push(crate::notice::Notice::warning(
+                    "test-clock-unreadable",
+                    format!(
+                        "{TEST_NOW_ENV} = {:?} is neither Unix seconds nor a UTC time; using the system clock",
+                        crate::text::escape(v)
+                    ),
+                ))
             });
             None
         }
     }
+}
+
+/// A signer validity time, as Unix ms (UTC): `2026-01-31`, `2026-01-31T12:00:00Z`,
+/// or OpenSSH's `YYYYMMDD[HHMM[SS]][Z]`.
+pub fn parse_signer_time(text: &str) -> Option<u64> {
+    let t = text.trim().trim_end_matches('Z');
+    let digits: String = t.chars().filter(|c| c.is_ascii_digit()).collect();
+    if !t
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T'))
+    {
+        return None;
+    }
+    let field = |from: usize, len: usize| -> Option<u64> {
+        digits
+            .get(from..from + len)
+            .map(|s| s.parse().ok())
+            .unwrap_or(Some(0))
+    };
+    if !matches!(digits.len(), 8 | 12 | 14) {
+        return None;
+    }
+    let (y, m, d) = (field(0, 4)? as i64, field(4, 2)?, field(6, 2)?);
+    let (hh, mm, ss) = (field(8, 2)?, field(10, 2)?, field(12, 2)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // days from civil (Howard Hinnant)
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + (hh * 3600 + mm * 60 + ss) as i64;
+    u64::try_from(secs).ok().map(|s| s * 1000)
+}
+
+/// Unix ms of a receipt timestamp (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
+pub fn timestamp_ms(ts: &str) -> Option<u64> {
+    let (whole, ms) = ts.trim_end_matches('Z').split_once('.')?;
+    parse_signer_time(whole)?.checked_add(ms.parse::<u64>().ok()?)
 }
 
 /// Why nothing was signed.
@@ -73,7 +119,7 @@ fn test_now() -> Option<i64> {
 pub enum ClockError {
     /// The clock reads a time before 1970.
     #[error(
-        "this computer's clock reads {}, before 1970-01-01, so nothing was signed: git cannot date a commit before 1970 (`git fsck` and servers refuse it)\nhint: set the clock (e.g. `timedatectl set-ntp true`, or `date -s`), then run again",
+        "this computer's clock reads {}, before 1970-01-01, so nothing was signed: git cannot date a commit before 1970 (`git fsck` and servers refuse it)",
         format_signed(*now_ms)
     )]
     BeforeEpoch {
@@ -82,12 +128,7 @@ pub enum ClockError {
     },
     /// The new entry would be dated before the previous entry of its chain.
     #[error(
-        "this computer's clock reads {clock}, earlier than the previous entry of chain {writer} ({previous_id}, dated {previous}{ahead}): a chain's dates never go backwards, so nothing was signed\nhint: if this clock is behind, set it (e.g. `timedatectl set-ntp true`), then run again{}",
-        if *previous_in_future {
-            "\nhint: if the previous entry's date is the one that is wrong, readers already ignore it as dated in the future; continue on a new chain for this key: `git config receipt.chain <new-name>` (e.g. `git config receipt.chain fixed-clock`), then run again"
-        } else {
-            ""
-        }
+        "this computer's clock reads {clock}, earlier than the previous entry of chain {writer} ({previous_id}, dated {previous}{ahead}): a chain's dates never go backwards, so nothing was signed"
     )]
     BehindChain {
         /// The chain.
@@ -114,7 +155,7 @@ pub fn signing_now_ms() -> Result<u64, ClockError> {
 
 /// Whether a clock reading `now_ms` may sign an entry after one dated `previous`
 /// (a receipt timestamp, with receipt id `previous_id`) on `writer`'s chain;
-/// `skew_ms` is the reader's allowance ([`max_skew_ms`]), which says whether the
+/// `skew_ms` is the reader's allowance (`receipt.maxClockSkew`, read by the store), which says whether the
 /// previous entry is the one that is wrong.
 pub fn may_follow(
     writer: &str,
@@ -122,7 +163,7 @@ pub fn may_follow(
     (previous_id, previous): (&str, &str),
     skew_ms: u64,
 ) -> Result<(), ClockError> {
-    let Some(prev_ms) = crate::trust::timestamp_ms(previous) else {
+    let Some(prev_ms) = timestamp_ms(previous) else {
         return Ok(()); // no readable date to go back from
     };
     if now_ms >= prev_ms {
@@ -143,28 +184,6 @@ pub fn may_follow(
     })
 }
 
-/// How far ahead of the reader's clock a receipt may be dated: git config
-/// `receipt.maxClockSkew` (seconds), else [`DEFAULT_MAX_SKEW_MS`].
-pub fn max_skew_ms(store: &crate::store::Store) -> u64 {
-    let Some(text) = store.config_string(SKEW_CONFIG) else {
-        return DEFAULT_MAX_SKEW_MS;
-    };
-    match store.config_integer(SKEW_CONFIG) {
-        Some(n) if n >= 0 => u64::try_from(n).unwrap_or(0).saturating_mul(1000),
-        _ => {
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| {
-                eprintln!(
-                    "git-receipt: warning: {SKEW_CONFIG} = {:?} is not a number of seconds; allowing the default {}\nhint: e.g. `git config {SKEW_CONFIG} 600`",
-                    crate::text::escape(&text),
-                    span(DEFAULT_MAX_SKEW_MS)
-                )
-            });
-            DEFAULT_MAX_SKEW_MS
-        }
-    }
-}
-
 /// A reader's clock and the skew it allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Horizon {
@@ -181,24 +200,11 @@ impl Horizon {
     }
 }
 
-/// This reader's clock and `receipt.maxClockSkew`.
-pub fn horizon(store: &crate::store::Store) -> Horizon {
-    Horizon {
-        now_ms: now_ms(),
-        skew_ms: max_skew_ms(store),
-    }
-}
-
-/// The latest date a receipt may carry and still count here: now plus the skew.
-pub fn horizon_ms(store: &crate::store::Store) -> u64 {
-    horizon(store).limit_ms()
-}
-
 /// The notice for a receipt dated `date` (its `started_at` or `decided_at`) later
 /// than `horizon` allows, or `None` when it is not. `what` is `started` or `was
 /// decided`. The id and the date come from the receipt: escape before printing.
 pub fn future_notice(id: &str, what: &str, date: &str, horizon: Horizon) -> Option<String> {
-    let t = crate::trust::timestamp_ms(date)?;
+    let t = timestamp_ms(date)?;
     if t <= horizon.limit_ms() {
         return None;
     }

@@ -23,14 +23,7 @@ use crate::sign::PublicKey;
 /// The file name, at the top of the work tree.
 pub const FILE_NAME: &str = ".gitreceipts";
 
-/// The largest `.gitreceipts` git-receipt reads (4 MiB), committed or in the work
-/// tree: its size is checked (from the object header, or the file's metadata)
-/// before a byte is read, so a huge file (a 256 MiB blob packs into a few hundred
-/// KiB) costs no memory. A contract of a thousand signers is about 100 KB.
-pub const MAX_CONTRACT_BYTES: u64 = 4 << 20;
-
-/// The hint for a `.gitreceipts` over [`MAX_CONTRACT_BYTES`].
-pub const TOO_LARGE_HINT: &str = "hint: .gitreceipts holds only checks, reviews and signers (a thousand signers is about 100 KB): remove what does not belong there, and commit that";
+pub use crate::store::MAX_CONTRACT_BYTES;
 
 /// One declared check.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,7 +145,7 @@ pub struct Contract {
 /// The git command that shows the syntax error in `file`: `git config -f FILE
 /// --list` for a file on disk; for a committed one (named `.gitreceipts at REV`,
 /// which is no path) `git config --blob REV:.gitreceipts --list`.
-fn syntax_check_command(file: &Path) -> String {
+pub fn syntax_check_command(file: &Path) -> String {
     let name = file.to_string_lossy();
     match name.strip_prefix(&format!("{FILE_NAME} at ")) {
         Some(rev) if !rev.is_empty() && !rev.contains(char::is_whitespace) => {
@@ -167,10 +160,7 @@ fn syntax_check_command(file: &Path) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum ContractError {
     /// Not git-config syntax.
-    #[error(
-        "{file}:{line}: not valid git-config syntax: {message}\nhint: check it with `{}`",
-        syntax_check_command(file)
-    )]
+    #[error("{file}:{line}: not valid git-config syntax: {message}")]
     Syntax {
         /// The file.
         file: PathBuf,
@@ -180,7 +170,7 @@ pub enum ContractError {
         message: String,
     },
     /// A section, key or value the schema does not allow.
-    #[error("{file}:{line}: {message}\nhint: {hint}")]
+    #[error("{file}:{line}: {message}")]
     Invalid {
         /// The file.
         file: PathBuf,
@@ -188,13 +178,11 @@ pub enum ContractError {
         line: usize,
         /// What is wrong.
         message: String,
-        /// How to fix it.
+        /// How to fix it, in words (the CLI shows it as a hint).
         hint: String,
     },
     /// The contract is not a regular file (a symlink, directory, fifo, ...).
-    #[error(
-        "{file} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
-    )]
+    #[error("{file} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts")]
     NotAFile {
         /// The file.
         file: PathBuf,
@@ -203,7 +191,7 @@ pub enum ContractError {
     },
     /// The file is larger than [`MAX_CONTRACT_BYTES`] (refused unread).
     #[error(
-        "{file} is {size} bytes, over the {MAX_CONTRACT_BYTES}-byte (4 MiB) limit for a contract, so it is not read\n{TOO_LARGE_HINT}"
+        "{file} is {size} bytes, over the {MAX_CONTRACT_BYTES}-byte (4 MiB) limit for a contract, so it is not read"
     )]
     TooLarge {
         /// The file.
@@ -682,7 +670,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                         entry.2 = Some(key);
                     }
                     "valid-after" | "valid-before" => {
-                        let t = crate::trust::parse_signer_time(v).ok_or_else(|| {
+                        let t = crate::clock::parse_signer_time(v).ok_or_else(|| {
                             err(
                                 e.line,
                                 format!("signer {sub:?}: {} {v:?} is not a time", e.key),
@@ -924,13 +912,13 @@ fn build_assert(
     )?;
     let v = e.value.as_deref().map(str::to_owned).unwrap_or_default();
     let substituted = |v: &str| {
-        crate::environment::substitute(v, &|_| Some(String::new())).map_err(|why| {
+        substitute(v, &|_| Some(String::new())).map_err(|why| {
             err(
                 e.line,
                 format!("assert {sub:?}: {why}"),
                 &format!(
                     "the substitutions are {}; write $${{ for a literal ${{ (a shell variable can be written $NAME)",
-                    crate::environment::SUBSTITUTIONS
+                    SUBSTITUTIONS
                         .iter()
                         .map(|s| format!("${{{s}}}"))
                         .collect::<Vec<_>>()
@@ -1067,6 +1055,47 @@ fn build_dependency(
         }
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// `${name}` substitutions in assertion and dependency values
+// ---------------------------------------------------------------------------------------
+
+/// The substitution names: `${worktree}` (the top of the work tree), `${gitdir}`
+/// (the repository's git directory) and `${home}` (`$HOME`), all absolute paths.
+pub const SUBSTITUTIONS: &[&str] = &["worktree", "gitdir", "home"];
+
+/// Replace each `${name}` in `text` with `value(name)`; `$${` is a literal `${`.
+/// An unknown or unterminated substitution is an error naming it.
+pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        if let Some(tail) = after.strip_prefix("$${") {
+            out.push_str("${");
+            rest = tail;
+        } else if let Some(tail) = after.strip_prefix("${") {
+            let Some(end) = tail.find('}') else {
+                return Err(format!("`${{` without its closing `}}` in {text:?}"));
+            };
+            let name = &tail[..end];
+            if !SUBSTITUTIONS.contains(&name) {
+                return Err(format!("unknown substitution {:?}", format!("${{{name}}}")));
+            }
+            match value(name) {
+                Some(v) => out.push_str(&v),
+                None => return Err(format!("${{{name}}} has no value here")),
+            }
+            rest = &tail[end + 1..];
+        } else {
+            out.push('$');
+            rest = &after[1..];
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -109,7 +109,7 @@ pub fn trusted_decisions(
     untrusted: &mut usize,
     notices: &mut Vec<String>,
 ) -> Result<Vec<FoundDecision>, StoreError> {
-    let horizon = crate::clock::horizon(store);
+    let horizon = store.horizon();
     let hits = store.index_lookup(index, &object)?;
     let want = check_hash(&decision_key(kind, name));
     let body_kind = match kind {
@@ -157,7 +157,7 @@ pub fn trusted_decisions(
         (
             f.writer.clone(),
             b.chain.index,
-            crate::trust::timestamp_ms(b.time()).unwrap_or(0),
+            crate::clock::timestamp_ms(b.time()).unwrap_or(0),
         )
     });
     Ok(out)
@@ -211,18 +211,15 @@ pub fn signer_keys(trust: &TrustSet, signer: &str) -> Vec<String> {
 /// `gpg.format = ssh`), verified strictly over the signed commit in namespace
 /// `git`; `None` for an unsigned commit or a signature that does not verify.
 pub fn commit_signer(store: &Store, commit: ObjectId) -> Option<PublicKey> {
-    let commit = store.repo().find_commit(commit).ok()?;
-    let (armored, signed) = commit.signature().ok()??;
-    let sig = ssh_key::SshSig::from_pem(armored.as_ref() as &[u8]).ok()?;
+    let signature = store.commit_signature(commit)?;
+    let sig = ssh_key::SshSig::from_pem(&signature.armored).ok()?;
     if sig.namespace() != "git" {
         return None;
     }
     let ssh_key::public::KeyData::Ed25519(key) = sig.public_key() else {
         return None;
     };
-    let mut message = Vec::new();
-    std::io::Read::read_to_end(&mut signed.to_bstring().as_slice(), &mut message).ok()?;
-    let data = ssh_key::SshSig::signed_data("git", sig.hash_alg(), &message).ok()?;
+    let data = ssh_key::SshSig::signed_data("git", sig.hash_alg(), &signature.signed).ok()?;
     crate::sign::verify_raw_strict(&key.0, &data, sig.signature_bytes()).ok()?;
     PublicKey::from_bytes(&key.0).ok()
 }

@@ -21,13 +21,10 @@ use std::time::Duration;
 use gix::ObjectId;
 
 use crate::contract::{AssertDef, DependencyDef};
+pub use crate::contract::{SUBSTITUTIONS, substitute};
 use crate::receipt::{AssertionResult, DependencyState, Expectation, MAX_ACTUAL_BYTES};
 use crate::runner::{self, RunSpec};
 use crate::store::{Store, StoreError};
-
-/// The substitution names: `${worktree}` (the top of the work tree), `${gitdir}`
-/// (the repository's git directory) and `${home}` (`$HOME`), all absolute paths.
-pub const SUBSTITUTIONS: &[&str] = &["worktree", "gitdir", "home"];
 
 /// An assertion is killed after this long (it asks a version, it does not build).
 pub const ASSERTION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -35,39 +32,6 @@ pub const ASSERTION_TIMEOUT: Duration = Duration::from_secs(60);
 /// Output an assertion keeps: its first line is taken from the last this many
 /// bytes of its standard output (all of it, for a command that prints a version).
 pub const ASSERTION_OUTPUT_BYTES: usize = 64 * 1024;
-
-/// Replace each `${name}` in `text` with `value(name)`; `$${` is a literal `${`.
-/// An unknown or unterminated substitution is an error naming it.
-pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at..];
-        if let Some(tail) = after.strip_prefix("$${") {
-            out.push_str("${");
-            rest = tail;
-        } else if let Some(tail) = after.strip_prefix("${") {
-            let Some(end) = tail.find('}') else {
-                return Err(format!("`${{` without its closing `}}` in {text:?}"));
-            };
-            let name = &tail[..end];
-            if !SUBSTITUTIONS.contains(&name) {
-                return Err(format!("unknown substitution {:?}", format!("${{{name}}}")));
-            }
-            match value(name) {
-                Some(v) => out.push_str(&v),
-                None => return Err(format!("${{{name}}} has no value here")),
-            }
-            rest = &tail[end + 1..];
-        } else {
-            out.push('$');
-            rest = &after[1..];
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
-}
 
 /// The values of the substitutions for one work tree.
 #[derive(Debug, Clone)]
@@ -248,7 +212,7 @@ pub fn failure_detail(results: &[AssertionResult]) -> Option<String> {
 pub enum DependencyError {
     /// No git repository at its path.
     #[error(
-        "dependency {name} is not available: no repository at {}\nhint: clone it there (git-receipt never fetches it), or correct `path` in [dependency \"{name}\"]",
+        "dependency {name} is not available: no repository at {}",
         path.display()
     )]
     Absent {
@@ -259,7 +223,7 @@ pub enum DependencyError {
     },
     /// Its ref names no commit in the clone.
     #[error(
-        "dependency {name}: {rev:?} names no commit in {}\nhint: fetch it in that clone yourself, or correct `ref` in [dependency \"{name}\"]",
+        "dependency {name}: {rev:?} names no commit in {}",
         path.display()
     )]
     BadRef {
@@ -347,7 +311,7 @@ impl OpenDependency {
         let tree_of = |commit: &str| {
             ObjectId::from_hex(commit.as_bytes())
                 .ok()
-                .filter(|c| self.store.repo().has_object(c))
+                .filter(|c| self.store.has_object(*c))
                 .and_then(|c| self.store.commit_tree(c).ok())
         };
         let (old, new) = (tree_of(&recorded.commit), tree_of(&now.commit));
@@ -359,7 +323,7 @@ impl OpenDependency {
             _ => Vec::new(),
         };
         let what = if !changed.is_empty() {
-            format!("{} changed", crate::freshness::list_paths(&changed))
+            format!("{} changed", crate::text::list_paths(&changed))
         } else if self.def.paths.is_empty() {
             "its tree changed".to_owned()
         } else {

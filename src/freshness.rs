@@ -19,11 +19,11 @@
 //!    now; a clone that is not there leaves the check undecided, never present.
 //!
 //! Notes are never read here: anyone who can push can rewrite a notes ref. The
-//! receipt index ([`crate::store::index`]) only proposes candidates; each is opened
+//! receipt index ([`Index`]) only proposes candidates; each is opened
 //! from its chain, and only its signature, its key's trust and its signed subject
 //! decide.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::store::index::{Index, Role, check_hash, definition_prefix};
 
@@ -33,36 +33,12 @@ use crate::contract::{CheckDef, Contract};
 use crate::receipt::{Receipt, Unverified, Verified};
 use crate::recorder::CheckSpec;
 use crate::store::{Store, StoreError};
+use crate::text::list_paths;
 use crate::trust::TrustSet;
 
-/// Default bound of the ancestry walk.
-pub const DEFAULT_WALK_LIMIT: usize = 1000;
+pub use crate::store::DEFAULT_WALK_LIMIT;
 
-/// The state of one check at one revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum State {
-    /// A trusted passing receipt covers exactly these inputs.
-    Present,
-    /// The most recent trusted receipt for these inputs failed.
-    Failed,
-    /// An ancestor was checked, but the inputs or the definition changed since.
-    Stale,
-    /// No trusted receipt for these inputs or any ancestor within the bound.
-    Missing,
-}
-
-impl State {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Present => "present",
-            State::Failed => "failed",
-            State::Stale => "stale",
-            State::Missing => "missing",
-        }
-    }
-}
+pub use crate::receipt::State;
 
 /// The receipt that decided a state.
 #[derive(Debug, Clone)]
@@ -103,7 +79,7 @@ pub struct CheckState {
 pub enum FreshnessError {
     /// The walk reached the edge of a shallow clone before finding anything.
     #[error(
-        "history is shallow at {boundary}: cannot tell whether check {check:?} is stale or missing from truncated history\nhint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipt refs with `git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'`"
+        "history is shallow at {boundary}: cannot tell whether check {check:?} is stale or missing from truncated history"
     )]
     Shallow {
         /// The shallow commit reached.
@@ -114,7 +90,7 @@ pub enum FreshnessError {
     /// The walk for an approved ancestor reached the edge of a shallow clone
     /// before finding one: as for a check, stale or missing cannot be told.
     #[error(
-        "history is shallow at {boundary}: cannot tell whether review {review:?} is stale or missing from truncated history\nhint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipt refs with `git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'`"
+        "history is shallow at {boundary}: cannot tell whether review {review:?} is stale or missing from truncated history"
     )]
     ShallowReview {
         /// The shallow commit reached.
@@ -206,15 +182,7 @@ struct Evaluation<'a> {
     notices: Vec<(String, String)>,
 }
 
-/// The ancestors of the revision in BFS order with their distance, and the shallow
-/// commit the walk stopped at, if any.
-pub(crate) struct Ancestry {
-    pub(crate) order: Vec<(ObjectId, usize)>,
-    distance: HashMap<ObjectId, usize>,
-    pub(crate) shallow_hit: Option<ObjectId>,
-    /// The walk stopped at its bound before running out of ancestors.
-    truncated: bool,
-}
+pub(crate) use crate::store::query::Ancestry;
 
 /// A trusted receipt found for a check, with where it came from.
 struct Found {
@@ -265,7 +233,7 @@ pub fn evaluate_tree(
         ancestry: None,
         accept: Default::default(),
         recorded_ignored: HashSet::new(),
-        horizon: crate::clock::horizon(store),
+        horizon: store.horizon(),
         notices: Vec::new(),
     };
     let mut out = Vec::new();
@@ -436,7 +404,7 @@ impl Evaluation<'_> {
     fn not_reached(&mut self, commit_hex: &str) -> Result<String, FreshnessError> {
         let limit = self.opts.walk_limit;
         let oid = ObjectId::from_hex(commit_hex.as_bytes()).ok();
-        let here = oid.is_some_and(|o| self.store.repo().has_object(o));
+        let here = oid.is_some_and(|o| self.store.has_object(o));
         let (truncated, shallow) = {
             let a = self.ancestry()?;
             (a.truncated, a.shallow_hit.is_some())
@@ -457,8 +425,8 @@ impl Evaluation<'_> {
             }
             .to_owned());
         }
-        Ok(match self.store.repo().merge_base(oid, self.rev) {
-            Ok(Some(base)) if base.detach() == oid => {
+        Ok(match self.store.merge_base_of(oid, self.rev) {
+            Ok(Some(base)) if base == oid => {
                 format!("tested more than {} commits back", group_thousands(limit))
             }
             Ok(_) => "tested on a commit that is not an ancestor".to_owned(),
@@ -606,7 +574,7 @@ impl Evaluation<'_> {
             // repository has it (a dirty run's tree is never pushed), else the commit's.
             let tested = ObjectId::from_hex(b.subject.inputs.as_bytes())
                 .ok()
-                .filter(|t| self.store.repo().has_object(t));
+                .filter(|t| self.store.has_object(*t));
             let old_tree = match tested {
                 Some(t) => t,
                 None => self.store.commit_tree(commit)?,
@@ -682,20 +650,6 @@ impl Evaluation<'_> {
     }
 }
 
-/// At most five paths, then how many more.
-pub fn list_paths(paths: &[String]) -> String {
-    const SHOWN: usize = 5;
-    if paths.len() <= SHOWN {
-        paths.join(", ")
-    } else {
-        format!(
-            "{} and {} more",
-            paths[..SHOWN].join(", "),
-            paths.len() - SHOWN
-        )
-    }
-}
-
 fn group_thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
@@ -710,54 +664,13 @@ fn group_thousands(n: usize) -> String {
 
 /// Breadth-first ancestors of `rev` (excluding `rev`), at most `limit`, using the
 /// commit-graph when present; notes whether a shallow boundary was reached. The
-/// one walk of checks (rule 2) and reviews ([`crate::decision::review_state`]).
+/// one walk of checks (rule 2) and reviews (the review walk of the `decision` module).
 pub(crate) fn walk_ancestry(
     store: &Store,
     rev: ObjectId,
     limit: usize,
 ) -> Result<Ancestry, FreshnessError> {
-    let repo = store.repo();
-    let shallow: HashSet<ObjectId> = repo
-        .shallow_commits()
-        .map_err(crate::store::git_err("reading .git/shallow"))?
-        .map(|c| c.iter().copied().collect())
-        .unwrap_or_default();
-    let mut distance: HashMap<ObjectId, usize> = HashMap::new();
-    distance.insert(rev, 0);
-    let mut order = Vec::new();
-    let mut shallow_hit = None;
-    let mut truncated = false;
-    if shallow.contains(&rev) {
-        shallow_hit = Some(rev);
-    }
-    let walk = repo
-        .rev_walk([rev])
-        .sorting(gix::revision::walk::Sorting::BreadthFirst)
-        .all()
-        .map_err(crate::store::git_err("walking history"))?;
-    for info in walk {
-        let info = info.map_err(crate::store::git_err("walking history"))?;
-        let d = distance.get(&info.id).copied().unwrap_or(0);
-        if info.id != rev {
-            if order.len() >= limit {
-                truncated = true;
-                break;
-            }
-            order.push((info.id, d));
-        }
-        if shallow.contains(&info.id) {
-            shallow_hit.get_or_insert(info.id);
-        }
-        for p in info.parent_ids.iter() {
-            distance.entry(*p).or_insert(d + 1);
-        }
-    }
-    Ok(Ancestry {
-        order,
-        distance,
-        shallow_hit,
-        truncated,
-    })
+    Ok(store.ancestry(rev, limit)?)
 }
 
 /// What an index hit turned out to be when opened: the one way every decision

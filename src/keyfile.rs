@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::agent::{Agent, AgentError};
 use crate::sign::{KeyError, KeyFile, PublicKey, SigningKey};
+pub use crate::user_dir::open_to_others;
 
 /// Which setting named the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,9 +109,7 @@ impl KeySource {
 #[derive(Debug, thiserror::Error)]
 pub enum KeyfileError {
     /// No HOME and no XDG_CONFIG_HOME.
-    #[error(
-        "cannot find a place for the signing key: neither XDG_CONFIG_HOME nor HOME is set\nhint: set GIT_RECEIPT_SIGNING_KEY to the path of an Ed25519 key"
-    )]
+    #[error("cannot find a place for the signing key: neither XDG_CONFIG_HOME nor HOME is set")]
     NoHome,
     /// The key is not usable, or an explicitly named one is missing.
     #[error("{source}{origin_note}")]
@@ -159,13 +158,7 @@ fn parse_setting(value: &str) -> KeyLocation {
 /// `~/.config/git-receipt`. It holds the default signing key and the receipt
 /// index key (see [`crate::store::index`]).
 pub fn config_dir() -> Result<PathBuf, KeyfileError> {
-    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").ok_or(KeyfileError::NoHome)?).join(".config")
-        }
-    };
-    Ok(base.join("git-receipt"))
+    crate::user_dir::config_dir().ok_or(KeyfileError::NoHome)
 }
 
 /// The default key path.
@@ -341,14 +334,6 @@ pub fn signing_route(source: &KeySource, key: &SigningKey) -> String {
             ),
         },
     }
-}
-
-/// The permission bits of the key file at `path` when group or others may read
-/// or write it (`ssh` refuses such a key; git-receipt warns), else `None`.
-pub fn open_to_others(path: &Path) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
-    (mode & 0o077 != 0).then_some(mode)
 }
 
 #[cfg(test)]

@@ -37,7 +37,9 @@ pub mod store;
 pub mod sync;
 pub mod text;
 pub mod trust;
+pub mod user_dir;
 pub mod verify;
+mod wire;
 
 /// This machine's host name, or `unknown`.
 pub fn host_name() -> String {

@@ -3,10 +3,10 @@
 //! The library never prints. Something a reader should see that does not stop the
 //! work (an index rebuilt from the chains, a chain cut at an unreadable entry, a
 //! clock that runs ahead) is a [`Notice`]: a stable machine `code`, a level and the
-//! words. Code that holds a [`Store`](crate::store::Store) hands notices to the
-//! store's sink ([`Store::notice`](crate::store::Store::notice)); reports carry
-//! their own lists. The CLI drains the sink, prints each notice on stderr (hints,
-//! keyed by `code`, are attached there) and puts every one in `--json` output.
+//! words. Code that holds a `Store` hands notices to the store's [`Sink`]
+//! (`Store::notice`); reports carry their own lists. The CLI drains the sink,
+//! prints each notice on stderr (hints, keyed by `code`, are attached there) and
+//! puts every one in `--json` output. A leaf: the store is above it.
 
 use serde::Serialize;
 
@@ -31,6 +31,10 @@ pub struct Notice {
     /// The words, without a `hint:` (the CLI adds hints). May quote data from a
     /// receipt or a ref: escape it before it reaches a terminal.
     pub message: String,
+    /// What the notice is about when a hint needs to name it (a ref, a path),
+    /// unescaped; absent from JSON when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 impl Notice {
@@ -40,6 +44,7 @@ impl Notice {
             level: Level::Notice,
             code,
             message: message.into(),
+            subject: None,
         }
     }
 
@@ -49,8 +54,23 @@ impl Notice {
             level: Level::Warning,
             code,
             message: message.into(),
+            subject: None,
         }
     }
+
+    /// This notice, about `subject` (see [`Notice::subject`]).
+    pub fn about(mut self, subject: impl Into<String>) -> Notice {
+        self.subject = Some(subject.into());
+        self
+    }
+}
+
+/// The sink for what code that holds no store has to say (the receipt index's key,
+/// which is read once per process; the test hook of the clock). The CLI drains it
+/// with every store's.
+pub fn process() -> &'static Sink {
+    static SINK: Sink = Sink(std::sync::Mutex::new(Vec::new()));
+    &SINK
 }
 
 /// A place notices go until someone takes them: shared between threads, so a

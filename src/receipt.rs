@@ -244,6 +244,33 @@ pub enum CriterionKind {
     Review,
 }
 
+/// The state of one check at one revision: the format owns it, because acceptances
+/// serialize it (`freshness` computes it and re-exports it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// A trusted passing receipt covers exactly these inputs.
+    Present,
+    /// The most recent trusted receipt for these inputs failed.
+    Failed,
+    /// An ancestor was checked, but the inputs or the definition changed since.
+    Stale,
+    /// No trusted receipt for these inputs or any ancestor within the bound.
+    Missing,
+}
+
+impl State {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Present => "present",
+            State::Failed => "failed",
+            State::Stale => "stale",
+            State::Missing => "missing",
+        }
+    }
+}
+
 /// One required check or review as an acceptance decided it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -253,7 +280,7 @@ pub struct Criterion {
     /// Its name in `.gitreceipts`.
     pub name: String,
     /// Its state at the decided revision.
-    pub state: crate::freshness::State,
+    pub state: State,
     /// The inputs tree of its declared paths at the decided revision.
     pub inputs: String,
     /// Ids of the receipts that decided the state (sorted, unique; empty when missing).
@@ -269,7 +296,7 @@ pub struct Unresolved {
     /// Its name.
     pub name: String,
     /// Missing, failed or stale.
-    pub state: crate::freshness::State,
+    pub state: State,
     /// The reason in words, as `status` gives it.
     pub reason: String,
 }
@@ -1139,7 +1166,7 @@ fn validate_acceptance(a: &Acceptance) -> Result<(), ReceiptError> {
     let not_present: Vec<_> = a
         .criteria
         .iter()
-        .filter(|c| c.state != crate::freshness::State::Present)
+        .filter(|c| c.state != State::Present)
         .map(|c| (c.kind, c.name.as_str(), c.state))
         .collect();
     let unresolved: Vec<_> = a
@@ -1708,14 +1735,14 @@ mod tests {
             criteria: vec![Criterion {
                 kind: CriterionKind::Check,
                 name: "test".into(),
-                state: crate::freshness::State::Failed,
+                state: State::Failed,
                 inputs: body.subject.inputs.clone(),
                 evidence: vec![format!("sha256:{}", "ab".repeat(32))],
             }],
             unresolved: vec![Unresolved {
                 kind: CriterionKind::Check,
                 name: "test".into(),
-                state: crate::freshness::State::Failed,
+                state: State::Failed,
                 reason: "failed: exit 1".into(),
             }],
         });

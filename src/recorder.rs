@@ -163,13 +163,7 @@ pub fn store_receipt_in(
     let log = if obs.log.is_empty() {
         None
     } else {
-        Some(
-            store
-                .repo()
-                .write_blob(&obs.log)
-                .map_err(crate::store::git_err("writing the output log"))?
-                .detach(),
-        )
+        Some(store.write_blob(&obs.log)?)
     };
     let env = check.env_values();
     let definition = check.definition();

@@ -47,6 +47,7 @@ use sha2::{Digest as _, Sha256, Sha512};
 use zeroize::Zeroizing;
 
 use crate::agent::{Agent, AgentError};
+use crate::wire::{WireReader, put_string};
 
 mod batch;
 
@@ -118,9 +119,7 @@ pub enum KeyError {
     },
 
     /// The key file exists but could not be read.
-    #[error(
-        "cannot read signing key {path}: {source}\nhint: check that it is a readable file and that the disk holding it answers"
-    )]
+    #[error("cannot read signing key {path}: {source}")]
     Unreadable {
         /// The file that could not be read.
         path: PathBuf,
@@ -233,51 +232,6 @@ pub enum SignatureError {
          signatures; it cannot be trusted, use a key made by `ssh-keygen -t ed25519`"
     )]
     WeakKey,
-}
-
-// ---------------------------------------------------------------------------------------
-// SSH wire format helpers
-// ---------------------------------------------------------------------------------------
-
-/// Append an SSH `string` (u32 big-endian length, then the bytes).
-pub(crate) fn put_string(out: &mut Vec<u8>, data: &[u8]) {
-    let len = u32::try_from(data.len()).expect("SSH strings are shorter than 4 GiB");
-    out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(data);
-}
-
-/// A cursor over SSH wire-format data. Every read returns `None` past the end.
-pub(crate) struct WireReader<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> WireReader<'a> {
-    pub(crate) fn new(data: &'a [u8]) -> Self {
-        WireReader { rest: data }
-    }
-
-    pub(crate) fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.rest.len() < n {
-            return None;
-        }
-        let (head, tail) = self.rest.split_at(n);
-        self.rest = tail;
-        Some(head)
-    }
-
-    pub(crate) fn u32(&mut self) -> Option<u32> {
-        let bytes = self.bytes(4)?;
-        Some(u32::from_be_bytes(bytes.try_into().ok()?))
-    }
-
-    pub(crate) fn string(&mut self) -> Option<&'a [u8]> {
-        let len = usize::try_from(self.u32()?).ok()?;
-        self.bytes(len)
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.rest.is_empty()
-    }
 }
 
 /// The SSHSIG signed data for `message` in namespace [`NAMESPACE`] with hash `sha512`.

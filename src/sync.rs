@@ -182,21 +182,30 @@ pub enum PushLogs {
     None,
 }
 
+/// A `receipt.pushLogs` or `receipt.pushLogLimit` that is not one.
+#[derive(Debug, thiserror::Error)]
+pub enum LogPolicyError {
+    /// `receipt.pushLogs` is not `all`, `failed` or `none`.
+    #[error("receipt.pushLogs = {0:?} is not a setting")]
+    PushLogs(String),
+    /// `receipt.pushLogLimit` is not a size in bytes.
+    #[error("receipt.pushLogLimit = {0:?} is not a size in bytes")]
+    PushLogLimit(String),
+}
+
 /// The default `receipt.pushLogLimit`.
 pub const DEFAULT_PUSH_LOG_LIMIT: u64 = 1 << 20;
 
 impl LogPolicy {
     /// Read `receipt.pushLogs` and `receipt.pushLogLimit`; a value that is not one
     /// is an error naming the setting and the values it takes.
-    pub fn from_config(store: &Store) -> Result<LogPolicy, String> {
+    pub fn from_config(store: &Store) -> Result<LogPolicy, LogPolicyError> {
         let which = match store.config_string("receipt.pushLogs").as_deref() {
             None | Some("failed") => PushLogs::Failed,
             Some("all") => PushLogs::All,
             Some("none") => PushLogs::None,
             Some(other) => {
-                return Err(format!(
-                    "receipt.pushLogs = {other:?} is not a setting\nhint: git config receipt.pushLogs all|failed|none"
-                ));
+                return Err(LogPolicyError::PushLogs(other.to_owned()));
             }
         };
         let limit = match store.config_string("receipt.pushLogLimit") {
@@ -204,9 +213,7 @@ impl LogPolicy {
             Some(text) => match store.config_integer("receipt.pushLogLimit") {
                 Some(n) if n >= 0 => n as u64,
                 _ => {
-                    return Err(format!(
-                        "receipt.pushLogLimit = {text:?} is not a size in bytes\nhint: e.g. git config receipt.pushLogLimit 4m"
-                    ));
+                    return Err(LogPolicyError::PushLogLimit(text));
                 }
             },
         };
@@ -275,20 +282,29 @@ impl LogPolicy {
 #[derive(Debug, thiserror::Error)]
 pub enum PushError {
     /// The remote refused or could not be reached.
-    #[error(
-        "pushing receipts to {remote} failed; your local receipts are untouched\n{detail}\nhint: {hint}"
-    )]
+    #[error("pushing receipts to {remote} failed; your local receipts are untouched\n{detail}")]
     Remote {
         /// The remote.
         remote: String,
         /// What git said.
         detail: String,
-        /// What to do.
+        /// What to do, in words (the CLI shows it as a hint).
         hint: String,
+    },
+    /// The remote did not answer within `receipt.networkTimeout`.
+    #[error(
+        "pushing receipts to {remote} failed; your local receipts are untouched\nthe remote did not finish within {seconds}s (receipt.networkTimeout), so the transfer was stopped; nothing was taken from it or half-sent"
+    )]
+    TimedOut {
+        /// The remote.
+        remote: String,
+        /// The limit, in seconds.
+        seconds: u64,
     },
     /// The server refused the receipt refs: a verdict, not a failure to decide.
     #[error(
-        "pushing receipts to {remote} was refused; your local receipts are untouched\n{refs}{server}hint: {hint}"
+        "pushing receipts to {remote} was refused; your local receipts are untouched\n{}",
+        format!("{refs}{server}").trim_end()
     )]
     Refused {
         /// The remote.
@@ -297,12 +313,13 @@ pub enum PushError {
         refs: String,
         /// What the server said (its `remote:` lines).
         server: String,
-        /// What to do: the right and the namespace the server must grant.
+        /// What to do, one hint a line (the CLI shows them): the right and the
+        /// namespace the server must grant.
         hint: String,
     },
     /// Kept losing races with another push of the same writer.
     #[error(
-        "could not push chain {writer} to {remote} after {attempts} attempts: another clone with the same key keeps pushing\nhint: try again"
+        "could not push chain {writer} to {remote} after {attempts} attempts: another clone with the same key keeps pushing"
     )]
     Contention {
         /// The writer.
@@ -429,7 +446,7 @@ fn refusal(remote: &str, stdout: &str, stderr: &str) -> Option<PushError> {
     let hint = if hints.is_empty() {
         "the server refused these refs (see its words above); it must let you push refs/receipts/ (create, fast-forward), refs/notes/receipts/ (forced, with a lease) and refs/receipt-logs/ (create, delete): docs/servers.md; or keep receipts local (git config receipt.pushReceipts false)".to_owned()
     } else {
-        hints.join("\nhint: ")
+        hints.join("\n")
     };
     Some(PushError::Refused {
         remote: remote.into(),
@@ -639,6 +656,12 @@ pub fn push_writer(
                     remote: remote.into(),
                     hint: remote_hint(&stderr),
                     detail: stderr,
+                });
+            }
+            Err(StoreError::RemoteTimedOut { seconds, .. }) => {
+                return Err(PushError::TimedOut {
+                    remote: remote.into(),
+                    seconds,
                 });
             }
             Err(e) => return Err(e.into()),

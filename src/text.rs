@@ -86,6 +86,20 @@ pub fn escape_html(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// At most five paths, then how many more.
+pub fn list_paths(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    if paths.len() <= SHOWN {
+        paths.join(", ")
+    } else {
+        format!(
+            "{} and {} more",
+            paths[..SHOWN].join(", "),
+            paths.len() - SHOWN
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

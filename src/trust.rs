@@ -1,5 +1,6 @@
 //! The set of public keys a reader accepts, and where each came from.
 
+pub use crate::clock::{parse_signer_time, timestamp_ms};
 use crate::contract::Contract;
 use crate::receipt::{Receipt, Unverified, Verified};
 use crate::sign::PublicKey;
@@ -466,12 +467,7 @@ pub struct TrustRoot {
 /// The default branch: `receipt.defaultBranch`, else what `origin/HEAD` names, else
 /// `init.defaultBranch`, `main` or `master`, whichever exists first.
 pub fn default_branch(store: &crate::store::Store) -> Option<(String, gix::ObjectId)> {
-    let repo = store.repo();
-    let resolve = |name: &str| -> Option<(String, gix::ObjectId)> {
-        let mut r = repo.try_find_reference(name).ok()??;
-        let id = r.peel_to_id().ok()?.detach();
-        Some((r.name().as_bstr().to_string(), id))
-    };
+    let resolve = |name: &str| store.ref_peeled(name);
     if let Some(b) = store.config_string("receipt.defaultBranch") {
         return resolve(&b);
     }
@@ -493,7 +489,7 @@ pub enum TrustRootError {
     /// No commit within the walk limit of the trusted branch's first-parent
     /// history is an ancestor of the revision.
     #[error(
-        "cannot choose whose signers to trust for {rev}: none of the newest {limit} commits on the first-parent history of {branch} is an ancestor of it, so its trust root is further back than receipt.walkLimit ({limit}) allows\nhint: merge or rebase {branch} into it, raise the limit (git config receipt.walkLimit N), or judge it against the branch it belongs to (--trust REV, or git config receipt.defaultBranch)"
+        "cannot choose whose signers to trust for {rev}: none of the newest {limit} commits on the first-parent history of {branch} is an ancestor of it, so its trust root is further back than receipt.walkLimit ({limit}) allows"
     )]
     TooFar {
         /// The revision, abbreviated.
@@ -506,7 +502,7 @@ pub enum TrustRootError {
     /// The trusted branch's first-parent history ends at a commit whose parent
     /// this (shallow) clone does not have.
     #[error(
-        "cannot choose whose signers to trust for {rev}: the first-parent history of {branch} is cut off at {at} (a shallow clone) before it reaches a commit {rev} descends from\nhint: fetch more of {branch}'s history: git fetch --deepen=100 (or --unshallow)"
+        "cannot choose whose signers to trust for {rev}: the first-parent history of {branch} is cut off at {at} (a shallow clone) before it reaches a commit {rev} descends from"
     )]
     Shallow {
         /// The revision, abbreviated.
@@ -531,7 +527,7 @@ pub enum TrustRootError {
 /// Cost: when `rev` descends from the branch's tip (the usual case), one
 /// ancestry check. Otherwise the first-parent chain is read back from the tip
 /// (one commit per step) at most `receipt.walkLimit` commits (default
-/// [`crate::freshness::DEFAULT_WALK_LIMIT`]), checked at steps 1, 2, 4, 8, ...
+/// [`crate::store::DEFAULT_WALK_LIMIT`]), checked at steps 1, 2, 4, 8, ...
 /// and then by bisection between the last miss and the first hit (being an
 /// ancestor of `rev` holds from some step on, since each commit's first parent
 /// is its ancestor): O(log n) ancestry checks. Past the limit, or at the edge of
@@ -550,7 +546,7 @@ pub fn trust_root(
     };
     let limit = match store.config_integer("receipt.walkLimit") {
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
-        _ => crate::freshness::DEFAULT_WALK_LIMIT,
+        _ => crate::store::DEFAULT_WALK_LIMIT,
     };
     let found = |commit: gix::ObjectId, steps: usize| TrustRoot {
         commit: Some(commit),
@@ -570,7 +566,6 @@ pub fn trust_root(
         return Ok(found(tip, 0));
     }
     let short = rev.to_hex_with_len(7).to_string();
-    let repo = store.repo();
     // chain[i]: the branch's tip after i first-parent steps back, read as needed
     let mut chain = vec![tip];
     // Some(false): the chain ends at a root commit; Some(true): at a shallow edge
@@ -579,15 +574,10 @@ pub fn trust_root(
         |chain: &mut Vec<gix::ObjectId>, want: usize| -> Result<(), TrustRootError> {
             while chain.len() <= want && ended.is_none() {
                 let last = chain[chain.len() - 1];
-                let parent = repo
-                    .find_commit(last)
-                    .map_err(crate::store::git_err(format!("reading commit {last}")))?
-                    .parent_ids()
-                    .next()
-                    .map(|p| p.detach());
+                let parent = store.commit_parents(last)?.first().copied();
                 match parent {
                     None => ended = Some(false),
-                    Some(p) if !repo.has_object(p) => ended = Some(true),
+                    Some(p) if !store.has_object(p) => ended = Some(true),
                     Some(p) => chain.push(p),
                 }
             }
@@ -747,49 +737,6 @@ pub fn wildcard_match(pattern: &str, name: &str, any_one: bool) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == b'*')
-}
-
-/// A signer validity time, as Unix ms (UTC): `2026-01-31`, `2026-01-31T12:00:00Z`,
-/// or OpenSSH's `YYYYMMDD[HHMM[SS]][Z]`.
-pub fn parse_signer_time(text: &str) -> Option<u64> {
-    let t = text.trim().trim_end_matches('Z');
-    let digits: String = t.chars().filter(|c| c.is_ascii_digit()).collect();
-    if !t
-        .chars()
-        .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T'))
-    {
-        return None;
-    }
-    let field = |from: usize, len: usize| -> Option<u64> {
-        digits
-            .get(from..from + len)
-            .map(|s| s.parse().ok())
-            .unwrap_or(Some(0))
-    };
-    if !matches!(digits.len(), 8 | 12 | 14) {
-        return None;
-    }
-    let (y, m, d) = (field(0, 4)? as i64, field(4, 2)?, field(6, 2)?);
-    let (hh, mm, ss) = (field(8, 2)?, field(10, 2)?, field(12, 2)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // days from civil (Howard Hinnant)
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + (hh * 3600 + mm * 60 + ss) as i64;
-    u64::try_from(secs).ok().map(|s| s * 1000)
-}
-
-/// Unix ms of a receipt timestamp (`YYYY-MM-DDTHH:MM:SS.mmmZ`).
-pub fn timestamp_ms(ts: &str) -> Option<u64> {
-    let (whole, ms) = ts.trim_end_matches('Z').split_once('.')?;
-    parse_signer_time(whole)?.checked_add(ms.parse::<u64>().ok()?)
 }
 
 #[cfg(test)]

@@ -26,10 +26,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
-use crate::receipt::{
-    MAX_RECEIPT_BYTES, Receipt, Unverified, is_valid_writer_id, writer_matches_key,
-};
-use crate::store::chain::{RECEIPT_FILE, ReceiptFileProblem, chain_ref, read_receipt_file};
+use crate::receipt::{Receipt, Unverified, is_valid_writer_id, writer_matches_key};
+use crate::store::chain::chain_ref;
 use crate::store::index::{Record, Role, id_prefix};
 use crate::store::notes::{notes_ref, parse_note};
 use crate::store::{Store, StoreError};
@@ -126,13 +124,8 @@ pub fn trust_digest(trust: &TrustSet) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(keys.concat())))
 }
 
-/// One chain entry as read from git: its parents and its receipt file's bytes,
-/// before they are parsed.
-struct Raw {
-    commit: ObjectId,
-    parents: Vec<ObjectId>,
-    bytes: Result<Vec<u8>, String>,
-}
+/// One chain entry as read from git, before it is parsed.
+type Raw = crate::store::RawEntry;
 
 /// What one entry turned out to be.
 struct Checked {
@@ -155,45 +148,6 @@ struct Entry {
     other_key: Option<String>,
     /// The body of a trusted acceptance, checked against its evidence later.
     acceptance: Option<crate::receipt::Body>,
-}
-
-/// Read one chain entry: the commit, its tree and `receipt.json`. One thread reads
-/// every entry of a walk in chain order through one repository handle, so the pack's
-/// delta-base cache stays warm: a receipt blob is mostly a delta against a receipt
-/// read shortly before, and with a cold cache each read would inflate its whole
-/// delta chain (ten deep on average at 100k receipts).
-fn read_raw(repo: &gix::Repository, commit: ObjectId) -> Raw {
-    match repo.find_commit(commit) {
-        Ok(c) => Raw {
-            commit,
-            parents: c.parent_ids().map(|p| p.detach()).collect(),
-            bytes: c
-                .tree_id()
-                .map_err(|e| format!("tree unreadable: {e}"))
-                .and_then(|t| {
-                    read_receipt_file(repo, t.detach()).map_err(|problem| match problem {
-                        ReceiptFileProblem::Shape(why) => why,
-                        ReceiptFileProblem::Oversized(size) => format!(
-                            "{RECEIPT_FILE} is {size} bytes, over the {MAX_RECEIPT_BYTES} byte limit"
-                        ),
-                    })
-                }),
-        },
-        Err(e) => {
-            let why = if repo.has_object(commit) {
-                format!("not a readable commit: {e}")
-            } else if repo.is_shallow().unwrap_or(false) {
-                "the chain commit is not in this clone: a shallow fetch (--depth) cut the chain here; fetch refs/receipts/* without --depth (in this clone: `git fetch --unshallow`)".to_owned()
-            } else {
-                "the chain commit is not in this repository: the chain is incomplete".to_owned()
-            };
-            Raw {
-                commit,
-                parents: Vec::new(),
-                bytes: Err(why),
-            }
-        }
-    }
 }
 
 /// One chain entry parsed, before its signature is checked.
@@ -360,7 +314,7 @@ pub struct ChainWalk {
 /// checks what it takes with the entry rules of `store::admit`.
 fn walk_range(
     store: &Store,
-    shared: &gix::ThreadSafeRepository,
+    shared: &crate::store::SharedReader,
     writer: &str,
     tip: ObjectId,
     base: Option<ObjectId>,
@@ -414,7 +368,7 @@ fn walk_range(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Raw>>(1);
     std::thread::scope(|scope| -> Result<(), StoreError> {
         let reader = scope.spawn(move || {
-            let repo = shared.to_thread_local();
+            let reader = shared.local();
             let mut next = Some(tip);
             let mut reached_base = false;
             let mut seen = HashSet::new();
@@ -430,7 +384,7 @@ fn walk_range(
                         next = None;
                         break;
                     }
-                    let raw = read_raw(&repo, c);
+                    let raw = reader.read(c);
                     next = raw.parents.first().copied();
                     batch.push(raw);
                     if batch.len() == BATCH {
@@ -597,8 +551,7 @@ fn checkpointed_base(
     let recorded = checkpoint?.chains.get(writer)?;
     let recorded = ObjectId::from_hex(recorded.as_bytes()).ok()?;
     let descends = recorded == tip
-        || (store.repo().find_commit(recorded).is_ok()
-            && store.is_ancestor(recorded, tip).unwrap_or(false));
+        || (store.has_commit(recorded) && store.is_ancestor(recorded, tip).unwrap_or(false));
     descends.then_some(recorded)
 }
 
@@ -614,7 +567,7 @@ pub fn verify(
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, StoreError> {
     let mut report = Report::default();
-    let shared = store.repo().clone().into_sync();
+    let shared = store.shared_reader();
     // (writer, index, id, commit, supersedes) to check once every id is known
     let mut supersedes: Vec<(String, u64, String, ObjectId, String)> = Vec::new();
     // chains checked only above their checkpointed tip: (writer, that tip)
@@ -772,10 +725,10 @@ pub fn verify(
 /// one thing and holds another was tampered with.
 fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError> {
     for lr in store.log_refs()? {
-        let is_blob = store
-            .repo()
-            .find_header(lr.target)
-            .is_ok_and(|h| h.kind() == gix::object::Kind::Blob);
+        let is_blob = matches!(
+            store.object_header(lr.target),
+            Some((crate::store::query::ObjectKind::Blob, _))
+        );
         if lr.named != Some(lr.target) || !is_blob {
             report.findings.push(Finding {
                 chain: lr.writer.clone(),
@@ -1023,7 +976,7 @@ fn verify_checkpoint(
             )),
             Some(tip) if tip == recorded_id => {}
             Some(tip) => {
-                let descends = store.repo().find_commit(recorded_id).is_ok()
+                let descends = store.has_commit(recorded_id)
                     && store.is_ancestor(recorded_id, tip).unwrap_or(false);
                 if !descends {
                     finding(format!(

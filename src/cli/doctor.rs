@@ -196,8 +196,9 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
             Ok(signing) => ok("signing", keyfile::signing_route(&source, &signing)),
             Err(err) => {
                 let message = err.to_string();
-                let hint = message
-                    .lines()
+                let hints = super::hints::for_chain(&err);
+                let hint = hints
+                    .iter()
                     .find_map(|line| line.strip_prefix("hint: "))
                     .unwrap_or("git receipt key show (it says what is wrong)");
                 fix("signing", message.lines().next().unwrap_or_default(), hint)
@@ -244,6 +245,7 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
                 "detail": l.detail,
                 "fix": l.fix,
             })).collect::<Vec<_>>(),
+            "notices": ctx.flush_notices(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {

@@ -92,6 +92,7 @@ pub fn cmd_env(ctx: &Context, args: EnvArgs) -> Result<ExitCode> {
             serde_json::to_string_pretty(&json!({
                 "assertions": results,
                 "dependencies": dependencies,
+                "notices": ctx.flush_notices(),
             }))?
         );
         return Ok(code);
@@ -147,7 +148,11 @@ pub fn cmd_env(ctx: &Context, args: EnvArgs) -> Result<ExitCode> {
             Err(e) => out.push_str(&format!(
                 "dependency {}  {}\n",
                 escape(&d.name),
-                paint(on, "31", &git_receipt::text::escape_lines(&e.to_string()))
+                paint(
+                    on,
+                    "31",
+                    &git_receipt::text::escape_lines(&super::hints::with_hints(e))
+                )
             )),
         }
     }

@@ -112,8 +112,12 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
         }
         if !report.findings.is_empty() {
             if args.json {
-                let v =
-                    json!({"ok": false, "trust": described, "verify_findings": report.findings});
+                let v = json!({
+                    "ok": false,
+                    "trust": described,
+                    "verify_findings": report.findings,
+                    "notices": super::notice_words(&ctx.flush_notices()),
+                });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
                 super::verify::print_findings(&report);
@@ -237,6 +241,13 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
         }
     }
     if args.json {
+        // what the store said while judging concerns every revision it judged
+        let store_notices = super::notice_words(&ctx.flush_notices());
+        for row in &mut json_out {
+            if let Some(serde_json::Value::Array(list)) = row.get_mut("notices") {
+                list.extend(store_notices.iter().map(|n| json!(n)));
+            }
+        }
         println!("{}", serde_json::to_string_pretty(&json_out)?);
     } else {
         print!("{text}");

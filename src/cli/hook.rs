@@ -296,8 +296,13 @@ fn pre_push(
                 }
             }
             Err(e) => {
+                let hints: String = e
+                    .chain()
+                    .flat_map(super::hints::for_error)
+                    .map(|h| format!("\n{h}"))
+                    .collect();
                 eprintln!(
-                    "git-receipt: push to {remote} stopped: the receipts could not be pushed first\n{e:#}\nhint: set `git config receipt.pushReceipts false` to push branches without their receipts, or push with --no-verify"
+                    "git-receipt: push to {remote} stopped: the receipts could not be pushed first\n{e:#}{hints}\nhint: set `git config receipt.pushReceipts false` to push branches without their receipts, or push with --no-verify"
                 );
                 return Ok(ExitCode::from(1));
             }

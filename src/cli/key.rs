@@ -90,7 +90,7 @@ pub fn cmd_key(ctx: &Context, args: KeyArgs) -> Result<ExitCode> {
                 ),
                 Err(err) => eprintln!(
                     "git-receipt: warning: this key cannot sign now: {}",
-                    escape_lines(&err.to_string())
+                    escape_lines(&super::hints::with_hints(&err))
                 ),
             }
         }

@@ -11,6 +11,7 @@ mod env;
 mod export;
 mod fetch;
 mod gate;
+mod hints;
 mod hook;
 mod init;
 mod key;
@@ -150,11 +151,23 @@ impl Cli {
 /// What every command may ask for.
 pub struct Context {
     cwd: PathBuf,
+    /// What the library had to say, from every store this command opened, until it
+    /// is printed ([`Context::flush_notices`]).
+    notices: std::sync::Arc<git_receipt::notice::Sink>,
 }
 
 impl Context {
     fn store(&self) -> Result<Store> {
-        Ok(Store::discover(&self.cwd)?)
+        let mut store = Store::discover(&self.cwd)?;
+        store.share_notices(self.notices.clone());
+        Ok(store)
+    }
+
+    /// Print every notice kept so far on stderr, with its hints, and return them
+    /// (for `--json`, which carries them too). A command calls it where it ends,
+    /// and before anything long-running prints; [`dispatch`] prints what is left.
+    fn flush_notices(&self) -> Vec<git_receipt::notice::Notice> {
+        print_notices(self.notices.take())
     }
 
     fn contract(&self, store: &Store) -> Result<Contract> {
@@ -423,14 +436,17 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Some(d) => d,
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
-    let ctx = Context { cwd };
+    let ctx = Context {
+        cwd,
+        notices: Default::default(),
+    };
     if !matches!(
         cli.command,
         Command::Run(_) | Command::Record(_) | Command::Mcp(_)
     ) {
         restore_default_sigpipe();
     }
-    match cli.command {
+    let result = match cli.command {
         Command::Run(a) => run::cmd_run(&ctx, a),
         Command::Record(a) => record::cmd_record(&ctx, a),
         Command::Show(a) => show::cmd_show(&ctx, a),
@@ -455,7 +471,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Doctor(a) => doctor::cmd_doctor(&ctx, a),
         Command::Completions(a) => completions::cmd_completions(a),
         Command::Mcp(a) => mcp::cmd_mcp(&ctx, a),
-    }
+    };
+    ctx.flush_notices();
+    result
 }
 
 /// Reading commands die quietly on a closed pipe (`git receipt log | head`), like
@@ -472,15 +490,64 @@ fn restore_default_sigpipe() {
 /// Print an error chain: the message, then each cause on its own line.
 pub fn report_error(e: &anyhow::Error) {
     let mut text = format!("git-receipt: error: {e}");
+    // the hints of each error follow its own line, where its message ended when
+    // the library still wrote them into it
+    let mut hints = hints::for_error(e.as_ref());
     for cause in e.chain().skip(1) {
         // Many errors already quote their cause in their own message; say it once.
-        let cause = cause.to_string();
-        if !text.contains(&cause) {
-            text.push_str(&format!("\n  caused by: {cause}"));
+        let words = cause.to_string();
+        if !text.contains(&words) {
+            push_hints(&mut text, hints.drain(..));
+            text.push_str(&format!("\n  caused by: {words}"));
         }
+        hints.extend(hints::for_error(cause));
     }
+    push_hints(&mut text, hints);
     // errors quote what they could not parse, which may be someone else's bytes
     eprintln!("{}", git_receipt::text::escape_lines(&text));
+}
+
+/// Print what `store` (and every store of its command, which share one list) had
+/// to say so far: for code that holds a store but no [`Context`], before it
+/// starts something long-running that prints.
+fn flush_store_notices(store: &Store) -> Vec<git_receipt::notice::Notice> {
+    print_notices(store.take_notices())
+}
+
+/// Print `notices`, and those of code that holds no store, on stderr with their
+/// hints; return them all.
+fn print_notices(notices: Vec<git_receipt::notice::Notice>) -> Vec<git_receipt::notice::Notice> {
+    let mut all = git_receipt::notice::process().take();
+    all.extend(notices);
+    for n in &all {
+        eprintln!("{}", hints::render_notice(n));
+    }
+    all
+}
+
+/// The words of `notices`, for the `notices` of `status --json` and `gate --json`,
+/// which list as strings what a reader should see about the answer. Left out: what
+/// the receipt index says about itself (rebuilt, its key, a chain that moved since
+/// it was last indexed), which depends on the state of a cache, not of the
+/// repository, so the same question would get different JSON from one run to the
+/// next; stderr and `verify --json` still carry those.
+fn notice_words(notices: &[git_receipt::notice::Notice]) -> Vec<String> {
+    notices
+        .iter()
+        .filter(|n| !n.code.starts_with("index-") && n.code != "chain-rewritten")
+        .map(|n| n.message.clone())
+        .collect()
+}
+
+/// Append each hint on its own line, once (an error and the one it wraps may
+/// have the same way out).
+fn push_hints(text: &mut String, hints: impl IntoIterator<Item = String>) {
+    for h in hints {
+        if !text.contains(&h) {
+            text.push('\n');
+            text.push_str(&h);
+        }
+    }
 }
 
 /// Whether to use colour on stderr/stdout.

@@ -423,7 +423,7 @@ fn warn_inputs_changed_by_run(
         if changed.is_empty() {
             "files under its paths".to_owned()
         } else {
-            git_receipt::freshness::list_paths(&changed)
+            git_receipt::text::list_paths(&changed)
         }
     );
 }
@@ -459,6 +459,8 @@ fn run_one(
         &workdir,
         true,
     );
+    // what reading the store had to say comes before the check's own output
+    super::flush_store_notices(store);
     let obs = match environment::failure_detail(&assertions) {
         // a failed assertion: the check never runs, and its receipt says why
         Some(detail) => runner::Observation {

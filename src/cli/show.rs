@@ -557,12 +557,16 @@ fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
     // refused from the object header, unread: a log over the display limit, or
     // one of another size than the receipt signed
     if let Some(size) = store.log_size(blob) {
-        let why = git_receipt::store::logs::too_large_to_show(&blob, size).or_else(|| {
-            b.result
-                .log_bytes
-                .filter(|&signed| signed != size)
-                .map(|signed| format!("the log has {size} bytes, but the receipt signed {signed}"))
-        });
+        let why = git_receipt::store::logs::too_large_to_show(size)
+            .map(|why| format!("{why}\n{}", super::hints::log_too_large(&blob)))
+            .or_else(|| {
+                b.result
+                    .log_bytes
+                    .filter(|&signed| signed != size)
+                    .map(|signed| {
+                        format!("the log has {size} bytes, but the receipt signed {signed}")
+                    })
+            });
         if let Some(why) = why {
             eprintln!(
                 "git-receipt: refusing the log of receipt {}: {why}",
@@ -596,6 +600,15 @@ fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
                 eprintln!(
                     "git-receipt: refusing the log of receipt {} from {remote}: {why}",
                     e.receipt.id()
+                );
+                tails();
+                return Ok(ExitCode::from(1));
+            }
+            FetchedLog::TooLarge(why) => {
+                eprintln!(
+                    "git-receipt: refusing the log of receipt {} from {remote}: {why}\n{}",
+                    e.receipt.id(),
+                    super::hints::log_too_large(&blob)
                 );
                 tails();
                 return Ok(ExitCode::from(1));

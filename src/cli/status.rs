@@ -324,9 +324,10 @@ fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
         });
     let contract = if committed != now {
         Some(Contract::load(workdir).map_err(|e| {
-            anyhow::anyhow!(
-                "{e}\nhint: .gitreceipts has uncommitted changes, and `git receipt run` reads this file; fix it, or `git receipt status HEAD` shows the committed one"
-            )
+            let mut lines = vec![e.to_string()];
+            lines.extend(super::hints::for_chain(&e));
+            lines.push("hint: .gitreceipts has uncommitted changes, and `git receipt run` reads this file; fix it, or `git receipt status HEAD` shows the committed one".to_owned());
+            anyhow::anyhow!(lines.join("\n"))
         })?)
     } else {
         None
@@ -430,8 +431,10 @@ fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) ->
         rows.push((*commit, subject.clone(), report));
     }
     if json_out {
+        let store_notices = super::notice_words(&ctx.flush_notices());
         let v = json!({
             "range": spec,
+            "notices": store_notices,
             "checks": columns,
             "commits": rows.iter().map(|(commit, subject, report)| json!({
                 "commit": commit.to_string(),
@@ -535,7 +538,9 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
                 "contract_uncommitted": w.contract.is_some(),
             })),
             "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
-            "notices": report.notices,
+            "notices": report.notices.iter().cloned()
+                .chain(super::notice_words(&ctx.flush_notices()))
+                .collect::<Vec<_>>(),
             "reasons": report.reasons,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);

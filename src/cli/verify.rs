@@ -280,6 +280,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "nothing_fetched": empty,
             "tips": report.tips,
             "checkpoint_written": recorded,
+            "notices": ctx.flush_notices(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {

@@ -23,7 +23,7 @@
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
-use super::chain::{LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file_in};
+use super::entry::{LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file_in};
 use super::{Store, StoreError};
 use crate::receipt::{Receipt, SCHEMA, Unverified, writer_matches_key};
 use crate::sign::PublicKey;

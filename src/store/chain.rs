@@ -12,75 +12,14 @@ use gix::objs::tree::{Entry, EntryKind};
 use gix::refs::transaction::PreviousValue;
 
 use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, git_err, tool_signature};
+use crate::notice::Notice;
 use crate::receipt::{
     Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
 };
 use crate::sign::SigningKey;
 
-/// Name of the receipt file in a chain commit's tree.
-pub const RECEIPT_FILE: &str = "receipt.json";
-/// Name of the optional full output log in a chain commit's tree.
-pub const LOG_FILE: &str = "output.log";
-
-/// What is wrong with the `receipt.json` of a chain commit.
-pub(crate) enum ReceiptFileProblem {
-    /// Missing, not a regular file, or unreadable.
-    Shape(String),
-    /// Larger than [`MAX_RECEIPT_BYTES`] (refused before it is read).
-    Oversized(usize),
-}
-
-/// The bytes of `receipt.json` in a chain commit's tree, checking that it is a
-/// regular file of bounded size. Shared by every reader of chains (the store and
-/// the parallel verifier, which passes its thread's own repository handle).
-pub(crate) fn read_receipt_file(
-    repo: &gix::Repository,
-    tree: ObjectId,
-) -> Result<Vec<u8>, ReceiptFileProblem> {
-    let tree = repo
-        .find_tree(tree)
-        .map_err(|e| ReceiptFileProblem::Shape(format!("tree unreadable: {e}")))?;
-    read_receipt_file_in(repo, &tree)
-}
-
-/// [`read_receipt_file`] of a tree already read.
-pub(crate) fn read_receipt_file_in(
-    repo: &gix::Repository,
-    tree: &gix::Tree<'_>,
-) -> Result<Vec<u8>, ReceiptFileProblem> {
-    let shape = ReceiptFileProblem::Shape;
-    let entry = tree
-        .find_entry(RECEIPT_FILE)
-        .ok_or_else(|| shape(format!("no {RECEIPT_FILE} in its tree")))?;
-    let what = match entry.mode().kind() {
-        EntryKind::Blob => None,
-        EntryKind::BlobExecutable => Some("an executable file"),
-        EntryKind::Link => Some("a symbolic link"),
-        EntryKind::Tree => Some("a directory (tree)"),
-        EntryKind::Commit => Some("a submodule (commit)"),
-    };
-    if let Some(what) = what {
-        return Err(shape(format!(
-            "{RECEIPT_FILE} is {what}, not a regular file"
-        )));
-    }
-    let oid = entry.oid().to_owned();
-    // Refuse an oversized blob before reading it into memory.
-    let header = repo
-        .find_header(oid)
-        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
-    let size = usize::try_from(header.size()).unwrap_or(usize::MAX);
-    if size > MAX_RECEIPT_BYTES {
-        return Err(ReceiptFileProblem::Oversized(size));
-    }
-    let blob = repo
-        .find_blob(oid)
-        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
-    // A copy of exactly its size: the decoder's buffer, sized for a whole delta
-    // chain, goes back to the repository for the next read (a verify holds
-    // thousands of these at a time).
-    Ok(blob.data.to_vec())
-}
+pub use super::entry::{LOG_FILE, RECEIPT_FILE};
+pub(crate) use super::entry::{ReceiptFileProblem, read_receipt_file};
 
 /// One receipt as found in a chain.
 #[derive(Debug, Clone)]
@@ -214,7 +153,7 @@ impl Store {
             writer,
             now,
             (previous.receipt.id(), previous.receipt.body().time()),
-            crate::clock::max_skew_ms(self),
+            self.max_skew_ms(),
         )?;
         Ok(())
     }
@@ -222,7 +161,7 @@ impl Store {
     /// Append a receipt to `writer`'s chain. `make_body(index, prev)` builds the body
     /// for a given position; it is called again if another process appended first.
     /// `log` is the blob id of the full output, kept under its log ref
-    /// ([`super::logs`]), never in the chain. Refused ([`StoreError::Clock`]),
+    /// (see the `logs` module), never in the chain. Refused ([`StoreError::Clock`]),
     /// with nothing written, when the clock reads a time before 1970 or before the
     /// previous entry's date ([`Body::time`]).
     pub fn append(
@@ -291,18 +230,24 @@ impl Store {
                     if let Some(log) = log
                         && let Err(e) = self.set_log_ref(writer, log)
                     {
-                        eprintln!(
-                            "git-receipt: warning: receipt {} is stored, but its log ref was not written: {e}\nhint: run `git receipt reindex`",
-                            receipt.id()
-                        );
+                        self.notice(Notice::warning(
+                            "log-ref-not-written",
+                            format!(
+                                "receipt {} is stored, but its log ref was not written: {e}",
+                                receipt.id()
+                            ),
+                        ));
                     }
                     // Notes are a derived index; failing to update them loses nothing
                     // (the next append or `reindex` completes them), so report but succeed.
                     if let Err(e) = self.index_notes(writer) {
-                        eprintln!(
-                            "git-receipt: warning: receipt {} is stored, but its notes were not updated: {e}\nhint: run `git receipt reindex`",
-                            receipt.id()
-                        );
+                        self.notice(Notice::warning(
+                            "notes-not-updated",
+                            format!(
+                                "receipt {} is stored, but its notes were not updated: {e}",
+                                receipt.id()
+                            ),
+                        ));
                     }
                     crash_point("notes");
                     return Ok(Appended { receipt, commit });
@@ -342,23 +287,12 @@ impl Store {
             .admit(writer, tip, None, &known)
             .ok()
             .and_then(|a| a.valid_tip);
-        Err(StoreError::CorruptChain {
+        Err(StoreError::NotYourTip {
             writer: writer.to_owned(),
             commit: refusal.commit,
-            reason: format!(
-                "{}; no receipt is written on top of it\nhint: {}",
-                refusal.reason,
-                match last_valid {
-                    Some(v) => format!(
-                        "your last valid receipt is chain commit {v}: `git update-ref {} {v} {tip}` goes back to it (what is above it is not yours), or `git receipt push` replaces it on the remote",
-                        chain_ref(writer)
-                    ),
-                    None => format!(
-                        "nothing in it is a valid receipt of yours: `git update-ref -d {} {tip}` removes it",
-                        chain_ref(writer)
-                    ),
-                }
-            ),
+            reason: refusal.reason,
+            tip,
+            last_valid,
         })
     }
 

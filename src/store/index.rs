@@ -103,8 +103,9 @@ use std::sync::Mutex;
 use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
-use super::chain::{ReceiptFileProblem, read_receipt_file};
+use super::entry::{ReceiptFileProblem, read_receipt_file};
 use super::{STALE_LOCK_AFTER, Store, StoreError, crash_point};
+use crate::notice::{Notice, Sink};
 
 pub mod mac;
 use mac::Key;
@@ -721,7 +722,7 @@ pub struct Index {
 #[cfg(test)]
 impl Index {
     /// An index of these chains and no records: for tests of what a record
-    /// opens to ([`crate::freshness::open_candidate`]).
+    /// opens to (`open_candidate` of the `freshness` module).
     pub(crate) fn of_chains(chains: Vec<ChainInfo>) -> Index {
         Index {
             inner: Inner::Mem(Mem::from_entries(
@@ -987,14 +988,17 @@ impl Store {
         index: &mut std::sync::Arc<Index>,
         oid: &ObjectId,
     ) -> Result<Vec<Hit>, StoreError> {
-        let horizon = crate::clock::horizon_ms(self);
+        let horizon = self.horizon_ms();
         match index.lookup_until(oid, horizon) {
             Ok(h) => Ok(h),
             Err(why) => {
-                eprintln!(
-                    "git-receipt: notice: {why}; rebuilding {} from the chains",
-                    self.index_path().display()
-                );
+                self.notice(Notice::info(
+                    "index-rebuilt",
+                    format!(
+                        "{why}; rebuilding {} from the chains",
+                        self.index_path().display()
+                    ),
+                ));
                 *index = self.rebuild_index()?;
                 Ok(index
                     .lookup_until(oid, horizon)
@@ -1025,10 +1029,10 @@ impl Store {
             }),
             Ok(None) => None,
             Err(why) => {
-                eprintln!(
-                    "git-receipt: notice: {why} ({}); rebuilding it from the chains",
-                    path.display()
-                );
+                self.notice(Notice::info(
+                    "index-rebuilt",
+                    format!("{why} ({}); rebuilding it from the chains", path.display()),
+                ));
                 None
             }
         }
@@ -1076,7 +1080,10 @@ impl Store {
                 },
             }
             .unwrap_or_else(|why| {
-                eprintln!("git-receipt: notice: {why}; rebuilding it from the chains");
+                self.notice(Notice::info(
+                    "index-rebuilt",
+                    format!("{why}; rebuilding it from the chains"),
+                ));
                 Mem::default()
             }),
         };
@@ -1117,7 +1124,7 @@ impl Store {
         if jobs.len() < 2 || threads == 1 {
             return jobs
                 .into_iter()
-                .map(|(w, t, k)| index_chain(&self.repo, &w, t, k, true))
+                .map(|(w, t, k)| index_chain(&self.repo, &self.notices, &w, t, k, true))
                 .collect();
         }
         let shared = self.repo.clone().into_sync();
@@ -1125,7 +1132,7 @@ impl Store {
         let mut done: Vec<(usize, (ChainInfo, Vec<Entry>))> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
-                    let (shared, queue) = (&shared, &queue);
+                    let (shared, queue, notices) = (&shared, &queue, &*self.notices);
                     s.spawn(move || {
                         let repo = shared.to_thread_local();
                         let mut out = Vec::new();
@@ -1133,7 +1140,7 @@ impl Store {
                             // take the job and release the queue before working on it
                             let job = queue.lock().expect("index queue").pop();
                             let Some((n, (w, t, k))) = job else { break };
-                            out.push((n, index_chain(&repo, &w, t, k, false)));
+                            out.push((n, index_chain(&repo, notices, &w, t, k, false)));
                         }
                         out
                     })
@@ -1154,9 +1161,10 @@ type Known = (ChainInfo, Vec<Entry>);
 
 /// Index one chain from `tip`, reusing what `known` indexed when the chain still
 /// descends from it; a chain that moved backwards or sideways is re-indexed whole,
-/// and said so. `split` lets it read the receipts on every core.
+/// and said so in `notices`. `split` lets it read the receipts on every core.
 fn index_chain(
     repo: &gix::Repository,
+    notices: &Sink,
     writer: &str,
     tip: ObjectId,
     known: Option<Known>,
@@ -1177,9 +1185,12 @@ fn index_chain(
         && let Ok(bytes) = read_receipt_file(repo, tree.detach())
         && light_checked(tip, &bytes, writer).is_some_and(|(_, l)| !l.named)
     {
-        eprintln!(
-            "git-receipt: notice: refs/receipts/{writer} points at a receipt of another chain; it is not read (`git receipt verify` reports it)"
-        );
+        notices.push(Notice::info(
+            "chain-of-another",
+            format!(
+                "refs/receipts/{writer} points at a receipt of another chain; it is not read (`git receipt verify` reports it)"
+            ),
+        ));
         return (
             ChainInfo {
                 writer: writer.to_owned(),
@@ -1203,10 +1214,13 @@ fn index_chain(
         let commit = match repo.find_commit(c) {
             Ok(commit) => commit,
             Err(e) => {
-                eprintln!(
-                    "git-receipt: warning: chain {writer} is unreadable at {c} ({e}); only the {} receipts above it count\nhint: a shallow fetch (--depth) cuts chains: fetch refs/receipts/* in full; `git receipt verify` reports the chain",
-                    walked.len()
-                );
+                notices.push(Notice::warning(
+                    "chain-cut",
+                    format!(
+                        "chain {writer} is unreadable at {c} ({e}); only the {} receipts above it count",
+                        walked.len()
+                    ),
+                ));
                 complete = false;
                 break;
             }
@@ -1236,10 +1250,13 @@ fn index_chain(
     // and which parent the chain continues on is not for it to say. The chain
     // counts for nothing until its writer's next push replaces the merge.
     if let Some(m) = walked.iter().find(|w| w.merge) {
-        eprintln!(
-            "git-receipt: notice: chain {writer} holds commit {}, which has more than one parent: no entry of a chain does, so none of the chain's receipts count until its writer's next `git receipt push` replaces it\nhint: `git receipt verify` reports it; a server with `git receipt install-hooks --server` refuses such a push",
-            m.commit.to_hex_with_len(12)
-        );
+        notices.push(Notice::info(
+            "chain-merge",
+            format!(
+                "chain {writer} holds commit {}, which has more than one parent: no entry of a chain does, so none of the chain's receipts count until its writer's next `git receipt push` replaces it",
+                m.commit.to_hex_with_len(12)
+            ),
+        ));
         return (
             ChainInfo {
                 writer: writer.to_owned(),
@@ -1257,10 +1274,13 @@ fn index_chain(
         if reached_stop {
             entries = old;
         } else {
-            eprintln!(
-                "git-receipt: notice: chain {writer} no longer descends from {}, the tip indexed before (now {tip}): it moved backwards or was rewritten; re-indexed it\nhint: `git receipt verify --checkpoint FILE` tells a rollback from a legitimate update",
-                info.tip
-            );
+            notices.push(Notice::info(
+                "chain-rewritten",
+                format!(
+                    "chain {writer} no longer descends from {}, the tip indexed before (now {tip}): it moved backwards or was rewritten; re-indexed it",
+                    info.tip
+                ),
+            ));
         }
     }
     // Read newest first, the walk's order: packs keep the newest receipt whole
@@ -1306,11 +1326,14 @@ fn index_chain(
         }
     }
     if let Some((commit, n)) = dropped {
-        eprintln!(
-            "git-receipt: notice: chain {writer}: commit {} is not an entry of it (not a receipt of this chain linked to the one below), so it and what is above it ({n} commit{}) count for nothing\nhint: `git receipt verify` says what is wrong; the writer's next `git receipt push` replaces them",
-            commit.to_hex_with_len(12),
-            if n == 1 { "" } else { "s" }
-        );
+        notices.push(Notice::info(
+            "chain-entry-refused",
+            format!(
+                "chain {writer}: commit {} is not an entry of it (not a receipt of this chain linked to the one below), so it and what is above it ({n} commit{}) count for nothing",
+                commit.to_hex_with_len(12),
+                if n == 1 { "" } else { "s" }
+            ),
+        ));
     }
     let count = entries.len() as u64;
     (

@@ -31,11 +31,11 @@ pub const LOG_PREFIX: &str = "refs/receipt-logs/";
 pub const MAX_LOG_DISPLAY_BYTES: u64 = 32 << 20;
 
 /// Why a log of `size` bytes is not read for display, if it is over
-/// [`MAX_LOG_DISPLAY_BYTES`]; the fix on the next line.
-pub fn too_large_to_show(blob: &ObjectId, size: u64) -> Option<String> {
+/// [`MAX_LOG_DISPLAY_BYTES`] (`git cat-file blob` streams it, unchecked).
+pub fn too_large_to_show(size: u64) -> Option<String> {
     (size > MAX_LOG_DISPLAY_BYTES).then(|| {
         format!(
-            "the log is {size} bytes, over the {MAX_LOG_DISPLAY_BYTES}-byte (32 MiB) limit for showing a log, so it is not read\nhint: `git cat-file blob {blob} | less` streams it (not checked against the receipt's log_sha256; `git cat-file blob {blob} | sha256sum` checks it by hand)"
+            "the log is {size} bytes, over the {MAX_LOG_DISPLAY_BYTES}-byte (32 MiB) limit for showing a log, so it is not read"
         )
     })
 }
@@ -185,6 +185,8 @@ pub enum FetchedLog {
     Absent,
     /// The remote's log ref points at another object.
     Mismatch(String),
+    /// The log is too large to show ([`too_large_to_show`] says why); not read.
+    TooLarge(String),
 }
 
 impl Store {
@@ -237,11 +239,8 @@ impl Store {
         let target = self.ref_value(&staged)?;
         self.delete_log_ref(&staged)?;
         match target {
-            Some(t) if t == blob => match self
-                .log_size(blob)
-                .and_then(|n| too_large_to_show(&blob, n))
-            {
-                Some(why) => Ok(FetchedLog::Mismatch(why)),
+            Some(t) if t == blob => match self.log_size(blob).and_then(too_large_to_show) {
+                Some(why) => Ok(FetchedLog::TooLarge(why)),
                 None => Ok(FetchedLog::Bytes(self.blob(blob)?)),
             },
             Some(t) => Ok(FetchedLog::Mismatch(format!(

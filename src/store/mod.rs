@@ -11,6 +11,8 @@
 pub mod admit;
 pub mod chain;
 pub mod cli_config;
+mod entry;
+pub use entry::{EntryReader, RawEntry, SharedReader};
 pub mod index;
 pub mod logs;
 pub mod maintenance;
@@ -23,6 +25,8 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
+use crate::clock::{DEFAULT_MAX_SKEW_MS, Horizon, SKEW_CONFIG};
+use crate::notice::Notice;
 use crate::receipt::ReceiptError;
 
 /// Prefix of chain refs.
@@ -63,30 +67,25 @@ pub type GitError = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// Not inside a git repository.
-    #[error(
-        "not a git repository (or any parent up to the file system root): {path}\nhint: run this inside a git work tree, or `git init` one"
-    )]
+    #[error("not a git repository (or any parent up to the file system root): {path}")]
     NotARepository {
         /// Where we looked.
         path: PathBuf,
     },
     /// `GIT_CONFIG_PARAMETERS` (what `git -c` passes on) could not be read.
-    #[error(
-        "cannot apply the `git -c` settings: {problem}\nhint: give each as `git -c section.name=value receipt ...`, or unset GIT_CONFIG_PARAMETERS"
-    )]
+    #[error("cannot apply the `git -c` settings: {problem}")]
     CliConfig {
         /// What is wrong with them.
         problem: String,
     },
     /// SHA-256 object format.
     #[error(
-        "this repository uses the SHA-256 object format, which git-receipt does not support yet\nhint: receipts work in SHA-1 repositories (git's default)"
+        "this repository uses the SHA-256 object format, which git-receipt does not support yet"
     )]
     Sha256Unsupported,
     /// A ref names an object the repository does not have.
     #[error(
-        "{refname} points at {id}, which is missing from the object store (a `git gc --prune=now` that ran while a receipt was being written leaves this)\n{}",
-        missing_object_hint(refname)
+        "{refname} points at {id}, which is missing from the object store (a `git gc --prune=now` that ran while a receipt was being written leaves this)"
     )]
     RefToMissingObject {
         /// The ref.
@@ -96,7 +95,7 @@ pub enum StoreError {
     },
     /// The committed `.gitreceipts` is not a regular file.
     #[error(
-        ".gitreceipts at {commit} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts\nhint: replace it with a regular file that holds the contract, and commit that"
+        ".gitreceipts at {commit} is {kind}, not a regular file; git-receipt reads only a regular .gitreceipts"
     )]
     ContractNotAFile {
         /// The commit.
@@ -105,12 +104,11 @@ pub enum StoreError {
         kind: &'static str,
     },
     /// The committed `.gitreceipts` is larger than
-    /// [`crate::contract::MAX_CONTRACT_BYTES`] (refused from its object header,
+    /// [`MAX_CONTRACT_BYTES`] (refused from its object header,
     /// unread).
     #[error(
-        "{path} at {commit} is {size} bytes, over the {}-byte (4 MiB) limit for a contract, so it is not read\n{}",
-        crate::contract::MAX_CONTRACT_BYTES,
-        crate::contract::TOO_LARGE_HINT
+        "{path} at {commit} is {size} bytes, over the {}-byte (4 MiB) limit for a contract, so it is not read",
+        MAX_CONTRACT_BYTES
     )]
     ContractTooLarge {
         /// The file's path in the tree.
@@ -141,14 +139,10 @@ pub enum StoreError {
     )]
     SparseIndex,
     /// HEAD does not point at a commit.
-    #[error(
-        "HEAD has no commit yet, so there is nothing a receipt could name\nhint: make a first commit, then run the check again"
-    )]
+    #[error("HEAD has no commit yet, so there is nothing a receipt could name")]
     NoCommit,
     /// A revision that does not resolve.
-    #[error(
-        "cannot resolve revision {rev:?} to a commit: {why}\nhint: `git log --oneline` lists commits; `git rev-parse --verify {rev}^{{commit}}` checks a name"
-    )]
+    #[error("cannot resolve revision {rev:?} to a commit: {why}")]
     BadRevision {
         /// What the user typed.
         rev: String,
@@ -166,9 +160,7 @@ pub enum StoreError {
         source: ReceiptError,
     },
     /// The chain itself is malformed (tree layout, parents).
-    #[error(
-        "chain {writer} is corrupt at commit {commit}: {reason}\nhint: run `git receipt verify` for a full report"
-    )]
+    #[error("chain {writer} is corrupt at commit {commit}: {reason}")]
     CorruptChain {
         /// The chain.
         writer: String,
@@ -177,9 +169,27 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
+    /// The tip of the writer's own chain is not an entry it signed (junk, or a
+    /// merge a plain `git fetch` or a hand let in): nothing is appended on top.
+    #[error(
+        "chain {writer} is corrupt at commit {commit}: {reason}; no receipt is written on top of it"
+    )]
+    NotYourTip {
+        /// The chain.
+        writer: String,
+        /// The chain commit the entry rules refuse.
+        commit: ObjectId,
+        /// Which rule, and why.
+        reason: String,
+        /// The chain's tip.
+        tip: ObjectId,
+        /// The newest entry of the chain that is the writer's, if any: the one to
+        /// go back to.
+        last_valid: Option<ObjectId>,
+    },
     /// Others kept winning the compare-and-swap.
     #[error(
-        "could not update {refname} after {attempts} attempts: other processes kept moving or locking it\nhint: try again; nothing was lost. If no git-receipt or git process is running, a killed one may have left {refname}.lock in the git directory: it is removed automatically once it is two minutes old, or remove it by hand"
+        "could not update {refname} after {attempts} attempts: other processes kept moving or locking it"
     )]
     Contention {
         /// The ref.
@@ -190,6 +200,17 @@ pub enum StoreError {
     /// The clock forbids signing: before 1970, or behind the chain's previous entry.
     #[error(transparent)]
     Clock(Box<crate::clock::ClockError>),
+    /// A git subprocess that talks to a remote ran past `receipt.networkTimeout`
+    /// and was stopped.
+    #[error(
+        "`git {args}` failed: the remote did not finish within {seconds}s (receipt.networkTimeout), so the transfer was stopped; nothing was taken from it or half-sent"
+    )]
+    RemoteTimedOut {
+        /// Its arguments.
+        args: String,
+        /// The limit, in seconds.
+        seconds: u64,
+    },
     /// A git subprocess failed.
     #[error("`git {args}` failed: {stderr}")]
     GitCommand {
@@ -232,15 +253,6 @@ pub struct UnusableRef {
     pub reason: String,
 }
 
-/// The way out for a ref that names a missing object: back to its previous value,
-/// or away, then rebuild what derives from it.
-fn missing_object_hint(refname: &str) -> String {
-    format!(
-        "hint: if a remote has this chain, take it back from there (`git fetch origin +{refname}:{refname}`); otherwise delete the broken chain with `git update-ref -d {refname}`; then run `git receipt reindex`"
-    )
-}
-
-/// Say once per process that `bad` is skipped (every listing meets it again).
 /// One ref as [`Store::scan_refs`] found it: its name and commit, or why no
 /// reader can use it.
 type Scanned = Result<(String, ObjectId), UnusableRef>;
@@ -251,24 +263,34 @@ fn hex_names(hex: &[u8], id: &ObjectId) -> bool {
     hex::decode_to_slice(hex, &mut bytes).is_ok() && id.as_bytes() == bytes
 }
 
-fn warn_once(bad: &UnusableRef) {
-    static WARNED: std::sync::Mutex<std::collections::BTreeSet<String>> =
-        std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
-    if warned.insert(bad.name.clone()) {
-        let name = crate::text::escape(&bad.name);
-        let hint = if bad.reason.contains("missing from the object store") {
-            missing_object_hint(&name)
-        } else {
-            "hint: `git receipt verify` reports it; `git update-ref -d` with that name removes it"
-                .to_owned()
-        };
-        eprintln!(
-            "git-receipt: warning: skipping {name}, which {}\n{hint}",
+/// The notice that `bad` is skipped (every listing meets it again; the sink keeps
+/// it once).
+fn skipped_notice(bad: &UnusableRef) -> Notice {
+    let code = if bad.reason.contains("missing from the object store") {
+        "ref-missing-object"
+    } else {
+        "ref-skipped"
+    };
+    Notice::warning(
+        code,
+        format!(
+            "skipping {}, which {}",
+            crate::text::escape(&bad.name),
             bad.reason
-        );
-    }
+        ),
+    )
+    .about(bad.name.clone())
 }
+
+/// The largest `.gitreceipts` git-receipt reads (4 MiB), committed or in the work
+/// tree: its size is checked (from the object header, or the file's metadata)
+/// before a byte is read, so a huge file (a 256 MiB blob packs into a few hundred
+/// KiB) costs no memory. A contract of a thousand signers is about 100 KB.
+pub const MAX_CONTRACT_BYTES: u64 = 4 << 20;
+
+/// Default bound of an ancestry walk (git config `receipt.walkLimit` sets it): the
+/// freshness walk and the search for a trust root both stop there.
+pub const DEFAULT_WALK_LIMIT: usize = 1000;
 
 /// An open repository.
 pub struct Store {
@@ -286,7 +308,9 @@ pub struct Store {
     /// What became of the last attempt to write the index file.
     index_written: std::sync::Mutex<Option<index::IndexWrite>>,
     /// What the store had to say while it worked (see [`crate::notice`]).
-    notices: crate::notice::Sink,
+    /// Shared, so that every store a command opens reports into one list
+    /// ([`Store::share_notices`]).
+    notices: std::sync::Arc<crate::notice::Sink>,
 }
 
 impl Store {
@@ -408,7 +432,7 @@ impl Store {
                     name.drain(..prefix.len());
                     found.push((name, id));
                 }
-                Err(bad) => warn_once(&bad),
+                Err(bad) => self.notice(skipped_notice(&bad)),
             }
         }
         if self.overrides.is_empty() {
@@ -679,14 +703,61 @@ impl Store {
         Ok(())
     }
 
+    /// How far ahead of the reader's clock a receipt may be dated: git config
+    /// `receipt.maxClockSkew` (seconds), else [`DEFAULT_MAX_SKEW_MS`].
+    pub fn max_skew_ms(&self) -> u64 {
+        let Some(text) = self.config_string(SKEW_CONFIG) else {
+            return DEFAULT_MAX_SKEW_MS;
+        };
+        match self.config_integer(SKEW_CONFIG) {
+            Some(n) if n >= 0 => u64::try_from(n).unwrap_or(0).saturating_mul(1000),
+            _ => {
+                self.notice(
+                    Notice::warning(
+                        "clock-skew-config",
+                        format!(
+                            "{SKEW_CONFIG} = {:?} is not a number of seconds; allowing the default {}",
+                            crate::text::escape(&text),
+                            crate::clock::span(DEFAULT_MAX_SKEW_MS)
+                        ),
+                    )
+                    .about(SKEW_CONFIG),
+                );
+                DEFAULT_MAX_SKEW_MS
+            }
+        }
+    }
+
+    /// This reader's clock and `receipt.maxClockSkew`.
+    pub fn horizon(&self) -> Horizon {
+        Horizon {
+            now_ms: crate::clock::now_ms(),
+            skew_ms: self.max_skew_ms(),
+        }
+    }
+
+    /// The latest date a receipt may carry and still count here: now plus the skew.
+    pub fn horizon_ms(&self) -> u64 {
+        self.horizon().limit_ms()
+    }
+
     /// Keep notice `n` for the caller (the library never prints; see [`crate::notice`]).
-    pub fn notice(&self, n: crate::notice::Notice) {
+    pub fn notice(&self, n: Notice) {
         self.notices.push(n);
     }
 
     /// Every notice kept since the last call, oldest first.
-    pub fn take_notices(&self) -> Vec<crate::notice::Notice> {
+    pub fn take_notices(&self) -> Vec<Notice> {
         self.notices.take()
+    }
+
+    /// Keep notices in `sink` from now on (with those kept so far): a caller that
+    /// opens several stores for one command drains one list.
+    pub fn share_notices(&mut self, sink: std::sync::Arc<crate::notice::Sink>) {
+        for n in self.notices.take() {
+            sink.push(n);
+        }
+        self.notices = sink;
     }
 
     /// The underlying repository.
@@ -784,7 +855,7 @@ impl Store {
 
     /// The blob id of the file at `path` in a commit's tree, if there is one, without
     /// reading it: what [`Store::file_at`] would read, checked the same way. A blob
-    /// over [`crate::contract::MAX_CONTRACT_BYTES`] is refused from its object header
+    /// over [`MAX_CONTRACT_BYTES`] is refused from its object header
     /// ([`StoreError::ContractTooLarge`]), so no reader ever holds it whole.
     pub fn file_id_at(&self, commit: ObjectId, path: &str) -> Result<Option<ObjectId>, StoreError> {
         let tree = self.commit_tree(commit)?;
@@ -820,7 +891,7 @@ impl Store {
             .find_header(id)
             .map_err(git_err(format!("reading {path}")))?
             .size();
-        if size > crate::contract::MAX_CONTRACT_BYTES {
+        if size > MAX_CONTRACT_BYTES {
             return Err(StoreError::ContractTooLarge {
                 path: path.to_owned(),
                 commit,
@@ -896,10 +967,13 @@ impl Store {
             .ok()
             .and_then(|t| t.elapsed().ok());
         if age.is_some_and(|a| a > STALE_LOCK_AFTER) && std::fs::remove_file(&lock).is_ok() {
-            eprintln!(
-                "git-receipt: warning: removed {}, a stale lock left by a process that was killed while writing",
-                lock.display()
-            );
+            self.notice(Notice::warning(
+                "stale-lock-removed",
+                format!(
+                    "removed {}, a stale lock left by a process that was killed while writing",
+                    lock.display()
+                ),
+            ));
         }
     }
 }

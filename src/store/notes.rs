@@ -25,6 +25,7 @@ use gix::objs::tree::EntryKind;
 use gix::refs::transaction::PreviousValue;
 
 use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err, tool_signature};
+use crate::notice::Notice;
 
 /// Above this many notes at the top level, switch to git's 2/38 fanout.
 const FLAT_LIMIT: usize = 256;
@@ -38,7 +39,7 @@ pub const MAX_NOTE_BYTES: u64 = 1 << 20;
 /// A note blob larger than [`MAX_NOTE_BYTES`], refused unread.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "note {blob} is {size} bytes, over the {MAX_NOTE_BYTES}-byte (1 MiB) limit for a note, so it is not read\nhint: run `git receipt reindex` to rebuild notes from the chains"
+    "note {blob} is {size} bytes, over the {MAX_NOTE_BYTES}-byte (1 MiB) limit for a note, so it is not read"
 )]
 pub struct NoteTooLarge {
     /// The note blob.
@@ -97,9 +98,7 @@ impl NoteLine {
 
 /// A note's text that is not in the format above.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "note on {object} in {refname} is corrupt at line {line}: {text:?}\nhint: run `git receipt reindex` to rebuild notes from the chains"
-)]
+#[error("note on {object} in {refname} is corrupt at line {line}: {text:?}")]
 pub struct CorruptNote {
     /// The notes ref.
     pub refname: String,
@@ -486,15 +485,18 @@ impl Store {
             let mut existing = match self.note_in_tree(base, &object)? {
                 Some(Ok(text)) => parse_note(refname, object, &text).unwrap_or_else(|e| {
                     // A corrupt note is replaced by what the chain says; tell the user.
-                    eprintln!("git-receipt: warning: {e}");
+                    self.notice(Notice::warning("note-corrupt", e.to_string()));
                     Vec::new()
                 }),
                 // so is one too large to read
                 Some(Err(big)) => {
-                    eprintln!(
-                        "git-receipt: warning: the note on {object} in {refname}: {}",
-                        big.to_string().lines().next().unwrap_or_default()
-                    );
+                    self.notice(Notice::warning(
+                        "note-too-large",
+                        format!(
+                            "the note on {object} in {refname}: {}",
+                            big.to_string().lines().next().unwrap_or_default()
+                        ),
+                    ));
                     Vec::new()
                 }
                 None => Vec::new(),

@@ -3,7 +3,7 @@
 //! this clone shallow. Each answers in ids and strings, so no caller outside
 //! `store/` holds a `gix::Repository` (the store is the only code that touches git).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use gix::ObjectId;
 
@@ -20,6 +20,30 @@ pub enum ObjectKind {
     Commit,
     /// An annotated tag.
     Tag,
+}
+
+/// The ancestors of a revision in breadth-first order with their distance, and the
+/// shallow commit the walk stopped at, if any: the one walk of the freshness rules
+/// (checks and reviews alike).
+#[derive(Debug, Default)]
+pub struct Ancestry {
+    /// Each ancestor (the revision itself left out) and its distance in hops.
+    pub order: Vec<(ObjectId, usize)>,
+    /// The distance of every commit reached or named as a parent.
+    pub distance: HashMap<ObjectId, usize>,
+    /// The first shallow commit reached (the revision itself, if it is one).
+    pub shallow_hit: Option<ObjectId>,
+    /// The walk stopped at its bound before running out of ancestors.
+    pub truncated: bool,
+}
+
+/// The SSH signature of a commit (git's `gpgsig` header) and the bytes it signs.
+#[derive(Debug)]
+pub struct CommitSignature {
+    /// The armored signature, as the header holds it.
+    pub armored: Vec<u8>,
+    /// The commit as signed: the object without its signature header.
+    pub signed: Vec<u8>,
 }
 
 impl Store {
@@ -200,5 +224,61 @@ impl Store {
             .take(limit)
             .map_while(|info| info.ok().map(|i| i.id))
             .collect())
+    }
+
+    /// The signature of `commit` and what it signs, or `None` for an unsigned or
+    /// unreadable commit. Checking it is the caller's business.
+    pub fn commit_signature(&self, commit: ObjectId) -> Option<CommitSignature> {
+        let commit = self.repo.find_commit(commit).ok()?;
+        let (armored, signed) = commit.signature().ok()??;
+        let mut message = Vec::new();
+        std::io::Read::read_to_end(&mut signed.to_bstring().as_slice(), &mut message).ok()?;
+        Some(CommitSignature {
+            armored: armored.to_vec(),
+            signed: message,
+        })
+    }
+
+    /// Walk the ancestry of `rev` breadth first, at most `limit` commits beyond
+    /// it, noting where a shallow clone's history stops (see [`Ancestry`]).
+    pub fn ancestry(&self, rev: ObjectId, limit: usize) -> Result<Ancestry, StoreError> {
+        let shallow = self.shallow_commits()?;
+        let mut distance: HashMap<ObjectId, usize> = HashMap::new();
+        distance.insert(rev, 0);
+        let mut order = Vec::new();
+        let mut shallow_hit = None;
+        let mut truncated = false;
+        if shallow.contains(&rev) {
+            shallow_hit = Some(rev);
+        }
+        let walk = self
+            .repo
+            .rev_walk([rev])
+            .sorting(gix::revision::walk::Sorting::BreadthFirst)
+            .all()
+            .map_err(git_err("walking history"))?;
+        for info in walk {
+            let info = info.map_err(git_err("walking history"))?;
+            let d = distance.get(&info.id).copied().unwrap_or(0);
+            if info.id != rev {
+                if order.len() >= limit {
+                    truncated = true;
+                    break;
+                }
+                order.push((info.id, d));
+            }
+            if shallow.contains(&info.id) {
+                shallow_hit.get_or_insert(info.id);
+            }
+            for p in info.parent_ids.iter() {
+                distance.entry(*p).or_insert(d + 1);
+            }
+        }
+        Ok(Ancestry {
+            order,
+            distance,
+            shallow_hit,
+            truncated,
+        })
     }
 }

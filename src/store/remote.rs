@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 use gix::ObjectId;
 use gix::refs::transaction::PreviousValue;
 
-use super::chain::{ChainEntry, LOG_FILE, chain_ref};
+use super::chain::{ChainEntry, chain_ref};
+use super::entry::LOG_FILE;
 use super::notes::notes_ref;
 use super::{CHAIN_PREFIX, NOTES_PREFIX, Store, StoreError, git_err};
 use crate::receipt::{Receipt, is_valid_writer_id};
@@ -134,12 +135,9 @@ impl Store {
                 match wait_with_limit(child, limit).map_err(spawn_error)? {
                     Some(out) => out,
                     None => {
-                        return Err(StoreError::GitCommand {
+                        return Err(StoreError::RemoteTimedOut {
                             args: args.join(" "),
-                            stderr: format!(
-                                "the remote did not finish within {}s (receipt.networkTimeout), so the transfer was stopped; nothing was taken from it or half-sent\nhint: check the network or the server and run it again; for a slow link raise the limit: git config receipt.networkTimeout 1800",
-                                limit.as_secs()
-                            ),
+                            seconds: limit.as_secs(),
                         });
                     }
                 }

@@ -15,6 +15,8 @@ use std::sync::OnceLock;
 
 use sha2::{Digest as _, Sha256};
 
+use crate::notice::Notice;
+
 /// The index key's file name, in git-receipt's config directory.
 pub const KEY_FILE: &str = "index-key";
 const KEY_LEN: usize = 32;
@@ -77,17 +79,21 @@ pub fn user_key() -> Option<&'static Key> {
         // No HOME and no XDG_CONFIG_HOME (or an empty one, which would put the key
         // in whatever directory the command runs in): nowhere to keep a key;
         // quietly in memory.
-        let path = crate::keyfile::config_dir()
-            .ok()
+        let path = crate::user_dir::config_dir()
             .filter(|d| d.is_absolute())?
             .join(KEY_FILE);
         match load_or_create(&path) {
             Ok(key) => Some(key),
             Err(why) => {
-                let (why, hint) = why.split_once('\n').unwrap_or((&why, ""));
-                eprintln!(
-                    "git-receipt: notice: the receipt index key {} {why}; the receipt index is kept in memory only (correct, slower)\n{hint}",
-                    path.display()
+                crate::notice::process().push(
+                    Notice::info(
+                        why.code(),
+                        format!(
+                            "the receipt index key {} {why}; the receipt index is kept in memory only (correct, slower)",
+                            path.display()
+                        ),
+                    )
+                    .about(why.subject(&path).display().to_string()),
                 );
                 None
             }
@@ -96,8 +102,61 @@ pub fn user_key() -> Option<&'static Key> {
     .as_ref()
 }
 
+/// Why the index key cannot be used: said once per process, and the index is then
+/// kept in memory.
+#[derive(Debug)]
+pub enum KeyProblem {
+    /// It is not there and cannot be made.
+    Uncreatable(std::io::Error),
+    /// It is there and cannot be read.
+    Unreadable(std::io::Error),
+    /// It changed between two reads, twice.
+    Unsettled,
+    /// It does not hold a key's number of bytes.
+    WrongSize(usize),
+    /// Group or others may read or write it (the mode).
+    OpenToOthers(u32),
+}
+
+impl std::fmt::Display for KeyProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyProblem::Uncreatable(e) => write!(f, "cannot be created ({e})"),
+            KeyProblem::Unreadable(e) => write!(f, "cannot be read ({e})"),
+            KeyProblem::Unsettled => f.write_str("keeps changing while it is read"),
+            KeyProblem::WrongSize(n) => write!(f, "is {n} bytes, not {KEY_LEN}"),
+            KeyProblem::OpenToOthers(mode) => write!(
+                f,
+                "is open to other users (mode {mode:o}), who could seal a receipt index this user trusts"
+            ),
+        }
+    }
+}
+
+impl KeyProblem {
+    /// The notice code (`index-key-...`), by which the CLI finds the way out.
+    pub fn code(&self) -> &'static str {
+        match self {
+            KeyProblem::Uncreatable(_) => "index-key-uncreatable",
+            KeyProblem::Unreadable(_) => "index-key-unreadable",
+            KeyProblem::Unsettled => "index-key-unsettled",
+            KeyProblem::WrongSize(_) => "index-key-size",
+            KeyProblem::OpenToOthers(_) => "index-key-open",
+        }
+    }
+
+    /// What the way out names: the directory the key goes in when it cannot be
+    /// made, else the key file at `path`.
+    pub fn subject<'a>(&self, path: &'a Path) -> &'a Path {
+        match self {
+            KeyProblem::Uncreatable(_) => path.parent().unwrap_or(path),
+            _ => path,
+        }
+    }
+}
+
 /// Read the key at `path`, or make it when there is none.
-pub fn load_or_create(path: &Path) -> Result<Key, String> {
+pub fn load_or_create(path: &Path) -> Result<Key, KeyProblem> {
     for _ in 0..2 {
         match std::fs::read(path) {
             Ok(bytes) => return key_of(path, &bytes),
@@ -105,32 +164,20 @@ pub fn load_or_create(path: &Path) -> Result<Key, String> {
                 Ok(key) => return Ok(key),
                 // another process made it first: read the winner's
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(format!(
-                        "cannot be created ({e})\nhint: make {} writable, or set XDG_CONFIG_HOME to a writable directory",
-                        path.parent().unwrap_or(path).display()
-                    ));
-                }
+                Err(e) => return Err(KeyProblem::Uncreatable(e)),
             },
-            Err(e) => return Err(format!("cannot be read ({e})\nhint: check its permissions")),
+            Err(e) => return Err(KeyProblem::Unreadable(e)),
         }
     }
-    Err("keeps changing while it is read\nhint: let one git-receipt run finish".to_owned())
+    Err(KeyProblem::Unsettled)
 }
 
-fn key_of(path: &Path, bytes: &[u8]) -> Result<Key, String> {
+fn key_of(path: &Path, bytes: &[u8]) -> Result<Key, KeyProblem> {
     let Ok(bytes) = <[u8; KEY_LEN]>::try_from(bytes) else {
-        return Err(format!(
-            "is {} bytes, not {KEY_LEN}\nhint: delete it (`rm {}`); git-receipt makes a new one and rebuilds each index once",
-            bytes.len(),
-            path.display()
-        ));
+        return Err(KeyProblem::WrongSize(bytes.len()));
     };
-    if let Some(mode) = crate::keyfile::open_to_others(path) {
-        return Err(format!(
-            "is open to other users (mode {mode:o}), who could seal a receipt index this user trusts\nhint: `chmod 600 {}`",
-            path.display()
-        ));
+    if let Some(mode) = crate::user_dir::open_to_others(path) {
+        return Err(KeyProblem::OpenToOthers(mode));
     }
     Ok(Key(bytes))
 }
@@ -199,10 +246,16 @@ mod tests {
             "an existing key is never replaced"
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(load_or_create(&path).unwrap_err().contains("chmod 600"));
+        assert!(matches!(
+            load_or_create(&path).unwrap_err(),
+            KeyProblem::OpenToOthers(0o644)
+        ));
         std::fs::write(&path, b"short").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(load_or_create(&path).unwrap_err().contains("not 32"));
+        assert!(matches!(
+            load_or_create(&path).unwrap_err(),
+            KeyProblem::WrongSize(5)
+        ));
     }
 
     #[test]

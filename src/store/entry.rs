@@ -1,0 +1,149 @@
+//! The files of one chain entry's tree: `receipt.json` and the optional output log,
+//! and the bounded read of `receipt.json` that every reader of chains shares (the
+//! chain, the entry rules of `admit`, the index and the parallel verifier). Below
+//! `chain` and `admit`, which both need it.
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
+
+use crate::receipt::MAX_RECEIPT_BYTES;
+
+/// Name of the receipt file in a chain commit's tree.
+pub const RECEIPT_FILE: &str = "receipt.json";
+/// Name of the optional full output log in a chain commit's tree.
+pub const LOG_FILE: &str = "output.log";
+
+/// What is wrong with the `receipt.json` of a chain commit.
+pub(crate) enum ReceiptFileProblem {
+    /// Missing, not a regular file, or unreadable.
+    Shape(String),
+    /// Larger than [`MAX_RECEIPT_BYTES`] (refused before it is read).
+    Oversized(usize),
+}
+
+/// The bytes of `receipt.json` in a chain commit's tree, checking that it is a
+/// regular file of bounded size. Shared by every reader of chains (the store and
+/// the parallel verifier, which passes its thread's own repository handle).
+pub(crate) fn read_receipt_file(
+    repo: &gix::Repository,
+    tree: ObjectId,
+) -> Result<Vec<u8>, ReceiptFileProblem> {
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| ReceiptFileProblem::Shape(format!("tree unreadable: {e}")))?;
+    read_receipt_file_in(repo, &tree)
+}
+
+/// [`read_receipt_file`] of a tree already read.
+pub(crate) fn read_receipt_file_in(
+    repo: &gix::Repository,
+    tree: &gix::Tree<'_>,
+) -> Result<Vec<u8>, ReceiptFileProblem> {
+    let shape = ReceiptFileProblem::Shape;
+    let entry = tree
+        .find_entry(RECEIPT_FILE)
+        .ok_or_else(|| shape(format!("no {RECEIPT_FILE} in its tree")))?;
+    let what = match entry.mode().kind() {
+        EntryKind::Blob => None,
+        EntryKind::BlobExecutable => Some("an executable file"),
+        EntryKind::Link => Some("a symbolic link"),
+        EntryKind::Tree => Some("a directory (tree)"),
+        EntryKind::Commit => Some("a submodule (commit)"),
+    };
+    if let Some(what) = what {
+        return Err(shape(format!(
+            "{RECEIPT_FILE} is {what}, not a regular file"
+        )));
+    }
+    let oid = entry.oid().to_owned();
+    // Refuse an oversized blob before reading it into memory.
+    let header = repo
+        .find_header(oid)
+        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+    let size = usize::try_from(header.size()).unwrap_or(usize::MAX);
+    if size > MAX_RECEIPT_BYTES {
+        return Err(ReceiptFileProblem::Oversized(size));
+    }
+    let blob = repo
+        .find_blob(oid)
+        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+    // A copy of exactly its size: the decoder's buffer, sized for a whole delta
+    // chain, goes back to the repository for the next read (a verify holds
+    // thousands of these at a time).
+    Ok(blob.data.to_vec())
+}
+
+/// One chain entry as read from git: its parents and its receipt file's bytes,
+/// before they are parsed (or, in `bytes`, why there are none).
+pub struct RawEntry {
+    /// The chain commit.
+    pub commit: ObjectId,
+    /// Its parents, first parent first (none when it could not be read).
+    pub parents: Vec<ObjectId>,
+    /// The bytes of its `receipt.json`, or what is wrong, in words.
+    pub bytes: Result<Vec<u8>, String>,
+}
+
+/// A repository handle to read chain entries on other threads (the verifier reads
+/// one chain per thread while others check signatures): take one
+/// [`EntryReader`] per thread with [`SharedReader::local`].
+pub struct SharedReader(gix::ThreadSafeRepository);
+
+/// One thread's reader of chain entries.
+pub struct EntryReader(gix::Repository);
+
+impl super::Store {
+    /// A handle for reading chain entries on other threads.
+    pub fn shared_reader(&self) -> SharedReader {
+        SharedReader(self.repo.clone().into_sync())
+    }
+}
+
+impl SharedReader {
+    /// A reader for this thread.
+    pub fn local(&self) -> EntryReader {
+        EntryReader(self.0.to_thread_local())
+    }
+}
+
+impl EntryReader {
+    /// Read one chain entry: the commit, its tree and `receipt.json`. Read every
+    /// entry of a walk in chain order through one reader, so the pack's delta-base
+    /// cache stays warm: a receipt blob is mostly a delta against a receipt read
+    /// shortly before, and with a cold cache each read would inflate its whole delta
+    /// chain (ten deep on average at 100k receipts).
+    pub fn read(&self, commit: ObjectId) -> RawEntry {
+        let repo = &self.0;
+        match repo.find_commit(commit) {
+            Ok(c) => RawEntry {
+                commit,
+                parents: c.parent_ids().map(|p| p.detach()).collect(),
+                bytes: c
+                    .tree_id()
+                    .map_err(|e| format!("tree unreadable: {e}"))
+                    .and_then(|t| {
+                        read_receipt_file(repo, t.detach()).map_err(|problem| match problem {
+                            ReceiptFileProblem::Shape(why) => why,
+                            ReceiptFileProblem::Oversized(size) => format!(
+                                "{RECEIPT_FILE} is {size} bytes, over the {MAX_RECEIPT_BYTES} byte limit"
+                            ),
+                        })
+                    }),
+            },
+            Err(e) => {
+                let why = if repo.has_object(commit) {
+                    format!("not a readable commit: {e}")
+                } else if repo.is_shallow().unwrap_or(false) {
+                    "the chain commit is not in this clone: a shallow fetch (--depth) cut the chain here; fetch refs/receipts/* without --depth (in this clone: `git fetch --unshallow`)".to_owned()
+                } else {
+                    "the chain commit is not in this repository: the chain is incomplete".to_owned()
+                };
+                RawEntry {
+                    commit,
+                    parents: Vec::new(),
+                    bytes: Err(why),
+                }
+            }
+        }
+    }
+}
