@@ -6,14 +6,12 @@
 //! `git daemon` for the server hook, and a fake agent on a Unix socket of the
 //! test's own that lists the key and then never answers.
 
-use crate::common;
-
 use std::io::{Read as _, Write as _};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::common::{Daemon, Env, Run, to_run};
+use crate::common::{self, Daemon, Env, Run, to_run};
 use base64::Engine as _;
 
 /// 256 MiB: the size of each oversized input.

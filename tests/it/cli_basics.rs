@@ -1,7 +1,6 @@
 //! `run`, `record`, `show`, `log` against a scripted fixture repository.
 
-use crate::common;
-use crate::common::Env;
+use crate::common::{self, Env};
 
 #[test]
 fn run_declared_check_streams_output_and_writes_a_receipt() {

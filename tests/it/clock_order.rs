@@ -9,11 +9,9 @@
 //! so the tests that need one sign the entry with the library and the writer's
 //! own key, and write it with stock git plumbing, as a hostile signer would.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
-use crate::common::{Env, Run};
+use crate::common::{self, Env, Run};
 use git_receipt::receipt::{Body, Receipt, Verdict};
 use git_receipt::sign::SigningKey;
 use serde_json::Value;

@@ -3,11 +3,9 @@
 //! An author who is a signer, a reviewer who is not, and CI with no key, around a
 //! real `git daemon`: what each sees, and that CI means what it says.
 
-use crate::common;
-
 use std::path::PathBuf;
 
-use crate::common::{Daemon, Env};
+use crate::common::{self, Daemon, Env};
 use serde_json::Value;
 
 fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {

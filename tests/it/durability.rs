@@ -7,8 +7,7 @@
 //! must complete any notes the crash cut off (a note shows the newest receipt per
 //! check of its writer).
 
-use crate::common;
-use crate::common::Env;
+use crate::common::{self, Env};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::{Command, Stdio};

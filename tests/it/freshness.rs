@@ -5,11 +5,9 @@
 //! `make_branchy_repo.sh` gives `A - B - M` on `main` (M touches docs only) and
 //! `B - F` on `feature` (F touches src/lib.rs); `test` reads src, `docs` reads docs.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
-use crate::common::{Env, Run};
+use crate::common::{self, Env, Run};
 use serde_json::Value;
 
 const FIXTURE: &str = "make_branchy_repo.sh";

@@ -8,12 +8,10 @@
 //! `tests/it/common/gitolite.rs`) and skips, saying why, when they are not installed,
 //! or fails when `CI` is set (`.ci/run` installs them).
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
 use crate::common::gitolite::Gitolite;
-use crate::common::{Env, Run};
+use crate::common::{self, Env, Run};
 
 /// The rights a team grants for receipts (docs/servers.md quotes these lines):
 /// branches as usual, chains fast-forward only (`RW`), notes and log refs

@@ -4,8 +4,7 @@
 //! your own notes survive a plain `git fetch` in a clone where `init` ran after
 //! the key existed.
 
-use crate::common;
-use crate::common::{Daemon, Env};
+use crate::common::{self, Daemon, Env};
 use std::path::Path;
 
 /// The tree stock git writes for the work tree as if everything were staged:

@@ -8,8 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common;
-use crate::common::{Env, Run, pytools};
+use crate::common::{self, Env, Run, pytools};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;

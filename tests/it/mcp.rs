@@ -13,8 +13,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common;
-use crate::common::{Env, bin, fixture};
+use crate::common::{self, Env, bin, fixture};
 
 /// The Python client's interpreter, or a printed reason to skip.
 macro_rules! python_or_skip {

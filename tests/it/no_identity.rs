@@ -1,11 +1,9 @@
 //! A machine without a git identity (a fresh CI container: no user.name, no
 //! GIT_COMMITTER_*) still gets notes, not just the chain.
 
-use crate::common;
-
 use std::process::Command;
 
-use crate::common::Env;
+use crate::common::{self, Env};
 
 #[test]
 fn notes_are_written_without_a_git_identity() {

@@ -1,8 +1,7 @@
 //! Interop with OpenSSH (`ssh-keygen -Y verify` checks a receipt with no
 //! git-receipt code involved) and the help/man pages.
 
-use crate::common;
-use crate::common::Env;
+use crate::common::{self, Env};
 use std::process::Command;
 
 #[test]

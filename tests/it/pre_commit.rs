@@ -4,11 +4,9 @@
 //! fresh receipts, its manual-stage hook writes them, and the push then passes
 //! and carries the receipts to the remote.
 
-use crate::common;
-
 use std::path::Path;
 
-use crate::common::{Env, Run, pytools};
+use crate::common::{self, Env, Run, pytools};
 
 /// A repository holding this project's `.pre-commit-hooks.yaml` (what a
 /// `.pre-commit-config.yaml` names as `repo:`); returns it and its commit.

@@ -2,12 +2,10 @@
 //! repository, its install step for the man pages, and every example block of
 //! `--help` compared line for line with it.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Env, Run};
+use crate::common::{self, Env, Run};
 
 fn readme() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()

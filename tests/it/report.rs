@@ -15,12 +15,10 @@
 //! Chromium tests skip with a printed reason when `/usr/bin/chromium` is absent,
 //! and fail when `CI` is set: `.ci/run` installs it, so CI never skips.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::Env;
+use crate::common::{self, Env};
 
 const HOSTILE_DETAIL: &str = r#"<script>alert(1)</script>"><img src=x onerror=alert(2)>"#;
 const HOSTILE_LOG: &str =

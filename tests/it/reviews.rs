@@ -8,11 +8,9 @@
 //! Each reviewer is an environment of its own (its own HOME, so its own key)
 //! working in the same repository.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
-use crate::common::{Daemon, Env};
+use crate::common::{self, Daemon, Env};
 
 /// The basic fixture plus `[review "code"]` on `src` needing `required`
 /// approvals, with the keys of `trusted` reviewers declared as signers; committed

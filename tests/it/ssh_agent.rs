@@ -6,12 +6,10 @@
 //! Without `ssh-agent`/`ssh-add` on PATH the tests skip with a printed reason, or
 //! fail when `CI` is set: `.ci/run` installs them (Debian's openssh-client).
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::common::{Env, Run};
+use crate::common::{self, Env, Run};
 use base64::Engine as _;
 use git_receipt::sign::{PublicKey, SigningKey};
 

@@ -1,8 +1,7 @@
 //! Receipts travel through a real git server: `git daemon` on 127.0.0.1, started
 //! by each test, with bare repositories it creates.
 
-use crate::common;
-use crate::common::{Daemon, Env};
+use crate::common::{self, Daemon, Env};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
