@@ -2,7 +2,7 @@
 //! (issue 12, item 5), measured in the same run against the same server.
 //!
 //! The server is the tests' gitolite3 behind a private sshd on 127.0.0.1
-//! (`tests/common/gitolite.rs`), with two repositories: `plain` (no git-receipt
+//! (`tests/it/common/gitolite.rs`), with two repositories: `plain` (no git-receipt
 //! hook) and `app` (git-receipt's pre-receive hook as a repo-specific hook,
 //! protecting `main`). Each round, Alice commits a change and:
 //!
@@ -28,7 +28,7 @@
 //!
 //! Usage: cargo bench --bench push [-- ROUNDS]   (default 9)
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 #[allow(unused_imports)]
 mod common;
 

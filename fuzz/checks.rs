@@ -1,5 +1,5 @@
 //! What each fuzz target asserts about one input, shared by the targets
-//! (`fuzz/fuzz_targets/*.rs`, nightly) and by `tests/fuzz_regressions.rs`, which
+//! (`fuzz/fuzz_targets/*.rs`, nightly) and by `tests/it/fuzz_regressions.rs`, which
 //! replays every crash input found so far on stable.
 //!
 //! Beyond "no panic", each check asserts what the parser promises: a receipt that
