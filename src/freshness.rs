@@ -833,14 +833,9 @@ mod tests {
             Candidate::NoTrustedWriter
         ));
         // a record that points at no receipt
-        let tree_commit = store.repo().find_commit(commit).unwrap().tree_id().unwrap();
+        let tree_commit = store.commit_tree(commit).unwrap();
         assert!(matches!(
-            open_candidate(
-                &store,
-                &index,
-                &trust,
-                &record(tree_commit.detach(), chain(&laptop))
-            ),
+            open_candidate(&store, &index, &trust, &record(tree_commit, chain(&laptop))),
             Candidate::Unusable
         ));
     }

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::PolicyError;
 pub use super::contract::contract_at;
 use super::trust::Trust;
+pub use super::trust::trust_root_label;
 use crate::contract::{Accept, CheckDef, Contract, ReviewDef};
 use crate::freshness::{self, CheckState, Decider, State, Undecided};
 use crate::store::Store;
@@ -214,14 +215,6 @@ pub fn walk_limit(store: &Store) -> Result<usize, PolicyError> {
         Some(n) if n > 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
         Some(n) => Err(PolicyError::WalkLimit(n)),
     }
-}
-
-/// How the trust root `c` is named where its required checks are applied.
-pub fn trust_root_label(c: ObjectId) -> String {
-    format!(
-        "{} (the trust root on the default branch's first-parent history)",
-        c.to_hex_with_len(7)
-    )
 }
 
 /// The name a trusted key goes by in reasons: its `[signer]` name, else its fingerprint.

@@ -147,6 +147,7 @@ fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed:
         tree,
         inputs: store.inputs_tree(tree, &spec.paths, true).unwrap(),
         dirty: false,
+        unmarked: Vec::new(),
     };
     let obs = crate::runner::Observation {
         exit_code: if passed { 0 } else { 1 },
@@ -158,6 +159,7 @@ fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed:
         log: Vec::new(),
         output_bytes: 0,
         log_truncated: false,
+        interrupted: None,
     };
     let writer = writer_id(key.public(), "default");
     crate::recorder::store_receipt(store, &writer, key, &spec, subject, &obs, mode).unwrap();

@@ -241,7 +241,7 @@ pub fn per_trust_root(
                         let baseline = match root.commit {
                             Some(c) if verify => super::Baseline::At {
                                 commit: c,
-                                label: super::judge::trust_root_label(c),
+                                label: trust_root_label(c),
                             },
                             _ => super::Baseline::Own,
                         };
@@ -257,4 +257,12 @@ pub fn per_trust_root(
         judged_by.push(by_root[&root]);
     }
     Ok((judging, judged_by))
+}
+
+/// How the trust root `c` is named where its required checks are applied.
+pub fn trust_root_label(c: ObjectId) -> String {
+    format!(
+        "{} (the trust root on the default branch's first-parent history)",
+        c.to_hex_with_len(7)
+    )
 }

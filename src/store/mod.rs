@@ -760,11 +760,6 @@ impl Store {
         self.notices = sink;
     }
 
-    /// The underlying repository.
-    pub fn repo(&self) -> &gix::Repository {
-        &self.repo
-    }
-
     /// The top of the work tree.
     pub fn workdir(&self) -> Result<&Path, StoreError> {
         self.repo.workdir().ok_or(StoreError::Bare)

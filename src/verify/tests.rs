@@ -426,6 +426,7 @@ fn a_log_ref_that_points_at_another_blob_is_a_finding() {
             stdout_tail: Vec::new(),
             stderr_tail: Vec::new(),
             log: b"the whole output\n".to_vec(),
+            interrupted: None,
             output_bytes: 17,
             log_truncated: false,
         },
