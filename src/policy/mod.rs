@@ -10,7 +10,7 @@
 //!   verifier (the signers at a revision it names) and of the server (the signers
 //!   at the protected branch's old tip, and `receipt.trustedKey`);
 //! - [`contract`]: the `.gitreceipts` at a commit;
-//! - [`judge`]: a [`Baseline`] (the revision's own `.gitreceipts`, or also the
+//! - [`mod@judge`]: a [`Baseline`] (the revision's own `.gitreceipts`, or also the
 //!   requirements at a trusted revision) and [`judge()`], which returns a
 //!   [`Judgement`]: every check's and review's state, what cannot be decided,
 //!   and the policy's own findings as typed [`Reason`]s;
