@@ -197,14 +197,19 @@ pub fn newest_acceptance(
 /// looks no signer up by name.)
 pub fn signer_keys(trust: &TrustSet, signer: &str) -> Vec<String> {
     use crate::trust::TrustOrigin;
-    trust
+    let named = trust.fingerprints_named(signer);
+    let mut out: Vec<String> = trust
         .keys()
-        .filter(|t| {
-            t.key.fingerprint() == signer
+        .map(|t| (t, t.key.fingerprint()))
+        .filter(|(t, fp)| {
+            fp == signer
+                || named.contains(fp)
                 || matches!(&t.origin, TrustOrigin::Contract(name) if name == signer)
         })
-        .map(|t| t.key.fingerprint())
-        .collect()
+        .map(|(_, fp)| fp)
+        .collect();
+    out.dedup();
+    out
 }
 
 /// The key that made `commit`'s SSH signature (git's `gpgsig` header with
@@ -681,5 +686,174 @@ mod tests {
         assert_eq!(signer_keys(&trust, &own_fp), vec![own_fp]);
         assert!(signer_keys(&trust, "nobody").is_empty());
         assert!(signer_keys(&trust, "").is_empty());
+    }
+}
+
+/// Why an acceptance does not count in this repository (docs/trust.md, "An
+/// acceptance counts only where it was made"), typed; `Display` gives the words.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "code", rename_all = "kebab-case")]
+pub enum NotHere {
+    /// Its `trusted` commit, whose rules it claims to apply, is not in this
+    /// repository (an acceptance made in a fork or a mirror, or in a clone ahead
+    /// of this one).
+    TrustedAbsent {
+        /// The `trusted` commit as the acceptance names it.
+        trusted: String,
+    },
+    /// Its `trusted` commit is here but not on the first-parent history of the
+    /// default branch: rules nobody gated.
+    TrustedNotGated {
+        /// The `trusted` commit.
+        trusted: String,
+        /// Why, in words (unescaped).
+        why: String,
+    },
+    /// Its criteria leave out checks or reviews required at its `trusted` commit
+    /// (an acceptance made with `gate --require` is partial).
+    Partial {
+        /// The `trusted` commit.
+        trusted: String,
+        /// What is required there and not among its criteria: `check NAME`,
+        /// `review NAME`.
+        missing: Vec<String>,
+    },
+}
+
+/// The first 7 characters of `id`, or all of it when shorter, never splitting
+/// a character.
+fn short7(id: &str) -> &str {
+    match id.char_indices().nth(7) {
+        Some((end, _)) => &id[..end],
+        None => id,
+    }
+}
+
+impl std::fmt::Display for NotHere {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotHere::TrustedAbsent { trusted } => write!(
+                f,
+                "it applies the rules of commit {}, which is not in this repository: an acceptance made in a fork or a mirror counts only there (if that commit is on the default branch, fetch it)",
+                short7(trusted)
+            ),
+            NotHere::TrustedNotGated { trusted, why } => write!(
+                f,
+                "it applies the rules of commit {}, which {why}: only rules on gated history count",
+                short7(trusted)
+            ),
+            NotHere::Partial { trusted, missing } => write!(
+                f,
+                "it is partial: {} required at {} {} not among its criteria (an acceptance made with `gate --require` covers only what it names)",
+                missing.join(", "),
+                short7(trusted),
+                if missing.len() == 1 { "is" } else { "are" }
+            ),
+        }
+    }
+}
+
+/// Whether commit `trusted` is on this repository's gated history: the
+/// first-parent history of the default branch, read as [`crate::trust::trust_root`]
+/// reads it (the walk limit and a shallow edge fail closed). `Err(why)` in words.
+pub fn on_gated_history(
+    store: &Store,
+    trusted: ObjectId,
+) -> Result<Result<(), String>, StoreError> {
+    use crate::trust::{TrustRootError, default_branch, trust_root};
+    let branch = default_branch(store).map(|(name, _)| name);
+    match trust_root(store, trusted) {
+        Ok(root) if root.commit == Some(trusted) => Ok(Ok(())),
+        Ok(root) => Ok(Err(match (root.commit, branch) {
+            (Some(nearest), Some(branch)) => format!(
+                "is not on the first-parent history of {branch} (the newest commit there that it descends from is {})",
+                nearest.to_hex_with_len(7)
+            ),
+            (Some(nearest), None) => format!(
+                "is not on the default branch's first-parent history (the newest commit there that it descends from is {})",
+                nearest.to_hex_with_len(7)
+            ),
+            (None, _) => root.description,
+        })),
+        Err(TrustRootError::Store(e)) => Err(e),
+        Err(e) => Ok(Err(format!("cannot be placed on gated history: {e}"))),
+    }
+}
+
+/// The checks and reviews required at `commit` (its `.gitreceipts`): `check
+/// NAME` for each `required = true` check, `review NAME` for each review with a
+/// nonzero `required`. No `.gitreceipts` there requires nothing.
+pub fn required_at(store: &Store, commit: ObjectId) -> Result<Vec<String>, String> {
+    let bytes = store
+        .file_at(commit, crate::contract::FILE_NAME)
+        .map_err(|e| e.to_string())?;
+    let Some(bytes) = bytes else {
+        return Ok(Vec::new());
+    };
+    let label = format!(".gitreceipts at {}", commit.to_hex_with_len(7));
+    let c = crate::contract::Contract::parse(&bytes, std::path::Path::new(&label))
+        .map_err(|e| e.to_string())?;
+    Ok(c.checks
+        .iter()
+        .filter(|d| d.required)
+        .map(|d| format!("check {}", d.name))
+        .chain(
+            c.reviews
+                .iter()
+                .filter(|r| r.required > 0)
+                .map(|r| format!("review {}", r.name)),
+        )
+        .collect())
+}
+
+/// Whether acceptance `a` counts in this repository: its `trusted` commit is
+/// here and on gated history ([`on_gated_history`]), and its criteria cover
+/// everything required there ([`required_at`]). An acceptance that does not
+/// count still verifies as a signed receipt; it only never satisfies
+/// `gate --accepted-by` or `receipt.requireAcceptance`.
+pub fn counts_here(store: &Store, a: &Acceptance) -> Result<Result<(), NotHere>, StoreError> {
+    let absent = || NotHere::TrustedAbsent {
+        trusted: a.trusted.clone(),
+    };
+    let Ok(trusted) = ObjectId::from_hex(a.trusted.as_bytes()) else {
+        return Ok(Err(absent()));
+    };
+    if !store.has_commit(trusted) {
+        return Ok(Err(absent()));
+    }
+    if let Err(why) = on_gated_history(store, trusted)? {
+        return Ok(Err(NotHere::TrustedNotGated {
+            trusted: a.trusted.clone(),
+            why,
+        }));
+    }
+    let required = match required_at(store, trusted) {
+        Ok(r) => r,
+        Err(why) => {
+            return Ok(Err(NotHere::TrustedNotGated {
+                trusted: a.trusted.clone(),
+                why: format!("has a .gitreceipts this git-receipt cannot read ({why})"),
+            }));
+        }
+    };
+    let covered: HashSet<String> = a
+        .criteria
+        .iter()
+        .map(|c| match c.kind {
+            CriterionKind::Check => format!("check {}", c.name),
+            CriterionKind::Review => format!("review {}", c.name),
+        })
+        .collect();
+    let missing: Vec<String> = required
+        .into_iter()
+        .filter(|r| !covered.contains(r))
+        .collect();
+    if missing.is_empty() {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(NotHere::Partial {
+            trusted: a.trusted.clone(),
+            missing,
+        }))
     }
 }

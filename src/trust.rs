@@ -260,6 +260,18 @@ impl TrustSet {
         }
     }
 
+    /// The fingerprints of the keys a `[signer "NAME"]` of a contract this set
+    /// was built from declares, whatever origin the set holds each key under (your
+    /// own key keeps its name where `.gitreceipts` also declares it).
+    pub fn fingerprints_named(&self, name: &str) -> Vec<String> {
+        self.contracts
+            .iter()
+            .flat_map(|(c, _)| c.signers.iter())
+            .filter(|s| s.name == name)
+            .map(|s| s.key.fingerprint())
+            .collect()
+    }
+
     /// Add every signer of a contract. Each key is hashed (for lookups by
     /// fingerprint and writer id); its entry is made when first looked up.
     pub fn add_contract(&mut self, contract: impl Into<std::sync::Arc<Contract>>) {

@@ -678,6 +678,36 @@ pub fn verify(
             .map(|&(w, commit)| (writers[w].clone(), commit))
     };
     for (writer, idx, id, commit, body) in acceptances {
+        // An acceptance counts only where it was made: rules from a fork or from a
+        // commit nobody gated are a finding; a partial one (`gate --require`) is
+        // genuine and only said, since it never satisfies `--accepted-by`.
+        if let Some(a) = &body.acceptance {
+            let subject = &body.subject.commit[..7.min(body.subject.commit.len())];
+            match crate::decision::counts_here(store, a)? {
+                Ok(()) => {}
+                Err(why @ crate::decision::NotHere::Partial { .. }) => {
+                    if a.status == crate::receipt::Status::Accepted {
+                        store.notice(
+                            crate::notice::Notice::info(
+                                "acceptance-partial",
+                                format!(
+                                    "chain {writer} #{idx}: the acceptance of {subject} does not satisfy `gate --accepted-by`: {why}"
+                                ),
+                            )
+                            .about(id.clone()),
+                        );
+                    }
+                }
+                Err(why) => report.findings.push(Finding {
+                    chain: writer.clone(),
+                    index: Some(idx),
+                    id: Some(id.clone()),
+                    commit: Some(commit.to_string()),
+                    kind: "acceptance",
+                    reason: format!("acceptance of {subject} does not count here: {why}"),
+                }),
+            }
+        }
         for p in crate::decision::acceptance_problems(store, trust, &body, &locate) {
             report.findings.push(Finding {
                 chain: writer.clone(),

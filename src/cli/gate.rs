@@ -100,6 +100,13 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
         args.revs.clone()
     };
     let (trust, baseline) = trust_and_baseline(ctx, &store, args.trust.as_deref(), args.verify)?;
+    // An acceptance names the commit whose rules it applied (`trusted`): a
+    // recorded decision holds the revision to its trust root's required checks
+    // too, so that it never claims rules it did not apply.
+    let baseline = match baseline {
+        Baseline::Own if args.record => Baseline::TrustRoot,
+        b => b,
+    };
     if args.verify {
         let (t, described) = match &trust {
             Some(t) => t.clone(),
@@ -284,6 +291,13 @@ fn record_acceptance(
         trusted,
         git_receipt::receipt::format_timestamp(git_receipt::clock::now_ms()),
     )?;
+    if let Err(why) = git_receipt::decision::counts_here(store, &acceptance)? {
+        eprintln!(
+            "git-receipt: notice: this acceptance of {} will not satisfy `gate --accepted-by` here: {}",
+            commit.to_hex_with_len(7),
+            escape(&why.to_string())
+        );
+    }
     let subject = acceptance::subject(store, commit)?;
     let key = ctx.signing_key(store)?;
     let writer = ctx.writer(store, &key)?;

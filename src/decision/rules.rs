@@ -955,3 +955,139 @@ fn acceptances_a_review_claim_is_held_to_its_approvals() {
         )
     );
 }
+
+fn criterion(kind: CriterionKind, name: &str) -> Criterion {
+    Criterion {
+        kind,
+        name: name.into(),
+        state: State::Present,
+        inputs: String::new(),
+        evidence: Vec::new(),
+    }
+}
+
+#[test]
+fn acceptances_count_only_on_gated_history_and_only_when_complete() {
+    let s = Scratch::new();
+    let r = s.commit(&[("README", "r\n")], "R, before any contract");
+    let contract = "[check \"test\"]\n\trun = true\n\tpath = src\n\trequired = true\n[check \"docs\"]\n\trun = true\n[review \"code\"]\n\tpath = src\n\trequired = 1\n";
+    let a = s.commit(&[(".gitreceipts", contract), ("src/lib.rs", "a\n")], "A");
+    let b = s.commit(&[("README", "r2\n")], "B");
+    s.git(&["switch", "-q", "-c", "side", &a.to_string()]);
+    let side = s.commit(&[("x", "x\n")], "side");
+    s.git(&["switch", "-q", "main"]);
+    let full = vec![
+        criterion(CriterionKind::Check, "test"),
+        criterion(CriterionKind::Review, "code"),
+    ];
+    let acc = |trusted: &str, criteria: &[Criterion]| {
+        let mut x = acceptance_body(&s, b, Vec::new()).acceptance.unwrap();
+        x.trusted = trusted.to_owned();
+        x.criteria = criteria.to_vec();
+        x
+    };
+    let counts = |trusted: &str, criteria: &[Criterion]| {
+        counts_here(&s.store, &acc(trusted, criteria)).unwrap()
+    };
+    // the tip and an older first-parent commit are gated history
+    assert_eq!(counts(&b.to_string(), &full), Ok(()));
+    assert_eq!(counts(&a.to_string(), &full), Ok(()));
+    // what is required comes from the trusted commit: nothing before the contract
+    assert_eq!(counts(&r.to_string(), &[]), Ok(()));
+    // a commit that is not here, or no commit id at all
+    for absent in ["1234567890123456789012345678901234567890", "not-hex", ""] {
+        assert_eq!(
+            counts(absent, &full),
+            Err(NotHere::TrustedAbsent {
+                trusted: absent.into()
+            })
+        );
+    }
+    // here, but off the first-parent history: nobody gated its rules
+    match counts(&side.to_string(), &full) {
+        Err(NotHere::TrustedNotGated { trusted, why }) => {
+            assert_eq!(trusted, side.to_string());
+            assert!(
+                why.contains("is not on the first-parent history of refs/heads/main")
+                    && why.contains(&a.to_hex_with_len(7).to_string()),
+                "{why}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // partial: each required criterion left out is named, by kind
+    assert_eq!(
+        counts(&b.to_string(), &full[..1]),
+        Err(NotHere::Partial {
+            trusted: b.to_string(),
+            missing: vec!["review code".into()]
+        })
+    );
+    assert_eq!(
+        counts(&b.to_string(), &[criterion(CriterionKind::Check, "docs")]),
+        Err(NotHere::Partial {
+            trusted: b.to_string(),
+            missing: vec!["check test".into(), "review code".into()]
+        })
+    );
+    // a check criterion does not stand in for a review of the same name
+    assert_eq!(
+        counts(
+            &b.to_string(),
+            &[
+                criterion(CriterionKind::Check, "test"),
+                criterion(CriterionKind::Check, "code")
+            ]
+        ),
+        Err(NotHere::Partial {
+            trusted: b.to_string(),
+            missing: vec!["review code".into()]
+        })
+    );
+    // the words name the commit and what is missing
+    let words = NotHere::Partial {
+        trusted: b.to_string(),
+        missing: vec!["check test".into(), "review code".into()],
+    }
+    .to_string();
+    assert!(
+        words.contains(&format!(
+            "check test, review code required at {} are not among its criteria",
+            b.to_hex_with_len(7)
+        )),
+        "{words}"
+    );
+    assert!(
+        NotHere::Partial {
+            trusted: b.to_string(),
+            missing: vec!["check test".into()],
+        }
+        .to_string()
+        .contains("check test required at")
+            && NotHere::TrustedAbsent {
+                trusted: "1234567890".into()
+            }
+            .to_string()
+            .contains("commit 1234567, which is not in this repository"),
+    );
+}
+
+#[test]
+fn a_signer_name_finds_a_key_the_set_holds_under_another_origin() {
+    let k = key(7);
+    let contract = crate::contract::Contract::parse(
+        format!("[signer \"ci\"]\n\tkey = {}\n", k.public().to_openssh()).as_bytes(),
+        std::path::Path::new(".gitreceipts"),
+    )
+    .unwrap();
+    let mut trust = TrustSet::default();
+    trust.add(k.public().clone(), TrustOrigin::OwnKey);
+    trust.add_contract(contract);
+    assert_eq!(signer_keys(&trust, "ci"), vec![k.public().fingerprint()]);
+    assert_eq!(
+        signer_keys(&trust, &k.public().fingerprint()),
+        vec![k.public().fingerprint()]
+    );
+    assert!(signer_keys(&trust, "nobody").is_empty());
+    assert!(trust.fingerprints_named("nobody").is_empty());
+}

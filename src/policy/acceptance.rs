@@ -189,6 +189,17 @@ pub enum NotAccepted {
         /// Its acceptance's id.
         receipt: String,
     },
+    /// The newest acceptance of the tree by the signer accepts it, but does not
+    /// count in this repository: its `trusted` commit is not on gated history
+    /// here, or its criteria leave out what is required there.
+    DoesNotCountHere {
+        /// The tree.
+        tree: String,
+        /// The acceptance's id.
+        receipt: String,
+        /// Why.
+        why: crate::decision::NotHere,
+    },
     /// No acceptance of the tree nor of any near ancestor.
     Absent {
         /// The tree.
@@ -246,6 +257,12 @@ impl std::fmt::Display for NotAccepted {
                 short_id(receipt),
                 short_hex(commit),
             ),
+            NotAccepted::DoesNotCountHere { tree, receipt, why } => write!(
+                f,
+                "its newest acceptance of tree {} ({}) does not count here: {why}",
+                short_hex(tree),
+                short_id(receipt),
+            ),
             NotAccepted::Absent { tree, signer } => write!(
                 f,
                 "no acceptance of tree {} by {signer} (fetch receipts with `git receipt fetch`?)",
@@ -279,7 +296,14 @@ pub fn accepted_by(
             return Err(PolicyError::NotAnAcceptance(found.receipt.id().to_owned()));
         };
         return Ok(match a.status {
-            Status::Accepted => Ok(()),
+            Status::Accepted => match crate::decision::counts_here(store, a)? {
+                Ok(()) => Ok(()),
+                Err(why) => Err(NotAccepted::DoesNotCountHere {
+                    tree: tree.to_string(),
+                    receipt: found.receipt.id().to_owned(),
+                    why,
+                }),
+            },
             Status::Rejected => Err(NotAccepted::Rejected {
                 tree: tree.to_string(),
                 receipt: found.receipt.id().to_owned(),

@@ -12,6 +12,7 @@
 mod common;
 
 mod acceptance;
+mod acceptance_scope;
 mod bounded_reads;
 mod checkpoint;
 mod ci_fresh_clone;
