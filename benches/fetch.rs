@@ -1,0 +1,220 @@
+//! `git receipt fetch` with many writers, against plain `git fetch` of the same
+//! refspecs measured in the same run (issue 27): nothing new, and one new receipt.
+//!
+//! The state is a user's: a server (a bare repository reached over `file://`, so
+//! git runs its real transport) with WRITERS chains of one receipt each, written
+//! with `git fast-import` from bodies signed here; a real `git clone` of it, `git
+//! receipt init`, one `git receipt fetch` (not timed) that admits every chain. Refs
+//! stay loose (nothing packs them, as after a fetch until gc) and there is no
+//! commit-graph. Then rounds alternate the cases, so the machine's noise falls on
+//! each:
+//!
+//! - **nothing new**: `git fetch --no-tags origin '+refs/receipts/*:refs/baseline/*'`
+//!   (the baseline: the chains' refspec, nothing to transfer) against `git receipt
+//!   fetch`;
+//! - **one new receipt**: one more entry on one writer's chain on the server, then
+//!   the same two commands (each takes that one entry).
+//!
+//! Prints the median wall time of each and the ratio; asserts nothing but that the
+//! fetches succeed.
+//!
+//! Usage: cargo bench --bench fetch [-- WRITERS ROUNDS]   (default 1000 7)
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use git_receipt::receipt::{Receipt, writer_id};
+use support::{chain_entry, check_body, fast_import_bare, git, seeded_keys};
+
+const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
+
+fn receipt(dir: &Path, home: &Path, args: &[&str]) {
+    let out = Command::new(BIN)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .args(args)
+        .output()
+        .expect("git-receipt");
+    assert!(
+        out.status.success(),
+        "git receipt {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn timed(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let writers: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(7);
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+
+    // the served history: one commit with a .gitreceipts declaring `test`
+    let seed = tmp.path().join("seed");
+    git(
+        tmp.path(),
+        &["init", "-q", "-b", "main", seed.to_str().unwrap()],
+    );
+    std::fs::create_dir_all(seed.join("src")).unwrap();
+    std::fs::write(seed.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(
+        seed.join(".gitreceipts"),
+        format!(
+            "[check \"test\"]\n\trun = {}\n\tpath = src\n\trequired = true\n",
+            support::CHECK_RUN
+        ),
+    )
+    .unwrap();
+    git(&seed, &["add", "-A"]);
+    git(
+        &seed,
+        &[
+            "-c",
+            "user.name=B",
+            "-c",
+            "user.email=b@x",
+            "commit",
+            "-qm",
+            "c",
+        ],
+    );
+    let commit = git(&seed, &["rev-parse", "HEAD"]);
+    let tree = git(&seed, &["rev-parse", "HEAD^{tree}"]);
+    let inputs = git(&seed, &["rev-parse", "HEAD:src"]);
+    let server = tmp.path().join("server.git");
+    git(
+        tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            seed.to_str().unwrap(),
+            server.to_str().unwrap(),
+        ],
+    );
+
+    // WRITERS chains of one receipt each
+    let t = Instant::now();
+    let keys = seeded_keys(writers + rounds);
+    let mut tips: Vec<(String, u64, String)> = Vec::new(); // (writer, index, id)
+    let mut stream = Vec::new();
+    for (i, key) in keys.iter().take(writers).enumerate() {
+        let writer = writer_id(key.public(), "default");
+        let body = check_body(&writer, 0, None, &commit, &tree, &inputs, i as u64);
+        let r = Receipt::sign(body, key).unwrap();
+        chain_entry(&mut stream, &r, key.public(), None, None, i as u64);
+        tips.push((writer, 0, r.id().to_owned()));
+    }
+    fast_import_bare(&server, &stream);
+    eprintln!(
+        "server: {writers} writers, one receipt each, in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    // a user's clone: git clone, init, the first fetch
+    let client = tmp.path().join("client");
+    let url = format!("file://{}", server.display());
+    git(tmp.path(), &["clone", "-q", &url, client.to_str().unwrap()]);
+    receipt(&client, &home, &["init"]);
+    let t = Instant::now();
+    receipt(&client, &home, &["fetch"]);
+    eprintln!(
+        "first git receipt fetch of {writers} chains: {:.0} ms (not in the table)",
+        t.elapsed().as_secs_f64() * 1000.0
+    );
+    let baseline = |c: &Path| {
+        git(
+            c,
+            &[
+                "fetch",
+                "--no-tags",
+                "--quiet",
+                "origin",
+                "+refs/receipts/*:refs/baseline/*",
+            ],
+        );
+    };
+    baseline(&client);
+
+    let (mut idle_git, mut idle_ours, mut new_git, mut new_ours) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let ours_first = round % 2 == 1;
+        // nothing new
+        let (g, o) = if ours_first {
+            let o = timed(|| receipt(&client, &home, &["fetch"]));
+            (timed(|| baseline(&client)), o)
+        } else {
+            let g = timed(|| baseline(&client));
+            (g, timed(|| receipt(&client, &home, &["fetch"])))
+        };
+        idle_git.push(g);
+        idle_ours.push(o);
+        // one new receipt, on writer `round`'s chain
+        let (writer, index, prev) = tips[round % writers].clone();
+        let key = &keys[round % writers];
+        let body = check_body(
+            &writer,
+            index + 1,
+            Some(prev),
+            &commit,
+            &tree,
+            &inputs,
+            (writers + round) as u64,
+        );
+        let r = Receipt::sign(body, key).unwrap();
+        let parent = git(&server, &["rev-parse", &format!("refs/receipts/{writer}")]);
+        let mut s = Vec::new();
+        chain_entry(
+            &mut s,
+            &r,
+            key.public(),
+            Some(&parent),
+            None,
+            (writers + round) as u64,
+        );
+        writeln!(s).unwrap();
+        fast_import_bare(&server, &s);
+        tips[round % writers] = (writer, index + 1, r.id().to_owned());
+        let (g, o) = if ours_first {
+            let o = timed(|| receipt(&client, &home, &["fetch"]));
+            (timed(|| baseline(&client)), o)
+        } else {
+            let g = timed(|| baseline(&client));
+            (g, timed(|| receipt(&client, &home, &["fetch"])))
+        };
+        new_git.push(g);
+        new_ours.push(o);
+    }
+    let rows = [
+        ("nothing new", median(idle_git), median(idle_ours)),
+        ("one new receipt", median(new_git), median(new_ours)),
+    ];
+    println!(
+        "\n`git receipt fetch`, {writers} writers, loose refs, no commit-graph, {rounds} rounds (median wall ms)"
+    );
+    println!("| case | git fetch (same refspec) | git receipt fetch | ratio |\n|---|---|---|---|");
+    for (case, g, o) in rows {
+        println!("| {case} | {g:.0} | {o:.0} | {:.2}x |", o / g);
+    }
+}
