@@ -7,6 +7,16 @@
 use git_receipt::notice::{Level, Notice};
 use git_receipt::text::escape;
 
+/// How to make approvals of review `review` count on a commit whose author is
+/// unknown (`self-approve = false` and no signature by a trusted key): words
+/// after "no approval can count until ...", unescaped `review` escaped here.
+pub(crate) fn sign_commits(review: &str) -> String {
+    format!(
+        "the author signs the commit with a key that is a [signer] of .gitreceipts (git config gpg.format ssh; git config user.signingKey <that key's file>; git config commit.gpgSign true; then git commit --amend --no-edit -S, or git rebase --exec 'git commit --amend --no-edit -S' for several), or [review \"{}\"] sets self-approve = true",
+        escape(review)
+    )
+}
+
 /// The hint lines (each starting `hint: `) for notice `n`, by its code.
 pub(crate) fn for_notice(n: &Notice) -> Vec<String> {
     let subject = || escape(n.subject.as_deref().unwrap_or_default());

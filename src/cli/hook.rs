@@ -337,7 +337,12 @@ fn refusal_lines(refusals: &[server::Refusal]) -> String {
                 let failing = judgement.verdict(&Require::Marked).failing;
                 refused.push_str(&render_rows(&failing, false));
                 for s in &failing {
-                    refused.push_str(&format!("  fix: {} && git receipt push\n", judgement.fix(s)));
+                    let then = if judgement.approval_cannot_count(s).is_some() {
+                        "; then push the signed commit"
+                    } else {
+                        " && git receipt push"
+                    };
+                    refused.push_str(&format!("  fix: {}{then}\n", judgement.fix(s)));
                 }
             }
             Refusal::NotAccepted {

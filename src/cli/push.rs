@@ -8,6 +8,7 @@ use clap::Args;
 use git_receipt::sync::{self, LogPolicy, PushOutcome};
 
 use super::Context;
+use super::status::Fix as _;
 
 /// Push this clone's receipt chains and notes to a remote.
 ///
@@ -214,6 +215,9 @@ pub(super) fn lacking_receipts(
             refused.push_str(&super::status::render_rows(&failing, false));
             for s in &failing {
                 match s.name.strip_prefix(git_receipt::policy::REVIEW_PREFIX) {
+                    Some(_) if report.approval_cannot_count(s).is_some() => {
+                        refused.push_str(&format!("  fix: {}\n", report.fix(s)))
+                    }
                     Some(review) => refused.push_str(&format!(
                         "  fix: a reviewer runs git receipt review {} --approve --name {review}, then pushes the review\n",
                         local.to_hex_with_len(12)

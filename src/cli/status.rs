@@ -46,13 +46,31 @@ pub(super) type RevReport = Judgement;
 pub(super) trait Fix {
     /// The command (or edit) that makes check `s` present.
     fn fix(&self, s: &CheckState) -> String;
+    /// For a review row no approval can make present (its commit's author is
+    /// unknown), why: then the fix is to sign the commit, not to approve it.
+    fn approval_cannot_count(&self, s: &CheckState) -> Option<String>;
 }
 
 impl Fix for RevReport {
+    fn approval_cannot_count(&self, s: &CheckState) -> Option<String> {
+        let review = s.name.strip_prefix(REVIEW_PREFIX)?;
+        self.reasons.iter().find_map(|r| match r {
+            policy::Reason::ReviewAuthorUnknown { review: name, .. } if name == review => {
+                Some(r.to_string())
+            }
+            _ => None,
+        })
+    }
+
     fn fix(&self, s: &CheckState) -> String {
         if let Some(review) = s.name.strip_prefix(REVIEW_PREFIX) {
             let rev = self.commit.to_hex_with_len(7);
-            if s.state == State::Failed {
+            if self.approval_cannot_count(s).is_some() {
+                format!(
+                    "no approval counts on {rev} until {}",
+                    super::hints::sign_commits(review)
+                )
+            } else if s.state == State::Failed {
                 format!(
                     "address the rejection, then ask for review again: git receipt review {rev} --name {review} --approve"
                 )
