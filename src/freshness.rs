@@ -87,6 +87,20 @@ pub enum FreshnessError {
         /// The check being evaluated.
         check: String,
     },
+    /// As [`FreshnessError::Shallow`], but receipts of the check's inputs here
+    /// were found and ignored for want of a trusted signature: the cause to fix
+    /// is which signers are trusted here, not the depth of the history.
+    #[error(
+        "no trusted receipt for check {check:?}: the receipts of its inputs here ({untrusted}) are signed by keys not trusted here, so none counts; and history is shallow at {boundary}, so no trusted receipt further back can be looked for"
+    )]
+    ShallowUntrusted {
+        /// The shallow commit reached.
+        boundary: ObjectId,
+        /// The check being evaluated.
+        check: String,
+        /// The receipts of these inputs ignored as untrusted.
+        untrusted: usize,
+    },
     /// The walk for an approved ancestor reached the edge of a shallow clone
     /// before finding one: as for a check, stale or missing cannot be told.
     #[error(
@@ -253,13 +267,15 @@ pub fn evaluate_tree(
                 }
                 out.push(Ok(state))
             }
-            Err(error @ (FreshnessError::Shallow { .. } | FreshnessError::Dependency { .. })) => {
-                out.push(Err(Undecided {
-                    name: def.name.clone(),
-                    required: def.required,
-                    error,
-                }))
-            }
+            Err(
+                error @ (FreshnessError::Shallow { .. }
+                | FreshnessError::ShallowUntrusted { .. }
+                | FreshnessError::Dependency { .. }),
+            ) => out.push(Err(Undecided {
+                name: def.name.clone(),
+                required: def.required,
+                error,
+            })),
             Err(e) => return Err(e),
         }
     }
@@ -632,6 +648,15 @@ impl Evaluation<'_> {
             return Ok(state);
         }
         if let Some(boundary) = shallow_hit {
+            // receipts of exactly these inputs, none by a trusted key: deeper
+            // history would only turn this into missing, trust is what is lacking
+            if state.untrusted > 0 {
+                return Err(FreshnessError::ShallowUntrusted {
+                    boundary,
+                    check: def.name.clone(),
+                    untrusted: state.untrusted,
+                });
+            }
             return Err(FreshnessError::Shallow {
                 boundary,
                 check: def.name.clone(),

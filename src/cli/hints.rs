@@ -281,6 +281,13 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             FreshnessError::Shallow { .. } | FreshnessError::ShallowReview { .. } => {
                 one(FETCH_MORE_HISTORY)
             }
+            FreshnessError::ShallowUntrusted { check, .. } => vec![
+                format!(
+                    "hint: no deeper history makes an untrusted receipt count: trust the key that signed those of {} (`git receipt log` lists them): declare it (its owner's `git receipt key show`) as a [signer] in .gitreceipts on the default branch, or here with `git config --add receipt.trustedKey \"<that key>\"`",
+                    escape(check)
+                ),
+                FETCH_MORE_HISTORY.to_owned(),
+            ],
             FreshnessError::Dependency { error, .. } => for_error(error.as_ref()),
             FreshnessError::Store(s) => for_error(s),
             #[allow(unreachable_patterns)]
