@@ -68,7 +68,10 @@ fn world() -> World {
     dev.git_ok(&d, &["push", "-q", "origin", "main"]);
     dev.receipt_ok(&d, &["run", "test"]);
     let r = dev.receipt_ok(&d, &["push"]);
-    assert!(r.stderr.contains("pushed 1 new receipt of default-"), "{r}");
+    assert!(
+        r.stderr.contains("pushed 1 new receipt of dev (default-"),
+        "{r}"
+    );
 
     let b = clone(&bob, &url, "bob");
     bob.receipt_ok(&b, &["run", "test"]);
