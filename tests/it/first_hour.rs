@@ -85,3 +85,87 @@ fn log_and_the_pre_push_hook_name_the_signer_as_status_does() {
         "{r}"
     );
 }
+
+/// The state of `check` in `status --json` output.
+fn state_in(out: &str, check: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(out).unwrap_or_else(|_| panic!("{out}"));
+    let v = if v.is_array() { v[0].clone() } else { v };
+    v["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .find(|c| c["name"] == check)
+        .unwrap_or_else(|| panic!("{check} in {v}"))["state"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn status_takes_trust_rev_with_the_meaning_gate_gives_it() {
+    let env = Env::new();
+    let dir = ada_repo(&env);
+    // a maintainer's main: ada's key is not a signer there, and docs is required
+    env.git_ok(&dir, &["branch", "strict", "HEAD~1"]);
+    env.git_ok(&dir, &["checkout", "-q", "strict"]);
+    let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    std::fs::write(
+        dir.join(".gitreceipts"),
+        contract.replace("path = docs", "path = docs\n\trequired = true"),
+    )
+    .unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "docs required"]);
+    env.git_ok(&dir, &["checkout", "-q", "main"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+
+    let r = env.receipt_ok(&dir, &["status", "HEAD", "--json"]);
+    assert_eq!(state_in(&r.stdout, "test"), "present", "{r}");
+    for args in [
+        &["status", "HEAD"][..],
+        &["status"],
+        &["status", "HEAD~1..HEAD"],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--trust", "strict"]);
+        let r = env.receipt(&dir, &args);
+        assert_eq!(r.code, 0, "{args:?}: {r}");
+        assert!(
+            r.stdout.contains("untrusted") || r.stdout.contains("missing"),
+            "{args:?}: ada's receipt does not count under strict's signers: {r}"
+        );
+    }
+    let r = env.receipt_ok(&dir, &["status", "HEAD", "--trust", "strict", "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let g = env.receipt(&dir, &["gate", "HEAD", "--trust", "strict", "--json"]);
+    assert_eq!(g.code, 1, "{g}");
+    let gate: serde_json::Value = serde_json::from_str(&g.stdout).unwrap();
+    let gate = if gate.is_array() {
+        gate[0].clone()
+    } else {
+        gate
+    };
+    for check in ["test", "docs"] {
+        let row = |v: &serde_json::Value| {
+            v["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == check)
+                .map(|c| (c["state"].clone(), c["required"].clone()))
+        };
+        assert_eq!(
+            row(&status),
+            row(&gate),
+            "{check}: status --trust is gate --trust"
+        );
+    }
+    assert_eq!(state_in(&r.stdout, "test"), "missing", "{r}");
+    let docs_required = status["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["name"] == "docs" && c["required"] == true);
+    assert!(docs_required, "required at the trusted revision: {r}");
+    let r = env.receipt(&dir, &["status", "--trust", "no-such-rev"]);
+    assert_eq!(r.code, 2, "{r}");
+}
