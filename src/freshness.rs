@@ -518,6 +518,20 @@ impl Evaluation<'_> {
                     )
                 };
             }
+            // A pass that took longer than the check's timeout now allows would
+            // have been killed under it: `timeout` is not part of the definition
+            // (lowering it must not invalidate quick runs), so it is checked here.
+            if let Some(limit) = def.timeout
+                && b.result.passed
+                && u128::from(b.result.duration_ms) > limit.as_millis()
+            {
+                state.state = State::Stale;
+                state.reason = format!(
+                    "stale: the pass on {short} took {}, longer than timeout = {} allows now",
+                    seconds(u128::from(b.result.duration_ms)),
+                    seconds(limit.as_millis())
+                );
+            }
             // Rule 5: the sibling repositories it was tested with, resolved again
             // from the same local clones.
             if let Some(moved) = self.dependencies_moved(&spec, b)? {
@@ -672,6 +686,17 @@ impl Evaluation<'_> {
             )
         };
         Ok(state)
+    }
+}
+
+/// Milliseconds as seconds for a reason: `12.3s`, `5s`.
+fn seconds(ms: u128) -> String {
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}.{:03}s", ms / 1000, ms % 1000)
+            .trim_end_matches('0')
+            .to_owned()
     }
 }
 

@@ -169,3 +169,70 @@ fn status_takes_trust_rev_with_the_meaning_gate_gives_it() {
     let r = env.receipt(&dir, &["status", "--trust", "no-such-rev"]);
     assert_eq!(r.code, 2, "{r}");
 }
+
+/// Set `timeout` of check test to `limit` in the committed .gitreceipts.
+fn set_timeout(env: &Env, dir: &Path, limit: &str) {
+    let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    let mut kept: String = contract
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("timeout"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    kept = kept.replace(
+        "\tpath = src\n",
+        &format!("\tpath = src\n\ttimeout = {limit}\n"),
+    );
+    std::fs::write(dir.join(".gitreceipts"), kept).unwrap();
+    env.git_ok(dir, &["commit", "-qam", &format!("timeout = {limit}")]);
+}
+
+/// Issue 26 item 10: a pass that took longer than the check's timeout allows now
+/// would have been killed under it, so it no longer counts as present (Bazel
+/// treats the same as a bug); a pass within the new limit still does, since
+/// `timeout` is not part of the definition.
+#[test]
+fn a_lowered_timeout_does_not_keep_a_pass_that_took_longer() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    set_timeout(&env, &dir, "10m");
+    // a two-minute pass (recorded: no test here sleeps)
+    env.receipt_ok(
+        &dir,
+        &[
+            "record",
+            "test",
+            "--exit-code",
+            "0",
+            "--duration-ms",
+            "120000",
+        ],
+    );
+    assert_eq!(
+        env.status_of(&dir, Some("HEAD"), "test")["state"],
+        "present"
+    );
+    set_timeout(&env, &dir, "1m");
+    let row = env.status_of(&dir, Some("HEAD"), "test");
+    assert_eq!(row["state"], "stale", "{row}");
+    assert!(
+        row["reason"]
+            .as_str()
+            .unwrap()
+            .contains("took 120s, longer than timeout = 60s allows now"),
+        "{row}"
+    );
+    let r = env.receipt(&dir, &["gate", "HEAD"]);
+    assert_eq!(r.code, 1, "{r}");
+    // within the new limit: present again, without any other change
+    set_timeout(&env, &dir, "5m");
+    assert_eq!(
+        env.status_of(&dir, Some("HEAD"), "test")["state"],
+        "present"
+    );
+    set_timeout(&env, &dir, "1m");
+    env.receipt_ok(&dir, &["run", "--stale"]);
+    assert_eq!(
+        env.status_of(&dir, Some("HEAD"), "test")["state"],
+        "present"
+    );
+}
