@@ -144,6 +144,17 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     use git_receipt::trust::TrustRootError;
 
     let one = |h: &str| vec![h.to_owned()];
+    // the policy's transparent wrappers hide the error they wrap from the chain
+    if let Some(e) = e.downcast_ref::<git_receipt::policy::PolicyError>() {
+        use git_receipt::policy::PolicyError;
+        return match e {
+            PolicyError::Store(inner) => for_error(inner),
+            PolicyError::Contract(inner) => for_error(inner),
+            PolicyError::Freshness(inner) => for_error(inner),
+            PolicyError::TrustRoot(inner) => for_error(inner),
+            _ => Vec::new(),
+        };
+    }
     if let Some(e) = e.downcast_ref::<StoreError>() {
         return match e {
             StoreError::NotARepository { .. } => {
