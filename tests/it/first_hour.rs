@@ -236,3 +236,30 @@ fn a_lowered_timeout_does_not_keep_a_pass_that_took_longer() {
         "present"
     );
 }
+
+/// Issue 26 item 10: an ad hoc check started in a subdirectory runs at the top
+/// of the work tree, as a declared check does: its receipt names no directory,
+/// so the same argv must mean the same run wherever it was started; it says so.
+#[test]
+fn an_ad_hoc_check_started_in_a_subdirectory_runs_at_the_top_and_says_so() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    let sub = dir.join("src");
+    let r = env.receipt(&sub, &["run", "at-top", "--", "test", "-f", ".gitreceipts"]);
+    assert_eq!(r.code, 0, "ran at the top, where .gitreceipts is: {r}");
+    assert!(
+        r.stderr.contains("runs at the top of the work tree")
+            && r.stderr.contains("not in the current directory"),
+        "{r}"
+    );
+    // from the top: the same run, and no notice
+    let r = env.receipt(&dir, &["run", "at-top", "--", "test", "-f", ".gitreceipts"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stderr.contains("runs at the top"), "{r}");
+    let json = env.log_json(&dir);
+    let runs: Vec<_> = json.iter().filter(|r| r["check"] == "at-top").collect();
+    assert!(
+        runs.len() == 2 && runs.iter().all(|r| r["passed"] == true),
+        "{runs:?}"
+    );
+}
