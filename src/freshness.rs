@@ -691,7 +691,7 @@ impl Evaluation<'_> {
 
 /// Milliseconds as seconds for a reason: `12.3s`, `5s`.
 fn seconds(ms: u128) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{}.{:03}s", ms / 1000, ms % 1000)
