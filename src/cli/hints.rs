@@ -12,7 +12,7 @@ use git_receipt::text::escape;
 /// after "no approval can count until ...", unescaped `review` escaped here.
 pub(crate) fn sign_commits(review: &str) -> String {
     format!(
-        "the author signs the commit with a key that is a [signer] of .gitreceipts (git config gpg.format ssh; git config user.signingKey <that key's file>; git config commit.gpgSign true; then git commit --amend --no-edit -S, or git rebase --exec 'git commit --amend --no-edit -S' for several), or [review \"{}\"] sets self-approve = true",
+        "the author signs the commit with a key that is a [signer] of .gitreceipts (git config gpg.format ssh; git config user.signingKey <that key's file>; git config commit.gpgSign true; then git commit --amend --no-edit -S, or git rebase --exec 'git commit --amend --no-edit -S' <base> for several), or [review \"{}\"] sets self-approve = true",
         escape(review)
     )
 }
