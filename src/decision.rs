@@ -243,16 +243,33 @@ pub enum Author {
 impl Author {
     /// Why no approval of `commit` can count under `self-approve = false`, if none can.
     pub fn unknown_reason(&self, commit: ObjectId) -> Option<String> {
-        let c = commit.to_hex_with_len(7);
+        let c = commit.to_hex_with_len(7).to_string();
         match self {
             Author::Known(_) => None,
-            Author::Unsigned => Some(format!(
-                "commit {c} has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
-            )),
-            Author::Untrusted(fp) => Some(format!(
-                "commit {c} is signed by {fp}, an untrusted key, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
-            )),
+            Author::Unsigned => Some(unknown_author_words(&c, None)),
+            Author::Untrusted(fp) => Some(unknown_author_words(&c, Some(fp))),
         }
+    }
+
+    /// The key that signed the commit when it is not a trusted one.
+    pub fn untrusted_signer(&self) -> Option<&str> {
+        match self {
+            Author::Untrusted(fp) => Some(fp),
+            _ => None,
+        }
+    }
+}
+
+/// Why no approval of commit `short` can count under `self-approve = false`: it
+/// has no verified SSH signature (`signed_by` None) or one by that untrusted key.
+pub fn unknown_author_words(short: &str, signed_by: Option<&str>) -> String {
+    match signed_by {
+        None => format!(
+            "commit {short} has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
+        ),
+        Some(fp) => format!(
+            "commit {short} is signed by {fp}, an untrusted key, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
+        ),
     }
 }
 
@@ -293,6 +310,10 @@ pub struct ReviewState {
     /// Verdicts ignored for being dated in the future, in words (strings from
     /// receipts: escape before printing).
     pub notices: Vec<String>,
+    /// The revision's author as `self-approve = false` tells it (None with
+    /// `self-approve = true`, where the author does not matter): when unknown,
+    /// no approval can count here.
+    pub author: Option<Author>,
 }
 
 /// How a signer is called in a reason: its `[signer]` name or its fingerprint.
@@ -357,6 +378,7 @@ pub fn review_state(
         decider: None,
         untrusted,
         notices,
+        author: author.clone(),
     };
     if let Some((fp, f)) = newest
         .iter()

@@ -87,6 +87,20 @@ pub enum FreshnessError {
         /// The check being evaluated.
         check: String,
     },
+    /// As [`FreshnessError::Shallow`], but receipts of the check's inputs here
+    /// were found and ignored for want of a trusted signature: the cause to fix
+    /// is which signers are trusted here, not the depth of the history.
+    #[error(
+        "no trusted receipt for check {check:?}: the receipts of its inputs here ({untrusted}) are signed by keys not trusted here, so none counts; and history is shallow at {boundary}, so no trusted receipt further back can be looked for"
+    )]
+    ShallowUntrusted {
+        /// The shallow commit reached.
+        boundary: ObjectId,
+        /// The check being evaluated.
+        check: String,
+        /// The receipts of these inputs ignored as untrusted.
+        untrusted: usize,
+    },
     /// The walk for an approved ancestor reached the edge of a shallow clone
     /// before finding one: as for a check, stale or missing cannot be told.
     #[error(
@@ -253,13 +267,15 @@ pub fn evaluate_tree(
                 }
                 out.push(Ok(state))
             }
-            Err(error @ (FreshnessError::Shallow { .. } | FreshnessError::Dependency { .. })) => {
-                out.push(Err(Undecided {
-                    name: def.name.clone(),
-                    required: def.required,
-                    error,
-                }))
-            }
+            Err(
+                error @ (FreshnessError::Shallow { .. }
+                | FreshnessError::ShallowUntrusted { .. }
+                | FreshnessError::Dependency { .. }),
+            ) => out.push(Err(Undecided {
+                name: def.name.clone(),
+                required: def.required,
+                error,
+            })),
             Err(e) => return Err(e),
         }
     }
@@ -502,6 +518,20 @@ impl Evaluation<'_> {
                     )
                 };
             }
+            // A pass that took longer than the check's timeout now allows would
+            // have been killed under it: `timeout` is not part of the definition
+            // (lowering it must not invalidate quick runs), so it is checked here.
+            if let Some(limit) = def.timeout
+                && b.result.passed
+                && u128::from(b.result.duration_ms) > limit.as_millis()
+            {
+                state.state = State::Stale;
+                state.reason = format!(
+                    "stale: the pass on {short} took {}, longer than timeout = {} allows now",
+                    seconds(u128::from(b.result.duration_ms)),
+                    seconds(limit.as_millis())
+                );
+            }
             // Rule 5: the sibling repositories it was tested with, resolved again
             // from the same local clones.
             if let Some(moved) = self.dependencies_moved(&spec, b)? {
@@ -632,6 +662,15 @@ impl Evaluation<'_> {
             return Ok(state);
         }
         if let Some(boundary) = shallow_hit {
+            // receipts of exactly these inputs, none by a trusted key: deeper
+            // history would only turn this into missing, trust is what is lacking
+            if state.untrusted > 0 {
+                return Err(FreshnessError::ShallowUntrusted {
+                    boundary,
+                    check: def.name.clone(),
+                    untrusted: state.untrusted,
+                });
+            }
             return Err(FreshnessError::Shallow {
                 boundary,
                 check: def.name.clone(),
@@ -647,6 +686,17 @@ impl Evaluation<'_> {
             )
         };
         Ok(state)
+    }
+}
+
+/// Milliseconds as seconds for a reason: `12.3s`, `5s`.
+fn seconds(ms: u128) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}.{:03}s", ms / 1000, ms % 1000)
+            .trim_end_matches('0')
+            .to_owned()
     }
 }
 

@@ -33,8 +33,11 @@ use super::show::{entries_about, find_receipt, looks_like_id};
 ///
 /// Only receipts whose signature verifies against a key trusted here are
 /// exported (as `git receipt status` trusts them for REV); any other is named
-/// on stderr with the reason, and the exit status is 1. Also 1 when REV has no
-/// receipts at all (the file, with -o, then holds what was exported).
+/// on stderr with the reason, and the exit status is 1. Also 1 when nothing is
+/// exported, as when REV has no receipts at all (the file, with -o, then holds
+/// what was exported). A review receipt has no in-toto form yet: one of REV's is
+/// skipped with a notice on stderr (the exit status stays 0 when the rest is
+/// exported); one named by its id is not exported (exit 1).
 ///
 /// Examples:
 ///
@@ -59,6 +62,8 @@ struct Picked {
     receipt: Receipt<Unverified>,
     /// What asked for it, for messages: `REV` or the id given.
     asked: String,
+    /// Named by its id (else found as one of a revision's receipts).
+    by_id: bool,
     trust: std::rc::Rc<TrustSet>,
 }
 
@@ -86,6 +91,7 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
             picked.push(Picked {
                 receipt: entry.receipt,
                 asked: target.clone(),
+                by_id: true,
                 trust,
             });
             continue;
@@ -106,6 +112,7 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
             picked.push(Picked {
                 receipt: entry.receipt,
                 asked: target.clone(),
+                by_id: false,
                 trust: trust.clone(),
             });
         }
@@ -117,6 +124,7 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
     let key = ctx.signing_key(&store)?;
     let mut out = String::new();
     let mut exported = 0usize;
+    let mut skipped = 0usize;
     for p in picked {
         let signer = p.receipt.signature().key.clone();
         let id = p.receipt.id().to_owned();
@@ -144,6 +152,20 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
             }
         };
         let Some(statement) = intoto::statement(&verified) else {
+            // a revision's review receipts have no in-toto form: exporting its
+            // checks is what was asked, so they are skipped, said, not a no
+            if !p.by_id {
+                eprintln!(
+                    "{}",
+                    text::escape_lines(&format!(
+                        "git-receipt: skipping review receipt {id} (for {}): a {} has no in-toto form yet",
+                        p.asked,
+                        verified.body().headline()
+                    ))
+                );
+                skipped += 1;
+                continue;
+            }
             eprintln!(
                 "{}",
                 text::escape_lines(&format!(
@@ -166,7 +188,7 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
         None => std::io::stdout().write_all(out.as_bytes())?,
     }
     eprintln!(
-        "git-receipt: exported {} signed by {}{}",
+        "git-receipt: exported {} signed by {}{}{}",
         super::plural(
             exported as u64,
             "in-toto attestation",
@@ -175,6 +197,14 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
         key.public().fingerprint(),
         if refused > 0 {
             format!("; {refused} not exported (see above)")
+        } else {
+            String::new()
+        },
+        if skipped > 0 {
+            format!(
+                "; {} skipped",
+                super::plural(skipped as u64, "review receipt", "review receipts")
+            )
         } else {
             String::new()
         }

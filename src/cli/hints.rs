@@ -7,6 +7,16 @@
 use git_receipt::notice::{Level, Notice};
 use git_receipt::text::escape;
 
+/// How to make approvals of review `review` count on a commit whose author is
+/// unknown (`self-approve = false` and no signature by a trusted key): words
+/// after "no approval can count until ...", unescaped `review` escaped here.
+pub(crate) fn sign_commits(review: &str) -> String {
+    format!(
+        "the author signs the commit with a key that is a [signer] of .gitreceipts (git config gpg.format ssh; git config user.signingKey <that key's file>; git config commit.gpgSign true; then git commit --amend --no-edit -S, or git rebase --exec 'git commit --amend --no-edit -S' <base> for several), or [review \"{}\"] sets self-approve = true",
+        escape(review)
+    )
+}
+
 /// The hint lines (each starting `hint: `) for notice `n`, by its code.
 pub(crate) fn for_notice(n: &Notice) -> Vec<String> {
     let subject = || escape(n.subject.as_deref().unwrap_or_default());
@@ -134,9 +144,9 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     use git_receipt::trust::TrustRootError;
 
     let one = |h: &str| vec![h.to_owned()];
+    // the policy's transparent wrappers hide the error they wrap from the chain
     if let Some(e) = e.downcast_ref::<git_receipt::policy::PolicyError>() {
         use git_receipt::policy::PolicyError;
-        // the transparent variants: their `source` skips the error they wrap
         return match e {
             PolicyError::Store(inner) => for_error(inner),
             PolicyError::Contract(inner) => for_error(inner),
@@ -282,6 +292,13 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             FreshnessError::Shallow { .. } | FreshnessError::ShallowReview { .. } => {
                 one(FETCH_MORE_HISTORY)
             }
+            FreshnessError::ShallowUntrusted { check, .. } => vec![
+                format!(
+                    "hint: no deeper history makes an untrusted receipt count: trust the key that signed those of {} (`git receipt log` lists them): declare it (its owner's `git receipt key show`) as a [signer] in .gitreceipts on the default branch, or here with `git config --add receipt.trustedKey \"<that key>\"`",
+                    escape(check)
+                ),
+                FETCH_MORE_HISTORY.to_owned(),
+            ],
             FreshnessError::Dependency { error, .. } => for_error(error.as_ref()),
             FreshnessError::Store(s) => for_error(s),
             #[allow(unreachable_patterns)]

@@ -286,12 +286,13 @@ fn pre_push(
         };
         match super::push::push_own(ctx, store, remote, &plan) {
             Ok(outcomes) => {
+                let names = super::signer_names(store);
                 for o in outcomes.iter().filter(|o| o.pushed > 0) {
                     eprintln!(
                         "git-receipt: pushed {} receipt{} of {} to {remote}",
                         o.pushed,
                         if o.pushed == 1 { "" } else { "s" },
-                        o.writer
+                        escape(&names.label_with_id(&o.writer))
                     );
                 }
             }
@@ -337,7 +338,12 @@ fn refusal_lines(refusals: &[server::Refusal]) -> String {
                 let failing = judgement.verdict(&Require::Marked).failing;
                 refused.push_str(&render_rows(&failing, false));
                 for s in &failing {
-                    refused.push_str(&format!("  fix: {} && git receipt push\n", judgement.fix(s)));
+                    let then = if judgement.approval_cannot_count(s).is_some() {
+                        "; then push the signed commit"
+                    } else {
+                        " && git receipt push"
+                    };
+                    refused.push_str(&format!("  fix: {}{then}\n", judgement.fix(s)));
                 }
             }
             Refusal::NotAccepted {

@@ -14,7 +14,9 @@ use super::{Context, colour, human_ms, paint, short_id};
 ///
 /// Columns: receipt id, start time, check, result and how it was obtained
 /// (`(run)` observed by `git receipt run`, `(recorded)` by `record`), subject commit (`+` when the
-/// work tree had uncommitted changes), duration, writer and index; then
+/// work tree had uncommitted changes), duration, writer and index (with the
+/// `[signer]` name `status` gives it first, when a trusted signer's key signed
+/// it: `ada (default-8ef8...#3)`); then
 /// `untrusted key` or `INVALID signature` when the signature does not verify
 /// against a trusted key.
 #[derive(Debug, Args)]
@@ -47,6 +49,15 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
         all.truncate(n);
     }
     let trust = ctx.trust(&store)?;
+    // the names `status` gives the signers, for receipts whose trusted signature
+    // verifies with that signer's key
+    let names = super::signer_names(&store);
+    let name_of = |writer: &str, signer: &str, sig: &SigStatus| -> Option<String> {
+        match sig {
+            SigStatus::Verified(_) => names.name_of_signed(writer, signer).map(str::to_owned),
+            _ => None,
+        }
+    };
     let status: Vec<SigStatus> = all
         .iter()
         .map(|(_, e)| check_signature(&trust, &e.receipt))
@@ -61,6 +72,7 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
                 json!({
                     "id": e.receipt.id(),
                     "writer": writer,
+                    "signer_name": name_of(writer, &e.receipt.signature().key, sig),
                     "index": b.chain.index,
                     "prev": b.chain.prev,
                     "chain_commit": e.commit.to_string(),
@@ -93,6 +105,11 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
     let mut out = String::new();
     for ((writer, e), sig) in all.iter().zip(&status) {
         let b = e.receipt.body();
+        let place = format!("{writer}#{}", b.chain.index);
+        let who = match name_of(writer, &e.receipt.signature().key, sig) {
+            Some(name) => format!("{} ({place})", git_receipt::text::escape(&name)),
+            None => place,
+        };
         let mark = match sig {
             SigStatus::Verified(_) => String::new(),
             SigStatus::Untrusted | SigStatus::Refused(_) => {
@@ -102,12 +119,11 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
         };
         if b.kind != git_receipt::receipt::Kind::Check {
             out.push_str(&format!(
-                "{} {} {} {} {writer}#{}{mark}\n",
+                "{} {} {} {} {who}{mark}\n",
                 paint(on, "33", short_id(e.receipt.id())),
                 b.time(),
                 git_receipt::text::escape(&b.headline()),
                 &b.subject.commit[..7],
-                b.chain.index
             ));
             continue;
         }
@@ -117,7 +133,7 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
             paint(on, "31", "failed")
         };
         out.push_str(&format!(
-            "{} {} {} {state} ({}) {}{} {} {writer}#{}{mark}\n",
+            "{} {} {} {state} ({}) {}{} {} {who}{mark}\n",
             paint(on, "33", short_id(e.receipt.id())),
             b.result.started_at,
             b.check.name,
@@ -125,7 +141,6 @@ pub fn cmd_log(ctx: &Context, args: LogArgs) -> Result<ExitCode> {
             &b.subject.commit[..7],
             if b.subject.dirty { "+" } else { "" },
             human_ms(b.result.duration_ms),
-            b.chain.index
         ));
     }
     print!("{out}");

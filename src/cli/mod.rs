@@ -579,6 +579,8 @@ fn short_id(id: &str) -> &str {
 pub(crate) struct SignerNames {
     /// The first 16 bytes of each signer key's fingerprint digest, in hex, and the name.
     by_suffix: std::collections::HashMap<String, String>,
+    /// Each signer key's fingerprint (`SHA256:...`) and the name.
+    by_fingerprint: std::collections::HashMap<String, String>,
 }
 
 impl SignerNames {
@@ -592,8 +594,29 @@ impl SignerNames {
                 .by_suffix
                 .entry(suffix)
                 .or_insert_with(|| signer.name.clone());
+            names
+                .by_fingerprint
+                .entry(signer.key.fingerprint())
+                .or_insert_with(|| signer.name.clone());
         }
         names
+    }
+
+    /// `ada (default-8ef8...)` for a chain of signer ada's key, else the writer
+    /// id: for output that must show the id (what refs and `show` take) too.
+    pub(crate) fn label_with_id(&self, writer: &str) -> String {
+        match self.name_of(writer) {
+            Some(name) => format!("{name} ({writer})"),
+            None => writer.to_owned(),
+        }
+    }
+
+    /// The signer's name for a receipt signed by key `fingerprint` on chain
+    /// `writer`: only when that key is the signer's and the chain is its own
+    /// (a chain named after a signer's key but signed by another key gets none).
+    pub(crate) fn name_of_signed(&self, writer: &str, fingerprint: &str) -> Option<&str> {
+        let by_key = self.by_fingerprint.get(fingerprint)?;
+        (self.name_of(writer) == Some(by_key.as_str())).then_some(by_key.as_str())
     }
 
     /// The signer's name for writer id `writer`, when a trusted `[signer]` key wrote it.

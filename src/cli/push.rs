@@ -8,6 +8,7 @@ use clap::Args;
 use git_receipt::sync::{self, LogPolicy, PushOutcome};
 
 use super::Context;
+use super::status::Fix as _;
 
 /// Push this clone's receipt chains and notes to a remote.
 ///
@@ -137,6 +138,7 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             "git-receipt: no receipts of yours to push\nhint: `git receipt run <check>` writes one"
         );
     }
+    let names = super::signer_names(&store);
     for o in outcomes {
         if let Some(why) = &o.repaired {
             eprintln!(
@@ -163,7 +165,7 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
             "git-receipt: pushed {} new receipt{} of {} to {remote}{logs}{extra}",
             o.pushed,
             if o.pushed == 1 { "" } else { "s" },
-            o.writer
+            git_receipt::text::escape(&names.label_with_id(&o.writer))
         );
     }
     for spec in &also {
@@ -186,6 +188,7 @@ pub(super) fn lacking_receipts(
     reviewed: &[String],
 ) -> Result<String> {
     let mut refused = String::new();
+    let mut names = None;
     for (r, local) in pushed {
         let reviews_count = git_receipt::policy::push::reviews_due(reviewed, r);
         let local = *local;
@@ -211,9 +214,16 @@ pub(super) fn lacking_receipts(
                 "{r} ({}) lacks fresh receipts:\n",
                 local.to_hex_with_len(7)
             ));
-            refused.push_str(&super::status::render_rows(&failing, false));
+            refused.push_str(&super::status::render_rows_named(
+                &failing,
+                false,
+                names.get_or_insert_with(|| super::signer_names(store)),
+            ));
             for s in &failing {
                 match s.name.strip_prefix(git_receipt::policy::REVIEW_PREFIX) {
+                    Some(_) if report.approval_cannot_count(s).is_some() => {
+                        refused.push_str(&format!("  fix: {}\n", report.fix(s)))
+                    }
                     Some(review) => refused.push_str(&format!(
                         "  fix: a reviewer runs git receipt review {} --approve --name {review}, then pushes the review\n",
                         local.to_hex_with_len(12)

@@ -136,10 +136,10 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
             }
         );
         if !args.reject && !def.self_approve {
-            let name = escape(&def.name);
             if let Some(why) = author.unknown_reason(commit) {
                 eprintln!(
-                    "warning: this approval cannot count: {why}\nhint: the author signs the commit with a key declared as a [signer] (git commit -S with gpg.format = ssh) and you review the signed commit, or [review \"{name}\"] sets self-approve = true"
+                    "warning: this approval cannot count: {why}\nhint: it counts once {}",
+                    super::hints::sign_commits(&def.name)
                 );
             } else if author == git_receipt::decision::Author::Known(key.public().fingerprint()) {
                 eprintln!(

@@ -57,7 +57,7 @@ pub const TAIL_BYTES: usize = 4096;
 ///
 /// Runs each check NAME declared in .gitreceipts (`sh -c <run>` at the top of the
 /// work tree), one after another, or, with a command after `--`, that command as
-/// an ad hoc check. Output streams live; after each check one line on stderr gives
+/// an ad hoc check (also run at the top of the work tree, from any subdirectory). Output streams live; after each check one line on stderr gives
 /// its result, duration and receipt id (and, when it failed, how to read its
 /// log); after several, one summary. --all runs every declared check; --stale
 /// runs every declared check that is not present for the work tree (what the
@@ -428,6 +428,12 @@ fn warn_inputs_changed_by_run(
     );
 }
 
+/// Whether the current directory is the top of the work tree `workdir`.
+fn started_at_the_top(workdir: &std::path::Path) -> bool {
+    let same = |a: &std::path::Path, b: &std::path::Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+    std::env::current_dir().is_ok_and(|here| same(&here, workdir))
+}
+
 /// Run one check and store its receipt; print its line.
 fn run_one(
     store: &git_receipt::store::Store,
@@ -439,6 +445,16 @@ fn run_one(
     declared: bool,
 ) -> Result<Outcome> {
     let workdir = store.workdir()?.to_owned();
+    if !declared && !started_at_the_top(&workdir) {
+        eprintln!(
+            "{}",
+            git_receipt::text::escape_lines(&format!(
+                "git-receipt: notice: ad hoc check {:?} runs at the top of the work tree ({}), as declared checks do, not in the current directory",
+                check.name,
+                workdir.display()
+            ))
+        );
+    }
     // A clock that may not sign refuses before anything runs.
     store
         .check_signing_clock(writer)
@@ -477,7 +493,9 @@ fn run_one(
         },
         None => runner::run(&RunSpec {
             argv: check.argv.clone(),
-            cwd: declared.then(|| workdir.clone()),
+            // ad hoc checks too: the receipt names no directory, so the same
+            // argv must mean the same run wherever `git receipt run` was started
+            cwd: Some(workdir.clone()),
             timeout,
             log_limit,
             tail_bytes: TAIL_BYTES,

@@ -37,7 +37,15 @@ pub struct StatusArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Trust only the signers in .gitreceipts at this revision (e.g. origin/main),
+    /// and require what is required there too, as `git receipt gate --trust` does.
+    #[arg(long, value_name = "REV")]
+    pub trust: Option<String>,
 }
+
+/// The trust `status --trust REV` judges by (none: the usual trust root) and the
+/// requirements it adds.
+type Trusting = (Option<(git_receipt::trust::TrustSet, String)>, Baseline);
 
 /// One revision's evaluation: the library's [`Judgement`].
 pub(super) type RevReport = Judgement;
@@ -46,13 +54,31 @@ pub(super) type RevReport = Judgement;
 pub(super) trait Fix {
     /// The command (or edit) that makes check `s` present.
     fn fix(&self, s: &CheckState) -> String;
+    /// For a review row no approval can make present (its commit's author is
+    /// unknown), why: then the fix is to sign the commit, not to approve it.
+    fn approval_cannot_count(&self, s: &CheckState) -> Option<String>;
 }
 
 impl Fix for RevReport {
+    fn approval_cannot_count(&self, s: &CheckState) -> Option<String> {
+        let review = s.name.strip_prefix(REVIEW_PREFIX)?;
+        self.reasons.iter().find_map(|r| match r {
+            policy::Reason::ReviewAuthorUnknown { review: name, .. } if name == review => {
+                Some(r.to_string())
+            }
+            _ => None,
+        })
+    }
+
     fn fix(&self, s: &CheckState) -> String {
         if let Some(review) = s.name.strip_prefix(REVIEW_PREFIX) {
             let rev = self.commit.to_hex_with_len(7);
-            if s.state == State::Failed {
+            if self.approval_cannot_count(s).is_some() {
+                format!(
+                    "no approval counts on {rev} until {}",
+                    super::hints::sign_commits(review)
+                )
+            } else if s.state == State::Failed {
                 format!(
                     "address the rejection, then ask for review again: git receipt review {rev} --name {review} --approve"
                 )
@@ -345,14 +371,19 @@ fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
 /// Every check's state for the work tree as `git receipt run` would test it (its
 /// files and its `.gitreceipts`), on top of HEAD's history.
 pub(super) fn evaluate_work_tree(ctx: &Context, store: &Store) -> Result<RevReport> {
-    Ok(work_tree_report(ctx, store)?.0)
+    Ok(work_tree_report(ctx, store, &(None, Baseline::Own))?.0)
 }
 
-fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree)> {
+fn work_tree_report(
+    ctx: &Context,
+    store: &Store,
+    (trust, baseline): &Trusting,
+) -> Result<(RevReport, WorkTree)> {
     let commit = store.resolve_commit("HEAD")?;
     let work = work_tree_changes(store, commit)?;
     if work.tree.is_none() && work.contract.is_none() {
-        return Ok((evaluate_rev(ctx, store, "HEAD")?, work));
+        let report = evaluate_rev_trusting(ctx, store, "HEAD", trust.as_ref(), baseline)?;
+        return Ok((report, work));
     }
     let contract = match &work.contract {
         Some(c) => std::sync::Arc::new(c.clone()),
@@ -365,8 +396,8 @@ fn work_tree_report(ctx: &Context, store: &Store) -> Result<(RevReport, WorkTree
         commit,
         contract,
         work.tree,
-        None,
-        &Baseline::Own,
+        trust.as_ref(),
+        baseline,
     )?;
     // the evaluation names the commit it sits on; what it judged is the work tree
     let own = format!("{}'s inputs", commit.to_hex_with_len(7));
@@ -414,12 +445,19 @@ pub(super) fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::Objec
 }
 
 /// `status A..B`: one row per commit of the range, one column per check.
-fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) -> Result<ExitCode> {
+fn cmd_status_range(
+    ctx: &Context,
+    store: &Store,
+    spec: &str,
+    json_out: bool,
+    (trust, baseline): &Trusting,
+) -> Result<ExitCode> {
     let commits = range_commits(store, spec)?;
     let mut rows = Vec::new();
     let mut columns: Vec<String> = Vec::new();
     for (commit, subject) in &commits {
-        let mut report = evaluate_rev(ctx, store, &commit.to_string())?;
+        let mut report =
+            evaluate_rev_trusting(ctx, store, &commit.to_string(), trust.as_ref(), baseline)?;
         if !report.undecided.is_empty() {
             return Err(report.undecided.swap_remove(0).error.into());
         }
@@ -490,16 +528,21 @@ fn cmd_status_range(ctx: &Context, store: &Store, spec: &str, json_out: bool) ->
 /// Print the state of every check.
 pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
+    let trusting = super::gate::trust_and_baseline(ctx, &store, args.trust.as_deref(), false)?;
     if let Some(spec) = args.rev.as_deref().filter(|r| r.contains("..")) {
-        return cmd_status_range(ctx, &store, spec, args.json);
+        return cmd_status_range(ctx, &store, spec, args.json, &trusting);
     }
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let (mut report, work) = match (&args.rev, store.workdir()) {
         (None, Ok(_)) => {
-            let (report, work) = work_tree_report(ctx, &store)?;
+            let (report, work) = work_tree_report(ctx, &store, &trusting)?;
             (report, Some(work))
         }
-        _ => (evaluate_rev(ctx, &store, rev)?, None),
+        _ => {
+            let (trust, baseline) = &trusting;
+            let report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), baseline)?;
+            (report, None)
+        }
     };
     let contract = match work.as_ref().and_then(|w| w.contract.clone()) {
         Some(c) => std::sync::Arc::new(c),
@@ -562,10 +605,14 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
     }
     let on = colour(std::io::stdout().is_terminal());
     let states: Vec<&CheckState> = report.states.iter().collect();
-    print!(
-        "{}",
-        render_rows_named(&states, on, &super::signer_names(&store))
-    );
+    // names as the trust judged by gives them (gate --trust does the same)
+    let names = match &trusting.1 {
+        Baseline::At { commit, label } => {
+            super::SignerNames::of(&*contract_at(&store, *commit, label)?)
+        }
+        _ => super::signer_names(&store),
+    };
+    print!("{}", render_rows_named(&states, on, &names));
     if states.iter().any(|s| s.state != State::Present) && store.writers()?.is_empty() {
         // a fresh clone: `git clone` brings no refs/receipts/, so all reads missing
         eprintln!(

@@ -133,6 +133,17 @@ pub enum Reason {
         /// The path.
         path: String,
     },
+    /// A review with `self-approve = false`, not present, on a revision whose
+    /// author is unknown (no SSH signature by a trusted key): no approval can
+    /// count there until the commit is signed by a trusted key.
+    ReviewAuthorUnknown {
+        /// The review.
+        review: String,
+        /// The revision (full hex).
+        commit: String,
+        /// The untrusted key that signed it; none when it has no verified signature.
+        signed_by: Option<String>,
+    },
 }
 
 impl Reason {
@@ -143,6 +154,7 @@ impl Reason {
             Reason::CheckRedefined { .. } => "check-redefined",
             Reason::ReviewRedefined { .. } => "review-redefined",
             Reason::ReviewPathMatchesNothing { .. } => "review-path-matches-nothing",
+            Reason::ReviewAuthorUnknown { .. } => "review-author-unknown",
         }
     }
 }
@@ -176,6 +188,12 @@ impl std::fmt::Display for Reason {
                 f,
                 "path {path:?} of the review matches nothing at this revision, so an approval covers nothing there"
             ),
+            Reason::ReviewAuthorUnknown {
+                commit, signed_by, ..
+            } => f.write_str(&crate::decision::unknown_author_words(
+                commit.get(..7).unwrap_or(commit),
+                signed_by.as_deref(),
+            )),
         }
     }
 }
@@ -318,6 +336,21 @@ pub fn review_states(
                 r.notices.push(reason.to_string());
                 reasons.push(reason);
             }
+        }
+        // no approval can count on a commit of unknown author: say so on the
+        // row (unless its reason does) and as a typed reason the fix reads
+        if r.state != State::Present
+            && let Some(author) = &r.author
+            && let Some(words) = author.unknown_reason(commit)
+        {
+            if !r.reason.contains(&words) {
+                r.notices.push(words);
+            }
+            reasons.push(Reason::ReviewAuthorUnknown {
+                review: def.name.clone(),
+                commit: commit.to_string(),
+                signed_by: author.untrusted_signer().map(str::to_owned),
+            });
         }
         out.push(CheckState {
             name: format!("{REVIEW_PREFIX}{}", r.name),

@@ -826,18 +826,36 @@ fn a_review_path_that_matches_nothing_is_a_typed_reason_and_a_notice() {
     let store = repo.store();
     let j = judged(&store, c, &trusting(&[]), &Baseline::Own);
     assert_eq!(states_of(&j), [("review:code", true, "missing")]);
+    // the commit is unsigned: with self-approve = false no approval can count
+    // on it either, which is said too (issue 26)
+    let unsigned = Reason::ReviewAuthorUnknown {
+        review: "code".into(),
+        commit: c.to_string(),
+        signed_by: None,
+    };
     assert_eq!(
         j.reasons,
-        [Reason::ReviewPathMatchesNothing {
-            review: "code".into(),
-            path: "nope".into()
-        }]
+        [
+            Reason::ReviewPathMatchesNothing {
+                review: "code".into(),
+                path: "nope".into()
+            },
+            unsigned.clone()
+        ]
     );
     assert_eq!(
         j.notices,
         [
-            "review:code: path \"nope\" of the review matches nothing at this revision, so an approval covers nothing there"
+            "review:code: path \"nope\" of the review matches nothing at this revision, so an approval covers nothing there".to_owned(),
+            format!("review:code: {unsigned}")
         ]
+    );
+    assert!(
+        unsigned.to_string().starts_with(&format!(
+            "commit {} has no verified SSH signature",
+            c.to_hex_with_len(7)
+        )),
+        "{unsigned}"
     );
 }
 
@@ -868,15 +886,31 @@ fn a_review_required_at_the_trusted_revision_is_judged_here_with_its_redefinitio
             ("review:ops", true, "missing")
         ]
     );
+    let unsigned = |review: &str| Reason::ReviewAuthorUnknown {
+        review: review.into(),
+        commit: here.to_string(),
+        signed_by: None,
+    };
     assert_eq!(
         j.reasons,
-        [Reason::ReviewRedefined {
-            review: "code".into(),
-            trusted: "main".into(),
-            changed: vec!["required"]
-        }]
+        [
+            unsigned("code"),
+            unsigned("ops"),
+            Reason::ReviewRedefined {
+                review: "code".into(),
+                trusted: "main".into(),
+                changed: vec!["required"]
+            }
+        ]
     );
-    assert_eq!(j.notices, [j.reasons[0].to_string()]);
+    assert_eq!(
+        j.notices,
+        [
+            format!("review:code: {}", j.reasons[0]),
+            format!("review:ops: {}", j.reasons[1]),
+            j.reasons[2].to_string()
+        ]
+    );
     let held = super::judge::reviews_held_to(
         &store,
         &contract_at(&store, here, "here").unwrap(),

@@ -68,7 +68,10 @@ fn world() -> World {
     dev.git_ok(&d, &["push", "-q", "origin", "main"]);
     dev.receipt_ok(&d, &["run", "test"]);
     let r = dev.receipt_ok(&d, &["push"]);
-    assert!(r.stderr.contains("pushed 1 new receipt of default-"), "{r}");
+    assert!(
+        r.stderr.contains("pushed 1 new receipt of dev (default-"),
+        "{r}"
+    );
 
     let b = clone(&bob, &url, "bob");
     bob.receipt_ok(&b, &["run", "test"]);
@@ -506,4 +509,65 @@ fn status_and_gate_in_a_fresh_clone_point_at_fetching_the_receipts_with_no_forci
     assert_eq!(r.code, 0, "{r}");
     let r = ci.receipt_ok(&dir, &["status"]);
     assert!(!r.stderr.contains("no receipts at all"), "{r}");
+}
+
+/// Issue 26 item 7: in a `git clone --depth 1 --branch X` whose receipts are
+/// signed by no key trusted there, the shallow history is not the cause: deeper
+/// history would not make an untrusted receipt count. The error names the cause
+/// and its fix (trust the signer), and following that fix decides the checks.
+#[test]
+fn a_depth_1_branch_clone_whose_receipts_no_one_trusts_blames_trust_not_the_shallow_history() {
+    let dev = Env::new();
+    let repo = dev.fixture_repo("make_basic_repo.sh", "repo");
+    dev.git_ok(&repo, &["checkout", "-qb", "feature"]);
+    std::fs::write(repo.join("src/feature.rs"), "pub fn feature() {}\n").unwrap();
+    dev.git_ok(&repo, &["add", "src"]);
+    dev.git_ok(&repo, &["commit", "-qm", "a feature"]);
+    let dev_key = dev.receipt_ok(&repo, &["key", "generate"]).stdout;
+    dev.receipt_ok(&repo, &["run", "test", "docs"]);
+    dev.receipt_ok(&repo, &["status", "HEAD"]);
+
+    let ci = Env::new();
+    let url = format!("file://{}", repo.display());
+    let dir = ci.path("ci");
+    ci.git_ok(
+        ci.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--branch",
+            "feature",
+            &url,
+            dir.to_str().unwrap(),
+        ],
+    );
+    ci.git_ok(
+        &dir,
+        &["fetch", "-q", "origin", "refs/receipts/*:refs/receipts/*"],
+    );
+    for cmd in [&["status", "HEAD"][..], &["gate", "HEAD"]] {
+        let r = ci.receipt(&dir, cmd);
+        assert_eq!(r.code, 2, "{r}");
+        assert!(
+            r.stderr.contains("are signed by keys not trusted here")
+                && r.stderr.contains("[signer]")
+                && r.stderr.contains("receipt.trustedKey"),
+            "{cmd:?} names the real cause and its fix: {r}"
+        );
+        assert!(
+            !r.stderr
+                .starts_with("git-receipt: error: history is shallow"),
+            "{cmd:?} does not blame the shallow history first: {r}"
+        );
+    }
+    // the fix, as given: trust the key; no deeper history is needed
+    ci.git_ok(
+        &dir,
+        &["config", "--add", "receipt.trustedKey", dev_key.trim()],
+    );
+    let r = ci.receipt(&dir, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(ci.status_of(&dir, Some("HEAD"), "test")["state"], "present");
 }

@@ -1,7 +1,7 @@
 //! `git receipt completions`: the bash script completes `git receipt <TAB>` under
 //! git's own bash completion, checked by running bash with both scripts loaded.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::Env;
@@ -26,6 +26,11 @@ fn git_completion_script() -> PathBuf {
 /// The candidates bash offers for `line` (the cursor at its end), with git's
 /// completion and ours loaded, as a sorted list.
 fn complete(env: &Env, line: &str) -> Vec<String> {
+    complete_in(env, env.tmp.path(), line)
+}
+
+/// [`complete`] with the shell in directory `dir`.
+fn complete_in(env: &Env, dir: &Path, line: &str) -> Vec<String> {
     let ours = env
         .receipt_ok(env.tmp.path(), &["completions", "bash"])
         .stdout;
@@ -50,7 +55,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
     let mut cmd = Command::new("bash");
     cmd.args(["--norc", "--noprofile", "-c", &driver, "driver", line]);
     env.seal(&mut cmd);
-    cmd.current_dir(env.tmp.path());
+    cmd.current_dir(dir);
     let out = cmd.output().expect("bash runs");
     assert!(
         out.status.success(),
@@ -135,4 +140,43 @@ fn zsh_and_fish_scripts_name_the_subcommands() {
         .stdout;
     assert!(fish.contains("complete -c git-receipt"), "{fish}");
     assert!(fish.contains("-a \"doctor\""), "{fish}");
+}
+
+/// Issue 26 item 10: completion knows the checks (and reviews) the repository
+/// declares, read from the work tree's .gitreceipts, from any subdirectory.
+#[test]
+fn bash_completes_the_declared_check_and_review_names() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str("[check \"lint\"]\n\trun = true\n[review \"code\"]\n\tpath = src\n");
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    let run = complete_in(&env, &repo, "git receipt run ");
+    for expected in ["test", "docs", "lint", "--all"] {
+        assert!(run.iter().any(|c| c == expected), "{expected} in {run:?}");
+    }
+    assert!(
+        !run.iter().any(|c| c == "code"),
+        "a review is not a check: {run:?}"
+    );
+    assert_eq!(
+        complete_in(&env, &repo.join("src"), "git receipt run do"),
+        ["docs"]
+    );
+    assert_eq!(complete_in(&env, &repo, "git receipt run test l"), ["lint"]);
+    assert_eq!(
+        complete_in(&env, &repo, "git receipt gate --require li"),
+        ["lint"]
+    );
+    assert_eq!(
+        complete_in(&env, &repo, "git receipt review --name "),
+        ["code"]
+    );
+    // options are still options, and outside a repository there are no names
+    assert_eq!(
+        complete_in(&env, &repo, "git receipt run --st"),
+        ["--stale"]
+    );
+    let outside = complete(&env, "git receipt run ");
+    assert!(!outside.iter().any(|c| c == "test"), "{outside:?}");
 }

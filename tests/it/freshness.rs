@@ -1074,3 +1074,230 @@ fn a_receipt_for_a_colliding_check_name_leaves_the_other_missing() {
     let s = state(&env, &repo, "HEAD", "check-762382");
     assert_eq!(s["state"], "missing", "{s}");
 }
+
+// ------------------------------------------------------- docs/freshness.md examples
+
+/// docs/freshness.md, whose examples are these fixture's commits (704648f is
+/// main, 73d1bd6 feature).
+fn freshness_doc() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/freshness.md")).unwrap()
+}
+
+/// The `test` row of `git receipt status [rev]` as text, with each (commit,
+/// name) of `names` written as the docs name it.
+fn test_row(env: &Env, repo: &Path, rev: Option<&str>, names: &[(&str, &str)]) -> String {
+    let mut args = vec!["status"];
+    args.extend(rev);
+    let r = env.receipt(repo, &args);
+    let mut row = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("test "))
+        .unwrap_or_else(|| panic!("a test row: {r}"))
+        .trim_end()
+        .to_owned();
+    for (commit, doc) in names {
+        row = row.replace(&commit[..7], doc);
+    }
+    row
+}
+
+/// Note `line` in `misses` unless the doc shows it as it is printed.
+fn doc_shows(doc: &str, misses: &mut Vec<String>, line: &str) {
+    if !doc.lines().any(|l| l.trim_end() == line) {
+        misses.push(line.to_owned());
+    }
+}
+
+/// Issue 26 item 10: the examples in docs/freshness.md are what the commands
+/// print, on the fixture they were written from.
+#[test]
+fn the_examples_in_docs_freshness_md_are_what_status_and_gate_print() {
+    let doc = freshness_doc();
+    let mut misses = Vec::new();
+    let (env, repo) = setup();
+    assert_eq!(short(&rev(&env, &repo, "main")), "704648f");
+    assert_eq!(short(&rev(&env, &repo, "feature")), "73d1bd6");
+
+    // step 1: pass, fail, pass on one tree
+    pass(&env, &repo, "test");
+    let present = test_row(&env, &repo, None, &[]);
+    doc_shows(&doc, &mut misses, &present);
+    let receipt_line = env.receipt_ok(&repo, &["status"]).stdout;
+    let receipt_line = receipt_line.lines().nth(1).unwrap();
+    let (printed, words) = (receipt_line.trim(), receipt_line.split_whitespace().count());
+    if !(printed.ends_with(" on 704648f (run)")
+        && doc.lines().any(|l| {
+            let shown = l.trim();
+            shown.starts_with("receipt sha256:")
+                && shown.split_whitespace().count() == words
+                && shown.ends_with(" on 704648f (run)")
+        }))
+    {
+        misses.push(receipt_line.to_owned());
+    }
+    run_check(&env, &repo, "test", &[("TEST_EXIT", "3")], 3);
+    let failed = test_row(&env, &repo, None, &[]);
+    let (head, tail) = failed.split_once(" at ").unwrap();
+    let on = tail.split_once(' ').unwrap().1;
+    if !doc
+        .lines()
+        .any(|l| l.starts_with(&format!("{head} at ")) && l.ends_with(on))
+    {
+        misses.push(failed.clone());
+    }
+    pass(&env, &repo, "test");
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+    let g = env.receipt(&repo, &["gate"]);
+    assert_eq!(g.code, 0, "{g}");
+    doc_shows(&doc, &mut misses, g.stdout.trim_end());
+
+    // amend: not an ancestor
+    env.git_ok(&repo, &["commit", "-q", "--amend", "-m", "reworded"]);
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+
+    // a commit outside the inputs
+    let (env, repo) = setup();
+    pass(&env, &repo, "test");
+    commit(&env, &repo, &[("README", Some("x\n"))], "readme");
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+
+    // a commit touching the paths, then one that does not
+    let (env, repo) = setup();
+    pass(&env, &repo, "test");
+    commit(
+        &env,
+        &repo,
+        &[
+            ("src/lib.rs", Some("pub fn lib() { 2 }\n")),
+            ("src/main.rs", None),
+            ("src/util/new.rs", Some("pub fn new() {}\n")),
+            ("README", Some("changed\n")),
+        ],
+        "src",
+    );
+    commit(&env, &repo, &[("docs/index.md", Some("# more\n"))], "docs");
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+
+    // the definition changed
+    let (env, repo) = setup();
+    pass(&env, &repo, "test");
+    let contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    commit(
+        &env,
+        &repo,
+        &[(
+            ".gitreceipts",
+            Some(&contract.replace("echo tests-ran", "echo tests-run")),
+        )],
+        "edit run",
+    );
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+
+    // a dirty-tree receipt, then committing those changes
+    let (env, repo) = setup();
+    std::fs::write(repo.join("src/lib.rs"), "pub fn lib() { 9 }\n").unwrap();
+    std::fs::write(repo.join("src/extra.rs"), "pub fn extra() {}\n").unwrap();
+    pass(&env, &repo, "test");
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, Some("HEAD"), &[]));
+    env.git_ok(&repo, &["add", "-A"]);
+    env.git_ok(&repo, &["commit", "-qm", "what was tested"]);
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+
+    // ... or committing something else instead
+    let (env, repo) = setup();
+    std::fs::write(repo.join("src/lib.rs"), "pub fn lib() { 9 }\n").unwrap();
+    std::fs::write(repo.join("src/extra.rs"), "pub fn extra() {}\n").unwrap();
+    pass(&env, &repo, "test");
+    env.git_ok(&repo, &["stash", "-q", "-u"]);
+    commit(&env, &repo, &[("README", Some("edited\n"))], "readme");
+    let reason = reason(&state(&env, &repo, "HEAD", "test")).to_owned();
+    if !doc.replace('\n', " ").contains(&format!("`{reason}`")) {
+        misses.push(reason);
+    }
+
+    // a copied note does not count
+    let (env, repo) = setup();
+    pass(&env, &repo, "test");
+    let notes = format!("--ref=receipts/{}", env.only_writer(&repo));
+    env.git_ok(&repo, &["notes", &notes, "copy", "main", "feature"]);
+    doc_shows(
+        &doc,
+        &mut misses,
+        &test_row(&env, &repo, Some("feature"), &[]),
+    );
+
+    // the walk bound
+    let (env, repo) = setup();
+    pass(&env, &repo, "test");
+    for i in 0..3 {
+        let text = format!("pub fn lib() {{ {i} }}\n");
+        commit(&env, &repo, &[("src/lib.rs", Some(&text))], "src");
+    }
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+    env.git_ok(&repo, &["config", "receipt.walkLimit", "2"]);
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+
+    // gate's failure: each row with its fix
+    let (env, repo) = setup();
+    pass(&env, &repo, "test");
+    let head = commit(
+        &env,
+        &repo,
+        &[("src/lib.rs", Some("pub fn lib() { 1 }\n"))],
+        "src",
+    );
+    let g = env.receipt(&repo, &["gate", "--require", "test,docs"]);
+    assert_eq!(g.code, 1, "{g}");
+    for line in g.stdout.lines() {
+        let line = line.replace(&head[..7], "5759942");
+        let printed = line.trim();
+        if printed.starts_with("receipt sha256:") {
+            let words = printed.split_whitespace().count();
+            let shown = doc.lines().any(|l| {
+                l.trim().starts_with("receipt sha256:")
+                    && l.split_whitespace().count() == words
+                    && l.trim_end().ends_with(&printed[printed.len() - 17..])
+            });
+            if !shown {
+                misses.push(line.clone());
+            }
+        } else if !doc
+            .lines()
+            .any(|l| l.trim_end() == format!("  {line}").trim_end())
+        {
+            misses.push(line.clone());
+        }
+    }
+
+    // merges: feature's inputs, then both sides changed
+    let (env, repo) = setup();
+    env.git_ok(&repo, &["checkout", "-q", "feature"]);
+    pass(&env, &repo, "test");
+    env.git_ok(&repo, &["checkout", "-q", "main"]);
+    env.git_ok(&repo, &["merge", "-q", "--no-ff", "-m", "merge", "feature"]);
+    doc_shows(&doc, &mut misses, &test_row(&env, &repo, None, &[]));
+    let (env, repo) = setup();
+    env.git_ok(&repo, &["checkout", "-q", "feature"]);
+    pass(&env, &repo, "test");
+    env.git_ok(&repo, &["checkout", "-q", "main"]);
+    let main_side = commit(
+        &env,
+        &repo,
+        &[("src/main.rs", Some("fn main() { 1 }\n"))],
+        "main src",
+    );
+    pass(&env, &repo, "test");
+    env.git_ok(&repo, &["merge", "-q", "--no-ff", "-m", "merge", "feature"]);
+    doc_shows(
+        &doc,
+        &mut misses,
+        &test_row(&env, &repo, None, &[(&main_side, "8384597")]),
+    );
+    assert!(
+        misses.is_empty(),
+        "docs/freshness.md shows these output lines as printed:\n{}",
+        misses.join("\n")
+    );
+}

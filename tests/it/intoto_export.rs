@@ -284,3 +284,39 @@ fn an_acceptance_exports_as_a_verification_summary_that_in_toto_reads() {
         env.git_ok(&repo, &["rev-parse", "HEAD"]).as_str()
     );
 }
+
+/// Issue 26 item 7: a review receipt about REV (which has no in-toto form) is
+/// skipped with a notice, and does not turn the export of REV's checks into a
+/// no; named by its id it is what was asked for, so leaving it out is a no.
+#[test]
+fn a_review_receipt_does_not_make_the_export_of_a_revision_fail() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str("[review \"code\"]\n\tpath = src\n\tself-approve = true\n");
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "declare a review"]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    env.receipt_ok(&repo, &["review", "HEAD", "--approve", "-m", "fine"]);
+    let r = env.receipt(&repo, &["export", "--in-toto"]);
+    assert_eq!(r.code, 0, "the check is exported, the review skipped: {r}");
+    assert_eq!(r.stdout.lines().count(), 1, "{r}");
+    assert!(
+        r.stderr.contains("skipping review receipt")
+            && r.stderr.contains("no in-toto form")
+            && r.stderr.contains("exported 1 in-toto attestation "),
+        "says what it skipped: {r}"
+    );
+    assert!(!r.stderr.contains("not exported"), "{r}");
+    let review_id = env
+        .log_json(&repo)
+        .into_iter()
+        .find(|r| r["kind"] == "review")
+        .unwrap_or_else(|| panic!("a review in the log"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = env.receipt(&repo, &["export", "--in-toto", &review_id]);
+    assert_eq!(r.code, 1, "asked for by id and not exported: {r}");
+    assert!(r.stderr.contains("no in-toto form"), "{r}");
+}

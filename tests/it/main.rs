@@ -26,6 +26,7 @@ mod entry_rules;
 mod environment;
 mod fail_closed;
 mod fetch_checks;
+mod first_hour;
 mod freshness;
 mod fuzz_regressions;
 mod gated_history;

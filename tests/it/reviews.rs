@@ -610,3 +610,136 @@ fn a_branch_pointing_its_review_at_paths_that_match_nothing_is_judged_by_mains_r
     );
     assert_eq!(r.code, 1, "{r}");
 }
+
+/// The fix lines (`  fix: ...`) of some output.
+fn fix_lines(out: &str) -> Vec<&str> {
+    out.lines()
+        .map(|l| l.strip_prefix("remote:").unwrap_or(l).trim_start())
+        .filter(|l| l.starts_with("fix: "))
+        .collect()
+}
+
+/// Issue 26 item 4: with `self-approve = false`, on a commit whose author is
+/// unknown (no signature by a trusted key) no approval can count. `review` says so
+/// at once and how to sign; `status`, `gate`, the pre-push hook and the server's
+/// pre-receive hook say to sign the commit, never the `review --approve` that
+/// changes nothing. Signing it makes the approval already given count; an unsigned
+/// changelog commit on top turns the review missing again, naming that commit.
+#[test]
+fn on_a_commit_of_unknown_author_every_fix_says_to_sign_it_not_to_approve_it() {
+    if !common::require_tool("ssh-keygen", "apt-get install openssh-client") {
+        return;
+    }
+    let (maintainer, ada, bob) = (Env::new(), Env::new(), Env::new());
+    let daemon = Daemon::start(&maintainer);
+    let review = "[review \"code\"]\n\tpath = src\n\trequired = 1\n";
+    let seed = reviewed_repo(
+        &maintainer,
+        &[("ada", &ada), ("bob", &bob), ("dev", &maintainer)],
+        review,
+    );
+    let (bare, url) = daemon.bare(&maintainer, "unsigned.git");
+    maintainer.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    maintainer.receipt_ok(&bare, &["install-hooks", "--server"]);
+    let dir = maintainer.path("clone");
+    maintainer.git_ok(
+        maintainer.tmp.path(),
+        &["clone", "-q", &url, dir.to_str().unwrap()],
+    );
+    maintainer.receipt_ok(&dir, &["init"]);
+    maintainer.receipt_ok(&dir, &["install-hooks"]);
+
+    // ada's change, committed unsigned (git's default)
+    std::fs::write(dir.join("src/lib.rs"), "pub fn by_ada() {}\n").unwrap();
+    ada.git_ok(&dir, &["commit", "-qam", "ada's change"]);
+    maintainer.receipt_ok(&dir, &["run", "test"]);
+    let short = maintainer.git_ok(&dir, &["rev-parse", "--short=7", "HEAD"]);
+    let short = short.trim();
+    let r = bob.receipt(&dir, &["review", "HEAD", "--approve", "-m", "lgtm"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains("warning: this approval cannot count")
+            && r.stderr
+                .contains(&format!("commit {short} has no verified SSH signature"))
+            && r.stderr.contains("git config gpg.format ssh")
+            && r.stderr.contains("user.signingKey")
+            && r.stderr.contains("commit.gpgSign"),
+        "review says at once that the approval cannot count here, and what would make it: {r}"
+    );
+    bob.receipt_ok(&dir, &["push"]);
+
+    let not_approve = |what: &str, out: &str| {
+        let fixes = fix_lines(out);
+        assert!(!fixes.is_empty(), "{what} says what fixes it: {out}");
+        for fix in fixes.iter().filter(|f| f.contains("review")) {
+            assert!(
+                !fix.contains("--approve") && fix.contains("gpg.format ssh"),
+                "{what}'s fix signs the commit rather than approving it again: {out}"
+            );
+        }
+    };
+    let r = maintainer.receipt(&dir, &["status", "HEAD"]);
+    assert!(
+        r.stdout.contains("no verified SSH signature") && !r.stdout.contains("--approve"),
+        "{r}"
+    );
+    let r = maintainer.receipt(&dir, &["gate", "HEAD", "--require", "review:code"]);
+    assert_eq!(r.code, 1, "{r}");
+    not_approve("gate", &format!("{}{}", r.stdout, r.stderr));
+    let r = maintainer.receipt(
+        &dir,
+        &["gate", "HEAD", "--require", "review:code", "--json"],
+    );
+    assert!(r.stdout.contains("\"review-author-unknown\""), "{r}");
+    let r = maintainer.git(&dir, &["push", "origin", "main"]);
+    assert_eq!(r.code, 1, "the pre-push hook refuses: {r}");
+    not_approve("the pre-push hook", &r.stderr);
+    let r = maintainer.git(&dir, &["push", "--no-verify", "origin", "main"]);
+    assert_ne!(r.code, 0, "the server refuses: {r}");
+    assert!(r.stderr.contains("review:code"), "{r}");
+    not_approve("the server's hook", &r.stderr);
+
+    // what the hint says works: ada signs the commit with her [signer] key, and
+    // bob's approval of the same content counts
+    let key = ada.home.join(".config/git-receipt/signing_key");
+    let signing_key = format!("user.signingKey={}", key.display());
+    ada.git_ok(
+        &dir,
+        &[
+            "-c",
+            "gpg.format=ssh",
+            "-c",
+            &signing_key,
+            "commit",
+            "--amend",
+            "--no-edit",
+            "-q",
+            "-S",
+        ],
+    );
+    let (state, reason) = review_row(&maintainer, &dir);
+    assert_eq!(state, "present", "{reason}");
+    assert!(reason.contains("approved by bob"), "{reason}");
+
+    // an unsigned changelog commit on top: no reviewed path changed, yet its
+    // author is unknown, so the review is missing and says which commit and why
+    std::fs::write(dir.join("CHANGELOG"), "a change\n").unwrap();
+    maintainer.git_ok(&dir, &["add", "CHANGELOG"]);
+    maintainer.git_ok(&dir, &["commit", "-qm", "changelog"]);
+    let short = maintainer.git_ok(&dir, &["rev-parse", "--short=7", "HEAD"]);
+    let (state, reason) = review_row(&maintainer, &dir);
+    assert_eq!(state, "missing", "{reason}");
+    assert!(
+        reason.contains(&format!(
+            "commit {} has no verified SSH signature, so its author is unknown",
+            short.trim()
+        )),
+        "the reason names the unsigned commit: {reason}"
+    );
+    let r = maintainer.receipt(&dir, &["gate", "HEAD", "--require", "review:code"]);
+    assert_eq!(r.code, 1, "{r}");
+    not_approve(
+        "gate on the changelog commit",
+        &format!("{}{}", r.stdout, r.stderr),
+    );
+}
