@@ -317,6 +317,23 @@ pub enum PushError {
         /// namespace the server must grant.
         hint: String,
     },
+    /// The server could not store what was pushed (its unpacker failed: a full
+    /// disk, a quota, a repository it may not write): not a refusal, and no
+    /// right to grant.
+    #[error(
+        "pushing receipts to {remote} failed: the server could not store them: {cause}; your local receipts are untouched and nothing was stored there\n{}",
+        format!("{refs}{server}").trim_end()
+    )]
+    Unstored {
+        /// The remote.
+        remote: String,
+        /// One line per ref and what git said of it.
+        refs: String,
+        /// What the server said (its `remote:` lines).
+        server: String,
+        /// The cause, in words, as far as the server's words tell it.
+        cause: String,
+    },
     /// Kept losing races with another push of the same writer.
     #[error(
         "could not push chain {writer} to {remote} after {attempts} attempts: another clone with the same key keeps pushing"
@@ -433,6 +450,14 @@ fn refusal(remote: &str, stdout: &str, stderr: &str) -> Option<PushError> {
             }
         }
     }
+    if let Some(cause) = storage_failure(&refs, &server) {
+        return Some(PushError::Unstored {
+            remote: remote.into(),
+            refs,
+            server,
+            cause,
+        });
+    }
     let behind = refs.lines().any(|l| {
         !l.trim_start().starts_with("refs/receipts/")
             && !l.trim_start().starts_with("refs/notes/")
@@ -454,6 +479,30 @@ fn refusal(remote: &str, stdout: &str, stderr: &str) -> Option<PushError> {
         server,
         hint,
     })
+}
+
+/// Why the server could not store a push, when its words say so: the unpacker
+/// failed (`unpacker error`, `unpack-objects`/`index-pack abnormal exit`) or it
+/// ran out of room. `None` for a refusal by rule (a hook, a right).
+fn storage_failure(refs: &str, server: &str) -> Option<String> {
+    let unpack = refs.contains("unpacker error")
+        || refs.contains("unpack failed")
+        || server.contains("abnormal exit");
+    let said = |words: &str| server.contains(words);
+    let cause = if said("No space left on device") {
+        "its disk is full (No space left on device)"
+    } else if said("Disk quota exceeded") {
+        "its disk quota is used up (Disk quota exceeded)"
+    } else if said("Read-only file system") {
+        "its repository is on a read-only file system"
+    } else if unpack && said("Permission denied") {
+        "it may not write into its repository (Permission denied)"
+    } else if unpack {
+        "its unpacker failed (see its words below): a full disk or a repository it may not write are the usual causes"
+    } else {
+        return None;
+    };
+    Some(cause.to_owned())
 }
 
 /// The writer ids of this clone: the key's chains that exist locally.
@@ -836,6 +885,64 @@ mod tests {
             )),
             "{hint}"
         );
+    }
+
+    #[test]
+    fn a_full_disk_or_a_failed_unpacker_is_not_called_a_refusal() {
+        let stdout = porcelain(&[
+            (
+                &format!("refs/receipts/{W}"),
+                "[remote rejected] (unpacker error)",
+            ),
+            (
+                &format!("refs/notes/receipts/{W}"),
+                "[remote rejected] (unpacker error)",
+            ),
+        ]);
+        let full = "remote: fatal: unable to write loose object file: No space left on device\n";
+        let cases = [
+            (full, "its disk is full (No space left on device)"),
+            (
+                "remote: fatal: cannot write: Disk quota exceeded\n",
+                "its disk quota is used up",
+            ),
+            (
+                "remote: error: insufficient permission: Permission denied\n",
+                "it may not write into its repository (Permission denied)",
+            ),
+            (
+                "remote: fatal: unable to create temporary file: Read-only file system\n",
+                "read-only file system",
+            ),
+            (
+                "remote: error: unpack-objects abnormal exit\n",
+                "its unpacker failed",
+            ),
+            ("", "its unpacker failed"),
+        ];
+        for (stderr, cause_has) in cases {
+            match refusal("origin", &stdout, stderr) {
+                Some(PushError::Unstored { cause, refs, .. }) => {
+                    assert!(cause.contains(cause_has), "{stderr:?}: {cause}");
+                    assert!(refs.contains("refused: unpacker error"), "{refs}");
+                }
+                other => panic!("{stderr:?}: {other:?}"),
+            }
+        }
+        // a hook's refusal that mentions no storage is a refusal
+        let stdout = porcelain(&[(
+            &format!("refs/receipts/{W}"),
+            "[remote rejected] (hook declined)",
+        )]);
+        assert!(matches!(
+            refusal("origin", &stdout, "remote: Permission denied by policy\n"),
+            Some(PushError::Refused { .. })
+        ));
+        // a server hook that failed for want of space is a storage failure
+        assert!(matches!(
+            refusal("origin", &stdout, full),
+            Some(PushError::Unstored { .. })
+        ));
     }
 
     #[test]

@@ -335,6 +335,9 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
                 "hint: see git's message above".to_owned(),
             ],
             PushError::Refused { hint, .. } => hint.lines().map(|l| format!("hint: {l}")).collect(),
+            PushError::Unstored { .. } => one(
+                "hint: ask the server's admin to free space on it (or to let it write its repository), then run `git receipt push` again; receipt.pushReceipts would not help: the branch needs the same room",
+            ),
             PushError::Contention { .. } => one("hint: try again"),
             PushError::Store(s) => for_error(s),
         };

@@ -302,8 +302,19 @@ fn pre_push(
                     .flat_map(super::hints::for_error)
                     .map(|h| format!("\n{h}"))
                     .collect();
+                let unstored = e.chain().any(|c| {
+                    matches!(
+                        c.downcast_ref(),
+                        Some(git_receipt::sync::PushError::Unstored { .. })
+                    )
+                });
+                let way_around = if unstored {
+                    ""
+                } else {
+                    "\nhint: set `git config receipt.pushReceipts false` to push branches without their receipts, or push with --no-verify"
+                };
                 eprintln!(
-                    "git-receipt: push to {remote} stopped: the receipts could not be pushed first\n{e:#}{hints}\nhint: set `git config receipt.pushReceipts false` to push branches without their receipts, or push with --no-verify"
+                    "git-receipt: push to {remote} stopped: the receipts could not be pushed first\n{e:#}{hints}{way_around}"
                 );
                 return Ok(ExitCode::from(1));
             }

@@ -27,6 +27,7 @@ mod environment;
 mod fail_closed;
 mod fetch_checks;
 mod first_hour;
+mod full_disk;
 mod freshness;
 mod fuzz_regressions;
 mod gated_history;
