@@ -18,7 +18,8 @@
 //! Prints the median wall time of each and the ratio; asserts nothing but that the
 //! fetches succeed.
 //!
-//! Usage: cargo bench --bench fetch [-- WRITERS ROUNDS]   (default 1000 7)
+//! Usage: cargo bench --bench fetch [-- WRITERS ROUNDS]   (default 1000 7); with
+//! GIT_RECEIPT_BENCH_KEEP set, the repositories are kept (for a profiler).
 
 mod support;
 
@@ -216,5 +217,9 @@ fn main() {
     println!("| case | git fetch (same refspec) | git receipt fetch | ratio |\n|---|---|---|---|");
     for (case, g, o) in rows {
         println!("| {case} | {g:.0} | {o:.0} | {:.2}x |", o / g);
+    }
+    if std::env::var_os("GIT_RECEIPT_BENCH_KEEP").is_some() {
+        let kept = tmp.keep();
+        eprintln!("kept {} (client: client/, HOME: home/)", kept.display());
     }
 }

@@ -107,3 +107,77 @@ fn a_fetched_receipt_signed_by_the_right_key_that_skips_the_local_tip_is_refused
         "Ada's is still refused: {r}"
     );
 }
+
+/// A fetch leaves unchanged staged chains alone (no file churn: issue 27) yet a
+/// chain the remote no longer has is not kept staged as if it were current, and
+/// a changed one is staged at its new tip.
+#[test]
+fn a_fetch_prunes_the_staged_chain_the_remote_deleted_and_moves_the_changed_one() {
+    let (ada, bob, ci) = (Env::new(), Env::new(), Env::new());
+    let daemon = Daemon::start(&ada);
+    let (bare, url) = daemon.bare(&ada, "pruned.git");
+    let a = ada.fixture_repo("make_basic_repo.sh", "ada");
+    ada.git_ok(&a, &["remote", "add", "origin", &url]);
+    ada.git_ok(&a, &["push", "-q", "origin", "main"]);
+    ada.receipt_ok(&a, &["run", "test"]);
+    ada.receipt_ok(&a, &["push"]);
+    let b = bob.path("bob");
+    bob.git_ok(bob.tmp.path(), &["clone", "-q", &url, b.to_str().unwrap()]);
+    bob.receipt_ok(&b, &["init"]);
+    bob.receipt_ok(&b, &["run", "test"]);
+    bob.receipt_ok(&b, &["push"]);
+    let (wa, wb) = (ada.only_writer(&a), bob.only_writer(&b));
+
+    let dir = ci.path("ci");
+    ci.git_ok(ci.tmp.path(), &["clone", "-q", &url, dir.to_str().unwrap()]);
+    ci.receipt_ok(&dir, &["init"]);
+    ci.receipt_ok(&dir, &["fetch"]);
+    let staged = |w: &str| {
+        let r = ci.git(
+            &dir,
+            &[
+                "rev-parse",
+                "-q",
+                "--verify",
+                &format!("refs/receipts-incoming/origin/{w}"),
+            ],
+        );
+        (r.code == 0).then(|| r.stdout.trim().to_owned())
+    };
+    let before_b = staged(&wb).expect("bob's chain is staged");
+    assert!(staged(&wa).is_some(), "ada's chain is staged");
+
+    // the server loses ada's chain; bob adds a receipt
+    ada.git_ok(&bare, &["update-ref", "-d", &format!("refs/receipts/{wa}")]);
+    bob.receipt_ok(&b, &["run", "docs"]);
+    bob.receipt_ok(&b, &["push"]);
+    let r = ci.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        staged(&wa),
+        None,
+        "a chain the remote deleted is not staged: {r}"
+    );
+    let after_b = staged(&wb).expect("bob's chain is still staged");
+    assert_ne!(after_b, before_b, "staged at bob's new tip");
+    assert_eq!(
+        after_b,
+        ci.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{wb}")]),
+        "and taken"
+    );
+    // what ci verified of ada's chain before stays: a fetch deletes no receipt
+    assert!(
+        ci.git(
+            &dir,
+            &[
+                "rev-parse",
+                "-q",
+                "--verify",
+                &format!("refs/receipts/{wa}")
+            ]
+        )
+        .code
+            == 0,
+        "ada's receipts stay in this clone"
+    );
+}

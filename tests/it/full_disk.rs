@@ -53,7 +53,10 @@ fn a_full_server_disk_is_named_as_such_and_the_retry_after_freeing_it_completes(
         return;
     };
     let bare = mount.join("r.git");
-    env.git_ok(&mount, &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()]);
+    env.git_ok(
+        &mount,
+        &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+    );
     let url = format!("file://{}", bare.display());
     let dir = env.fixture_repo("make_basic_repo.sh", "repo");
     env.git_ok(&dir, &["remote", "add", "origin", &url]);
@@ -66,8 +69,9 @@ fn a_full_server_disk_is_named_as_such_and_the_retry_after_freeing_it_completes(
     let r = env.receipt(&dir, &["push"]);
     assert_eq!(r.code, 2, "a failure to store, not a verdict: {r}");
     assert!(
-        r.stderr
-            .contains("the server could not store them: its disk is full (No space left on device)"),
+        r.stderr.contains(
+            "the server could not store them: its disk is full (No space left on device)"
+        ),
         "{r}"
     );
     assert!(
@@ -86,7 +90,8 @@ fn a_full_server_disk_is_named_as_such_and_the_retry_after_freeing_it_completes(
     let r = env.git(&dir, &["push", "origin", "main"]);
     assert_ne!(r.code, 0, "{r}");
     assert!(
-        r.stderr.contains("its disk is full (No space left on device)")
+        r.stderr
+            .contains("its disk is full (No space left on device)")
             && !r.stderr.contains("receipt.pushReceipts false"),
         "{r}"
     );
@@ -100,7 +105,10 @@ fn a_full_server_disk_is_named_as_such_and_the_retry_after_freeing_it_completes(
     assert_eq!(r.code, 0, "{r}");
     let reader = Env::new();
     let clone = reader.path("clone");
-    reader.git_ok(reader.tmp.path(), &["clone", "-q", &url, clone.to_str().unwrap()]);
+    reader.git_ok(
+        reader.tmp.path(),
+        &["clone", "-q", &url, clone.to_str().unwrap()],
+    );
     reader.receipt_ok(&clone, &["init"]);
     reader.receipt_ok(&clone, &["fetch"]);
     let r = reader.receipt(&clone, &["verify"]);
