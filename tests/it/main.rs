@@ -25,6 +25,7 @@ mod ed25519_wycheproof;
 mod entry_rules;
 mod environment;
 mod fail_closed;
+mod faults;
 mod fetch_checks;
 mod first_hour;
 mod freshness;
