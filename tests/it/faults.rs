@@ -90,7 +90,7 @@ fn points(n: usize) -> Vec<usize> {
 }
 
 fn errno_for(k: usize) -> &'static str {
-    if k % 2 == 0 { "ENOSPC" } else { "EIO" }
+    if k.is_multiple_of(2) { "ENOSPC" } else { "EIO" }
 }
 
 /// What a failed command must say: the OS's words for the injected error.
