@@ -1594,3 +1594,123 @@ fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
         ["refs/heads/main"]
     );
 }
+
+// ---------------------------------------------------------------------------------
+// What an acceptance cites
+// ---------------------------------------------------------------------------------
+
+/// An approval of review `def` on `commit` by `by`.
+fn approve(store: &Store, by: &SigningKey, def: &ReviewDef, commit: ObjectId) -> String {
+    let tree = store.commit_tree(commit).unwrap();
+    let inputs = store.inputs_tree(tree, &def.paths, true).unwrap();
+    crate::decision::append_decision(
+        store,
+        &writer_id(by.public(), "default"),
+        by,
+        crate::receipt::Subject {
+            commit: commit.to_string(),
+            tree: tree.to_string(),
+            inputs: inputs.to_string(),
+            dirty: false,
+            dependencies: Vec::new(),
+        },
+        crate::decision::Payload::Review(crate::receipt::Review {
+            name: def.name.clone(),
+            paths: def.paths.clone(),
+            verdict: crate::receipt::Verdict::Approve,
+            message: String::new(),
+            decided_at: crate::receipt::format_timestamp(1_700_000_000_000),
+        }),
+    )
+    .unwrap()
+    .receipt
+    .id()
+    .to_owned()
+}
+
+#[test]
+fn the_trusted_commit_of_an_acceptance_is_the_baselines_revision_else_the_trust_root() {
+    let repo = Repo::new();
+    let first = repo.commit(&[("a", "1\n")], "first");
+    let tip = repo.commit(&[("a", "2\n")], "second");
+    let store = repo.store();
+    let at = Baseline::At {
+        commit: first,
+        label: "first".into(),
+    };
+    assert_eq!(acceptance::trusted_commit(&store, tip, &at).unwrap(), first);
+    // main's tip is its own trust root; a branch off main is held to main's tip
+    assert_eq!(
+        acceptance::trusted_commit(&store, tip, &Baseline::TrustRoot).unwrap(),
+        tip
+    );
+    repo.git(&["switch", "-q", "-c", "topic"]);
+    let topic = repo.commit(&[("a", "3\n")], "topic");
+    let store = repo.store();
+    for b in [Baseline::TrustRoot, Baseline::Own] {
+        assert_eq!(acceptance::trusted_commit(&store, topic, &b).unwrap(), tip);
+    }
+}
+
+#[test]
+fn an_acceptance_cites_each_reviews_own_approvals_on_the_inputs_of_its_own_paths() {
+    let repo = Repo::new();
+    let contract = "[review \"alpha\"]\n\tpath = a\n\tself-approve = true\n[review \"beta\"]\n\tpath = b\n\tself-approve = true\n";
+    let commit = repo.commit(
+        &[(".gitreceipts", contract), ("a/x", "a\n"), ("b/y", "b\n")],
+        "two reviewed paths",
+    );
+    let store = repo.store();
+    let rita = key(5);
+    let c = contract_at(&store, commit, "HEAD").unwrap();
+    let beta = c.reviews.iter().find(|r| r.name == "beta").unwrap().clone();
+    let approval = approve(&store, &rita, &beta, commit);
+    let trust = trusting(&[&rita]);
+    let j = judged(&store, commit, &trust, &Baseline::Own);
+    assert_eq!(
+        states_of(&j),
+        [
+            ("review:alpha", true, "missing"),
+            ("review:beta", true, "present")
+        ]
+    );
+    let required: Vec<&CheckState> = j.states.iter().collect();
+    let a = acceptance::acceptance(
+        &store,
+        &j,
+        &required,
+        &trust.set,
+        commit,
+        "2024-01-01T00:00:00.000Z".into(),
+    )
+    .unwrap();
+    let tree = store.commit_tree(commit).unwrap();
+    let by_name = |n: &str| a.criteria.iter().find(|c| c.name == n).unwrap();
+    let b = by_name("beta");
+    assert_eq!(b.kind, CriterionKind::Review);
+    assert_eq!(b.state, State::Present);
+    assert_eq!(
+        b.evidence,
+        [approval],
+        "a present review cites its approvals"
+    );
+    assert_eq!(
+        b.inputs,
+        store
+            .inputs_tree(tree, &["b".to_owned()], false)
+            .unwrap()
+            .to_string(),
+        "the inputs of beta's own paths"
+    );
+    let al = by_name("alpha");
+    assert_eq!(al.state, State::Missing);
+    assert!(al.evidence.is_empty());
+    assert_eq!(
+        al.inputs,
+        store
+            .inputs_tree(tree, &["a".to_owned()], false)
+            .unwrap()
+            .to_string()
+    );
+    assert_eq!(a.status, Status::Rejected);
+}
