@@ -199,7 +199,7 @@ pub fn store_receipt_in(
     } else {
         SCHEMA_V3
     };
-    store.append(writer, key, log, |index, prev| Body {
+    store.append(writer, key, log.map(|l| (l, obs.log.as_slice())), |index, prev| Body {
         schema: schema.into(),
         kind: Kind::Check,
         chain: Chain {

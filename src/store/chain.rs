@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use gix::ObjectId;
 use gix::objs::tree::{Entry, EntryKind};
-use gix::refs::transaction::PreviousValue;
-
-use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, git_err, tool_signature};
+use super::concurrent_gc::{Written, encode};
+use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, tool_signature};
 use crate::notice::Notice;
 use crate::receipt::{
     Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
@@ -168,7 +167,7 @@ impl Store {
         &self,
         writer: &str,
         key: &SigningKey,
-        log: Option<ObjectId>,
+        log: Option<(ObjectId, &[u8])>,
         mut make_body: impl FnMut(u64, Option<String>) -> Body,
     ) -> Result<Appended, StoreError> {
         debug_assert!(is_valid_writer_id(writer));
@@ -176,12 +175,13 @@ impl Store {
         // The entry built for a tip is kept: while the tip does not move (the ref
         // is merely locked by another writer), retrying costs a ref read, not a
         // new signature and new objects.
-        let mut built: Option<(Option<ObjectId>, Receipt<Verified>, ObjectId)> = None;
+        let mut built: Option<(Option<ObjectId>, Receipt<Verified>, ObjectId, Vec<Written>)> =
+            None;
         let mut retry = Retry::new();
         loop {
             let tip = self.chain_tip(writer)?;
-            let (receipt, commit) = match built.take() {
-                Some((t, r, c)) if t == tip => (r, c),
+            let (receipt, commit, written) = match built.take() {
+                Some((t, r, c, w)) if t == tip => (r, c, w),
                 _ => {
                     // Build only on an entry of this chain that its writer signed:
                     // a tip that is not one (junk or a merge that a plain `git
@@ -209,26 +209,29 @@ impl Store {
                             commit: ObjectId::null(gix::hash::Kind::Sha1),
                             source,
                         })?;
-                    let commit = self.write_chain_commit(&receipt, key.public(), None, base, "")?;
-                    (receipt, commit)
+                    let (commit, written) =
+                        self.write_chain_commit(&receipt, key.public(), None, base, "")?;
+                    (receipt, commit, written)
                 }
             };
             crash_point("objects");
-            let expected = match tip {
-                None => PreviousValue::MustNotExist,
-                Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
-            };
             let log_message = format!("git-receipt: append {}", receipt.id());
-            match self
-                .repo
-                .reference(refname.as_str(), commit, expected, log_message)
-            {
-                Ok(_) => {
+            // logged: gc keeps every tip a reflog names, so a prune that races
+            // this write can cut at most the entry in flight, never the chain below
+            match self.update_logged_ref(&refname, tip, commit, &log_message) {
+                Ok(()) => {
                     crash_point("chain");
+                    // A prune that listed the refs before this update deletes the new
+                    // objects (git's documented race): write them again, or put the
+                    // tip back and say so.
+                    if let Err(e) = self.keep_written(&refname, &written) {
+                        self.put_ref_back(&refname, commit, tip, "git-receipt: put back (objects pruned)");
+                        return Err(e);
+                    }
                     // The log ref, like the notes, is completed by the next append or
                     // `reindex` if this fails: the chain already holds the receipt.
-                    if let Some(log) = log
-                        && let Err(e) = self.set_log_ref(writer, log)
+                    if let Some((log, bytes)) = log
+                        && let Err(e) = self.keep_log(writer, log, bytes)
                     {
                         self.notice(Notice::warning(
                             "log-ref-not-written",
@@ -250,6 +253,12 @@ impl Store {
                         ));
                     }
                     crash_point("notes");
+                    // once more, later: a prune that listed the refs before the
+                    // update may have been sweeping all this while
+                    if let Err(e) = self.keep_written(&refname, &written) {
+                        self.put_ref_back(&refname, commit, tip, "git-receipt: put back (objects pruned)");
+                        return Err(e);
+                    }
                     return Ok(Appended { receipt, commit });
                 }
                 Err(e) => {
@@ -259,7 +268,7 @@ impl Store {
                     if !retry.again() {
                         return Err(self.gave_up(&refname, &retry, e));
                     }
-                    built = Some((tip, receipt, commit));
+                    built = Some((tip, receipt, commit, written));
                 }
             }
         }
@@ -298,7 +307,9 @@ impl Store {
 
     /// Write the objects of one chain entry: `receipt.json` (and, for a v1 receipt
     /// re-appended as it was, its `output.log`) in a tree, a commit on `parent`.
-    /// `remark` is appended to the commit message.
+    /// `remark` is appended to the commit message. Returns the commit and the
+    /// objects written, kept for [`Store::keep_written`] (the log is not among
+    /// them: it was written before, and is the caller's).
     pub(crate) fn write_chain_commit(
         &self,
         receipt: &Receipt<Verified>,
@@ -306,30 +317,30 @@ impl Store {
         log: Option<ObjectId>,
         parent: Option<ObjectId>,
         remark: &str,
-    ) -> Result<ObjectId, StoreError> {
-        let blob = self
-            .repo
-            .write_blob(receipt.bytes())
-            .map_err(git_err("writing receipt.json"))?
-            .detach();
+    ) -> Result<(ObjectId, Vec<Written>), StoreError> {
+        let blob = self.put_object(
+            "receipt.json",
+            gix::objs::Kind::Blob,
+            receipt.bytes().to_vec(),
+        )?;
         // The signer's public key travels with every entry, so that a server or
         // a reader can check the signature of a writer it does not trust yet
         // (docs/format.md, "Chain commits"); one blob per key, shared by its chain.
-        let key_blob = self
-            .repo
-            .write_blob(super::admit::signer_file(signer).as_bytes())
-            .map_err(git_err("writing signer.pub"))?
-            .detach();
+        let key_blob = self.put_object(
+            "signer.pub",
+            gix::objs::Kind::Blob,
+            super::admit::signer_file(signer).into_bytes(),
+        )?;
         let mut entries = vec![
             Entry {
                 mode: EntryKind::Blob.into(),
                 filename: RECEIPT_FILE.into(),
-                oid: blob,
+                oid: blob.id,
             },
             Entry {
                 mode: EntryKind::Blob.into(),
                 filename: super::admit::SIGNER_FILE.into(),
-                oid: key_blob,
+                oid: key_blob.id,
             },
         ];
         if let Some(log) = log {
@@ -341,11 +352,8 @@ impl Store {
         }
         // git orders tree entries by name
         entries.sort_by(|a, b| a.filename.cmp(&b.filename));
-        let tree = self
-            .repo
-            .write_object(&gix::objs::Tree { entries })
-            .map_err(git_err("writing a chain tree"))?
-            .detach();
+        let (kind, bytes) = encode(&gix::objs::Tree { entries });
+        let tree = self.put_object("a chain tree", kind, bytes)?;
         let b = receipt.body();
         let message = format!(
             "receipt: {} #{}\n\n{}\n{remark}",
@@ -355,7 +363,7 @@ impl Store {
         );
         let sig = tool_signature();
         let commit = gix::objs::Commit {
-            tree,
+            tree: tree.id,
             parents: parent.into_iter().collect(),
             author: sig.clone(),
             committer: sig,
@@ -363,11 +371,9 @@ impl Store {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        Ok(self
-            .repo
-            .write_object(&commit)
-            .map_err(git_err("writing a chain commit"))?
-            .detach())
+        let (kind, bytes) = encode(&commit);
+        let commit = self.put_object("a chain commit", kind, bytes)?;
+        Ok((commit.id, vec![blob, key_blob, tree, commit]))
     }
 }
 

@@ -6,7 +6,8 @@
 //! in one fan-out directory (`objects/17`) against `gc.auto`/256, and the packs
 //! against `gc.autoPackLimit`. Only when either is over does it spawn
 //! `git gc --auto --quiet`, detached (its own process group, no stdin or
-//! stdout, never waited for), which decides again and does the work.
+//! stdout, never waited for), which decides again and does the work; never
+//! while another writer holds a lock on a receipt ref (its write is in flight).
 
 use std::process::Stdio;
 
@@ -72,8 +73,11 @@ impl Store {
     /// After writing objects: start `git gc --auto --quiet` in the background when
     /// git's heuristic says it has work, and return at once. Best effort: a gc that
     /// cannot start costs nothing but the packing, which the next command retries.
+    ///
+    /// Never while another writer is in the middle of a ref update
+    /// ([`Store::writer_holds_lock`]): the next command that writes starts it.
     pub fn gc_auto_detached(&self) {
-        if !self.gc_would_run() {
+        if !self.gc_would_run() || self.writer_holds_lock() {
             return;
         }
         use std::os::unix::process::CommandExt as _;
