@@ -7,8 +7,6 @@
 
 use std::time::Duration;
 
-use gix::ObjectId;
-use gix::objs::tree::{Entry, EntryKind};
 use super::concurrent_gc::{Written, encode};
 use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, tool_signature};
 use crate::notice::Notice;
@@ -16,6 +14,8 @@ use crate::receipt::{
     Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
 };
 use crate::sign::SigningKey;
+use gix::ObjectId;
+use gix::objs::tree::{Entry, EntryKind};
 
 pub use super::entry::{LOG_FILE, RECEIPT_FILE};
 pub(crate) use super::entry::{ReceiptFileProblem, read_receipt_file};
@@ -52,8 +52,21 @@ impl Store {
     }
 
     /// The tip of a writer's chain, if it has one.
+    ///
+    /// A tip whose own objects (commit, tree, blobs, parent) are not all on
+    /// disk, which a concurrent prune leaves, is put back on the newest whole
+    /// entry of the chain's reflog, with a notice (see `concurrent_gc`).
     pub fn chain_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
-        self.ref_value(&chain_ref(writer))
+        let refname = chain_ref(writer);
+        let tip = self.ref_value(&refname)?;
+        if let Some(t) = tip
+            && !self.overrides.contains_key(&refname)
+            && !self.tip_is_whole(t)
+            && let Some(restored) = self.restore_from_reflog(&refname, t)
+        {
+            return Ok(Some(restored));
+        }
+        Ok(tip)
     }
 
     /// Read the receipt held by one chain commit, checking the commit's shape.
@@ -175,14 +188,22 @@ impl Store {
         // The entry built for a tip is kept: while the tip does not move (the ref
         // is merely locked by another writer), retrying costs a ref read, not a
         // new signature and new objects.
-        let mut built: Option<(Option<ObjectId>, Receipt<Verified>, ObjectId, Vec<Written>)> =
-            None;
+        let mut built: Option<(Option<ObjectId>, Receipt<Verified>, ObjectId, Vec<Written>)> = None;
         let mut retry = Retry::new();
         loop {
-            let tip = self.chain_tip(writer)?;
+            let tip = self.retry_missing(|| self.chain_tip(writer))?;
             let (receipt, commit, written) = match built.take() {
                 Some((t, r, c, w)) if t == tip => (r, c, w),
                 _ => {
+                    // a base a concurrent prune holed for a moment: see
+                    // `retry_missing`
+                    if let Some(t) = tip
+                        && let Err(e) = self.own_base(writer, key, t)
+                        && super::concurrent_gc::is_missing_object(&e)
+                    {
+                        self.retry_missing(|| self.own_base(writer, key, t))?;
+                        continue;
+                    }
                     // Build only on an entry of this chain that its writer signed:
                     // a tip that is not one (junk or a merge that a plain `git
                     // fetch` or a hand let in) is refused, naming the way back.
@@ -220,13 +241,40 @@ impl Store {
             // this write can cut at most the entry in flight, never the chain below
             match self.update_logged_ref(&refname, tip, commit, &log_message) {
                 Ok(()) => {
+                    let updated_at = std::time::SystemTime::now();
                     crash_point("chain");
                     // A prune that listed the refs before this update deletes the new
                     // objects (git's documented race): write them again, or put the
                     // tip back and say so.
                     if let Err(e) = self.keep_written(&refname, &written) {
-                        self.put_ref_back(&refname, commit, tip, "git-receipt: put back (objects pruned)");
+                        self.put_ref_back(
+                            &refname,
+                            commit,
+                            tip,
+                            "git-receipt: put back (objects pruned)",
+                        );
                         return Err(e);
+                    }
+                    // This process may have read the tip from a pack that a repack
+                    // deleted since: an entry on a tip gone from disk is taken back
+                    // and built again on what the chain's reflog still holds.
+                    if let Some(t) = tip
+                        && !self.missing_on_disk(&[t]).is_empty()
+                    {
+                        self.put_ref_back(
+                            &refname,
+                            commit,
+                            tip,
+                            "git-receipt: put back (its parent was pruned)",
+                        );
+                        if !retry.again() {
+                            return Err(StoreError::ObjectsPruned {
+                                refname: refname.clone(),
+                                what: format!("the chain's tip {t}, below the new entry"),
+                                attempts: retry.attempts(),
+                            });
+                        }
+                        continue;
                     }
                     // The log ref, like the notes, is completed by the next append or
                     // `reindex` if this fails: the chain already holds the receipt.
@@ -243,7 +291,7 @@ impl Store {
                     }
                     // Notes are a derived index; failing to update them loses nothing
                     // (the next append or `reindex` completes them), so report but succeed.
-                    if let Err(e) = self.index_notes(writer) {
+                    if let Err(e) = self.retry_missing(|| self.index_notes(writer)) {
                         self.notice(Notice::warning(
                             "notes-not-updated",
                             format!(
@@ -253,11 +301,39 @@ impl Store {
                         ));
                     }
                     crash_point("notes");
-                    // once more, later: a prune that listed the refs before the
-                    // update may have been sweeping all this while
+                    // once more, when no gc that may have listed the refs before
+                    // the update is still running (its prune may have been
+                    // sweeping all this while): what it deleted is written again
+                    // now, for good
+                    self.wait_for_gc_started_before(updated_at);
                     if let Err(e) = self.keep_written(&refname, &written) {
-                        self.put_ref_back(&refname, commit, tip, "git-receipt: put back (objects pruned)");
+                        self.put_ref_back(
+                            &refname,
+                            commit,
+                            tip,
+                            "git-receipt: put back (objects pruned)",
+                        );
                         return Err(e);
+                    }
+                    // and the chain still holds it: a reader that met its objects
+                    // missing may have put the ref back below it meanwhile
+                    if !self
+                        .retry_missing(|| self.ref_holds(&refname, commit))
+                        .unwrap_or(false)
+                    {
+                        // write it again on the chain as it now is (its objects
+                        // stay whole for the reflog entry that names them)
+                        let _ = self.keep_written(&refname, &written);
+                        if retry.again() {
+                            continue;
+                        }
+                        return Err(StoreError::ObjectsPruned {
+                            refname: refname.clone(),
+                            what: format!(
+                                "the chain commit {commit}, which another process then took off the chain"
+                            ),
+                            attempts: 1,
+                        });
                     }
                     return Ok(Appended { receipt, commit });
                 }

@@ -33,10 +33,15 @@ use crate::notice::Notice;
 /// prune deleted its objects after the ref update.
 const ATTEMPTS: u32 = 8;
 
-/// How far ahead a freshly written loose object is dated (see
-/// [`Store::hold_loose`]): far beyond any write's time from its objects to its
-/// ref (seconds at most), and nothing beside git's default grace of two weeks.
-const HOLD: std::time::Duration = std::time::Duration::from_secs(3600);
+/// How long a writer waits, after its ref update, for a `git gc` that started
+/// before it (and so may delete its new objects) to finish, before it checks
+/// its objects one last time.
+const GC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a reader waits for the writer of a chain tip with missing objects
+/// to write them again (after any gc that was running has finished) before it
+/// restores the chain from the reflog.
+const RESTORE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// One object written by this process, kept in memory until the ref that names
 /// it is checked, so that a prune that deleted it can be undone.
@@ -87,25 +92,27 @@ impl Store {
         };
         if !self.repo.has_object(id) {
             self.write_loose(&written)?;
-        } else {
-            // git freshens an object it would have written; so does this
-            self.hold_loose(id);
         }
         Ok(written)
     }
 
-    /// Date the loose file of `id` (if it is one) [`HOLD`] ahead: `git prune
-    /// --expire=now` (what `git gc --prune=now` runs) and the expiry of a cruft
-    /// pack spare an object whose file is newer than their cutoff. That grace is
-    /// git's own protection of a write in flight, which `--prune=now` takes
-    /// away; this gives it back to the objects of this write until its ref
-    /// names them (after that they are reachable, and their date means nothing).
-    fn hold_loose(&self, id: ObjectId) {
-        let hex = id.to_hex().to_string();
-        let path = self.objects_dir().join(&hex[..2]).join(&hex[2..]);
-        if let Ok(file) = std::fs::File::open(&path) {
-            let _ = file.set_modified(std::time::SystemTime::now() + HOLD);
-        }
+    /// A copy of object `id` (just written here) to keep for
+    /// [`Store::keep_written`].
+    pub(crate) fn written_copy(
+        &self,
+        id: ObjectId,
+        what: &'static str,
+    ) -> Result<Written, StoreError> {
+        let object = self.repo.find_object(id).map_err(|e| StoreError::Git {
+            what: format!("reading back {what} {id}"),
+            source: e.into(),
+        })?;
+        Ok(Written {
+            id,
+            kind: object.kind,
+            bytes: object.data.clone(),
+            what,
+        })
     }
 
     /// Write one object loose, even if this process believes it has it. The
@@ -122,10 +129,7 @@ impl Store {
         loop {
             attempt += 1;
             match loose.write_buf(w.kind, &w.bytes) {
-                Ok(_) => {
-                    self.hold_loose(w.id);
-                    return Ok(());
-                }
+                Ok(_) => return Ok(()),
                 Err(e) => {
                     let vanished = error_chain_has_not_found(&e);
                     if vanished && attempt < ATTEMPTS {
@@ -165,10 +169,53 @@ impl Store {
             .collect()
     }
 
+    /// Whether a `git gc` that started at or before `since` is running here: its
+    /// `gc.pid` (which git holds for the whole run, repack and prune included)
+    /// is dated no later than `since`, is younger than the 12 hours after which
+    /// git itself calls it stale, and names no dead process of this host. Such a
+    /// gc may have listed the refs before an update at `since`, and delete the
+    /// objects the update named.
+    pub(crate) fn gc_running_since(&self, since: std::time::SystemTime) -> bool {
+        let pid_file = self.repo.common_dir().join("gc.pid");
+        let Ok(modified) = std::fs::metadata(&pid_file).and_then(|m| m.modified()) else {
+            return false;
+        };
+        if modified > since
+            || modified
+                .elapsed()
+                .is_ok_and(|age| age > std::time::Duration::from_secs(12 * 3600))
+        {
+            return false;
+        }
+        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        let mut words = text.split_whitespace();
+        if let (Some(pid), Some(host)) = (words.next(), words.next())
+            && host == crate::host_name()
+            && !std::path::Path::new("/proc").join(pid).exists()
+            && std::path::Path::new("/proc/self").exists()
+        {
+            return false;
+        }
+        true
+    }
+
+    /// Wait (at most [`GC_WAIT`]) until no gc that started at or before `since`
+    /// is running (see [`Store::gc_running_since`]).
+    pub(crate) fn wait_for_gc_started_before(&self, since: std::time::SystemTime) {
+        let start = std::time::Instant::now();
+        while start.elapsed() < GC_WAIT && self.gc_running_since(since) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// After `refname` was moved to name `written`: check that every one of them
     /// is on disk, and write again what a concurrent prune deleted, until all
     /// stay (bounded). `Err` names what could not be kept.
-    pub(crate) fn keep_written(&self, refname: &str, written: &[Written]) -> Result<(), StoreError> {
+    pub(crate) fn keep_written(
+        &self,
+        refname: &str,
+        written: &[Written],
+    ) -> Result<(), StoreError> {
         let ids: Vec<ObjectId> = written.iter().map(|w| w.id).collect();
         for attempt in 1..=ATTEMPTS {
             let missing = self.missing_on_disk(&ids);
@@ -211,19 +258,27 @@ impl Store {
             Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
         };
         let name: gix::refs::FullName = refname.try_into().map_err(gix::Error::from_error)?;
-        self.repo.edit_reference(RefEdit {
-            change: Change::Update {
-                log: LogChange {
-                    mode: RefLog::AndReference,
-                    force_create_reflog: true,
-                    message: message.into(),
+        // Dated by the clock, as the chain commits are (`tool_signature`), not by
+        // `GIT_COMMITTER_DATE`: gc expires reflog entries by their date, and one
+        // dated in the past would protect nothing.
+        let sig = super::tool_signature();
+        let mut time = gix::date::parse::TimeBuf::default();
+        self.repo.edit_references_as(
+            Some(RefEdit {
+                change: Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: true,
+                        message: message.into(),
+                    },
+                    expected,
+                    new: gix::refs::Target::Object(new),
                 },
-                expected,
-                new: gix::refs::Target::Object(new),
-            },
-            name,
-            deref: false,
-        })?;
+                name,
+                deref: false,
+            }),
+            Some(sig.to_ref(&mut time)),
+        )?;
         Ok(())
     }
 
@@ -246,9 +301,9 @@ impl Store {
                 .and_then(|name: gix::refs::FullName| {
                     self.repo.edit_reference(RefEdit {
                         change: Change::Delete {
-                            expected: PreviousValue::MustExistAndMatch(
-                                gix::refs::Target::Object(from),
-                            ),
+                            expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(
+                                from,
+                            )),
                             log: RefLog::AndReference,
                         },
                         name,
@@ -281,10 +336,38 @@ impl Store {
         self.keep_written(&refname, &[written])
     }
 
-    /// Put a chain or notes ref that names a missing commit back on the newest
-    /// entry of its reflog whose objects are all here, saying so. `None` when
-    /// the ref is no such ref, or no entry is whole (the caller reports the
-    /// missing object).
+    /// The objects of chain entry `commit` (the commit, its tree and the tree's
+    /// blobs) and its parent commit, as far as they can be read here.
+    pub(crate) fn entry_objects(&self, commit: ObjectId) -> Vec<ObjectId> {
+        let mut out = vec![commit];
+        let Ok(c) = self.repo.find_commit(commit) else {
+            return out;
+        };
+        out.extend(c.parent_ids().map(|p| p.detach()));
+        let Ok(tree) = c.tree_id() else {
+            return out;
+        };
+        out.push(tree.detach());
+        if let Ok(tree) = self.repo.find_tree(tree)
+            && let Ok(decoded) = tree.decode()
+        {
+            out.extend(decoded.entries.iter().map(|e| e.oid.to_owned()));
+        }
+        out
+    }
+
+    /// Whether the objects of chain entry `tip` are all on disk: what a reader
+    /// checks of a chain's tip before it trusts the chain's ref.
+    pub(crate) fn tip_is_whole(&self, tip: ObjectId) -> bool {
+        self.repo.has_object(tip) && self.missing_on_disk(&self.entry_objects(tip)).is_empty()
+    }
+
+    /// Put a chain or notes ref whose tip `missing` lacks objects on disk back on
+    /// the newest entry of its reflog whose objects are all here, saying so.
+    /// A writer whose objects a prune deleted writes them again within
+    /// milliseconds, so this first waits [`RESTORE_GRACE`] for the tip to become
+    /// whole (or the ref to move). `None` when the ref is no such ref, the tip
+    /// became whole, or no entry is (the caller reports the missing object).
     pub(crate) fn restore_from_reflog(&self, refname: &str, missing: ObjectId) -> Option<ObjectId> {
         if !self.overrides.is_empty() || self._quarantine_view.is_some() {
             return None;
@@ -296,6 +379,38 @@ impl Store {
         };
         if !crate::receipt::is_valid_writer_id(writer) {
             return None;
+        }
+        let whole = |c: ObjectId| {
+            if is_chain {
+                self.chain_is_whole(writer, c)
+            } else {
+                self.missing_on_disk(&self.entry_objects(c)).is_empty()
+            }
+        };
+        let start = std::time::Instant::now();
+        loop {
+            let now = self.repo.try_find_reference(refname).ok()??;
+            let now = now.target().try_id()?.to_owned();
+            if now != missing {
+                return None;
+            }
+            let objects = if is_chain {
+                self.entry_objects(missing)
+            } else {
+                vec![missing]
+            };
+            if self.repo.has_object(missing) && self.missing_on_disk(&objects).is_empty() {
+                return None;
+            }
+            // the writer may be waiting for a gc to finish before it writes
+            // them again: wait for that gc too, then a little longer
+            let waited = start.elapsed();
+            if waited > GC_WAIT + RESTORE_GRACE
+                || (waited > RESTORE_GRACE && !self.gc_running_since(std::time::SystemTime::now()))
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
         }
         let r = self.repo.try_find_reference(refname).ok()??;
         let mut candidates: Vec<ObjectId> = Vec::new();
@@ -309,17 +424,7 @@ impl Store {
                 }
             }
         }
-        let restored = candidates.into_iter().find(|&c| {
-            if is_chain {
-                self.chain_is_whole(writer, c)
-            } else {
-                self.repo
-                    .find_commit(c)
-                    .ok()
-                    .and_then(|c| c.tree_id().ok())
-                    .is_some_and(|t| self.repo.has_object(t))
-            }
-        })?;
+        let restored = candidates.into_iter().find(|&c| whole(c))?;
         self.update_logged_ref(
             refname,
             Some(missing),
@@ -349,7 +454,7 @@ impl Store {
             Notice::warning(
                 code,
                 format!(
-                    "{} pointed at {missing}, which a concurrent `git gc --prune=now` (or `git prune`) deleted; restored it from its reflog to {restored}, the newest entry whose objects are all here{lost}",
+                    "{} pointed at {missing}, whose objects a concurrent `git gc --prune=now` (or `git prune`, `git repack -ad`) deleted; restored it from its reflog to {restored}, the newest entry whose objects are all here{lost}",
                     crate::text::escape(refname)
                 ),
             )
@@ -358,16 +463,42 @@ impl Store {
         Some(restored)
     }
 
-    /// Whether every entry of `writer`'s chain from `tip` to its root is here
+    /// Whether every entry of `writer`'s chain from `tip` to its root is on disk
     /// and readable.
     fn chain_is_whole(&self, writer: &str, tip: ObjectId) -> bool {
-        if !self.repo.has_object(tip) {
-            return false;
+        let mut objects = Vec::new();
+        let walked = self.walk_chain(writer, tip, |e| {
+            objects.extend(self.entry_objects(e.commit));
+            Ok(true)
+        });
+        walked.is_ok() && self.missing_on_disk(&objects).is_empty()
+    }
+
+    /// Whether `refname` names `commit` or an entry above it (another writer
+    /// appended since): `false` when a reader put the ref back below it.
+    /// `Err` (a missing object) when the walk met a hole, which a concurrent
+    /// prune leaves for a moment.
+    pub(crate) fn ref_holds(&self, refname: &str, commit: ObjectId) -> Result<bool, StoreError> {
+        let Ok(Some(r)) = self.repo.try_find_reference(refname) else {
+            return Ok(false);
+        };
+        let mut next = r.target().try_id().map(|id| id.to_owned());
+        // a few hundred appends between this write and the look are plenty
+        for _ in 0..512 {
+            let Some(id) = next else { return Ok(false) };
+            if id == commit {
+                return Ok(true);
+            }
+            let c = self
+                .repo
+                .find_commit(id)
+                .map_err(|_| StoreError::RefToMissingObject {
+                    refname: refname.to_owned(),
+                    id,
+                })?;
+            next = c.parent_ids().next().map(|p| p.detach());
         }
-        self.walk_chain(writer, tip, |e| {
-            Ok(e.parent.is_none_or(|p| self.repo.has_object(p)))
-        })
-        .is_ok()
+        Ok(false)
     }
 
     /// Whether a writer of this repository is in the middle of a ref update: a
@@ -397,6 +528,41 @@ impl Store {
         ]
         .iter()
         .any(|d| any_lock(&common.join(d), 1))
+    }
+}
+
+/// Whether `e` says an object was missing: what a reader meets in the moment
+/// between a concurrent prune's deleting a write's objects and their writer's
+/// writing them again.
+pub(crate) fn is_missing_object(e: &StoreError) -> bool {
+    match e {
+        StoreError::RefToMissingObject { .. } => true,
+        StoreError::CorruptChain { reason, .. } | StoreError::NotYourTip { reason, .. } => {
+            reason.contains("could not be found")
+        }
+        other => other.to_string().contains("could not be found"),
+    }
+}
+
+impl Store {
+    /// Run `step` again (a few times) while it fails on a missing object, each
+    /// time after any gc running now has finished and the writers it hurt had
+    /// [`RESTORE_GRACE`] to write their objects again.
+    pub(crate) fn retry_missing<T>(
+        &self,
+        mut step: impl FnMut() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match step() {
+                Err(e) if attempt < 4 && is_missing_object(&e) => {
+                    self.wait_for_gc_started_before(std::time::SystemTime::now());
+                    std::thread::sleep(RESTORE_GRACE / 4);
+                }
+                other => return other,
+            }
+        }
     }
 }
 

@@ -437,6 +437,10 @@ impl Store {
                     if let Some(restored) = self.restore_from_reflog(name, id) {
                         return Ok(Some(restored));
                     }
+                    // its writer wrote it again while the restore waited
+                    if self.repo.has_object(id) {
+                        return Ok(Some(id));
+                    }
                     return Err(StoreError::RefToMissingObject {
                         refname: name.to_owned(),
                         id,

@@ -384,14 +384,25 @@ impl Store {
                 extra_headers: Vec::new(),
             };
             let (kind, bytes) = super::concurrent_gc::encode(&commit);
-            let commit = self.put_object("a notes commit", kind, bytes)?.id;
+            let written_commit = self.put_object("a notes commit", kind, bytes)?;
+            let commit = written_commit.id;
+            // what this update wrote, kept in memory to be written again if a
+            // concurrent prune deletes it (see `concurrent_gc`)
+            let mut written = vec![written_commit];
+            for id in self.new_notes_objects(commit, base_tree)? {
+                if id != commit {
+                    written.push(self.written_copy(id, "a notes tree or note")?);
+                }
+            }
             // logged, like the chain: gc keeps every notes commit a reflog names
             match self.update_logged_ref(&refname, notes_tip, commit, "git-receipt: index notes") {
                 Ok(()) => {
                     // A prune that listed the refs before this update deletes what it
-                    // wrote (git's documented race): put the ref back and build again.
-                    let fresh = self.new_notes_objects(commit, base_tree)?;
-                    if self.missing_on_disk(&fresh).is_empty() {
+                    // wrote (git's documented race): once any gc that started before
+                    // it is done, look, and if anything went, put the ref back and
+                    // build again.
+                    self.wait_for_gc_started_before(std::time::SystemTime::now());
+                    if self.keep_written(&refname, &written).is_ok() {
                         return Ok(());
                     }
                     self.put_ref_back(

@@ -375,7 +375,12 @@ impl Store {
             "git-receipt: re-append after divergence",
         )?;
         if let Err(e) = self.keep_written(&refname, &written) {
-            self.put_ref_back(&refname, parent, Some(old_tip), "git-receipt: put back (objects pruned)");
+            self.put_ref_back(
+                &refname,
+                parent,
+                Some(old_tip),
+                "git-receipt: put back (objects pruned)",
+            );
             return Err(e);
         }
         Ok(parent)
