@@ -267,6 +267,8 @@ impl Store {
                             tip,
                             "git-receipt: put back (its parent was pruned)",
                         );
+                        // whole, for the reflog entry that names it
+                        let _ = self.keep_written(&refname, &written);
                         if !retry.again() {
                             return Err(StoreError::ObjectsPruned {
                                 refname: refname.clone(),

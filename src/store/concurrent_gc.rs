@@ -153,7 +153,24 @@ impl Store {
     /// Which of `ids` the repository on disk lacks now. Asks a freshly opened
     /// object store: this process's own may still read a pack that a
     /// concurrent repack has deleted.
+    ///
+    /// A repack renames its new pack in, deletes the old ones and then the loose
+    /// copies, so one look can fall between two of those steps and miss an
+    /// object that is there; what is missing is looked for again, a little
+    /// later, in a store opened again.
     pub(crate) fn missing_on_disk(&self, ids: &[ObjectId]) -> Vec<ObjectId> {
+        let mut missing = self.missing_on_disk_once(ids);
+        for pause_ms in [20, 60] {
+            if missing.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+            missing = self.missing_on_disk_once(&missing);
+        }
+        missing
+    }
+
+    fn missing_on_disk_once(&self, ids: &[ObjectId]) -> Vec<ObjectId> {
         use gix::objs::Exists as _;
         let dir = self.objects_dir();
         let fresh = gix::odb::at(dir.clone(), gix::hash::Kind::Sha1).ok();
