@@ -449,6 +449,16 @@ impl Store {
             "git-receipt: restored from the reflog (the tip was pruned)",
         )
         .ok()?;
+        // The entries that name what the prune took are no history: drop them
+        // as git's own tool does, so that `git fsck` finds no broken reflog.
+        let _ = self.run_git(&[
+            "reflog",
+            "expire",
+            "--stale-fix",
+            "--expire=never",
+            "--expire-unreachable=never",
+            refname,
+        ]);
         let (code, lost) = if is_chain {
             let index = self
                 .chain_entry(writer, restored)
