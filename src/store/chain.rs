@@ -45,6 +45,10 @@ pub struct Appended {
     pub commit: ObjectId,
 }
 
+/// An entry built on a tip: the tip, the receipt, its chain commit and the
+/// objects written for it.
+type Built = (Option<ObjectId>, Receipt<Verified>, ObjectId, Vec<Written>);
+
 impl Store {
     /// Every writer with a chain here, with its tip, sorted by writer id.
     pub fn writers(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
@@ -188,7 +192,7 @@ impl Store {
         // The entry built for a tip is kept: while the tip does not move (the ref
         // is merely locked by another writer), retrying costs a ref read, not a
         // new signature and new objects.
-        let mut built: Option<(Option<ObjectId>, Receipt<Verified>, ObjectId, Vec<Written>)> = None;
+        let mut built: Option<Built> = None;
         let mut retry = Retry::new();
         loop {
             let tip = self.retry_missing(|| self.chain_tip(writer))?;

@@ -55,6 +55,18 @@ pub(crate) struct Written {
     what: &'static str,
 }
 
+impl Written {
+    /// A blob this process wrote before (a log), with its bytes.
+    pub(crate) fn blob(id: ObjectId, bytes: &[u8], what: &'static str) -> Written {
+        Written {
+            id,
+            kind: gix::objs::Kind::Blob,
+            bytes: bytes.to_vec(),
+            what,
+        }
+    }
+}
+
 /// Encode `object` as git stores it.
 pub(crate) fn encode(object: &impl gix::objs::WriteTo) -> (gix::objs::Kind, Vec<u8>) {
     let mut bytes = Vec::new();
@@ -133,7 +145,7 @@ impl Store {
                 Err(e) => {
                     let vanished = error_chain_has_not_found(&e);
                     if vanished && attempt < ATTEMPTS {
-                        super::chain::backoff(attempt);
+                        pause(attempt);
                         continue;
                     }
                     let hex = w.id.to_hex().to_string();
@@ -255,7 +267,7 @@ impl Store {
             for w in written.iter().filter(|w| missing.contains(&w.id)) {
                 self.write_loose(w)?;
             }
-            super::chain::backoff(attempt);
+            pause(attempt);
         }
         Ok(())
     }
@@ -329,28 +341,6 @@ impl Store {
                 })
                 .map(drop),
         };
-    }
-
-    /// Keep `writer`'s log blob `blob` (whose bytes are `bytes`) under its log
-    /// ref, and on disk: a prune may have deleted it between its writing (before
-    /// the receipt) and the log ref.
-    pub(crate) fn keep_log(
-        &self,
-        writer: &str,
-        blob: ObjectId,
-        bytes: &[u8],
-    ) -> Result<(), StoreError> {
-        let written = Written {
-            id: blob,
-            kind: gix::objs::Kind::Blob,
-            bytes: bytes.to_vec(),
-            what: "the output log",
-        };
-        let refname = super::logs::log_ref(writer, &blob);
-        // first on disk, so that the ref never names a missing blob for long
-        self.keep_written(&refname, std::slice::from_ref(&written))?;
-        self.set_log_ref(writer, blob)?;
-        self.keep_written(&refname, &[written])
     }
 
     /// The objects of chain entry `commit` (the commit, its tree and the tree's
@@ -527,35 +517,6 @@ impl Store {
         }
         Ok(false)
     }
-
-    /// Whether a writer of this repository is in the middle of a ref update: a
-    /// `*.lock` beside a chain, notes or log ref, or `packed-refs.lock`. A
-    /// `git gc --auto` started then could prune what that writer is writing.
-    pub fn writer_holds_lock(&self) -> bool {
-        let common = self.repo.common_dir();
-        if common.join("packed-refs.lock").exists() {
-            return true;
-        }
-        fn any_lock(dir: &std::path::Path, depth: u32) -> bool {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return false;
-            };
-            entries.filter_map(Result::ok).any(|e| {
-                let path = e.path();
-                if path.extension().is_some_and(|x| x == "lock") {
-                    return true;
-                }
-                depth > 0 && path.is_dir() && any_lock(&path, depth - 1)
-            })
-        }
-        [
-            "refs/receipts",
-            "refs/notes/receipts",
-            super::logs::LOG_PREFIX.trim_end_matches('/'),
-        ]
-        .iter()
-        .any(|d| any_lock(&common.join(d), 1))
-    }
 }
 
 /// Whether `e` says an object was missing: what a reader meets in the moment
@@ -603,7 +564,7 @@ pub(crate) fn retry_vanished_dir<T, E: std::error::Error + 'static>(
         attempt += 1;
         match write() {
             Err(e) if attempt < ATTEMPTS && error_chain_has_not_found(&e) => {
-                super::chain::backoff(attempt);
+                pause(attempt);
             }
             other => return other,
         }
@@ -640,4 +601,10 @@ fn full_message(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     parts.join(": ")
+}
+
+/// A short pause that grows with `attempt` (5 ms, 10 ms, ... 160 ms), between
+/// tries at something a concurrent gc or repack is in the middle of.
+fn pause(attempt: u32) {
+    std::thread::sleep(std::time::Duration::from_millis(5 << attempt.min(5)));
 }

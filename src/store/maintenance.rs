@@ -91,4 +91,33 @@ impl Store {
             .process_group(0)
             .spawn();
     }
+
+    /// Whether a writer of this repository is in the middle of a ref update: a
+    /// `*.lock` beside a chain, notes or log ref, or `packed-refs.lock`. A
+    /// `git gc --auto` started then could prune what that writer is writing.
+    pub fn writer_holds_lock(&self) -> bool {
+        let common = self.repo.common_dir();
+        if common.join("packed-refs.lock").exists() {
+            return true;
+        }
+        fn any_lock(dir: &std::path::Path, depth: u32) -> bool {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return false;
+            };
+            entries.filter_map(Result::ok).any(|e| {
+                let path = e.path();
+                if path.extension().is_some_and(|x| x == "lock") {
+                    return true;
+                }
+                depth > 0 && path.is_dir() && any_lock(&path, depth - 1)
+            })
+        }
+        [
+            "refs/receipts",
+            "refs/notes/receipts",
+            super::logs::LOG_PREFIX.trim_end_matches('/'),
+        ]
+        .iter()
+        .any(|d| any_lock(&common.join(d), 1))
+    }
 }
