@@ -199,32 +199,37 @@ pub fn store_receipt_in(
     } else {
         SCHEMA_V3
     };
-    store.append(writer, key, log, |index, prev| Body {
-        schema: schema.into(),
-        kind: Kind::Check,
-        chain: Chain {
-            writer: writer.to_owned(),
-            index,
-            prev,
+    store.append(
+        writer,
+        key,
+        log.map(|l| (l, obs.log.as_slice())),
+        |index, prev| Body {
+            schema: schema.into(),
+            kind: Kind::Check,
+            chain: Chain {
+                writer: writer.to_owned(),
+                index,
+                prev,
+            },
+            subject: crate::receipt::Subject {
+                commit: subject.commit.to_string(),
+                tree: subject.tree.to_string(),
+                inputs: subject.inputs.to_string(),
+                dirty: subject.dirty,
+                dependencies: around.dependencies.clone(),
+            },
+            check: Check {
+                name: check.name.clone(),
+                argv: check.argv.clone(),
+                definition: definition.clone(),
+                paths: check.paths.clone(),
+                env: env.clone(),
+            },
+            result: outcome.clone(),
+            runner: runner.clone(),
+            acceptance: None,
+            review: None,
+            supersedes: None,
         },
-        subject: crate::receipt::Subject {
-            commit: subject.commit.to_string(),
-            tree: subject.tree.to_string(),
-            inputs: subject.inputs.to_string(),
-            dirty: subject.dirty,
-            dependencies: around.dependencies.clone(),
-        },
-        check: Check {
-            name: check.name.clone(),
-            argv: check.argv.clone(),
-            definition: definition.clone(),
-            paths: check.paths.clone(),
-            env: env.clone(),
-        },
-        result: outcome.clone(),
-        runner: runner.clone(),
-        acceptance: None,
-        review: None,
-        supersedes: None,
-    })
+    )
 }

@@ -202,6 +202,15 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
                 "hint: check the network or the server and run it again; for a slow link raise the limit: git config receipt.networkTimeout 1800",
             ),
             StoreError::Clock(c) => for_error(c.as_ref()),
+            StoreError::ObjectsPruned { .. } => one(
+                "hint: run it again once the gc is done; `git gc --prune=now` (or `git prune`) deletes what writers are writing, so do not run it while receipts are written (plain `git gc` is safe)",
+            ),
+            StoreError::ObjectWrite { vanished: true, .. } => one(
+                "hint: run it again; if a `git gc` or `git repack` loop is running, let it finish first",
+            ),
+            StoreError::ObjectWrite { .. } => one(
+                "hint: check that the objects directory is writable and the disk has room, then run it again",
+            ),
             _ => Vec::new(),
         };
     }

@@ -7,16 +7,15 @@
 
 use std::time::Duration;
 
-use gix::ObjectId;
-use gix::objs::tree::{Entry, EntryKind};
-use gix::refs::transaction::PreviousValue;
-
-use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, git_err, tool_signature};
+use super::concurrent_gc::{Written, encode};
+use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, tool_signature};
 use crate::notice::Notice;
 use crate::receipt::{
     Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
 };
 use crate::sign::SigningKey;
+use gix::ObjectId;
+use gix::objs::tree::{Entry, EntryKind};
 
 pub use super::entry::{LOG_FILE, RECEIPT_FILE};
 pub(crate) use super::entry::{ReceiptFileProblem, read_receipt_file};
@@ -46,6 +45,10 @@ pub struct Appended {
     pub commit: ObjectId,
 }
 
+/// An entry built on a tip: the tip, the receipt, its chain commit and the
+/// objects written for it.
+type Built = (Option<ObjectId>, Receipt<Verified>, ObjectId, Vec<Written>);
+
 impl Store {
     /// Every writer with a chain here, with its tip, sorted by writer id.
     pub fn writers(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
@@ -53,8 +56,21 @@ impl Store {
     }
 
     /// The tip of a writer's chain, if it has one.
+    ///
+    /// A tip whose own objects (commit, tree, blobs, parent) are not all on
+    /// disk, which a concurrent prune leaves, is put back on the newest whole
+    /// entry of the chain's reflog, with a notice (see `concurrent_gc`).
     pub fn chain_tip(&self, writer: &str) -> Result<Option<ObjectId>, StoreError> {
-        self.ref_value(&chain_ref(writer))
+        let refname = chain_ref(writer);
+        let tip = self.ref_value(&refname)?;
+        if let Some(t) = tip
+            && !self.overrides.contains_key(&refname)
+            && !self.tip_is_whole(t)
+            && let Some(restored) = self.restore_from_reflog(&refname, t)
+        {
+            return Ok(Some(restored));
+        }
+        Ok(tip)
     }
 
     /// Read the receipt held by one chain commit, checking the commit's shape.
@@ -168,7 +184,7 @@ impl Store {
         &self,
         writer: &str,
         key: &SigningKey,
-        log: Option<ObjectId>,
+        log: Option<(ObjectId, &[u8])>,
         mut make_body: impl FnMut(u64, Option<String>) -> Body,
     ) -> Result<Appended, StoreError> {
         debug_assert!(is_valid_writer_id(writer));
@@ -176,13 +192,22 @@ impl Store {
         // The entry built for a tip is kept: while the tip does not move (the ref
         // is merely locked by another writer), retrying costs a ref read, not a
         // new signature and new objects.
-        let mut built: Option<(Option<ObjectId>, Receipt<Verified>, ObjectId)> = None;
+        let mut built: Option<Built> = None;
         let mut retry = Retry::new();
         loop {
-            let tip = self.chain_tip(writer)?;
-            let (receipt, commit) = match built.take() {
-                Some((t, r, c)) if t == tip => (r, c),
+            let tip = self.retry_missing(|| self.chain_tip(writer))?;
+            let (receipt, commit, written) = match built.take() {
+                Some((t, r, c, w)) if t == tip => (r, c, w),
                 _ => {
+                    // a base a concurrent prune holed for a moment: see
+                    // `retry_missing`
+                    if let Some(t) = tip
+                        && let Err(e) = self.own_base(writer, key, t)
+                        && super::concurrent_gc::is_missing_object(&e)
+                    {
+                        self.retry_missing(|| self.own_base(writer, key, t))?;
+                        continue;
+                    }
                     // Build only on an entry of this chain that its writer signed:
                     // a tip that is not one (junk or a merge that a plain `git
                     // fetch` or a hand let in) is refused, naming the way back.
@@ -209,26 +234,58 @@ impl Store {
                             commit: ObjectId::null(gix::hash::Kind::Sha1),
                             source,
                         })?;
-                    let commit = self.write_chain_commit(&receipt, key.public(), None, base, "")?;
-                    (receipt, commit)
+                    let (commit, written) =
+                        self.write_chain_commit(&receipt, key.public(), None, base, "")?;
+                    (receipt, commit, written)
                 }
             };
             crash_point("objects");
-            let expected = match tip {
-                None => PreviousValue::MustNotExist,
-                Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
-            };
             let log_message = format!("git-receipt: append {}", receipt.id());
-            match self
-                .repo
-                .reference(refname.as_str(), commit, expected, log_message)
-            {
-                Ok(_) => {
+            // logged: gc keeps every tip a reflog names, so a prune that races
+            // this write can cut at most the entry in flight, never the chain below
+            match self.update_logged_ref(&refname, tip, commit, &log_message) {
+                Ok(()) => {
+                    let updated_at = std::time::SystemTime::now();
                     crash_point("chain");
+                    // A prune that listed the refs before this update deletes the new
+                    // objects (git's documented race): write them again, or put the
+                    // tip back and say so.
+                    if let Err(e) = self.keep_written(&refname, &written) {
+                        self.put_ref_back(
+                            &refname,
+                            commit,
+                            tip,
+                            "git-receipt: put back (objects pruned)",
+                        );
+                        return Err(e);
+                    }
+                    // This process may have read the tip from a pack that a repack
+                    // deleted since: an entry on a tip gone from disk is taken back
+                    // and built again on what the chain's reflog still holds.
+                    if let Some(t) = tip
+                        && !self.missing_on_disk(&[t]).is_empty()
+                    {
+                        self.put_ref_back(
+                            &refname,
+                            commit,
+                            tip,
+                            "git-receipt: put back (its parent was pruned)",
+                        );
+                        // whole, for the reflog entry that names it
+                        let _ = self.keep_written(&refname, &written);
+                        if !retry.again() {
+                            return Err(StoreError::ObjectsPruned {
+                                refname: refname.clone(),
+                                what: format!("the chain's tip {t}, below the new entry"),
+                                attempts: retry.attempts(),
+                            });
+                        }
+                        continue;
+                    }
                     // The log ref, like the notes, is completed by the next append or
                     // `reindex` if this fails: the chain already holds the receipt.
-                    if let Some(log) = log
-                        && let Err(e) = self.set_log_ref(writer, log)
+                    if let Some((log, bytes)) = log
+                        && let Err(e) = self.keep_log(writer, log, bytes)
                     {
                         self.notice(Notice::warning(
                             "log-ref-not-written",
@@ -240,7 +297,7 @@ impl Store {
                     }
                     // Notes are a derived index; failing to update them loses nothing
                     // (the next append or `reindex` completes them), so report but succeed.
-                    if let Err(e) = self.index_notes(writer) {
+                    if let Err(e) = self.retry_missing(|| self.index_notes(writer)) {
                         self.notice(Notice::warning(
                             "notes-not-updated",
                             format!(
@@ -250,6 +307,40 @@ impl Store {
                         ));
                     }
                     crash_point("notes");
+                    // once more, when no gc that may have listed the refs before
+                    // the update is still running (its prune may have been
+                    // sweeping all this while): what it deleted is written again
+                    // now, for good
+                    self.wait_for_gc_started_before(updated_at);
+                    if let Err(e) = self.keep_written(&refname, &written) {
+                        self.put_ref_back(
+                            &refname,
+                            commit,
+                            tip,
+                            "git-receipt: put back (objects pruned)",
+                        );
+                        return Err(e);
+                    }
+                    // and the chain still holds it: a reader that met its objects
+                    // missing may have put the ref back below it meanwhile
+                    if !self
+                        .retry_missing(|| self.ref_holds(&refname, commit))
+                        .unwrap_or(false)
+                    {
+                        // write it again on the chain as it now is (its objects
+                        // stay whole for the reflog entry that names them)
+                        let _ = self.keep_written(&refname, &written);
+                        if retry.again() {
+                            continue;
+                        }
+                        return Err(StoreError::ObjectsPruned {
+                            refname: refname.clone(),
+                            what: format!(
+                                "the chain commit {commit}, which another process then took off the chain"
+                            ),
+                            attempts: 1,
+                        });
+                    }
                     return Ok(Appended { receipt, commit });
                 }
                 Err(e) => {
@@ -259,7 +350,7 @@ impl Store {
                     if !retry.again() {
                         return Err(self.gave_up(&refname, &retry, e));
                     }
-                    built = Some((tip, receipt, commit));
+                    built = Some((tip, receipt, commit, written));
                 }
             }
         }
@@ -298,7 +389,9 @@ impl Store {
 
     /// Write the objects of one chain entry: `receipt.json` (and, for a v1 receipt
     /// re-appended as it was, its `output.log`) in a tree, a commit on `parent`.
-    /// `remark` is appended to the commit message.
+    /// `remark` is appended to the commit message. Returns the commit and the
+    /// objects written, kept for [`Store::keep_written`] (the log is not among
+    /// them: it was written before, and is the caller's).
     pub(crate) fn write_chain_commit(
         &self,
         receipt: &Receipt<Verified>,
@@ -306,30 +399,30 @@ impl Store {
         log: Option<ObjectId>,
         parent: Option<ObjectId>,
         remark: &str,
-    ) -> Result<ObjectId, StoreError> {
-        let blob = self
-            .repo
-            .write_blob(receipt.bytes())
-            .map_err(git_err("writing receipt.json"))?
-            .detach();
+    ) -> Result<(ObjectId, Vec<Written>), StoreError> {
+        let blob = self.put_object(
+            "receipt.json",
+            gix::objs::Kind::Blob,
+            receipt.bytes().to_vec(),
+        )?;
         // The signer's public key travels with every entry, so that a server or
         // a reader can check the signature of a writer it does not trust yet
         // (docs/format.md, "Chain commits"); one blob per key, shared by its chain.
-        let key_blob = self
-            .repo
-            .write_blob(super::admit::signer_file(signer).as_bytes())
-            .map_err(git_err("writing signer.pub"))?
-            .detach();
+        let key_blob = self.put_object(
+            "signer.pub",
+            gix::objs::Kind::Blob,
+            super::admit::signer_file(signer).into_bytes(),
+        )?;
         let mut entries = vec![
             Entry {
                 mode: EntryKind::Blob.into(),
                 filename: RECEIPT_FILE.into(),
-                oid: blob,
+                oid: blob.id,
             },
             Entry {
                 mode: EntryKind::Blob.into(),
                 filename: super::admit::SIGNER_FILE.into(),
-                oid: key_blob,
+                oid: key_blob.id,
             },
         ];
         if let Some(log) = log {
@@ -341,11 +434,8 @@ impl Store {
         }
         // git orders tree entries by name
         entries.sort_by(|a, b| a.filename.cmp(&b.filename));
-        let tree = self
-            .repo
-            .write_object(&gix::objs::Tree { entries })
-            .map_err(git_err("writing a chain tree"))?
-            .detach();
+        let (kind, bytes) = encode(&gix::objs::Tree { entries });
+        let tree = self.put_object("a chain tree", kind, bytes)?;
         let b = receipt.body();
         let message = format!(
             "receipt: {} #{}\n\n{}\n{remark}",
@@ -355,7 +445,7 @@ impl Store {
         );
         let sig = tool_signature();
         let commit = gix::objs::Commit {
-            tree,
+            tree: tree.id,
             parents: parent.into_iter().collect(),
             author: sig.clone(),
             committer: sig,
@@ -363,11 +453,9 @@ impl Store {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        Ok(self
-            .repo
-            .write_object(&commit)
-            .map_err(git_err("writing a chain commit"))?
-            .detach())
+        let (kind, bytes) = encode(&commit);
+        let commit = self.put_object("a chain commit", kind, bytes)?;
+        Ok((commit.id, vec![blob, key_blob, tree, commit]))
     }
 }
 

@@ -111,6 +111,23 @@ impl Store {
         Ok(())
     }
 
+    /// Keep `writer`'s log blob `blob` (whose bytes are `bytes`) under its log
+    /// ref, and on disk: a prune may have deleted it between its writing (before
+    /// the receipt) and the log ref.
+    pub(crate) fn keep_log(
+        &self,
+        writer: &str,
+        blob: ObjectId,
+        bytes: &[u8],
+    ) -> Result<(), StoreError> {
+        let written = super::concurrent_gc::Written::blob(blob, bytes, "the output log");
+        let refname = log_ref(writer, &blob);
+        // first on disk, so that the ref never names a missing blob for long
+        self.keep_written(&refname, std::slice::from_ref(&written))?;
+        self.set_log_ref(writer, blob)?;
+        self.keep_written(&refname, &[written])
+    }
+
     /// Every ref under `prefix` that names an object, with it, sorted by name; a ref
     /// that cannot be read is skipped (verify reports log refs that lie).
     fn object_refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, StoreError> {

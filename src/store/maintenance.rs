@@ -6,7 +6,8 @@
 //! in one fan-out directory (`objects/17`) against `gc.auto`/256, and the packs
 //! against `gc.autoPackLimit`. Only when either is over does it spawn
 //! `git gc --auto --quiet`, detached (its own process group, no stdin or
-//! stdout, never waited for), which decides again and does the work.
+//! stdout, never waited for), which decides again and does the work; never
+//! while another writer holds a lock on a receipt ref (its write is in flight).
 
 use std::process::Stdio;
 
@@ -72,8 +73,11 @@ impl Store {
     /// After writing objects: start `git gc --auto --quiet` in the background when
     /// git's heuristic says it has work, and return at once. Best effort: a gc that
     /// cannot start costs nothing but the packing, which the next command retries.
+    ///
+    /// Never while another writer is in the middle of a ref update
+    /// ([`Store::writer_holds_lock`]): the next command that writes starts it.
     pub fn gc_auto_detached(&self) {
-        if !self.gc_would_run() {
+        if !self.gc_would_run() || self.writer_holds_lock() {
             return;
         }
         use std::os::unix::process::CommandExt as _;
@@ -86,5 +90,34 @@ impl Store {
             // its own process group: a Ctrl-C meant for us does not stop it midway
             .process_group(0)
             .spawn();
+    }
+
+    /// Whether a writer of this repository is in the middle of a ref update: a
+    /// `*.lock` beside a chain, notes or log ref, or `packed-refs.lock`. A
+    /// `git gc --auto` started then could prune what that writer is writing.
+    pub fn writer_holds_lock(&self) -> bool {
+        let common = self.repo.common_dir();
+        if common.join("packed-refs.lock").exists() {
+            return true;
+        }
+        fn any_lock(dir: &std::path::Path, depth: u32) -> bool {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return false;
+            };
+            entries.filter_map(Result::ok).any(|e| {
+                let path = e.path();
+                if path.extension().is_some_and(|x| x == "lock") {
+                    return true;
+                }
+                depth > 0 && path.is_dir() && any_lock(&path, depth - 1)
+            })
+        }
+        [
+            "refs/receipts",
+            "refs/notes/receipts",
+            super::logs::LOG_PREFIX.trim_end_matches('/'),
+        ]
+        .iter()
+        .any(|d| any_lock(&common.join(d), 1))
     }
 }

@@ -11,6 +11,7 @@
 pub mod admit;
 pub mod chain;
 pub mod cli_config;
+mod concurrent_gc;
 mod entry;
 pub use entry::{EntryReader, RawEntry, SharedReader};
 pub mod index;
@@ -211,6 +212,36 @@ pub enum StoreError {
         /// The limit, in seconds.
         seconds: u64,
     },
+    /// An object could not be written to the object store.
+    #[error(
+        "could not write {what} as the loose object {path} (after {attempts} attempts{}): {cause}",
+        if *vanished { "; its directory kept vanishing, as a concurrent `git gc`/`git repack` removes empty ones" } else { "" }
+    )]
+    ObjectWrite {
+        /// What the object is (`receipt.json`, `a chain commit`).
+        what: &'static str,
+        /// The object file.
+        path: PathBuf,
+        /// How often it was tried.
+        attempts: u32,
+        /// Whether the cause was a directory that disappeared.
+        vanished: bool,
+        /// What the file system said, with every cause.
+        cause: String,
+    },
+    /// A concurrent prune kept deleting the objects of a write after its ref
+    /// was moved to them; the ref was put back.
+    #[error(
+        "{refname} was updated, but a concurrent `git gc --prune=now` (or `git prune`) kept deleting its new objects ({what}) after {attempts} attempts to write them again; the ref was put back, so nothing was stored"
+    )]
+    ObjectsPruned {
+        /// The ref.
+        refname: String,
+        /// The objects that went, each with what it is.
+        what: String,
+        /// How often they were written again.
+        attempts: u32,
+    },
     /// A git subprocess failed.
     #[error("`git {args}` failed: {stderr}")]
     GitCommand {
@@ -251,6 +282,8 @@ pub struct UnusableRef {
     pub name: String,
     /// Why it is skipped, to follow "which": `points at a blob, not a commit`.
     pub reason: String,
+    /// The object it names, when that is missing from the object store.
+    pub missing: Option<ObjectId>,
 }
 
 /// One ref as [`Store::scan_refs`] found it: its name and commit, or why no
@@ -362,6 +395,13 @@ impl Store {
                     problem: e.to_string(),
                 })?;
         }
+        // Chain and notes refs always keep a reflog (see `concurrent_gc`), also in
+        // a repository whose `core.logAllRefUpdates` is off (a bare one's default):
+        // gix writes no reflog at all then, even one asked for. What other refs
+        // get is unchanged: only existing reflogs, and git's usual prefixes.
+        if repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
+            repo.refs.write_reflog = gix::refs::store::WriteReflog::Normal;
+        }
         Ok(Store {
             repo,
             overrides: Default::default(),
@@ -394,6 +434,13 @@ impl Store {
                 if let Some(id) = r.target().try_id().map(|id| id.to_owned())
                     && !self.repo.has_object(id)
                 {
+                    if let Some(restored) = self.restore_from_reflog(name, id) {
+                        return Ok(Some(restored));
+                    }
+                    // its writer wrote it again while the restore waited
+                    if self.repo.has_object(id) {
+                        return Ok(Some(id));
+                    }
                     return Err(StoreError::RefToMissingObject {
                         refname: name.to_owned(),
                         id,
@@ -432,7 +479,16 @@ impl Store {
                     name.drain(..prefix.len());
                     found.push((name, id));
                 }
-                Err(bad) => self.notice(skipped_notice(&bad)),
+                Err(bad) => {
+                    // a tip a concurrent prune deleted: back on its reflog, if it can be
+                    let restored = bad
+                        .missing
+                        .and_then(|id| Some((id, self.restore_from_reflog(&bad.name, id)?)));
+                    match restored {
+                        Some((_, tip)) => found.push((bad.name[prefix.len()..].to_owned(), tip)),
+                        None => self.notice(skipped_notice(&bad)),
+                    }
+                }
             }
         }
         if self.overrides.is_empty() {
@@ -499,6 +555,7 @@ impl Store {
                     out.push(Err(UnusableRef {
                         name,
                         reason: "cannot be read: its file holds no object id".into(),
+                        missing: None,
                     }));
                     continue;
                 }
@@ -511,6 +568,7 @@ impl Store {
                 Err(UnusableRef {
                     name: name.clone(),
                     reason,
+                    missing: None,
                 })
             };
             let entry = if !crate::receipt::is_valid_writer_id(&name[prefix.len()..]) {
@@ -533,9 +591,11 @@ impl Store {
             Ok(h) => Err(UnusableRef {
                 name,
                 reason: format!("points at a {}, not a commit", h.kind()),
+                missing: None,
             }),
             Err(_) => Err(UnusableRef {
                 name,
+                missing: Some(id),
                 reason: format!(
                     "points at {id}, which is missing from the object store (a `git gc --prune=now` that raced a writer leaves this)"
                 ),
@@ -919,6 +979,11 @@ impl Retry {
             start: std::time::Instant::now(),
             attempts: 0,
         }
+    }
+
+    /// How many attempts failed so far.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.attempts
     }
 
     /// Count a failed attempt; `false` once the time is up.

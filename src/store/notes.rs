@@ -22,7 +22,6 @@ use std::collections::{BTreeMap, HashSet};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
-use gix::refs::transaction::PreviousValue;
 
 use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err, tool_signature};
 use crate::notice::Notice;
@@ -384,22 +383,42 @@ impl Store {
                 message: message.into(),
                 extra_headers: Vec::new(),
             };
-            let commit = self
-                .repo
-                .write_object(&commit)
-                .map_err(git_err("writing a notes commit"))?
-                .detach();
-            let expected = match notes_tip {
-                None => PreviousValue::MustNotExist,
-                Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
-            };
-            match self.repo.reference(
-                refname.as_str(),
-                commit,
-                expected,
-                "git-receipt: index notes",
-            ) {
-                Ok(_) => return Ok(()),
+            let (kind, bytes) = super::concurrent_gc::encode(&commit);
+            let written_commit = self.put_object("a notes commit", kind, bytes)?;
+            let commit = written_commit.id;
+            // what this update wrote, kept in memory to be written again if a
+            // concurrent prune deletes it (see `concurrent_gc`)
+            let mut written = vec![written_commit];
+            for id in self.new_notes_objects(commit, base_tree)? {
+                if id != commit {
+                    written.push(self.written_copy(id, "a notes tree or note")?);
+                }
+            }
+            // logged, like the chain: gc keeps every notes commit a reflog names
+            match self.update_logged_ref(&refname, notes_tip, commit, "git-receipt: index notes") {
+                Ok(()) => {
+                    // A prune that listed the refs before this update deletes what it
+                    // wrote (git's documented race): once any gc that started before
+                    // it is done, look, and if anything went, put the ref back and
+                    // build again.
+                    self.wait_for_gc_started_before(std::time::SystemTime::now());
+                    if self.keep_written(&refname, &written).is_ok() {
+                        return Ok(());
+                    }
+                    self.put_ref_back(
+                        &refname,
+                        commit,
+                        notes_tip,
+                        "git-receipt: put back (objects pruned)",
+                    );
+                    if !retry.again() {
+                        return Err(StoreError::ObjectsPruned {
+                            refname: refname.clone(),
+                            what: "its notes commit and trees".into(),
+                            attempts: retry.attempts(),
+                        });
+                    }
+                }
                 Err(e) => {
                     self.clear_stale_lock(&refname);
                     if !retry.again() {
@@ -408,6 +427,52 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// The objects a notes update wrote: its commit, and every tree and note of
+    /// the commit's tree that `base` (the tree it was built on) lacks.
+    fn new_notes_objects(
+        &self,
+        commit: ObjectId,
+        base: ObjectId,
+    ) -> Result<Vec<ObjectId>, StoreError> {
+        let tree = self.commit_tree(commit)?;
+        let mut out = vec![commit];
+        let mut pending = vec![(tree, Some(base))];
+        while let Some((tree, base)) = pending.pop() {
+            if Some(tree) == base {
+                continue;
+            }
+            out.push(tree);
+            let entries = |id: ObjectId| -> Result<Vec<(String, ObjectId, bool)>, StoreError> {
+                Ok(self
+                    .repo
+                    .find_tree(id)
+                    .map_err(git_err("reading a notes tree"))?
+                    .decode()
+                    .map_err(git_err("decoding a notes tree"))?
+                    .entries
+                    .iter()
+                    .map(|e| (e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree()))
+                    .collect())
+            };
+            let old = match base {
+                Some(b) if self.repo.has_object(b) => entries(b)?,
+                _ => Vec::new(),
+            };
+            for (name, id, is_tree) in entries(tree)? {
+                let before = old.iter().find(|(n, _, _)| *n == name).map(|e| e.1);
+                if before == Some(id) {
+                    continue;
+                }
+                if is_tree {
+                    pending.push((id, before));
+                } else {
+                    out.push(id);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The `chain <oid> index <n>` a notes commit records, if it records one.
@@ -510,10 +575,8 @@ impl Store {
             }
             let text: String = existing.iter().map(NoteLine::format).collect();
             let blob = self
-                .repo
-                .write_blob(text.as_bytes())
-                .map_err(git_err("writing a note"))?
-                .detach();
+                .put_object("a note", gix::objs::Kind::Blob, text.into_bytes())?
+                .id;
             let [fan, flat, deep] = note_paths(&object);
             for stale in [&fan, &flat, &deep] {
                 // remove any copy in another layout so exactly one note remains
@@ -524,8 +587,7 @@ impl Store {
                 .upsert(path, EntryKind::Blob, blob)
                 .map_err(git_err("adding a note"))?;
         }
-        Ok(editor
-            .write()
+        Ok(super::concurrent_gc::retry_vanished_dir(|| editor.write())
             .map_err(git_err("writing the notes tree"))?
             .detach())
     }

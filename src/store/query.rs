@@ -188,11 +188,11 @@ impl Store {
 
     /// Write `bytes` as a blob and return its id.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, StoreError> {
+        // through the writer that survives a concurrent repack's removing its
+        // fan-out directory (see `concurrent_gc`)
         Ok(self
-            .repo
-            .write_blob(bytes)
-            .map_err(git_err("writing a blob"))?
-            .detach())
+            .put_object("a blob", gix::objs::Kind::Blob, bytes.to_vec())?
+            .id)
     }
 
     /// Every rule of [`super::admit::check_entry`] for chain commit `commit` of

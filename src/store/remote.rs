@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
 use gix::ObjectId;
-use gix::refs::transaction::PreviousValue;
 
 use super::chain::{ChainEntry, chain_ref};
 use super::entry::LOG_FILE;
@@ -351,12 +350,8 @@ impl Store {
         new: ObjectId,
         why: &str,
     ) -> Result<(), StoreError> {
-        let expected = match old {
-            None => PreviousValue::MustNotExist,
-            Some(o) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(o)),
-        };
-        self.repo
-            .reference(name, new, expected, why)
+        // logged, as every chain and notes update is (see `concurrent_gc`)
+        self.update_logged_ref(name, old, new, why)
             .map_err(git_err(format!("updating {name}")))?;
         Ok(())
     }
@@ -385,6 +380,7 @@ impl Store {
             None => None,
         };
         let mut parent = onto;
+        let mut written = Vec::new();
         for e in entries {
             let mut body = e.receipt.body().clone();
             body.chain.index = below.as_ref().map_or(0, |(i, _)| i + 1);
@@ -401,13 +397,15 @@ impl Store {
                 .tree()
                 .map_err(git_err("reading a chain tree"))?;
             let log = old_tree.find_entry(LOG_FILE).map(|l| l.oid().to_owned());
-            parent = Some(self.write_chain_commit(
+            let (commit, objects) = self.write_chain_commit(
                 &receipt,
                 key.public(),
                 log,
                 parent,
                 "(re-appended after the chain diverged)\n",
-            )?);
+            )?;
+            parent = Some(commit);
+            written.extend(objects);
             below = Some((receipt.body().chain.index, receipt.id().to_owned()));
         }
         let Some(parent) = parent else {
@@ -417,12 +415,22 @@ impl Store {
                 reason: "nothing to re-append".into(),
             });
         };
+        let refname = chain_ref(writer);
         self.set_ref(
-            &chain_ref(writer),
+            &refname,
             Some(old_tip),
             parent,
             "git-receipt: re-append after divergence",
         )?;
+        if let Err(e) = self.keep_written(&refname, &written) {
+            self.put_ref_back(
+                &refname,
+                parent,
+                Some(old_tip),
+                "git-receipt: put back (objects pruned)",
+            );
+            return Err(e);
+        }
         Ok(parent)
     }
 

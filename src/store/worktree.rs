@@ -441,12 +441,12 @@ impl Store {
                 .map_err(git_err("building an inputs tree"))?;
         }
         if write {
-            let id = editor.write().map_err(git_err("writing an inputs tree"))?;
+            let id = super::concurrent_gc::retry_vanished_dir(|| editor.write())
+                .map_err(git_err("writing an inputs tree"))?;
             if id.detach() == empty {
                 // make sure the empty tree exists as an object too
-                self.repo
-                    .write_object(gix::objs::Tree::empty())
-                    .map_err(git_err("writing the empty tree"))?;
+                let (kind, bytes) = super::concurrent_gc::encode(&gix::objs::Tree::empty());
+                self.put_object("the empty tree", kind, bytes)?;
             }
             Ok(id.detach())
         } else {

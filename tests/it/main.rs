@@ -19,6 +19,7 @@ mod ci_fresh_clone;
 mod cli_basics;
 mod clock_order;
 mod completions;
+mod concurrent_gc;
 mod dev_day;
 mod durability;
 mod ed25519_wycheproof;

@@ -1,0 +1,610 @@
+//! Writes that survive a concurrent `git gc --prune=now`, `git prune` or
+//! `git repack -ad` (issue 25).
+//!
+//! git documents the race: a prune lists what is reachable, then deletes every
+//! loose object it did not reach, so the objects of a write in flight (written,
+//! but not yet named by a ref when the prune listed the refs) may go, and a
+//! repack that finds a fan-out directory empty removes it under the writer's
+//! feet. Three defences, in the order a write meets them:
+//!
+//! - **Writing.** Objects are written loose through one function that tries
+//!   again when the fan-out directory vanished between its creation and the
+//!   rename into it, and otherwise names the object file and the operation.
+//! - **Reflogs.** Every update of a chain or notes ref is logged
+//!   (`logs/refs/receipts/<writer>`, as `core.logAllRefUpdates = always` would),
+//!   so gc keeps every earlier tip, and with it the whole chain below a write that
+//!   a prune cut.
+//! - **Checking after the update.** Once the ref names the new objects, they are
+//!   looked up again on disk (not in this process's view of the packs, which can
+//!   outlive a pack a repack deleted); what went is written again from memory. A
+//!   write that cannot be made whole puts the ref back and says so.
+//!
+//! A reader that still finds a chain or notes ref naming a missing commit (a
+//! writer killed between its update and its check) puts it back on the newest
+//! entry of its reflog whose objects are all here, and says which receipts went.
+
+use gix::ObjectId;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+
+use super::{CHAIN_PREFIX, NOTES_PREFIX, Store, StoreError};
+use crate::notice::Notice;
+
+/// How often a write tries again when its fan-out directory vanished, or when a
+/// prune deleted its objects after the ref update.
+const ATTEMPTS: u32 = 8;
+
+/// How long a writer waits, after its ref update, for a `git gc` that started
+/// before it (and so may delete its new objects) to finish, before it checks
+/// its objects one last time.
+const GC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a reader waits for the writer of a chain tip with missing objects
+/// to write them again (after any gc that was running has finished) before it
+/// restores the chain from the reflog.
+const RESTORE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// One object written by this process, kept in memory until the ref that names
+/// it is checked, so that a prune that deleted it can be undone.
+#[derive(Debug, Clone)]
+pub(crate) struct Written {
+    /// Its id.
+    pub id: ObjectId,
+    kind: gix::objs::Kind,
+    bytes: Vec<u8>,
+    /// What it is, for messages (`receipt.json`, `a chain commit`).
+    what: &'static str,
+}
+
+impl Written {
+    /// A blob this process wrote before (a log), with its bytes.
+    pub(crate) fn blob(id: ObjectId, bytes: &[u8], what: &'static str) -> Written {
+        Written {
+            id,
+            kind: gix::objs::Kind::Blob,
+            bytes: bytes.to_vec(),
+            what,
+        }
+    }
+}
+
+/// Encode `object` as git stores it.
+pub(crate) fn encode(object: &impl gix::objs::WriteTo) -> (gix::objs::Kind, Vec<u8>) {
+    let mut bytes = Vec::new();
+    object
+        .write_to(&mut bytes)
+        .expect("writing to memory cannot fail");
+    (object.kind(), bytes)
+}
+
+impl Store {
+    /// The objects directory of this repository.
+    fn objects_dir(&self) -> std::path::PathBuf {
+        self.repo.objects.store_ref().path().to_owned()
+    }
+
+    /// Write an object (unless it is here already) and keep it in memory for
+    /// [`Store::keep_written`].
+    pub(crate) fn put_object(
+        &self,
+        what: &'static str,
+        kind: gix::objs::Kind,
+        bytes: Vec<u8>,
+    ) -> Result<Written, StoreError> {
+        let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, &bytes).map_err(|e| {
+            StoreError::Git {
+                what: format!("hashing {what}"),
+                source: e.into(),
+            }
+        })?;
+        let written = Written {
+            id,
+            kind,
+            bytes,
+            what,
+        };
+        if !self.repo.has_object(id) {
+            self.write_loose(&written)?;
+        }
+        Ok(written)
+    }
+
+    /// A copy of object `id` (just written here) to keep for
+    /// [`Store::keep_written`].
+    pub(crate) fn written_copy(
+        &self,
+        id: ObjectId,
+        what: &'static str,
+    ) -> Result<Written, StoreError> {
+        let object = self.repo.find_object(id).map_err(|e| StoreError::Git {
+            what: format!("reading back {what} {id}"),
+            source: e.into(),
+        })?;
+        Ok(Written {
+            id,
+            kind: object.kind,
+            bytes: object.data.clone(),
+            what,
+        })
+    }
+
+    /// Write one object loose, even if this process believes it has it. The
+    /// fan-out directory (`objects/ab`) may be removed by a concurrent
+    /// `git prune`/`git repack` between gix creating it and renaming the object
+    /// into it ("failed to persist temporary file: No such file or directory"):
+    /// that is tried again (gix creates the directory again); anything else, or
+    /// the same after [`ATTEMPTS`], is an error naming the file.
+    fn write_loose(&self, w: &Written) -> Result<(), StoreError> {
+        use gix::objs::Write as _;
+        let dir = self.objects_dir();
+        let loose = gix::odb::loose::Store::at(dir.clone(), gix::hash::Kind::Sha1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match loose.write_buf(w.kind, &w.bytes) {
+                Ok(_) => return Ok(()),
+                Err(e) => {
+                    let vanished = error_chain_has_not_found(&e);
+                    if vanished && attempt < ATTEMPTS {
+                        pause(attempt);
+                        continue;
+                    }
+                    let hex = w.id.to_hex().to_string();
+                    let path = dir.join(&hex[..2]).join(&hex[2..]);
+                    return Err(StoreError::ObjectWrite {
+                        what: w.what,
+                        path,
+                        attempts: attempt,
+                        vanished,
+                        cause: full_message(&e),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Which of `ids` the repository on disk lacks now. Asks a freshly opened
+    /// object store: this process's own may still read a pack that a
+    /// concurrent repack has deleted.
+    ///
+    /// A repack renames its new pack in, deletes the old ones and then the loose
+    /// copies, so one look can fall between two of those steps and miss an
+    /// object that is there; what is missing is looked for again, a little
+    /// later, in a store opened again.
+    pub(crate) fn missing_on_disk(&self, ids: &[ObjectId]) -> Vec<ObjectId> {
+        let mut missing = self.missing_on_disk_once(ids);
+        for pause_ms in [20, 60] {
+            if missing.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+            missing = self.missing_on_disk_once(&missing);
+        }
+        missing
+    }
+
+    fn missing_on_disk_once(&self, ids: &[ObjectId]) -> Vec<ObjectId> {
+        use gix::objs::Exists as _;
+        let dir = self.objects_dir();
+        let fresh = gix::odb::at(dir.clone(), gix::hash::Kind::Sha1).ok();
+        ids.iter()
+            .copied()
+            .filter(|id| {
+                let hex = id.to_hex().to_string();
+                if dir.join(&hex[..2]).join(&hex[2..]).is_file() {
+                    return false;
+                }
+                !fresh.as_ref().is_some_and(|odb| odb.exists(id))
+            })
+            .collect()
+    }
+
+    /// Whether a `git gc` that started at or before `since` is running here: its
+    /// `gc.pid` (which git holds for the whole run, repack and prune included)
+    /// is dated no later than `since`, is younger than the 12 hours after which
+    /// git itself calls it stale, and names no dead process of this host. Such a
+    /// gc may have listed the refs before an update at `since`, and delete the
+    /// objects the update named.
+    pub(crate) fn gc_running_since(&self, since: std::time::SystemTime) -> bool {
+        let pid_file = self.repo.common_dir().join("gc.pid");
+        let Ok(modified) = std::fs::metadata(&pid_file).and_then(|m| m.modified()) else {
+            return false;
+        };
+        if modified > since
+            || modified
+                .elapsed()
+                .is_ok_and(|age| age > std::time::Duration::from_secs(12 * 3600))
+        {
+            return false;
+        }
+        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        let mut words = text.split_whitespace();
+        if let (Some(pid), Some(host)) = (words.next(), words.next())
+            && host == crate::host_name()
+            && !std::path::Path::new("/proc").join(pid).exists()
+            && std::path::Path::new("/proc/self").exists()
+        {
+            return false;
+        }
+        true
+    }
+
+    /// Wait (at most [`GC_WAIT`]) until no gc that started at or before `since`
+    /// is running (see [`Store::gc_running_since`]).
+    pub(crate) fn wait_for_gc_started_before(&self, since: std::time::SystemTime) {
+        let start = std::time::Instant::now();
+        while start.elapsed() < GC_WAIT && self.gc_running_since(since) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// After `refname` was moved to name `written`: check that every one of them
+    /// is on disk, and write again what a concurrent prune deleted, until all
+    /// stay (bounded). `Err` names what could not be kept.
+    pub(crate) fn keep_written(
+        &self,
+        refname: &str,
+        written: &[Written],
+    ) -> Result<(), StoreError> {
+        let ids: Vec<ObjectId> = written.iter().map(|w| w.id).collect();
+        for attempt in 1..=ATTEMPTS {
+            let missing = self.missing_on_disk(&ids);
+            if missing.is_empty() {
+                return Ok(());
+            }
+            if attempt == ATTEMPTS {
+                let what = written
+                    .iter()
+                    .filter(|w| missing.contains(&w.id))
+                    .map(|w| format!("{} {}", w.what, w.id))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(StoreError::ObjectsPruned {
+                    refname: refname.to_owned(),
+                    what,
+                    attempts: ATTEMPTS,
+                });
+            }
+            for w in written.iter().filter(|w| missing.contains(&w.id)) {
+                self.write_loose(w)?;
+            }
+            pause(attempt);
+        }
+        Ok(())
+    }
+
+    /// Move `refname` to `new` by compare-and-swap against `old` (`None`: it must
+    /// not exist), logging the update in the ref's reflog, which is created if
+    /// need be: gc keeps every object a reflog names.
+    pub(crate) fn update_logged_ref(
+        &self,
+        refname: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+    ) -> Result<(), gix::Error> {
+        let expected = match old {
+            None => PreviousValue::MustNotExist,
+            Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
+        };
+        let name: gix::refs::FullName = refname.try_into().map_err(gix::Error::from_error)?;
+        // Dated by the clock, as the chain commits are (`tool_signature`), not by
+        // `GIT_COMMITTER_DATE`: gc expires reflog entries by their date, and one
+        // dated in the past would protect nothing.
+        let sig = super::tool_signature();
+        let mut time = gix::date::parse::TimeBuf::default();
+        self.repo.edit_references_as(
+            Some(RefEdit {
+                change: Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: true,
+                        message: message.into(),
+                    },
+                    expected,
+                    new: gix::refs::Target::Object(new),
+                },
+                name,
+                deref: false,
+            }),
+            Some(sig.to_ref(&mut time)),
+        )?;
+        Ok(())
+    }
+
+    /// Undo an update of `refname` from `to` to `from` whose objects could not be
+    /// kept: back to `to`, or deleted when it did not exist. Best effort: if
+    /// another writer moved it since, it is left as it is (a reader restores a
+    /// tip that names missing objects from the reflog).
+    pub(crate) fn put_ref_back(
+        &self,
+        refname: &str,
+        from: ObjectId,
+        to: Option<ObjectId>,
+        message: &str,
+    ) {
+        let _ = match to {
+            Some(to) => self.update_logged_ref(refname, Some(from), to, message),
+            None => refname
+                .try_into()
+                .map_err(gix::Error::from_error)
+                .and_then(|name: gix::refs::FullName| {
+                    self.repo.edit_reference(RefEdit {
+                        change: Change::Delete {
+                            expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(
+                                from,
+                            )),
+                            log: RefLog::AndReference,
+                        },
+                        name,
+                        deref: false,
+                    })
+                })
+                .map(drop),
+        };
+    }
+
+    /// The objects of chain entry `commit` (the commit, its tree and the tree's
+    /// blobs) and its parent commit, as far as they can be read here.
+    pub(crate) fn entry_objects(&self, commit: ObjectId) -> Vec<ObjectId> {
+        let mut out = vec![commit];
+        let Ok(c) = self.repo.find_commit(commit) else {
+            return out;
+        };
+        out.extend(c.parent_ids().map(|p| p.detach()));
+        let Ok(tree) = c.tree_id() else {
+            return out;
+        };
+        out.push(tree.detach());
+        if let Ok(tree) = self.repo.find_tree(tree)
+            && let Ok(decoded) = tree.decode()
+        {
+            out.extend(decoded.entries.iter().map(|e| e.oid.to_owned()));
+        }
+        out
+    }
+
+    /// Whether the objects of chain entry `tip` are all on disk: what a reader
+    /// checks of a chain's tip before it trusts the chain's ref.
+    pub(crate) fn tip_is_whole(&self, tip: ObjectId) -> bool {
+        self.repo.has_object(tip) && self.missing_on_disk(&self.entry_objects(tip)).is_empty()
+    }
+
+    /// Put a chain or notes ref whose tip `missing` lacks objects on disk back on
+    /// the newest entry of its reflog whose objects are all here, saying so.
+    /// A writer whose objects a prune deleted writes them again within
+    /// milliseconds, so this first waits [`RESTORE_GRACE`] for the tip to become
+    /// whole (or the ref to move). `None` when the ref is no such ref, the tip
+    /// became whole, or no entry is (the caller reports the missing object).
+    pub(crate) fn restore_from_reflog(&self, refname: &str, missing: ObjectId) -> Option<ObjectId> {
+        if !self.overrides.is_empty() || self._quarantine_view.is_some() {
+            return None;
+        }
+        let (writer, is_chain) = if let Some(w) = refname.strip_prefix(CHAIN_PREFIX) {
+            (w, true)
+        } else {
+            (refname.strip_prefix(NOTES_PREFIX)?, false)
+        };
+        if !crate::receipt::is_valid_writer_id(writer) {
+            return None;
+        }
+        let whole = |c: ObjectId| {
+            if is_chain {
+                self.chain_is_whole(writer, c)
+            } else {
+                self.missing_on_disk(&self.entry_objects(c)).is_empty()
+            }
+        };
+        let start = std::time::Instant::now();
+        loop {
+            let now = self.repo.try_find_reference(refname).ok()??;
+            let now = now.target().try_id()?.to_owned();
+            if now != missing {
+                return None;
+            }
+            let objects = if is_chain {
+                self.entry_objects(missing)
+            } else {
+                vec![missing]
+            };
+            if self.repo.has_object(missing) && self.missing_on_disk(&objects).is_empty() {
+                return None;
+            }
+            // the writer may be waiting for a gc to finish before it writes
+            // them again: wait for that gc too, then a little longer
+            let waited = start.elapsed();
+            if waited > GC_WAIT + RESTORE_GRACE
+                || (waited > RESTORE_GRACE && !self.gc_running_since(std::time::SystemTime::now()))
+            {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        let r = self.repo.try_find_reference(refname).ok()??;
+        let mut candidates: Vec<ObjectId> = Vec::new();
+        {
+            let mut platform = r.log_iter();
+            let entries = platform.rev().ok()??;
+            for line in entries.flatten() {
+                let id = line.new_oid.to_owned();
+                if id != missing && !id.is_null() && !candidates.contains(&id) {
+                    candidates.push(id);
+                }
+            }
+        }
+        let restored = candidates.into_iter().find(|&c| whole(c))?;
+        self.update_logged_ref(
+            refname,
+            Some(missing),
+            restored,
+            "git-receipt: restored from the reflog (the tip was pruned)",
+        )
+        .ok()?;
+        // The entries that name what the prune took are no history: drop them
+        // as git's own tool does, so that `git fsck` finds no broken reflog.
+        let _ = self.run_git(&[
+            "reflog",
+            "expire",
+            "--stale-fix",
+            "--expire=never",
+            "--expire-unreachable=never",
+            refname,
+        ]);
+        let (code, lost) = if is_chain {
+            let index = self
+                .chain_entry(writer, restored)
+                .map(|e| e.receipt.body().chain.index)
+                .ok();
+            (
+                "chain-restored-from-reflog",
+                format!(
+                    "; its tip (index {}) is now {restored}, and receipts written after it are lost: run their checks again",
+                    index.map_or_else(|| "?".to_owned(), |i| i.to_string())
+                ),
+            )
+        } else {
+            (
+                "notes-restored-from-reflog",
+                "; `git receipt reindex` completes the notes from the chain".to_owned(),
+            )
+        };
+        self.notice(
+            Notice::warning(
+                code,
+                format!(
+                    "{} pointed at {missing}, whose objects a concurrent `git gc --prune=now` (or `git prune`, `git repack -ad`) deleted; restored it from its reflog to {restored}, the newest entry whose objects are all here{lost}",
+                    crate::text::escape(refname)
+                ),
+            )
+            .about(refname.to_owned()),
+        );
+        Some(restored)
+    }
+
+    /// Whether every entry of `writer`'s chain from `tip` to its root is on disk
+    /// and readable.
+    fn chain_is_whole(&self, writer: &str, tip: ObjectId) -> bool {
+        let mut objects = Vec::new();
+        let walked = self.walk_chain(writer, tip, |e| {
+            objects.extend(self.entry_objects(e.commit));
+            Ok(true)
+        });
+        walked.is_ok() && self.missing_on_disk(&objects).is_empty()
+    }
+
+    /// Whether `refname` names `commit` or an entry above it (another writer
+    /// appended since): `false` when a reader put the ref back below it.
+    /// `Err` (a missing object) when the walk met a hole, which a concurrent
+    /// prune leaves for a moment.
+    pub(crate) fn ref_holds(&self, refname: &str, commit: ObjectId) -> Result<bool, StoreError> {
+        let Ok(Some(r)) = self.repo.try_find_reference(refname) else {
+            return Ok(false);
+        };
+        let mut next = r.target().try_id().map(|id| id.to_owned());
+        // a few hundred appends between this write and the look are plenty
+        for _ in 0..512 {
+            let Some(id) = next else { return Ok(false) };
+            if id == commit {
+                return Ok(true);
+            }
+            let c = self
+                .repo
+                .find_commit(id)
+                .map_err(|_| StoreError::RefToMissingObject {
+                    refname: refname.to_owned(),
+                    id,
+                })?;
+            next = c.parent_ids().next().map(|p| p.detach());
+        }
+        Ok(false)
+    }
+}
+
+/// Whether `e` says an object was missing: what a reader meets in the moment
+/// between a concurrent prune's deleting a write's objects and their writer's
+/// writing them again.
+pub(crate) fn is_missing_object(e: &StoreError) -> bool {
+    match e {
+        StoreError::RefToMissingObject { .. } => true,
+        StoreError::CorruptChain { reason, .. } | StoreError::NotYourTip { reason, .. } => {
+            reason.contains("could not be found")
+        }
+        other => other.to_string().contains("could not be found"),
+    }
+}
+
+impl Store {
+    /// Run `step` again (a few times) while it fails on a missing object, each
+    /// time after any gc running now has finished and the writers it hurt had
+    /// [`RESTORE_GRACE`] to write their objects again.
+    pub(crate) fn retry_missing<T>(
+        &self,
+        mut step: impl FnMut() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match step() {
+                Err(e) if attempt < 4 && is_missing_object(&e) => {
+                    self.wait_for_gc_started_before(std::time::SystemTime::now());
+                    std::thread::sleep(RESTORE_GRACE / 4);
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// `write()`, tried again while it fails because a fan-out directory vanished
+/// (see [`Store::put_object`]); for the writes gix makes itself (a tree editor's).
+pub(crate) fn retry_vanished_dir<T, E: std::error::Error + 'static>(
+    mut write: impl FnMut() -> Result<T, E>,
+) -> Result<T, E> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match write() {
+            Err(e) if attempt < ATTEMPTS && error_chain_has_not_found(&e) => {
+                pause(attempt);
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Whether `e` or any error under it is a "No such file or directory".
+fn error_chain_has_not_found(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::NotFound
+        {
+            return true;
+        }
+        if c.to_string().contains("No such file or directory") {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// `e` and every cause under it, joined: gix's outer message alone says only
+/// "failed to persist temporary file".
+fn full_message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = c.source();
+    }
+    parts.join(": ")
+}
+
+/// A short pause that grows with `attempt` (5 ms, 10 ms, ... 160 ms), between
+/// tries at something a concurrent gc or repack is in the middle of.
+fn pause(attempt: u32) {
+    std::thread::sleep(std::time::Duration::from_millis(5 << attempt.min(5)));
+}
