@@ -328,7 +328,7 @@ impl Store {
                 .map_err(git_err(format!("deleting {name}: not a ref name")))?;
             edits.push(RefEdit {
                 change: Change::Delete {
-                    expected: PreviousValue::Any,
+                    expected: gix::refs::transaction::PreviousValue::Any,
                     log: RefLog::AndReference,
                 },
                 name: full,
