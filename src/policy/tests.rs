@@ -1714,3 +1714,124 @@ fn an_acceptance_cites_each_reviews_own_approvals_on_the_inputs_of_its_own_paths
     );
     assert_eq!(a.status, Status::Rejected);
 }
+
+#[test]
+fn whether_a_signer_accepted_a_tree_is_its_newest_acceptance_and_only_one_that_counts_here() {
+    let repo = Repo::new();
+    let commit = repo.commit(
+        &[
+            (".gitreceipts", "[check \"test\"]\n\trun = true\n\trequired = true\n[check \"lint\"]\n\trun = true\n"),
+            ("src/lib.rs", "x\n"),
+        ],
+        "main",
+    );
+    let store = repo.store();
+    let ci = key(6);
+    let trust = trusting(&[&ci]);
+    let fp = ci.public().fingerprint();
+    let tree = store.commit_tree(commit).unwrap();
+    let mut notices = Vec::new();
+    let ask = |notices: &mut Vec<String>| {
+        acceptance::accepted_by(&store, &trust.set, commit, tree, &fp, notices).unwrap()
+    };
+    assert_eq!(
+        ask(&mut notices),
+        Err(NotAccepted::Absent {
+            tree: tree.to_string(),
+            signer: fp.clone()
+        })
+    );
+    assert!(matches!(
+        acceptance::accepted_by(&store, &trust.set, commit, tree, "nobody", &mut notices),
+        Err(PolicyError::UnknownSigner(_))
+    ));
+    let sign = |criteria: Vec<(Criterion, String)>| {
+        let a = acceptance::body(criteria, commit, "2024-01-01T00:00:00.000Z".into());
+        crate::decision::append_decision(
+            &store,
+            &writer_id(ci.public(), "default"),
+            &ci,
+            acceptance::subject(&store, commit).unwrap(),
+            crate::decision::Payload::Acceptance(a),
+        )
+        .unwrap()
+        .receipt
+        .id()
+        .to_owned()
+    };
+    // a partial acceptance (lint only, test required) does not count here
+    let partial = sign(vec![criterion(
+        CriterionKind::Check,
+        "lint",
+        State::Present,
+    )]);
+    assert_eq!(
+        ask(&mut notices),
+        Err(NotAccepted::DoesNotCountHere {
+            tree: tree.to_string(),
+            receipt: partial,
+            why: crate::decision::NotHere::Partial {
+                trusted: commit.to_string(),
+                missing: vec!["check test".into()]
+            }
+        })
+    );
+    // a complete one does
+    sign(vec![criterion(
+        CriterionKind::Check,
+        "test",
+        State::Present,
+    )]);
+    assert_eq!(ask(&mut notices), Ok(()));
+    // the newest decides: a later rejection takes it back
+    let rejected = sign(vec![criterion(CriterionKind::Check, "test", State::Failed)]);
+    match ask(&mut notices) {
+        Err(NotAccepted::Rejected {
+            receipt,
+            unresolved,
+            ..
+        }) => {
+            assert_eq!(receipt, rejected);
+            assert_eq!(unresolved, [("test".to_owned(), "failed".to_owned())]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(notices.is_empty(), "{notices:?}");
+}
+
+#[test]
+fn a_revocation_at_the_default_branchs_tip_reaches_a_branch_forked_before_it() {
+    let repo = Repo::new();
+    let k = key(7);
+    let signer = format!("[signer \"k\"]\n\tkey = {}\n", k.public().to_openssh());
+    let base = repo.commit(&[(".gitreceipts", signer.as_str())], "trust k");
+    repo.git(&["switch", "-q", "-c", "topic"]);
+    let topic = repo.commit(&[("t", "t\n")], "topic");
+    repo.git(&["switch", "-q", "main"]);
+    let fp = k.public().fingerprint();
+    let store = repo.store();
+    let (set, root) = super::trust::reader_trust(&store, topic, None).unwrap();
+    assert_eq!(root.commit, Some(base));
+    assert!(
+        !set.lookup(&fp).unwrap().revoked,
+        "trusted before the revocation"
+    );
+    repo.commit(
+        &[(
+            ".gitreceipts",
+            format!("{signer}\trevoked = true\n").as_str(),
+        )],
+        "revoke k",
+    );
+    let store = repo.store();
+    let (set, root) = super::trust::reader_trust(&store, topic, None).unwrap();
+    assert_eq!(
+        root.commit,
+        Some(base),
+        "the trust root is still the fork point"
+    );
+    assert!(
+        set.lookup(&fp).unwrap().revoked,
+        "the tip's revocation applies to the branch forked before it"
+    );
+}
