@@ -1716,6 +1716,7 @@ fn an_acceptance_cites_each_reviews_own_approvals_on_the_inputs_of_its_own_paths
 }
 
 #[test]
+#[allow(clippy::result_large_err)] // the closure hands back accepted_by's own answer
 fn whether_a_signer_accepted_a_tree_is_its_newest_acceptance_and_only_one_that_counts_here() {
     let repo = Repo::new();
     let commit = repo.commit(
