@@ -1836,3 +1836,97 @@ fn a_revocation_at_the_default_branchs_tip_reaches_a_branch_forked_before_it() {
         "the tip's revocation applies to the branch forked before it"
     );
 }
+
+/// An OpenSSH `ssh-ed25519` line for the 32 bytes `point`, whatever they encode.
+fn ssh_ed25519_line(point: [u8; 32]) -> String {
+    use base64::Engine as _;
+    let mut blob = Vec::new();
+    for part in [b"ssh-ed25519".as_slice(), point.as_slice()] {
+        blob.extend((part.len() as u32).to_be_bytes());
+        blob.extend_from_slice(part);
+    }
+    format!(
+        "ssh-ed25519 {}",
+        base64::engine::general_purpose::STANDARD.encode(blob)
+    )
+}
+
+#[test]
+fn a_signer_whose_key_no_signature_can_verify_under_is_a_warning_by_name() {
+    let mut identity = [0u8; 32];
+    identity[0] = 1; // the neutral point: small order
+    let good = key(4);
+    let c = contract(&format!(
+        "[signer \"weak\"]\n\tkey = {}\n[signer \"good\"]\n\tkey = {}\n",
+        ssh_ed25519_line(identity),
+        good.public().to_openssh()
+    ));
+    let notices = trust::unusable_signers(&c, ".gitreceipts at v1");
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(notices[0].code, "signer-key-unusable");
+    assert!(
+        notices[0]
+            .message
+            .starts_with("signer \"weak\" in .gitreceipts at v1: ")
+            && notices[0]
+                .message
+                .ends_with("; no receipt can verify under that key"),
+        "{}",
+        notices[0].message
+    );
+    assert!(trust::unusable_signers(&contract("[check \"t\"]\n\trun = true\n"), "x").is_empty());
+}
+
+#[test]
+fn a_range_is_judged_by_each_commits_own_trust_root_computed_once_per_root() {
+    let repo = Repo::new();
+    let (a, b) = (key(1), key(2));
+    let with = |k: &SigningKey| {
+        format!(
+            "{TEST_CHECK}[signer \"s\"]\n\tkey = {}\n",
+            k.public().to_openssh()
+        )
+    };
+    let m1 = repo.commit(&[(".gitreceipts", with(&a).as_str())], "main 1: trusts a");
+    repo.git(&["switch", "-q", "-c", "old"]);
+    let o1 = repo.commit(&[("o", "1\n")], "old 1");
+    let o2 = repo.commit(&[("o", "2\n")], "old 2");
+    repo.git(&["switch", "-q", "main"]);
+    let m2 = repo.commit(&[(".gitreceipts", with(&b).as_str())], "main 2: trusts b");
+    repo.git(&["switch", "-q", "-c", "new"]);
+    let n1 = repo.commit(&[("n", "1\n")], "new 1");
+    repo.git(&["switch", "-q", "main"]);
+    let store = repo.store();
+    let listed = [o2, o1, n1, m2, m1];
+    for verify in [false, true] {
+        let (judging, judged_by) =
+            trust::per_trust_root(&store, "--all", &listed, None, verify).unwrap();
+        assert_eq!(
+            judging.len(),
+            2,
+            "two trust roots, m1 and m2 (verify {verify})"
+        );
+        for (commit, &i) in listed.iter().zip(&judged_by) {
+            let alone = trust::reader(&store, *commit, None).unwrap();
+            let (t, baseline) = &judging[i];
+            assert_eq!(t.description, alone.description, "{commit}");
+            let keys = |set: &TrustSet| {
+                let mut v: Vec<String> = set.keys().map(|k| k.key.fingerprint()).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(keys(&t.set), keys(&alone.set), "{commit}");
+            match (verify, baseline) {
+                (true, Baseline::At { commit: c, label }) => {
+                    assert_eq!(Some(*c), alone.root);
+                    assert_eq!(*label, trust_root_label(*c));
+                }
+                (false, Baseline::Own) => {}
+                other => panic!("verify {verify}: {other:?}"),
+            }
+        }
+        assert_eq!(judged_by[0], judged_by[1], "old 1 and old 2 share m1");
+        assert_eq!(judged_by[2], judged_by[3], "new 1 and main 2 share m2");
+        assert_ne!(judged_by[0], judged_by[2]);
+    }
+}
