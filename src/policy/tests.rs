@@ -1878,6 +1878,15 @@ fn a_signer_whose_key_no_signature_can_verify_under_is_a_warning_by_name() {
 }
 
 #[test]
+fn a_trust_root_is_named_by_its_short_id_and_where_it_comes_from() {
+    let c = ObjectId::from_hex(b"0123456789abcdef0123456789abcdef01234567").unwrap();
+    assert_eq!(
+        trust_root_label(c),
+        "0123456 (the trust root on the default branch's first-parent history)"
+    );
+}
+
+#[test]
 fn a_range_is_judged_by_each_commits_own_trust_root_computed_once_per_root() {
     let repo = Repo::new();
     let (a, b) = (key(1), key(2));
