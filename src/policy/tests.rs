@@ -1655,7 +1655,7 @@ fn the_trusted_commit_of_an_acceptance_is_the_baselines_revision_else_the_trust_
 #[test]
 fn an_acceptance_cites_each_reviews_own_approvals_on_the_inputs_of_its_own_paths() {
     let repo = Repo::new();
-    let contract = "[review \"alpha\"]\n\tpath = a\n\tself-approve = true\n[review \"beta\"]\n\tpath = b\n\tself-approve = true\n";
+    let contract = "[review \"alpha\"]\n\tpath = a\n\tself-approve = true\n[review \"beta\"]\n\tpath = b\n\trequired = 2\n\tself-approve = true\n";
     let commit = repo.commit(
         &[(".gitreceipts", contract), ("a/x", "a\n"), ("b/y", "b\n")],
         "two reviewed paths",
@@ -1664,8 +1664,13 @@ fn an_acceptance_cites_each_reviews_own_approvals_on_the_inputs_of_its_own_paths
     let rita = key(5);
     let c = contract_at(&store, commit, "HEAD").unwrap();
     let beta = c.reviews.iter().find(|r| r.name == "beta").unwrap().clone();
-    let approval = approve(&store, &rita, &beta, commit);
-    let trust = trusting(&[&rita]);
+    let sam = key(8);
+    let mut approvals = vec![
+        approve(&store, &rita, &beta, commit),
+        approve(&store, &sam, &beta, commit),
+    ];
+    approvals.sort();
+    let trust = trusting(&[&rita, &sam]);
     let j = judged(&store, commit, &trust, &Baseline::Own);
     assert_eq!(
         states_of(&j),
@@ -1690,9 +1695,8 @@ fn an_acceptance_cites_each_reviews_own_approvals_on_the_inputs_of_its_own_paths
     assert_eq!(b.kind, CriterionKind::Review);
     assert_eq!(b.state, State::Present);
     assert_eq!(
-        b.evidence,
-        [approval],
-        "a present review cites its approvals"
+        b.evidence, approvals,
+        "a present review cites all its approvals, not just the one that decided"
     );
     assert_eq!(
         b.inputs,
