@@ -704,8 +704,11 @@ fn messages_a_chain_left_pointing_at_a_pruned_object_names_the_ref_and_the_way_o
     let refname = format!("refs/receipts/{writer}");
     // what a `git gc --prune=now` racing a writer leaves: the ref names a commit
     // that was pruned before the ref made it reachable
+    // (and with no reflog to restore it from: chains written before reflogs were
+    // kept, or a reflog expired; with one, see below)
     let tip = env.git_ok(&repo, &["rev-parse", &refname]);
     std::fs::remove_file(repo.join(".git/objects").join(&tip[..2]).join(&tip[2..])).unwrap();
+    std::fs::remove_file(repo.join(".git/logs").join(&refname)).unwrap();
     let run = env.receipt(&repo, &["run", "test"]);
     assert_eq!(run.code, 2, "{run}");
     assert!(
@@ -739,4 +742,24 @@ fn messages_a_chain_left_pointing_at_a_pruned_object_names_the_ref_and_the_way_o
             .stdout
             .contains("test  present")
     );
+    // with the reflog every chain update now keeps, the ref is put back to the
+    // newest entry whose objects are all here, and the warning says what was lost
+    env.receipt_ok(&repo, &["run", "test"]);
+    let before = env.git_ok(&repo, &["rev-parse", &refname]);
+    env.receipt_ok(&repo, &["run", "test"]);
+    let tip = env.git_ok(&repo, &["rev-parse", &refname]);
+    std::fs::remove_file(repo.join(".git/objects").join(&tip[..2]).join(&tip[2..])).unwrap();
+    let run = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stderr
+            .contains(&format!("warning: {refname} pointed at {tip}"))
+            && run
+                .stderr
+                .contains(&format!("restored it from its reflog to {before}"))
+            && run.stderr.contains("receipts written after it are lost"),
+        "{run}"
+    );
+    let r = env.receipt(&repo, &["verify"]);
+    assert_eq!(r.code, 0, "{r}");
 }
