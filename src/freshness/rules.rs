@@ -152,7 +152,7 @@ impl Scratch {
     pub(crate) fn merge_heavy(&mut self, depth: usize) -> (ObjectId, ObjectId) {
         use std::fmt::Write as _;
         let mut stream = String::new();
-        let mut commit = |stream: &mut String,
+        let commit = |stream: &mut String,
                           branch: &str,
                           mark: usize,
                           from: Option<usize>,
