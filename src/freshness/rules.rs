@@ -153,12 +153,12 @@ impl Scratch {
         use std::fmt::Write as _;
         let mut stream = String::new();
         let commit = |stream: &mut String,
-                          branch: &str,
-                          mark: usize,
-                          from: Option<usize>,
-                          merge: Option<usize>,
-                          path: &str,
-                          content: &str| {
+                      branch: &str,
+                      mark: usize,
+                      from: Option<usize>,
+                      merge: Option<usize>,
+                      path: &str,
+                      content: &str| {
             let n = self.commits.get() + 1;
             self.commits.set(n);
             let date = 1_767_225_600 + n * 60;
