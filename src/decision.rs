@@ -462,10 +462,17 @@ pub fn review_state(
     }
     // the same bounded walk as a check's rule 2, this commit first; one that
     // reaches a shallow boundary first cannot tell stale from missing
-    let ancestry = crate::freshness::walk_ancestry(store, commit, walk_limit)?;
+    // lazily: the walk goes only as far as the nearest approved commit
+    let mut ancestry = crate::freshness::walk_ancestry(store, commit, walk_limit)?;
     let mut index = store.receipt_index()?;
-    let order = std::iter::once(commit).chain(ancestry.order.iter().map(|(c, _)| *c));
-    for at in order {
+    let mut seen = 0;
+    while store.ancestry_step(&mut ancestry)? {
+        let at = if seen == 0 {
+            commit
+        } else {
+            ancestry.order[seen - 1].0
+        };
+        seen += 1;
         let mut n = 0;
         let older = trusted_decisions(
             store,

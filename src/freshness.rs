@@ -7,7 +7,7 @@
 //!    check is C and whose definition matches C decide: the most recent one gives
 //!    present or failed. One index lookup, whatever the number of writers; no
 //!    history needed.
-//! 2. Otherwise the nearest ancestor of H (breadth first, bounded) that has a
+//! 2. Otherwise the nearest ancestor of H (breadth first, bounded by depth) that has a
 //!    trusted receipt for C makes C stale, with the paths that changed since. H
 //!    itself comes first: its receipt for other inputs (made with uncommitted
 //!    changes) makes it stale, not missing.
@@ -47,7 +47,7 @@ pub struct Decider {
     pub receipt: Receipt<Verified>,
     /// Its writer.
     pub writer: String,
-    /// How many commits back its subject commit is from the revision (BFS hops), if
+    /// How many commits back its subject commit is from the revision (its depth), if
     /// it is an ancestor within the bound.
     pub distance: Option<usize>,
 }
@@ -141,7 +141,9 @@ pub struct Undecided {
 /// Options for [`evaluate`].
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// Ancestors to visit at most when looking for a stale receipt.
+    /// How deep the walk for a stale receipt goes (see [`Ancestry`]: depth
+    /// counts steps back on the shortest path, so a merge's side branch does not
+    /// eat the bound of the first-parent line).
     pub walk_limit: usize,
 }
 
@@ -397,11 +399,36 @@ impl Evaluation<'_> {
         Ok(None)
     }
 
-    fn ancestry(&mut self) -> Result<&Ancestry, FreshnessError> {
+    /// The walk of the ancestry, started (nothing read yet) the first time.
+    fn walk(&mut self) -> Result<&mut Ancestry, FreshnessError> {
         if self.ancestry.is_none() {
             self.ancestry = Some(walk_ancestry(self.store, self.rev, self.opts.walk_limit)?);
         }
-        Ok(self.ancestry.as_ref().expect("just set"))
+        Ok(self.ancestry.as_mut().expect("just set"))
+    }
+
+    /// The `n`th commit of the walk (the revision itself is the 0th) and its
+    /// depth, walking only as far as that; `None` past the bound.
+    fn nth_in_walk(&mut self, n: usize) -> Result<Option<(ObjectId, usize)>, FreshnessError> {
+        if n == 0 {
+            return Ok(Some((self.rev, 0)));
+        }
+        let store = self.store;
+        let walk = self.walk()?;
+        while walk.order.len() < n {
+            if !store.ancestry_step(walk)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(walk.order[n - 1]))
+    }
+
+    /// The whole walk, every commit within the bound visited.
+    fn ancestry(&mut self) -> Result<&Ancestry, FreshnessError> {
+        let store = self.store;
+        let walk = self.walk()?;
+        store.ancestry_finish(walk)?;
+        Ok(walk)
     }
 
     fn distance_of(&mut self, commit_hex: &str) -> Result<Option<usize>, FreshnessError> {
@@ -411,7 +438,18 @@ impl Evaluation<'_> {
         if oid == self.rev {
             return Ok(Some(0));
         }
-        Ok(self.ancestry()?.distance.get(&oid).copied())
+        // walk until the commit is reached (its depth is known once it is
+        // queued), or the bound is
+        let store = self.store;
+        let walk = self.walk()?;
+        loop {
+            if let Some(d) = walk.distance.get(&oid) {
+                return Ok(Some(*d));
+            }
+            if !store.ancestry_step(walk)? {
+                return Ok(None);
+            }
+        }
     }
 
     /// Where a tested commit that the bounded walk did not reach lies, in words:
@@ -583,10 +621,10 @@ impl Evaluation<'_> {
         // Rule 2: the nearest ancestor with a trusted receipt for this check. H itself
         // comes first: a receipt on H whose inputs are not I covered uncommitted
         // changes, and H is stale against it rather than missing.
-        let mut order: Vec<(ObjectId, usize)> = vec![(self.rev, 0)];
-        order.extend(self.ancestry()?.order.iter().copied());
-        let shallow_hit = self.ancestry()?.shallow_hit;
-        for (commit, distance) in order {
+        // The walk goes only as far as the nearest such commit.
+        let mut nth = 0;
+        while let Some((commit, distance)) = self.nth_in_walk(nth)? {
+            nth += 1;
             let hex = commit.to_string();
             let found = self.newest_trusted(
                 Wanted {
@@ -661,7 +699,7 @@ impl Evaluation<'_> {
             });
             return Ok(state);
         }
-        if let Some(boundary) = shallow_hit {
+        if let Some(boundary) = self.ancestry()?.shallow_hit {
             // receipts of exactly these inputs, none by a trusted key: deeper
             // history would only turn this into missing, trust is what is lacking
             if state.untrusted > 0 {
@@ -712,9 +750,10 @@ fn group_thousands(n: usize) -> String {
     out
 }
 
-/// Breadth-first ancestors of `rev` (excluding `rev`), at most `limit`, using the
-/// commit-graph when present; notes whether a shallow boundary was reached. The
-/// one walk of checks (rule 2) and reviews (the review walk of the `decision` module).
+/// The lazy walk of the ancestors of `rev`, at most `limit` deep (see
+/// [`Ancestry`] for what depth is), using the commit-graph when present; it notes
+/// whether a shallow boundary was reached. The one walk of checks (rule 2) and
+/// reviews (the review walk of the `decision` module).
 pub(crate) fn walk_ancestry(
     store: &Store,
     rev: ObjectId,

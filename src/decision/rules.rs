@@ -238,6 +238,28 @@ fn reviews_only_an_ancestor_approved_is_stale_within_the_walk_limit() {
     assert_eq!(state(&s, &trust, h, &def).state, State::Missing);
 }
 
+/// The review walk is bounded by depth as a check's is: merges every ten
+/// commits do not eat the bound (issue 27).
+#[test]
+fn reviews_the_walk_limit_is_depth_so_merges_do_not_eat_it() {
+    let mut s = Scratch::new();
+    let (root, tip) = s.merge_heavy(1000);
+    let def = review_def(&["src"], 1, true);
+    let trust = trust_of(&[1]);
+    verdict(&s, &key(1), &def, root, Verdict::Approve, "", 1);
+    let st = state_within(&s, &trust, tip, &def, 1000);
+    assert_eq!(st.state, State::Stale, "{}", st.reason);
+    assert_eq!(
+        st.reason.to_string(),
+        format!(
+            "stale: approved on {} by k1, but the reviewed paths changed since",
+            root.to_hex_with_len(7)
+        )
+    );
+    let st = state_within(&s, &trust, tip, &def, 999);
+    assert_eq!(st.state, State::Missing, "{}", st.reason);
+}
+
 #[test]
 fn reviews_past_a_shallow_boundary_cannot_be_decided() {
     let (s, a, _b) = two_commits();

@@ -143,6 +143,98 @@ impl Scratch {
         ObjectId::from_hex(tree.as_bytes()).unwrap()
     }
 
+    /// A history made at once by `git fast-import` on `main`: a root commit,
+    /// then `depth` first-parent commits on top of it, each one changing
+    /// `src/lib.rs`, every tenth of them a merge of a one-commit branch
+    /// (changing `src/side.rs`) forked from the commit below it. Returns the
+    /// root (`depth` first-parent commits back from the tip) and the tip. The
+    /// work tree is not checked out.
+    pub(crate) fn merge_heavy(&mut self, depth: usize) -> (ObjectId, ObjectId) {
+        use std::fmt::Write as _;
+        let mut stream = String::new();
+        let commit = |stream: &mut String,
+                      branch: &str,
+                      mark: usize,
+                      from: Option<usize>,
+                      merge: Option<usize>,
+                      path: &str,
+                      content: &str| {
+            let n = self.commits.get() + 1;
+            self.commits.set(n);
+            let date = 1_767_225_600 + n * 60;
+            let _ = write!(
+                stream,
+                "commit refs/heads/{branch}\nmark :{mark}\ncommitter A U Thor <author@example.org> {date} +0000\ndata 2\nc\n"
+            );
+            if let Some(f) = from {
+                let _ = writeln!(stream, "from :{f}");
+            }
+            if let Some(m) = merge {
+                let _ = writeln!(stream, "merge :{m}");
+            }
+            let _ = write!(
+                stream,
+                "M 100644 inline {path}\ndata {}\n{content}\n",
+                content.len()
+            );
+        };
+        // main's commits are marks 1 (the root) ..= depth + 1; side commits above
+        commit(&mut stream, "main", 1, None, None, "src/lib.rs", "root");
+        for i in 1..=depth {
+            let content = format!("{i}");
+            if i % 10 == 0 {
+                let side = depth + 1 + i;
+                commit(
+                    &mut stream,
+                    "side",
+                    side,
+                    Some(i),
+                    None,
+                    "src/side.rs",
+                    &content,
+                );
+                commit(
+                    &mut stream,
+                    "main",
+                    i + 1,
+                    Some(i),
+                    Some(side),
+                    "src/lib.rs",
+                    &content,
+                );
+            } else {
+                commit(
+                    &mut stream,
+                    "main",
+                    i + 1,
+                    Some(i),
+                    None,
+                    "src/lib.rs",
+                    &content,
+                );
+            }
+        }
+        let mut child = std::process::Command::new("git")
+            .args(["fast-import", "--quiet", "--done"])
+            .current_dir(self.dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        stream.push_str("done\n");
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), stream.as_bytes()).unwrap();
+        assert!(child.wait().unwrap().success());
+        self.reopen();
+        let tip = ObjectId::from_hex(self.git(&["rev-parse", "main"]).as_bytes()).unwrap();
+        let root = ObjectId::from_hex(
+            self.git(&["rev-parse", &format!("main~{depth}")])
+                .as_bytes(),
+        )
+        .unwrap();
+        (root, tip)
+    }
+
     /// The commit HEAD names.
     pub(crate) fn head(&self) -> ObjectId {
         ObjectId::from_hex(self.git(&["rev-parse", "HEAD"]).as_bytes()).unwrap()
@@ -622,6 +714,44 @@ fn step_3_a_merge_is_judged_by_its_first_parent_first() {
             short(main_src)
         )
     );
+}
+
+/// `receipt.walkLimit` is first-parent depth, not commits visited: with a
+/// merge every ten commits, the 1,000th first-parent ancestor is 1,000 deep
+/// though the walk visits 1,100 commits to reach it (issue 27).
+#[test]
+fn step_3_the_walk_limit_is_depth_so_merges_do_not_eat_it() {
+    let mut s = Scratch::new();
+    let (root, tip) = s.merge_heavy(1000);
+    let range = format!("{root}..{tip}");
+    assert_eq!(
+        s.git(&["rev-list", "--count", "--first-parent", &range]),
+        "1000"
+    );
+    assert_eq!(s.git(&["rev-list", "--count", &range]), "1100");
+    let c = contract(TEST_AND_DOCS);
+    let (key, trust) = key_and_trust(1);
+    s.run(&key, &c, "test", root, 0, 1);
+    let st = s.state_within(tip, &c, &trust, "test", 1000);
+    assert_eq!(st.state, State::Stale, "{}", st.reason);
+    assert_eq!(
+        st.reason.to_string(),
+        format!(
+            "stale: src/lib.rs changed since {} (1000 commits back)",
+            short(root)
+        )
+    );
+    assert_eq!(st.decider.unwrap().distance, Some(1000));
+    let st = s.state_within(tip, &c, &trust, "test", 999);
+    assert_eq!(st.state, State::Missing);
+    assert_eq!(st.reason, "missing: no receipt within 999 ancestors");
+    // a merged branch's commit is its merge's depth plus one: the side commit
+    // of the tip's own merge (the tip is the 1,000th, a merge) is 1 deep
+    let side = ObjectId::from_hex(s.git(&["rev-parse", "main^2"]).as_bytes()).unwrap();
+    s.run(&key, &c, "test", side, 0, 2);
+    let st = s.state_within(tip, &c, &trust, "test", 1);
+    assert_eq!(st.state, State::Stale, "{}", st.reason);
+    assert_eq!(st.decider.unwrap().distance, Some(1));
 }
 
 #[test]

@@ -762,6 +762,10 @@ impl Index {
             Inner::File(f) => f.lookup(oid)?,
             Inner::Mem(m) => m.lookup(oid),
         };
+        if hits.len() < 2 {
+            // nothing to order (most objects of a walk have no receipt at all)
+            return Ok(hits);
+        }
         let horizon = started_key(&crate::receipt::format_timestamp(horizon_ms));
         crate::clock::sort_newest_first(&mut hits, horizon, |h| {
             (h.record.chain, h.record.position, h.record.started)
@@ -988,6 +992,10 @@ impl Store {
         index: &mut std::sync::Arc<Index>,
         oid: &ObjectId,
     ) -> Result<Vec<Hit>, StoreError> {
+        // no hits, no order to fix: the clock and config are not read
+        if index.lookup_until(oid, 0).is_ok_and(|h| h.is_empty()) {
+            return Ok(Vec::new());
+        }
         let horizon = self.horizon_ms();
         match index.lookup_until(oid, horizon) {
             Ok(h) => Ok(h),

@@ -344,6 +344,10 @@ pub struct Store {
     /// Shared, so that every store a command opens reports into one list
     /// ([`Store::share_notices`]).
     notices: std::sync::Arc<crate::notice::Sink>,
+    /// The parents of every commit an ancestry walk has read, and the
+    /// commit-graph, so that the revisions of a range share what one walk read
+    /// (see [`query::Ancestry`]).
+    history: std::sync::Mutex<query::History>,
 }
 
 impl Store {
@@ -410,6 +414,7 @@ impl Store {
             index_written: Default::default(),
             index_file_ignored: false,
             notices: Default::default(),
+            history: Default::default(),
         })
     }
 

@@ -22,19 +22,60 @@ pub enum ObjectKind {
     Tag,
 }
 
-/// The ancestors of a revision in breadth-first order with their distance, and the
-/// shallow commit the walk stopped at, if any: the one walk of the freshness rules
-/// (checks and reviews alike).
+/// A lazy breadth-first walk of the ancestry of a revision, bounded by depth:
+/// the one walk of the freshness rules (checks and reviews alike).
+///
+/// A commit's **depth** is the number of parent steps on the shortest path from
+/// the revision to it: for a commit on the revision's first-parent line its
+/// position there (`git rev-list --first-parent` order, `H~k` is `k` deep) unless
+/// a merged branch reaches it in fewer steps; for a commit a merge brought in,
+/// the merge's depth plus its steps down the merged branch. The walk visits the
+/// commits of depth at most `limit`, nearest first (first parents first at equal
+/// depth), and only as far as its caller asks ([`Store::ancestry_step`]): a
+/// caller that stops at the nearest receipt pays for the distance to it, not for
+/// the bound. Merges do not eat the bound: the commits they bring in are visited
+/// but do not push the first-parent line further away.
 #[derive(Debug, Default)]
 pub struct Ancestry {
-    /// Each ancestor (the revision itself left out) and its distance in hops.
+    /// Each ancestor visited so far (the revision itself left out) and its depth.
     pub order: Vec<(ObjectId, usize)>,
-    /// The distance of every commit reached or named as a parent.
+    /// The depth of every commit reached (visited or waiting to be).
     pub distance: HashMap<ObjectId, usize>,
-    /// The first shallow commit reached (the revision itself, if it is one).
+    /// The first shallow commit visited (the revision itself, if it is one).
     pub shallow_hit: Option<ObjectId>,
-    /// The walk stopped at its bound before running out of ancestors.
+    /// A commit deeper than the bound was left out: there is history beyond.
     pub truncated: bool,
+    limit: usize,
+    /// Reached, not yet visited, nearest first.
+    queue: std::collections::VecDeque<ObjectId>,
+}
+
+impl Ancestry {
+    /// Whether every commit within the bound has been visited.
+    pub fn is_done(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+/// What ancestry walks have read, kept for the life of a [`Store`]: a commit's
+/// parents never change, so every revision evaluated through one store (a
+/// range, a report) reads each commit once.
+#[derive(Default)]
+pub(crate) struct History {
+    /// Parents by commit, first parent first.
+    parents: HashMap<ObjectId, Box<[ObjectId]>>,
+    /// The commits `.git/shallow` lists, once read.
+    shallow: Option<std::sync::Arc<HashSet<ObjectId>>>,
+    /// The commit-graph, once looked for (`None` inside: there is none).
+    graph: Option<Option<gix::commitgraph::Graph>>,
+}
+
+impl std::fmt::Debug for History {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("History")
+            .field("parents", &self.parents.len())
+            .finish()
+    }
 }
 
 /// The SSH signature of a commit (git's `gpgsig` header) and the bytes it signs.
@@ -239,46 +280,96 @@ impl Store {
         })
     }
 
-    /// Walk the ancestry of `rev` breadth first, at most `limit` commits beyond
-    /// it, noting where a shallow clone's history stops (see [`Ancestry`]).
+    /// Start the walk of the ancestry of `rev`, at most `limit` deep (see
+    /// [`Ancestry`]); nothing is read until [`Store::ancestry_step`].
     pub fn ancestry(&self, rev: ObjectId, limit: usize) -> Result<Ancestry, StoreError> {
-        let shallow = self.shallow_commits()?;
-        let mut distance: HashMap<ObjectId, usize> = HashMap::new();
+        let mut distance = HashMap::new();
         distance.insert(rev, 0);
-        let mut order = Vec::new();
-        let mut shallow_hit = None;
-        let mut truncated = false;
-        if shallow.contains(&rev) {
-            shallow_hit = Some(rev);
-        }
-        let walk = self
-            .repo
-            .rev_walk([rev])
-            .sorting(gix::revision::walk::Sorting::BreadthFirst)
-            .all()
-            .map_err(git_err("walking history"))?;
-        for info in walk {
-            let info = info.map_err(git_err("walking history"))?;
-            let d = distance.get(&info.id).copied().unwrap_or(0);
-            if info.id != rev {
-                if order.len() >= limit {
-                    truncated = true;
-                    break;
-                }
-                order.push((info.id, d));
-            }
-            if shallow.contains(&info.id) {
-                shallow_hit.get_or_insert(info.id);
-            }
-            for p in info.parent_ids.iter() {
-                distance.entry(*p).or_insert(d + 1);
-            }
-        }
         Ok(Ancestry {
-            order,
+            order: Vec::new(),
             distance,
-            shallow_hit,
-            truncated,
+            shallow_hit: None,
+            truncated: false,
+            limit,
+            queue: [rev].into(),
         })
+    }
+
+    /// Visit the next commit of `walk` (the revision itself first): `false` once
+    /// every commit within its bound has been visited. A shallow commit is
+    /// visited but its parents, which this clone does not have, are not.
+    pub fn ancestry_step(&self, walk: &mut Ancestry) -> Result<bool, StoreError> {
+        let Some(commit) = walk.queue.pop_front() else {
+            return Ok(false);
+        };
+        let depth = walk.distance[&commit];
+        if depth > 0 {
+            walk.order.push((commit, depth));
+        }
+        let (shallow, parents) = {
+            let mut history = self.history.lock().expect("history lock");
+            let shallow = match &history.shallow {
+                Some(s) => s.clone(),
+                None => {
+                    let s = std::sync::Arc::new(self.shallow_commits()?);
+                    history.shallow = Some(s.clone());
+                    s
+                }
+            };
+            if shallow.contains(&commit) {
+                (true, Vec::new())
+            } else {
+                (false, self.parents_through(&mut history, commit)?.to_vec())
+            }
+        };
+        if shallow {
+            walk.shallow_hit.get_or_insert(commit);
+            return Ok(true);
+        }
+        for p in parents {
+            if walk.distance.contains_key(&p) {
+                continue;
+            }
+            if depth + 1 > walk.limit {
+                walk.truncated = true;
+                continue;
+            }
+            walk.distance.insert(p, depth + 1);
+            walk.queue.push_back(p);
+        }
+        Ok(true)
+    }
+
+    /// Visit every commit of `walk` within its bound.
+    pub fn ancestry_finish(&self, walk: &mut Ancestry) -> Result<(), StoreError> {
+        while self.ancestry_step(walk)? {}
+        Ok(())
+    }
+
+    /// The parents of `commit` as `history` remembers them, read (from the
+    /// commit-graph when there is one) the first time.
+    fn parents_through<'h>(
+        &self,
+        history: &'h mut History,
+        commit: ObjectId,
+    ) -> Result<&'h [ObjectId], StoreError> {
+        if !history.parents.contains_key(&commit) {
+            if history.graph.is_none() {
+                history.graph = Some(self.repo.commit_graph_if_enabled().ok().flatten());
+            }
+            let from_graph = history.graph.as_ref().and_then(|g| {
+                let g = g.as_ref()?;
+                let c = g.commit_by_id(commit)?;
+                c.iter_parents()
+                    .map(|p| p.ok().map(|pos| g.id_at(pos).to_owned()))
+                    .collect::<Option<Vec<ObjectId>>>()
+            });
+            let parents = match from_graph {
+                Some(p) => p,
+                None => self.commit_parents(commit)?,
+            };
+            history.parents.insert(commit, parents.into_boxed_slice());
+        }
+        Ok(&history.parents[&commit])
     }
 }

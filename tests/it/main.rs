@@ -47,6 +47,7 @@ mod mcp;
 mod no_identity;
 mod openssh_and_help;
 mod pre_commit;
+mod ranges;
 mod readme_tour;
 mod report;
 mod reviews;
