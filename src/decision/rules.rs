@@ -992,7 +992,7 @@ fn criterion(kind: CriterionKind, name: &str) -> Criterion {
 fn acceptances_count_only_on_gated_history_and_only_when_complete() {
     let s = Scratch::new();
     let r = s.commit(&[("README", "r\n")], "R, before any contract");
-    let contract = "[check \"test\"]\n\trun = true\n\tpath = src\n\trequired = true\n[check \"docs\"]\n\trun = true\n[review \"code\"]\n\tpath = src\n\trequired = 1\n";
+    let contract = "[check \"test\"]\n\trun = true\n\tpath = src\n\trequired = true\n[check \"docs\"]\n\trun = true\n[review \"code\"]\n\tpath = src\n\trequired = 1\n[review \"shown\"]\n\tpath = src\n\trequired = 0\n";
     let a = s.commit(&[(".gitreceipts", contract), ("src/lib.rs", "a\n")], "A");
     let b = s.commit(&[("README", "r2\n")], "B");
     s.git(&["switch", "-q", "-c", "side", &a.to_string()]);
@@ -1037,7 +1037,8 @@ fn acceptances_count_only_on_gated_history_and_only_when_complete() {
         }
         other => panic!("{other:?}"),
     }
-    // partial: each required criterion left out is named, by kind
+    // partial: each required criterion left out is named, by kind (a review with
+    // `required = 0` is shown, not required)
     assert_eq!(
         counts(&b.to_string(), &full[..1]),
         Err(NotHere::Partial {
