@@ -18,7 +18,7 @@ use git_receipt::receipt::{
 use git_receipt::sign::SigningKey;
 use git_receipt::store::Store;
 
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
+pub(crate) fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
     let dir = env.path(rel);
     env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
     env.receipt_ok(&dir, &["init"]);
@@ -34,7 +34,7 @@ fn public_key(env: &Env, dir: &Path) -> String {
 }
 
 /// A served repository whose `main` trusts `ci`'s key as `[signer "ci"]`.
-fn served_with_ci(ci: &Env, daemon: &Daemon, name: &str) -> (PathBuf, String) {
+pub(crate) fn served_with_ci(ci: &Env, daemon: &Daemon, name: &str) -> (PathBuf, String) {
     let seed = ci.fixture_repo("make_basic_repo.sh", &format!("seed-{name}"));
     let key = public_key(ci, &seed);
     ci.git_ok(

@@ -7,33 +7,14 @@
 //! Served over a real `git daemon`: the basic fixture (`test` required, inputs
 //! `src`; `docs` not required) with the CI environment's key as `[signer "ci"]`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::acceptance::clone;
 use crate::common::{Daemon, Env, Run};
 
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    env.receipt_ok(&dir, &["init"]);
-    dir
-}
-
-/// A served repository whose `main` trusts `ci`'s key as `[signer "ci"]`.
+/// A served repository whose `main` trusts `ci`'s key as `[signer "ci"]`: its URL.
 fn served_with_ci(ci: &Env, daemon: &Daemon, name: &str) -> String {
-    let seed = ci.fixture_repo("make_basic_repo.sh", &format!("seed-{name}"));
-    let key = ci
-        .receipt_ok(&seed, &["key", "generate"])
-        .stdout
-        .trim()
-        .to_owned();
-    ci.git_ok(
-        &seed,
-        &["config", "-f", ".gitreceipts", "signer.ci.key", &key],
-    );
-    ci.git_ok(&seed, &["commit", "-qam", "trust ci"]);
-    let (_, url) = daemon.bare(ci, name);
-    ci.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
-    url
+    super::acceptance::served_with_ci(ci, daemon, name).1
 }
 
 /// The newest entry of the only chain in `dir`, as JSON.

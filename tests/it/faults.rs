@@ -20,6 +20,15 @@ use crate::common::{self, Env, Run};
 /// The most failure points tried per command (spread evenly over its writes).
 const MAX_POINTS: usize = 40;
 
+/// The shim, built for `env`, with the file its counts go to; `None` (the test
+/// returns) where there is no C compiler outside CI.
+fn faults(env: &Env) -> Option<Faults> {
+    Some(Faults {
+        so: shim(env)?,
+        count_file: env.path("count"),
+    })
+}
+
 fn shim(env: &Env) -> Option<PathBuf> {
     if !common::require_tool("cc", "apt-get install gcc") {
         return None;
@@ -137,11 +146,7 @@ fn receipts(env: &Env, dir: &Path) -> usize {
 #[test]
 fn each_failed_write_of_run_leaves_before_or_after_and_the_retry_records() {
     let env = Env::new();
-    let Some(so) = shim(&env) else { return };
-    let f = Faults {
-        so,
-        count_file: env.path("count"),
-    };
+    let Some(f) = faults(&env) else { return };
     let dir = env.fixture_repo("make_basic_repo.sh", "repo");
     env.receipt_ok(&dir, &["init"]);
     env.receipt_ok(&dir, &["run", "test"]);
@@ -179,11 +184,7 @@ fn each_failed_write_of_run_leaves_before_or_after_and_the_retry_records() {
 #[test]
 fn each_failed_write_of_reindex_and_of_a_checkpoint_keeps_every_answer() {
     let env = Env::new();
-    let Some(so) = shim(&env) else { return };
-    let f = Faults {
-        so,
-        count_file: env.path("count"),
-    };
+    let Some(f) = faults(&env) else { return };
     let dir = env.fixture_repo("make_basic_repo.sh", "repo");
     env.receipt_ok(&dir, &["init"]);
     env.receipt_ok(&dir, &["run", "test"]);
@@ -242,11 +243,7 @@ fn each_failed_write_of_reindex_and_of_a_checkpoint_keeps_every_answer() {
 #[test]
 fn each_failed_write_of_fetch_and_push_leaves_both_sides_consistent_and_the_retry_completes() {
     let env = Env::new();
-    let Some(so) = shim(&env) else { return };
-    let f = Faults {
-        so,
-        count_file: env.path("count"),
-    };
+    let Some(f) = faults(&env) else { return };
     let bare = env.path("server.git");
     env.git_ok(
         env.tmp.path(),
