@@ -1943,3 +1943,21 @@ fn a_range_is_judged_by_each_commits_own_trust_root_computed_once_per_root() {
         assert_ne!(judged_by[0], judged_by[2]);
     }
 }
+
+#[test]
+fn a_trusted_key_is_named_in_reasons_by_its_signer_name_else_its_fingerprint() {
+    let (ci, other) = (key(6), key(7));
+    let mut set = TrustSet::default();
+    set.add_contract(contract(&format!(
+        "[signer \"ci\"]\n\tkey = {}\n",
+        ci.public().to_openssh()
+    )));
+    set.add(other.public().clone(), TrustOrigin::Config);
+    let (ci_fp, other_fp) = (ci.public().fingerprint(), other.public().fingerprint());
+    assert_eq!(super::judge::signer_label(&set, &ci_fp), "ci");
+    assert_eq!(super::judge::signer_label(&set, &other_fp), other_fp);
+    assert_eq!(
+        super::judge::signer_label(&set, "SHA256:unknown"),
+        "SHA256:unknown"
+    );
+}
