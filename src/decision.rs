@@ -841,29 +841,28 @@ pub fn required_at(store: &Store, commit: ObjectId) -> Result<Vec<String>, Strin
 /// count still verifies as a signed receipt; it only never satisfies
 /// `gate --accepted-by` or `receipt.requireAcceptance`.
 pub fn counts_here(store: &Store, a: &Acceptance) -> Result<Result<(), NotHere>, StoreError> {
-    let absent = || NotHere::TrustedAbsent {
-        trusted: a.trusted.clone(),
-    };
-    let Ok(trusted) = ObjectId::from_hex(a.trusted.as_bytes()) else {
-        return Ok(Err(absent()));
-    };
-    if !store.has_commit(trusted) {
-        return Ok(Err(absent()));
+    counts_here_with(store, a, &mut GatedRules::default())
+}
+
+/// What [`counts_here`] reads of each `trusted` commit (whether it is on gated
+/// history, and what is required there), kept so that `verify`, which checks
+/// every acceptance of every chain, walks the history and parses the contract
+/// once per trusted commit rather than once per acceptance.
+pub type GatedRules = std::collections::HashMap<String, Result<Vec<String>, NotHere>>;
+
+/// [`counts_here`], reading each trusted commit's rules through `known`.
+pub fn counts_here_with(
+    store: &Store,
+    a: &Acceptance,
+    known: &mut GatedRules,
+) -> Result<Result<(), NotHere>, StoreError> {
+    if !known.contains_key(&a.trusted) {
+        let rules = gated_rules(store, &a.trusted)?;
+        known.insert(a.trusted.clone(), rules);
     }
-    if let Err(why) = on_gated_history(store, trusted)? {
-        return Ok(Err(NotHere::TrustedNotGated {
-            trusted: a.trusted.clone(),
-            why,
-        }));
-    }
-    let required = match required_at(store, trusted) {
-        Ok(r) => r,
-        Err(why) => {
-            return Ok(Err(NotHere::TrustedNotGated {
-                trusted: a.trusted.clone(),
-                why: format!("has a .gitreceipts this git-receipt cannot read ({why})"),
-            }));
-        }
+    let required = match &known[&a.trusted] {
+        Ok(required) => required,
+        Err(why) => return Ok(Err(why.clone())),
     };
     let covered: HashSet<String> = a
         .criteria
@@ -874,8 +873,9 @@ pub fn counts_here(store: &Store, a: &Acceptance) -> Result<Result<(), NotHere>,
         })
         .collect();
     let missing: Vec<String> = required
-        .into_iter()
-        .filter(|r| !covered.contains(r))
+        .iter()
+        .filter(|r| !covered.contains(*r))
+        .cloned()
         .collect();
     if missing.is_empty() {
         Ok(Ok(()))
@@ -885,4 +885,30 @@ pub fn counts_here(store: &Store, a: &Acceptance) -> Result<Result<(), NotHere>,
             missing,
         }))
     }
+}
+
+/// What is required at commit `trusted` (as an acceptance names it), or why its
+/// rules do not count here: absent, not on gated history, unreadable.
+fn gated_rules(store: &Store, trusted: &str) -> Result<Result<Vec<String>, NotHere>, StoreError> {
+    let absent = || NotHere::TrustedAbsent {
+        trusted: trusted.to_owned(),
+    };
+    let Ok(commit) = ObjectId::from_hex(trusted.as_bytes()) else {
+        return Ok(Err(absent()));
+    };
+    if !store.has_commit(commit) {
+        return Ok(Err(absent()));
+    }
+    if let Err(why) = on_gated_history(store, commit)? {
+        return Ok(Err(NotHere::TrustedNotGated {
+            trusted: trusted.to_owned(),
+            why,
+        }));
+    }
+    Ok(
+        required_at(store, commit).map_err(|why| NotHere::TrustedNotGated {
+            trusted: trusted.to_owned(),
+            why: format!("has a .gitreceipts this git-receipt cannot read ({why})"),
+        }),
+    )
 }

@@ -677,13 +677,14 @@ pub fn verify(
             .get(id)
             .map(|&(w, commit)| (writers[w].clone(), commit))
     };
+    let mut gated = crate::decision::GatedRules::default();
     for (writer, idx, id, commit, body) in acceptances {
         // An acceptance counts only where it was made: rules from a fork or from a
         // commit nobody gated are a finding; a partial one (`gate --require`) is
         // genuine and only said, since it never satisfies `--accepted-by`.
         if let Some(a) = &body.acceptance {
             let subject = &body.subject.commit[..7.min(body.subject.commit.len())];
-            match crate::decision::counts_here(store, a)? {
+            match crate::decision::counts_here_with(store, a, &mut gated)? {
                 Ok(()) => {}
                 Err(why @ crate::decision::NotHere::Partial { .. }) => {
                     if a.status == crate::receipt::Status::Accepted {
