@@ -751,7 +751,7 @@ pub enum NotHere {
 
 /// The first 7 characters of `id`, or all of it when shorter, never splitting
 /// a character.
-fn short7(id: &str) -> &str {
+pub(crate) fn short7(id: &str) -> &str {
     match id.char_indices().nth(7) {
         Some((end, _)) => &id[..end],
         None => id,

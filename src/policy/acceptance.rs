@@ -6,6 +6,7 @@ use gix::ObjectId;
 
 use super::PolicyError;
 use super::judge::{Baseline, Judgement, REVIEW_PREFIX, contract_at, effective_reviews};
+use crate::decision::short7;
 use crate::freshness::{CheckState, State};
 use crate::receipt::{Acceptance, Criterion, CriterionKind, Status, Subject, Unresolved};
 use crate::store::Store;
@@ -218,11 +219,6 @@ fn short_id(id: &str) -> &str {
     }
 }
 
-/// `id`'s first 7 hex digits, or all of it when shorter.
-fn short_hex(id: &str) -> &str {
-    id.get(..7).unwrap_or(id)
-}
-
 impl std::fmt::Display for NotAccepted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -233,7 +229,7 @@ impl std::fmt::Display for NotAccepted {
             } => write!(
                 f,
                 "its newest acceptance of tree {} ({}) is rejected: {}",
-                short_hex(tree),
+                short7(tree),
                 short_id(receipt),
                 unresolved
                     .iter()
@@ -251,22 +247,22 @@ impl std::fmt::Display for NotAccepted {
             } => write!(
                 f,
                 "no acceptance of tree {} by {signer}; the nearest is of {} ({distance} commit{} back, {}), whose tree differs: accept this revision with `git receipt gate {} --record`",
-                short_hex(tree),
-                short_hex(nearest),
+                short7(tree),
+                short7(nearest),
                 if *distance == 1 { "" } else { "s" },
                 short_id(receipt),
-                short_hex(commit),
+                short7(commit),
             ),
             NotAccepted::DoesNotCountHere { tree, receipt, why } => write!(
                 f,
                 "its newest acceptance of tree {} ({}) does not count here: {why}",
-                short_hex(tree),
+                short7(tree),
                 short_id(receipt),
             ),
             NotAccepted::Absent { tree, signer } => write!(
                 f,
                 "no acceptance of tree {} by {signer} (fetch receipts with `git receipt fetch`?)",
-                short_hex(tree)
+                short7(tree)
             ),
         }
     }
