@@ -58,7 +58,12 @@ pub(crate) fn render_notice(n: &Notice) -> String {
         Level::Notice => "notice",
         Level::Warning => "warning",
     };
-    let mut text = format!("git-receipt: {level}: {}", n.message);
+    // a message may quote a receipt, a ref or a contract (Notice::message): it is
+    // made safe here, once for every notice (escaping is idempotent)
+    let mut text = format!(
+        "git-receipt: {level}: {}",
+        git_receipt::text::escape_lines(&n.message)
+    );
     for h in for_notice(n) {
         text.push('\n');
         text.push_str(&h);
