@@ -455,9 +455,15 @@ fn cmd_status_range(
     let commits = range_commits(store, spec)?;
     let mut rows = Vec::new();
     let mut columns: Vec<String> = Vec::new();
-    for (commit, subject) in &commits {
-        let mut report =
+    // oldest first: what a commit's judging asks of its ancestry (its trust
+    // root, above all) is then answered from its parents' answers
+    for (commit, subject) in commits.iter().rev() {
+        let report =
             evaluate_rev_trusting(ctx, store, &commit.to_string(), trust.as_ref(), baseline)?;
+        rows.push((*commit, subject.clone(), report));
+    }
+    rows.reverse();
+    for (_, _, report) in &mut rows {
         if !report.undecided.is_empty() {
             return Err(report.undecided.swap_remove(0).error.into());
         }
@@ -466,7 +472,6 @@ fn cmd_status_range(
                 columns.push(s.name.clone());
             }
         }
-        rows.push((*commit, subject.clone(), report));
     }
     if json_out {
         let store_notices = super::notice_words(&ctx.flush_notices());

@@ -1385,3 +1385,62 @@ fn thousands_are_grouped_in_threes_from_the_right() {
     assert_eq!(group_thousands(1_000_000), "1,000,000");
     assert_eq!(group_thousands(12_345), "12,345");
 }
+
+/// `Store::is_ancestor` answers a range's questions from the answers it gave
+/// for parents: over a merge-heavy history, asked in any order (oldest first,
+/// as a range is judged, newest first and shuffled) through one store, every
+/// answer is stock git's (`git rev-list` of each commit is the oracle).
+#[test]
+fn ancestry_answers_remembered_across_a_range_are_stock_gits() {
+    let mut s = Scratch::new();
+    let (_root, _tip) = s.merge_heavy(40);
+    let all: Vec<ObjectId> = s
+        .git(&["rev-list", "--all", "--topo-order", "--reverse"])
+        .lines()
+        .map(|h| ObjectId::from_hex(h.as_bytes()).unwrap())
+        .collect();
+    let ancestors: std::collections::HashMap<ObjectId, HashSet<ObjectId>> = all
+        .iter()
+        .map(|b| {
+            let set = s
+                .git(&["rev-list", &b.to_string()])
+                .lines()
+                .map(|h| ObjectId::from_hex(h.as_bytes()).unwrap())
+                .collect();
+            (*b, set)
+        })
+        .collect();
+    // the questions: main's tip, root and a few commits of main and the side
+    // branches, asked of every commit
+    let askers: Vec<ObjectId> = [0, 1, 5, 11, 12, 23, 30, all.len() - 1]
+        .iter()
+        .map(|i| all[*i])
+        .collect();
+    let orders: [Vec<ObjectId>; 3] = [
+        all.clone(),
+        all.iter().rev().copied().collect(),
+        // a fixed shuffle: every seventh, wrapping
+        (0..all.len()).map(|i| all[(i * 7) % all.len()]).collect(),
+    ];
+    assert!(
+        !all.len().is_multiple_of(7),
+        "the shuffle visits every commit"
+    );
+    for order in &orders {
+        s.reopen();
+        let mut yes = 0;
+        for b in order {
+            for a in &askers {
+                let want = ancestors[b].contains(a);
+                assert_eq!(
+                    s.store.is_ancestor(*a, *b).unwrap(),
+                    want,
+                    "is {a} an ancestor of {b}"
+                );
+                yes += usize::from(want);
+            }
+        }
+        // both answers were asked many times
+        assert!(yes > 50 && yes < order.len() * askers.len() - 50, "{yes}");
+    }
+}

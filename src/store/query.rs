@@ -68,6 +68,9 @@ pub(crate) struct History {
     shallow: Option<std::sync::Arc<HashSet<ObjectId>>>,
     /// The commit-graph, once looked for (`None` inside: there is none).
     graph: Option<Option<gix::commitgraph::Graph>>,
+    /// `is_ancestor(a, b)` answers by `(a, b)`: what a range (judged oldest
+    /// first) asks again for each commit is answered from its parents' answers.
+    pub(crate) ancestor: HashMap<(ObjectId, ObjectId), bool>,
 }
 
 impl std::fmt::Debug for History {
@@ -306,27 +309,12 @@ impl Store {
         if depth > 0 {
             walk.order.push((commit, depth));
         }
-        let (shallow, parents) = {
-            let mut history = self.history.lock().expect("history lock");
-            let shallow = match &history.shallow {
-                Some(s) => s.clone(),
-                None => {
-                    let s = std::sync::Arc::new(self.shallow_commits()?);
-                    history.shallow = Some(s.clone());
-                    s
-                }
-            };
-            if shallow.contains(&commit) {
-                (true, Vec::new())
-            } else {
-                (false, self.parents_through(&mut history, commit)?.to_vec())
-            }
-        };
-        if shallow {
+        if self.is_shallow_commit(commit)? {
             walk.shallow_hit.get_or_insert(commit);
             return Ok(true);
         }
-        for p in parents {
+        let parents = self.cached_parents(commit)?;
+        for &p in parents.iter() {
             if walk.distance.contains_key(&p) {
                 continue;
             }
@@ -338,6 +326,26 @@ impl Store {
             walk.queue.push_back(p);
         }
         Ok(true)
+    }
+
+    /// Whether `.git/shallow` lists `commit` (read once per store).
+    pub(crate) fn is_shallow_commit(&self, commit: ObjectId) -> Result<bool, StoreError> {
+        let mut history = self.history.lock().expect("history lock");
+        let shallow = match &history.shallow {
+            Some(s) => s.clone(),
+            None => {
+                let s = std::sync::Arc::new(self.shallow_commits()?);
+                history.shallow = Some(s.clone());
+                s
+            }
+        };
+        Ok(shallow.contains(&commit))
+    }
+
+    /// The parents of `commit`, first parent first, read once per store.
+    pub(crate) fn cached_parents(&self, commit: ObjectId) -> Result<Box<[ObjectId]>, StoreError> {
+        let mut history = self.history.lock().expect("history lock");
+        Ok(self.parents_through(&mut history, commit)?.into())
     }
 
     /// Visit every commit of `walk` within its bound.

@@ -159,14 +159,72 @@ impl Store {
         if a == b {
             return Ok(true);
         }
-        match self.repo.merge_base(a, b) {
-            Ok(Some(base)) => Ok(base.detach() == a),
-            Ok(None) => Ok(false),
-            Err(e) => Err(StoreError::Git {
-                what: "computing a merge base".into(),
-                source: e.into(),
-            }),
+        if let Some(known) = self.ancestor_from_parents(a, b)? {
+            return Ok(known);
         }
+        let answer = match self.repo.merge_base(a, b) {
+            Ok(Some(base)) => base.detach() == a,
+            Ok(None) => false,
+            Err(e) => {
+                return Err(StoreError::Git {
+                    what: "computing a merge base".into(),
+                    source: e.into(),
+                });
+            }
+        };
+        self.remember_ancestor(a, b, answer);
+        Ok(answer)
+    }
+
+    /// Whether `a` is an ancestor of `b`, from what this store already knows:
+    /// `b`'s ancestors are `b` and its parents' ancestors, so `a` is one of them
+    /// when it is a parent or is known to be an ancestor of one, and is not when
+    /// it is known to be no ancestor of any. `None` when that is not yet known
+    /// (or `b` is a shallow commit, whose parents are not here to ask).
+    fn ancestor_from_parents(&self, a: ObjectId, b: ObjectId) -> Result<Option<bool>, StoreError> {
+        {
+            let history = self.history.lock().expect("history lock");
+            if let Some(known) = history.ancestor.get(&(a, b)) {
+                return Ok(Some(*known));
+            }
+        }
+        if self.is_shallow_commit(b)? {
+            return Ok(None);
+        }
+        let parents = self.cached_parents(b)?;
+        let known = {
+            let history = self.history.lock().expect("history lock");
+            let mut all_known_not = true;
+            let mut yes = false;
+            for p in parents.iter() {
+                match history.ancestor.get(&(a, *p)) {
+                    _ if *p == a => yes = true,
+                    Some(true) => yes = true,
+                    Some(false) => {}
+                    None => all_known_not = false,
+                }
+            }
+            if yes {
+                Some(true)
+            } else if all_known_not {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        if let Some(answer) = known {
+            self.remember_ancestor(a, b, answer);
+        }
+        Ok(known)
+    }
+
+    fn remember_ancestor(&self, a: ObjectId, b: ObjectId, answer: bool) {
+        let mut history = self.history.lock().expect("history lock");
+        // bounded: a range of a million commits asks a few dozen questions each
+        if history.ancestor.len() >= 4_000_000 {
+            history.ancestor.clear();
+        }
+        history.ancestor.insert((a, b), answer);
     }
 
     /// How the local `ours` relates to a fetched `theirs`.
