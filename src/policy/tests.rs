@@ -936,6 +936,58 @@ fn a_review_required_at_the_trusted_revision_is_judged_here_with_its_redefinitio
     assert_eq!(own.len(), 1);
 }
 
+const TWO_REVIEWS: &str = "[review \"code\"]\n\trequired = 1\n\tself-approve = true\n[review \"docs\"]\n\trequired = 0\n\tself-approve = true\n";
+
+#[test]
+fn a_review_row_is_required_only_when_it_needs_an_approval() {
+    let repo = Repo::new();
+    let c = repo.commit(&[(".gitreceipts", TWO_REVIEWS)], "two reviews");
+    let j = judged(&repo.store(), c, &trusting(&[]), &Baseline::Own);
+    assert_eq!(
+        states_of(&j),
+        [
+            ("review:code", true, "missing"),
+            ("review:docs", false, "missing")
+        ]
+    );
+    assert!(j.undecided.is_empty());
+}
+
+#[test]
+fn a_review_the_shallow_history_cannot_decide_is_undecided_and_required_only_when_it_needs_an_approval()
+ {
+    let repo = Repo::new();
+    repo.commit(&[(".gitreceipts", TWO_REVIEWS)], "two reviews");
+    repo.commit(&[("a", "1")], "a");
+    let tip = repo.commit(&[("a", "2")], "a again");
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", repo.path().display());
+    repo.git(&[
+        "clone",
+        "-q",
+        "--depth",
+        "2",
+        &url,
+        &dir.path().join("c").display().to_string(),
+    ]);
+    let store = Store::open(&dir.path().join("c")).unwrap();
+    let j = judged(&store, tip, &trusting(&[]), &Baseline::Own);
+    assert!(j.states.is_empty(), "{:?}", states_of(&j));
+    let undecided: Vec<_> = j
+        .undecided
+        .iter()
+        .map(|u| (u.name.as_str(), u.required))
+        .collect();
+    assert_eq!(undecided, [("review:code", true), ("review:docs", false)]);
+    assert!(
+        j.undecided
+            .iter()
+            .all(|u| matches!(u.error, FreshnessError::ShallowReview { .. })),
+        "{:?}",
+        j.undecided
+    );
+}
+
 #[test]
 fn the_walk_limit_is_receipt_walk_limit_and_must_be_positive() {
     let repo = Repo::new();
