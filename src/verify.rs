@@ -760,7 +760,20 @@ fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError>
             store.object_header(lr.target),
             Some((crate::store::query::ObjectKind::Blob, _))
         );
-        if lr.named != Some(lr.target) || !is_blob {
+        let missing = lr.named == Some(lr.target) && store.object_header(lr.target).is_none();
+        if missing {
+            report.findings.push(Finding {
+                chain: lr.writer.clone(),
+                index: None,
+                id: None,
+                commit: Some(lr.target.to_string()),
+                kind: "log",
+                reason: format!(
+                    "{} names log blob {}, which is missing from the object store (a `git gc --prune=now` that ran while it was written leaves this); fetch the log again, or delete the ref (`git update-ref -d {}`)",
+                    lr.name, lr.target, lr.name
+                ),
+            });
+        } else if lr.named != Some(lr.target) || !is_blob {
             report.findings.push(Finding {
                 chain: lr.writer.clone(),
                 index: None,

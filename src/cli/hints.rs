@@ -178,6 +178,9 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             StoreError::BadRevision { rev, .. } => vec![format!(
                 "hint: `git log --oneline` lists commits; `git rev-parse --verify {rev}^{{commit}}` checks a name"
             )],
+            StoreError::ChainHoled { .. } => one(
+                "hint: run it again once the gc is done (plain `git gc` is safe beside writers; `--prune=now` is not); if it says this with no gc running, `git receipt verify` reports the chain",
+            ),
             StoreError::CorruptChain { .. } => {
                 one("hint: run `git receipt verify` for a full report")
             }

@@ -49,6 +49,10 @@ pub struct Appended {
 /// objects written for it.
 type Built = (Option<ObjectId>, Receipt<Verified>, ObjectId, Vec<Written>);
 
+/// How long the last look of an append waits for its chain ref's lock, which
+/// other writers hold for a moment while they update it.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Store {
     /// Every writer with a chain here, with its tip, sorted by writer id.
     pub fn writers(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
@@ -312,21 +316,28 @@ impl Store {
                     // sweeping all this while): what it deleted is written again
                     // now, for good
                     self.wait_for_gc_started_before(updated_at);
-                    if let Err(e) = self.keep_written(&refname, &written) {
-                        self.put_ref_back(
-                            &refname,
-                            commit,
-                            tip,
-                            "git-receipt: put back (objects pruned)",
-                        );
-                        return Err(e);
-                    }
                     // and the chain still holds it: a reader that met its objects
-                    // missing may have put the ref back below it meanwhile
-                    if !self
-                        .retry_missing(|| self.ref_holds(&refname, commit))
-                        .unwrap_or(false)
-                    {
+                    // missing may have put the ref back below it meanwhile. Both
+                    // looks are taken under the ref's lock, under which a reader
+                    // decides a restore: once they pass, no reader takes it off.
+                    // the log blob too, which its ref alone keeps from the next prune
+                    let mut kept = written.clone();
+                    if let Some((log, bytes)) = log {
+                        kept.push(Written::blob(log, bytes, "the output log"));
+                    }
+                    let held = match self.confirm_entry(&refname, commit, &kept) {
+                        Ok(held) => held,
+                        Err(e) => {
+                            self.put_ref_back(
+                                &refname,
+                                commit,
+                                tip,
+                                "git-receipt: put back (objects pruned)",
+                            );
+                            return Err(e);
+                        }
+                    };
+                    if !held {
                         // write it again on the chain as it now is (its objects
                         // stay whole for the reflog entry that names them)
                         let _ = self.keep_written(&refname, &written);
@@ -358,6 +369,40 @@ impl Store {
 }
 
 impl Store {
+    /// The last look of an append at its entry `commit`, under `refname`'s
+    /// lock: its objects are all on disk (what a prune took is written again),
+    /// and the ref names it or an entry above it. `Ok(false)` when a reader put
+    /// the ref back below it; `Err` when its objects could not be kept.
+    fn confirm_entry(
+        &self,
+        refname: &str,
+        commit: ObjectId,
+        written: &[Written],
+    ) -> Result<bool, StoreError> {
+        for _ in 0..4 {
+            let look = self.holding_ref_lock(refname, LOCK_WAIT, || {
+                self.keep_written(refname, written)?;
+                self.ref_holds(refname, commit)
+            });
+            match look {
+                Some(Err(e)) if super::concurrent_gc::is_missing_object(&e) => {
+                    // a hole above the entry, which its writer is filling: not
+                    // under the lock, which that writer needs
+                    self.wait_for_gc_started_before(std::time::SystemTime::now());
+                }
+                Some(answer) => return answer,
+                // other writers kept the lock: look again
+                None => {}
+            }
+        }
+        // the lock never came, or the hole stayed: the look without it, as a
+        // reader that meets the hole restores the chain and says so
+        self.keep_written(refname, written)?;
+        Ok(self
+            .retry_missing(|| self.ref_holds(refname, commit))
+            .unwrap_or(false))
+    }
+
     /// The entry of `writer`'s chain that a new receipt follows, given the chain's
     /// tip `tip`: the tip itself, which must be an entry signed by `key` that
     /// follows the entry below it (two reads and one signature, remembered). A tip
@@ -374,6 +419,15 @@ impl Store {
         let Err(refusal) = super::admit::check_entry(&self.repo, writer, tip, &known) else {
             return Ok(Some(tip));
         };
+        // A hole is no verdict on whose the chain is: the hint for a chain that
+        // is not yours deletes it, which would lose every receipt in it.
+        if refusal.reason.contains("could not be found") {
+            return Err(StoreError::ChainHoled {
+                writer: writer.to_owned(),
+                commit: refusal.commit,
+                reason: refusal.reason,
+            });
+        }
         let last_valid = self
             .admit(writer, tip, None, &known)
             .ok()

@@ -282,33 +282,39 @@ impl Store {
         new: ObjectId,
         message: &str,
     ) -> Result<(), gix::Error> {
-        let expected = match old {
-            None => PreviousValue::MustNotExist,
-            Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
-        };
-        let name: gix::refs::FullName = refname.try_into().map_err(gix::Error::from_error)?;
+        let edit = logged_edit(refname, old, new, message)?;
         // Dated by the clock, as the chain commits are (`tool_signature`), not by
         // `GIT_COMMITTER_DATE`: gc expires reflog entries by their date, and one
         // dated in the past would protect nothing.
         let sig = super::tool_signature();
         let mut time = gix::date::parse::TimeBuf::default();
-        self.repo.edit_references_as(
-            Some(RefEdit {
-                change: Change::Update {
-                    log: LogChange {
-                        mode: RefLog::AndReference,
-                        force_create_reflog: true,
-                        message: message.into(),
-                    },
-                    expected,
-                    new: gix::refs::Target::Object(new),
-                },
-                name,
-                deref: false,
-            }),
-            Some(sig.to_ref(&mut time)),
-        )?;
+        self.repo
+            .edit_references_as(Some(edit), Some(sig.to_ref(&mut time)))?;
         Ok(())
+    }
+
+    /// Hold `refname`'s lock file (`<ref>.lock`, the one git and gix take to
+    /// move it) while `f` runs, waiting at most `wait` for it. A writer's last
+    /// look at its new entry runs under it, and a reader's restore from the
+    /// reflog decides under it ([`Store::restore_from_reflog`]), so the two
+    /// exclude each other: no reader puts the ref back below an entry whose
+    /// writer has just found it whole and reports it written. `None` when the
+    /// lock stayed taken.
+    pub(crate) fn holding_ref_lock<T>(
+        &self,
+        refname: &str,
+        wait: std::time::Duration,
+        f: impl FnOnce() -> T,
+    ) -> Option<T> {
+        let common = self.repo.common_dir();
+        let _lock = gix::lock::Marker::acquire_to_hold_resource(
+            common.join(refname),
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(wait),
+            Some(common.to_owned()),
+            0,
+        )
+        .ok()?;
+        Some(f())
     }
 
     /// Undo an update of `refname` from `to` to `from` whose objects could not be
@@ -394,6 +400,13 @@ impl Store {
                 self.missing_on_disk(&self.entry_objects(c)).is_empty()
             }
         };
+        let objects_of = |c: ObjectId| {
+            if is_chain {
+                self.entry_objects(c)
+            } else {
+                vec![c]
+            }
+        };
         let start = std::time::Instant::now();
         loop {
             let now = self.repo.try_find_reference(refname).ok()??;
@@ -401,12 +414,9 @@ impl Store {
             if now != missing {
                 return None;
             }
-            let objects = if is_chain {
-                self.entry_objects(missing)
-            } else {
-                vec![missing]
-            };
-            if self.repo.has_object(missing) && self.missing_on_disk(&objects).is_empty() {
+            if self.repo.has_object(missing)
+                && self.missing_on_disk(&objects_of(missing)).is_empty()
+            {
                 return None;
             }
             // the writer may be waiting for a gc to finish before it writes
@@ -431,14 +441,36 @@ impl Store {
                 }
             }
         }
-        let restored = candidates.into_iter().find(|&c| whole(c))?;
-        self.update_logged_ref(
+        let restored = newest_whole(&candidates, whole)?;
+        super::crash_point("restore-decided");
+        // Decide under the ref's lock, taken by preparing the update: a writer
+        // that wrote the tip's objects again and found them whole did so under
+        // the same lock, and has reported its receipt written; then the tip is
+        // whole now, and stays.
+        let sig = super::tool_signature();
+        let mut time = gix::date::parse::TimeBuf::default();
+        let edit = logged_edit(
             refname,
             Some(missing),
             restored,
             "git-receipt: restored from the reflog (the tip was pruned)",
         )
         .ok()?;
+        let prepared = self
+            .repo
+            .refs
+            .transaction()
+            .prepare(
+                Some(edit),
+                gix::lock::acquire::Fail::AfterDurationWithBackoff(RESTORE_GRACE),
+                gix::lock::acquire::Fail::AfterDurationWithBackoff(RESTORE_GRACE),
+            )
+            .ok()?;
+        if self.repo.has_object(missing) && self.missing_on_disk(&objects_of(missing)).is_empty() {
+            // dropping the prepared transaction releases the lock, changing nothing
+            return None;
+        }
+        prepared.commit(Some(sig.to_ref(&mut time))).ok()?;
         // The entries that name what the prune took are no history: drop them
         // as git's own tool does, so that `git fsck` finds no broken reflog.
         let _ = self.run_git(&[
@@ -519,12 +551,53 @@ impl Store {
     }
 }
 
+/// The reflog edit that moves `refname` from `old` (`None`: it must not exist)
+/// to `new`, creating the reflog if need be.
+fn logged_edit(
+    refname: &str,
+    old: Option<ObjectId>,
+    new: ObjectId,
+    message: &str,
+) -> Result<RefEdit, gix::Error> {
+    let expected = match old {
+        None => PreviousValue::MustNotExist,
+        Some(t) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(t)),
+    };
+    let name: gix::refs::FullName = refname.try_into().map_err(gix::Error::from_error)?;
+    Ok(RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: true,
+                message: message.into(),
+            },
+            expected,
+            new: gix::refs::Target::Object(new),
+        },
+        name,
+        deref: false,
+    })
+}
+
+/// The first of `candidates` (newest first) that is `whole`. Each one found not
+/// whole is looked at once more, a little later, before an older one is taken:
+/// a look that falls between two steps of a concurrent repack can miss objects
+/// that are there, and every entry skipped here is lost from the chain.
+fn newest_whole(candidates: &[ObjectId], whole: impl Fn(ObjectId) -> bool) -> Option<ObjectId> {
+    candidates.iter().copied().find(|&c| {
+        whole(c) || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            whole(c)
+        }
+    })
+}
+
 /// Whether `e` says an object was missing: what a reader meets in the moment
 /// between a concurrent prune's deleting a write's objects and their writer's
 /// writing them again.
 pub(crate) fn is_missing_object(e: &StoreError) -> bool {
     match e {
-        StoreError::RefToMissingObject { .. } => true,
+        StoreError::RefToMissingObject { .. } | StoreError::ChainHoled { .. } => true,
         StoreError::CorruptChain { reason, .. } | StoreError::NotYourTip { reason, .. } => {
             reason.contains("could not be found")
         }

@@ -188,6 +188,20 @@ pub enum StoreError {
         /// go back to.
         last_valid: Option<ObjectId>,
     },
+    /// An entry of the writer's own chain lacks an object: what a concurrent
+    /// `git gc --prune=now` leaves for a moment while another writer writes it
+    /// again. Nothing was written, and the chain is not called someone else's.
+    #[error(
+        "chain {writer} is missing an object at commit {commit} ({reason}); a concurrent `git gc --prune=now`, `git prune` or `git repack -ad` deleting what another writer is writing leaves this for a moment; no receipt was written"
+    )]
+    ChainHoled {
+        /// The chain.
+        writer: String,
+        /// The chain commit whose object is missing.
+        commit: ObjectId,
+        /// What could not be found.
+        reason: String,
+    },
     /// Others kept winning the compare-and-swap.
     #[error(
         "could not update {refname} after {attempts} attempts: other processes kept moving or locking it"
@@ -489,8 +503,10 @@ impl Store {
                     let restored = bad
                         .missing
                         .and_then(|id| Some((id, self.restore_from_reflog(&bad.name, id)?)));
-                    match restored {
-                        Some((_, tip)) => found.push((bad.name[prefix.len()..].to_owned(), tip)),
+                    // or whole again: its writer wrote it again while the restore waited
+                    let whole_again = || bad.missing.filter(|&id| self.repo.has_object(id));
+                    match restored.map(|(_, tip)| tip).or_else(whole_again) {
+                        Some(tip) => found.push((bad.name[prefix.len()..].to_owned(), tip)),
                         None => self.notice(skipped_notice(&bad)),
                     }
                 }
@@ -1079,7 +1095,17 @@ pub(crate) fn tool_signature() -> gix::actor::Signature {
 /// `GIT_RECEIPT_TEST_PAUSE_AFTER=<step>` instead creates the file named by
 /// `GIT_RECEIPT_TEST_PAUSE_FILE` and waits there for ever, so that a test can send
 /// a real `kill -9` that provably lands in the middle of a write.
+/// `GIT_RECEIPT_TEST_HOLD_AFTER=<step>` creates that file too, and goes on once
+/// the test has removed it: a race the test plays out by hand, at a known point.
 pub(crate) fn crash_point(step: &str) {
+    if std::env::var_os("GIT_RECEIPT_TEST_HOLD_AFTER").is_some_and(|v| v == step)
+        && let Some(file) = std::env::var_os("GIT_RECEIPT_TEST_PAUSE_FILE")
+        && std::fs::write(&file, step).is_ok()
+    {
+        while std::path::Path::new(&file).exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
     if std::env::var_os("GIT_RECEIPT_TEST_STOP_AFTER").is_some_and(|v| v == step) {
         std::process::abort();
     }

@@ -145,9 +145,11 @@ fn writers_racing_gc_prune_now_and_repack_lose_no_receipt() {
 
     let mut reported = Vec::new();
     let mut failures = Vec::new();
+    let mut stderr_of = Vec::new();
     for p in 0..WRITERS {
         let said = std::fs::read_to_string(env.path(&format!("writer-{p}.stderr"))).unwrap();
         reported.extend(reported_ids(&said));
+        stderr_of.push(said.clone());
         // everything a writer said beside its receipts (and the check's own
         // `to-stderr`) is a failure, with its causes and hints
         failures.extend(
@@ -191,9 +193,23 @@ fn writers_racing_gc_prune_now_and_repack_lose_no_receipt() {
         log.code, 0,
         "git receipt log after the race ({figures}): {log}"
     );
+    // what the writer of a lost receipt said, and the chain's reflog: the
+    // evidence of how it went
+    let said_by: Vec<&String> = stderr_of
+        .iter()
+        .filter(|said| missing.iter().any(|m| said.contains(m.as_str())))
+        .collect();
+    let reflog = env.git(&repo, &["reflog", "show", "--all", "--format=%h %gs"]);
     assert!(
         missing.is_empty(),
-        "every receipt reported written is present ({figures}); missing: {missing:?}"
+        "every receipt reported written is present ({figures}); missing: {missing:?}\n\
+         what its writer said:\n{}\nthe reflogs:\n{}",
+        said_by
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n---\n"),
+        reflog.stdout
     );
     // A write may still fail while gc deletes what it wrote faster than it can
     // write it again; it then says so, and that nothing was stored. The message
@@ -222,4 +238,74 @@ fn writers_racing_gc_prune_now_and_repack_lose_no_receipt() {
         last_gc.code, 0,
         "a last gc --prune=now after the race ({figures}): {last_gc}"
     );
+}
+
+/// The race the writers above once lost a receipt to: a reader finds a chain's
+/// tip pruned, waits, and decides to put the ref back below it; meanwhile the
+/// tip's writer writes the objects again, finds its entry whole and reports it
+/// written. The reader decides under the ref's lock (which the writer holds for
+/// its last look) and looks at the tip once more there, so it leaves a tip that
+/// became whole alone; a tip that stays pruned it restores, saying so.
+#[test]
+fn a_reader_restores_no_tip_that_its_writer_made_whole_while_the_reader_decided() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["key", "generate"]);
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+    let writer = env.only_writer(&repo);
+    let refname = format!("refs/receipts/{writer}");
+    let before = env.git_ok(&repo, &["rev-parse", &refname]);
+    env.receipt_ok(&repo, &["record", "test", "--exit-code", "0"]);
+    let tip = env.git_ok(&repo, &["rev-parse", &refname]);
+    // the tip's commit pruned, as a racing `git gc --prune=now` leaves it
+    let object = repo.join(".git/objects").join(&tip[..2]).join(&tip[2..]);
+    let bytes = std::fs::read(&object).unwrap();
+    std::fs::remove_file(&object).unwrap();
+
+    // a reader, held at the moment it has chosen the entry to go back to
+    let decided = env.path("decided");
+    let mut cmd = Command::new(common::bin());
+    env.seal(&mut cmd);
+    let reader = cmd
+        .current_dir(&repo)
+        .args(["log", "--json"])
+        .env("GIT_RECEIPT_TEST_HOLD_AFTER", "restore-decided")
+        .env("GIT_RECEIPT_TEST_PAUSE_FILE", &decided)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !decided.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the reader decided to restore"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // the writer writes its commit again (and would report it written)
+    std::fs::write(&object, &bytes).unwrap();
+    std::fs::remove_file(&decided).unwrap();
+    let out = reader.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("restored it"), "{stderr}");
+    assert_eq!(
+        env.git_ok(&repo, &["rev-parse", &refname]),
+        tip,
+        "the tip its writer made whole stays: {stderr}"
+    );
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(entries.len(), 3, "{stderr}");
+
+    // a tip whose writer never comes back is restored, and the reader says so
+    std::fs::remove_file(&object).unwrap();
+    let run = env.receipt(&repo, &["log", "--json"]);
+    assert!(
+        run.stderr
+            .contains(&format!("restored it from its reflog to {before}")),
+        "{run}"
+    );
+    assert_eq!(env.git_ok(&repo, &["rev-parse", &refname]), before);
 }
