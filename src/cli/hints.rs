@@ -160,6 +160,17 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             _ => Vec::new(),
         };
     }
+    if let Some(e) = e.downcast_ref::<git_receipt::store::checkout::CheckoutError>() {
+        use git_receipt::store::checkout::CheckoutError;
+        return match e {
+            CheckoutError::Busy { lock, .. } => vec![format!(
+                "hint: wait for it to end; if that process is no git-receipt (its number was reused), remove {}",
+                escape(&lock.display().to_string())
+            )],
+            CheckoutError::Store(inner) => for_error(inner),
+            CheckoutError::Io { .. } => Vec::new(),
+        };
+    }
     if let Some(e) = e.downcast_ref::<StoreError>() {
         return match e {
             StoreError::NotARepository { .. } => {
