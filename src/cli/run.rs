@@ -86,7 +86,7 @@ pub const TAIL_BYTES: usize = 4096;
 ///     git receipt run test
 ///     git receipt run --stale
 ///     git receipt run lint -- cargo clippy -- -D warnings
-///     git receipt run test main..feature
+///     git receipt run test HEAD~1..HEAD
 ///     git receipt run --all -k --first-parent origin/main..HEAD
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
