@@ -67,8 +67,8 @@ pub const TAIL_BYTES: usize = 4096;
 /// check still gets a receipt); several exit 0 when all passed, 1 otherwise; 2 if
 /// a receipt could not be stored.
 ///
-/// Over a range: an argument with `..` in it (A..B, as `git log A..B` takes it)
-/// runs the checks on each commit of the range, oldest first, each in a
+/// Over a range: an argument with `..` in it (A..B, as `git log A..B` takes it;
+/// not the name of a declared check) runs the checks on each commit of the range, oldest first, each in a
 /// temporary checkout of that commit under .git/receipt-worktrees/ (your work
 /// tree, index and HEAD are not touched; the checkout is removed afterwards, and
 /// one a killed run left is removed by the next), so each receipt covers that
@@ -244,7 +244,16 @@ struct Outcome {
 /// Run the checks, store their receipts, exit with the one check's code or the
 /// verdict over several.
 pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
-    let (range, names) = split_range(&args.names)?;
+    // a check may be named `v1..2`: such a declared name is a name, not a range
+    let declared: Vec<String> = if args.names.iter().any(|a| a.contains("..")) {
+        ctx.store()
+            .and_then(|store| ctx.contract(&store))
+            .map(|c| c.checks.iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let (range, names) = split_range(&args.names, &declared)?;
     if let Some(range) = range {
         return cmd_run_range(ctx, &args, &range, names);
     }
@@ -645,10 +654,12 @@ fn run_one(
     })
 }
 
-/// The range among the positional arguments (the one with `..` in it), and the
-/// check names.
-fn split_range(args: &[String]) -> Result<(Option<String>, Vec<String>)> {
-    let (ranges, names): (Vec<&String>, Vec<&String>) = args.iter().partition(|a| a.contains(".."));
+/// The range among the positional arguments (the one with `..` in it that is
+/// not the name of a `declared` check), and the check names.
+fn split_range(args: &[String], declared: &[String]) -> Result<(Option<String>, Vec<String>)> {
+    let (ranges, names): (Vec<&String>, Vec<&String>) = args
+        .iter()
+        .partition(|a| a.contains("..") && !declared.contains(a));
     let names = names.into_iter().cloned().collect();
     match ranges.as_slice() {
         [] => Ok((None, names)),
@@ -792,6 +803,9 @@ fn cmd_run_range(
             not_run.push(commit);
             continue;
         }
+        if let Some(sig) = runner::interrupt_caught() {
+            return Ok(interrupted_range(sig, commit, None));
+        }
         let judgement = super::status::evaluate_commit_trusting(
             ctx,
             &store,
@@ -926,7 +940,7 @@ fn interrupted_range(
         let _ = made.remove();
     }
     eprintln!(
-        "git-receipt: interrupted ({}) at {}: the check that ran was not recorded, and no later commit was run; the receipts before it were kept",
+        "git-receipt: interrupted ({}) at {}: a check it stopped was not recorded, and nothing after it ran; the receipts written before it were kept",
         signal_name(sig),
         commit.to_hex_with_len(7)
     );

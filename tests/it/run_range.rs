@@ -427,3 +427,21 @@ fn a_check_not_declared_at_every_commit_is_refused_before_anything_runs() {
     );
     assert!(env.log_json(&repo).is_empty(), "nothing ran");
 }
+
+#[test]
+fn a_declared_check_named_with_two_dots_is_a_name_not_a_range() {
+    let env = Env::new();
+    let repo = history(&env);
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str("[check \"v1..2\"]\n\trun = true\n");
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "a check with dots"]);
+    let r = env.receipt_ok(&repo, &["run", "v1..2"]);
+    assert!(
+        r.stderr.contains("v1..2 passed"),
+        "run on the work tree: {r}"
+    );
+    let (code, v) = run_json(&env, &repo, &["v1..2", "main~1..main"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(results_of(&v, "v1..2"), ["cached"], "{v}");
+}
