@@ -163,10 +163,12 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     if let Some(e) = e.downcast_ref::<git_receipt::store::checkout::CheckoutError>() {
         use git_receipt::store::checkout::CheckoutError;
         return match e {
-            CheckoutError::Busy { lock, .. } => vec![format!(
-                "hint: wait for it to end; if that process is no git-receipt (its number was reused), remove {}",
-                escape(&lock.display().to_string())
+            CheckoutError::Busy { pid, .. } if *pid > 0 => vec![format!(
+                "hint: wait for it to end, or stop it (kill {pid}): it removes its checkout as it goes"
             )],
+            CheckoutError::Busy { .. } => {
+                one("hint: wait for it to end: it removes its checkout as it goes")
+            }
             CheckoutError::Store(inner) => for_error(inner),
             CheckoutError::Io { .. } => Vec::new(),
         };

@@ -7,11 +7,12 @@
 //! repository's own (a linked work tree shares them), so a receipt written there is
 //! an ordinary receipt of this repository.
 //!
-//! One range run at a time holds `<git dir>/receipt-worktrees.lock` (it names its
-//! process), so two runs never share or remove each other's checkouts. A checkout
-//! is removed when it is dropped, whatever happened in it; one left behind by a run
-//! that was killed (SIGKILL, a power cut) is removed by the next run, which finds
-//! the lock's process gone. The user's hooks do not run for these checkouts
+//! One range run at a time holds `<git dir>/receipt-worktrees.lock` (an
+//! `flock(2)`, which the kernel lets go of when the process ends; the file names
+//! the process), so two runs never share or remove each other's checkouts. A
+//! checkout is removed when it is dropped, whatever happened in it; one left
+//! behind by a run that was killed (SIGKILL, a power cut) is removed by the next
+//! run, which then gets the lock. The user's hooks do not run for these checkouts
 //! (`core.hooksPath` is pointed at an empty place): a `post-checkout` hook is
 //! for the user's own work tree.
 
@@ -39,7 +40,7 @@ pub enum CheckoutError {
     Busy {
         /// The lock file.
         lock: PathBuf,
-        /// The process that holds it.
+        /// The process that holds it, as the file names it (0: unknown).
         pid: u32,
     },
     /// A file or directory could not be made, read or removed.
@@ -63,6 +64,8 @@ pub struct Checkouts<'s> {
     store: &'s Store,
     root: PathBuf,
     lock: PathBuf,
+    /// Holds the `flock` for as long as this lives.
+    _file: std::fs::File,
     made: u32,
     /// Checkouts a killed run left behind, removed when the lock was taken.
     pub removed_stale: Vec<PathBuf>,
@@ -81,18 +84,48 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Checkou
     move |source| CheckoutError::Io { what, path, source }
 }
 
-/// Whether process `pid` is alive (on this machine: the lock lives in the git
-/// directory, which a range run only uses from here).
-fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
+/// Take `lock` with `flock(2)`: the kernel lets go of it when its process ends,
+/// however it ends, so a killed run never leaves a lock that holds. The file
+/// names the holder's process, for the message a second run gets. The lock is
+/// taken on the file the path names when it is taken: one that was removed in
+/// the meantime (by a run that just ended) is let go and taken again.
+fn take_lock(lock: &Path) -> Result<std::fs::File, CheckoutError> {
+    use std::io::{Read as _, Seek as _, Write as _};
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::MetadataExt as _;
+    loop {
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(lock)
+            .map_err(io("opening", lock))?;
+        // SAFETY: flock(2) on a descriptor this function owns
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let why = std::io::Error::last_os_error();
+            if why.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(io("locking", lock)(why));
+            }
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(CheckoutError::Busy {
+                lock: lock.to_owned(),
+                pid: text.trim().parse().unwrap_or(0),
+            });
+        }
+        let held = file.metadata().map_err(io("reading", lock))?;
+        match std::fs::metadata(lock) {
+            Ok(now) if now.ino() == held.ino() && now.dev() == held.dev() => {}
+            // removed (and maybe made again) since it was opened: not the lock
+            _ => continue,
+        }
+        file.set_len(0).map_err(io("writing", lock))?;
+        file.rewind().map_err(io("writing", lock))?;
+        file.write_all(format!("{}\n", std::process::id()).as_bytes())
+            .map_err(io("writing", lock))?;
+        return Ok(file);
     }
-    // SAFETY: signal 0 sends nothing; kill(2) only checks that the process exists
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 impl Store {
@@ -102,35 +135,12 @@ impl Store {
         let common = self.repo.common_dir().to_owned();
         let lock = common.join(LOCK);
         let root = common.join(DIR);
-        let mut tries = 0;
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&lock)
-            {
-                Ok(mut f) => {
-                    use std::io::Write as _;
-                    f.write_all(format!("{}\n", std::process::id()).as_bytes())
-                        .map_err(io("writing", &lock))?;
-                    break;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries == 0 => {
-                    tries += 1;
-                    let text = std::fs::read_to_string(&lock).unwrap_or_default();
-                    match text.trim().parse::<u32>() {
-                        Ok(pid) if alive(pid) => return Err(CheckoutError::Busy { lock, pid }),
-                        // a killed run's lock (or a half-written one): its run is gone
-                        _ => std::fs::remove_file(&lock).map_err(io("removing", &lock))?,
-                    }
-                }
-                Err(e) => return Err(io("creating", &lock)(e)),
-            }
-        }
+        let file = take_lock(&lock)?;
         let mut checkouts = Checkouts {
             store: self,
             root,
             lock,
+            _file: file,
             made: 0,
             removed_stale: Vec::new(),
         };

@@ -303,7 +303,8 @@ fn first_parent_leaves_out_the_commits_of_merged_branches() {
 fn a_killed_runs_checkout_and_lock_are_removed_by_the_next_run() {
     let env = Env::new();
     let repo = history(&env);
-    // what `kill -9` leaves: a checkout git knows of, and a lock of a dead process
+    // what `kill -9` leaves: a checkout git knows of, and the lock file (whose
+    // flock went with the process) naming a process that is gone
     env.git_ok(
         &repo,
         &[
@@ -334,24 +335,32 @@ fn a_killed_runs_checkout_and_lock_are_removed_by_the_next_run() {
 
 #[test]
 fn a_range_run_is_refused_while_another_holds_the_lock() {
+    use std::os::fd::AsRawFd as _;
     let env = Env::new();
     let repo = history(&env);
     let lock = repo.join(".git/receipt-worktrees.lock");
-    // this test's own process: alive for as long as the run below
-    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    // another run: a process holding the lock's flock, as a running one does
+    let held = std::fs::File::create(&lock).unwrap();
+    std::fs::write(&lock, "4242\n").unwrap();
+    // SAFETY: flock(2) on a descriptor this test owns
+    assert_eq!(
+        unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
     let r = env.receipt(&repo, &["run", "test", "main~1..main"]);
     assert_eq!(r.code, 2, "{r}");
     assert!(
-        r.stderr.contains(&format!(
-            "another `git receipt run` over a range is running in this repository (process {} holds",
-            std::process::id()
-        )) && r.stderr.contains("hint: wait for it to end"),
+        r.stderr.contains(
+            "another `git receipt run` over a range is running in this repository (process 4242 holds"
+        ) && r.stderr.contains("hint: wait for it to end, or stop it (kill 4242)"),
         "{r}"
     );
     assert!(lock.exists(), "the other run's lock is left alone");
     assert!(env.log_json(&repo).is_empty(), "nothing ran");
-    std::fs::remove_file(&lock).unwrap();
+    // it ends: the kernel lets go of its lock, and the next run takes it
+    drop(held);
     env.receipt_ok(&repo, &["run", "test", "main~1..main"]);
+    assert_no_checkout_left(&env, &repo);
 }
 
 #[test]
