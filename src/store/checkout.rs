@@ -14,7 +14,8 @@
 //! behind by a run that was killed (SIGKILL, a power cut) is removed by the next
 //! run, which then gets the lock. The user's hooks do not run for these checkouts
 //! (`core.hooksPath` is pointed at an empty place): a `post-checkout` hook is
-//! for the user's own work tree.
+//! for the user's own work tree. Nor does its sparse checkout: a check runs on
+//! the whole commit. Submodules are not checked out.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -232,10 +233,39 @@ impl<'s> Checkouts<'s> {
         self.store.worktree(&[
             OsStr::new("add"),
             "--detach".as_ref(),
+            "--no-checkout".as_ref(),
             "--quiet".as_ref(),
             checkout.path.as_os_str(),
             hex.as_ref(),
         ])?;
+        // The whole commit, whatever sparse checkout the user's work tree has
+        // (`worktree add` copies its patterns into the new one, which would then
+        // lack files and be checked as dirty); `reset --hard` runs no hook.
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&checkout.path)
+            .args([
+                "-c",
+                "core.sparseCheckout=false",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "reset",
+                "--hard",
+                "--quiet",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| StoreError::GitCommand {
+                args: "reset --hard".into(),
+                stderr: format!("could not run git: {e}"),
+            })?;
+        if !out.status.success() {
+            return Err(StoreError::GitCommand {
+                args: format!("reset --hard (in {})", checkout.path.display()),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            }
+            .into());
+        }
         Ok(checkout)
     }
 }

@@ -454,3 +454,25 @@ fn a_declared_check_named_with_two_dots_is_a_name_not_a_range() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(results_of(&v, "v1..2"), ["cached"], "{v}");
 }
+
+#[test]
+fn a_sparse_work_tree_still_gets_receipts_of_whole_commits() {
+    let env = Env::new();
+    let repo = history(&env);
+    env.git_ok(&repo, &["sparse-checkout", "set", "src"]);
+    assert!(!repo.join("docs").exists(), "the fixture is sparse now");
+    let (code, v) = run_json(&env, &repo, &["--all", "main~1..main"]);
+    assert_eq!(code, 0, "docs/index.md is there in the checkout: {v}");
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let tree = env.git_ok(&repo, &["rev-parse", "HEAD^{tree}"]);
+    for receipt in env.log_json(&repo) {
+        assert_eq!(receipt["dirty"], false, "{receipt}");
+        assert_eq!(receipt["commit"], head.as_str());
+        assert_eq!(receipt["tree"], tree.as_str());
+    }
+    assert!(
+        !repo.join("docs").exists(),
+        "the user's sparse checkout stays"
+    );
+    assert_no_checkout_left(&env, &repo);
+}
