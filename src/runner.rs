@@ -117,6 +117,30 @@ impl Drop for InterruptGuard {
     }
 }
 
+/// Catches interrupts (SIGINT, SIGTERM, SIGHUP) while it lives, for a caller
+/// that does more than one run and must clean up when the user stops it
+/// (`run A..B` removes its temporary checkout): ask [`interrupt_caught`] between
+/// steps. Each [`run`] still catches its own, and reports one in its observation.
+pub struct CatchInterrupts {
+    _guard: InterruptGuard,
+}
+
+/// Start catching interrupts: see [`CatchInterrupts`].
+pub fn catch_interrupts() -> CatchInterrupts {
+    CatchInterrupts {
+        _guard: InterruptGuard::install(),
+    }
+}
+
+/// The interrupt caught since [`catch_interrupts`] (or since the last [`run`]
+/// began), if any.
+pub fn interrupt_caught() -> Option<i32> {
+    match INTERRUPTED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
 /// Signal the process group `child` leads.
 fn signal_group(child: &std::process::Child, sig: libc::c_int) {
     if let Ok(pgid) = libc::pid_t::try_from(child.id()) {

@@ -160,6 +160,19 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             _ => Vec::new(),
         };
     }
+    if let Some(e) = e.downcast_ref::<git_receipt::store::checkout::CheckoutError>() {
+        use git_receipt::store::checkout::CheckoutError;
+        return match e {
+            CheckoutError::Busy { pid, .. } if *pid > 0 => vec![format!(
+                "hint: wait for it to end, or stop it (kill {pid}): it removes its checkout as it goes"
+            )],
+            CheckoutError::Busy { .. } => {
+                one("hint: wait for it to end: it removes its checkout as it goes")
+            }
+            CheckoutError::Store(inner) => for_error(inner),
+            CheckoutError::Io { .. } => Vec::new(),
+        };
+    }
     if let Some(e) = e.downcast_ref::<StoreError>() {
         return match e {
             StoreError::NotARepository { .. } => {

@@ -163,6 +163,14 @@ impl Context {
         Ok(store)
     }
 
+    /// Exactly the repository at `dir` (a temporary checkout of `run A..B`),
+    /// reporting its notices with this command's.
+    fn store_at(&self, dir: &std::path::Path) -> Result<Store> {
+        let mut store = Store::open(dir)?;
+        store.share_notices(self.notices.clone());
+        Ok(store)
+    }
+
     /// Print every notice kept so far on stderr, with its hints, and return them
     /// (for `--json`, which carries them too). A command calls it where it ends,
     /// and before anything long-running prints; [`dispatch`] prints what is left.

@@ -67,22 +67,39 @@ pub const TAIL_BYTES: usize = 4096;
 /// check still gets a receipt); several exit 0 when all passed, 1 otherwise; 2 if
 /// a receipt could not be stored.
 ///
+/// Over a range: an argument with `..` in it (A..B, as `git log A..B` takes it;
+/// not the name of a declared check) runs the checks on each commit of the range, oldest first, each in a
+/// temporary checkout of that commit under .git/receipt-worktrees/ (your work
+/// tree, index and HEAD are not touched; the checkout is removed afterwards, and
+/// one a killed run left is removed by the next), so each receipt covers that
+/// commit. The checks are the NAMEs (each must be declared at every commit of the
+/// range), or with --all or --stale every check declared at each commit. A check
+/// already present at a commit (a trusted passing receipt for exactly its inputs,
+/// as `git receipt status A..B` shows it) is not run again but counted as cached;
+/// --force runs it anyway. The run stops at the first commit with a failed check
+/// unless -k (--keep-going). One line per commit on stderr, then a total (--json:
+/// one object on stdout, and the checks' output only in their logs). Exit 0 when
+/// every check passed or was cached, 1 when one failed, 2 if it could not run.
+///
 /// Examples:
 ///
 ///     git receipt run test
 ///     git receipt run --stale
 ///     git receipt run lint -- cargo clippy -- -D warnings
+///     git receipt run test HEAD~1..HEAD
+///     git receipt run --all -k --first-parent origin/main..HEAD
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
-    /// The checks to run (one, with a command after `--`).
-    #[arg(value_name = "NAME", required_unless_present_any = ["all", "stale"])]
+    /// The checks to run (one, with a command after `--`), and at most one
+    /// range A..B of commits to run them on.
+    #[arg(value_name = "NAME|A..B", required_unless_present_any = ["all", "stale"])]
     pub names: Vec<String>,
     /// Run every check declared in .gitreceipts.
-    #[arg(long, conflicts_with_all = ["names", "stale"])]
+    #[arg(long, conflicts_with = "stale")]
     pub all: bool,
     /// Run every declared check that is not present for the work tree.
-    #[arg(long, conflicts_with = "names")]
+    #[arg(long)]
     pub stale: bool,
     /// An ad hoc command to run instead of a declared check.
     #[arg(last = true, value_name = "COMMAND")]
@@ -93,7 +110,25 @@ pub struct RunArgs {
     /// For an ad hoc check: record this environment variable's value (repeatable).
     #[arg(long = "env", value_name = "NAME")]
     pub env: Vec<String>,
+    /// With a range: go on past a commit whose check failed.
+    #[arg(short = 'k', long)]
+    pub keep_going: bool,
+    /// With a range: run checks that are already present at a commit too.
+    #[arg(long)]
+    pub force: bool,
+    /// With a range: follow only the first parent of merges (`git log --first-parent`).
+    #[arg(long)]
+    pub first_parent: bool,
+    /// With a range: refuse a range of more than N commits [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub max_commits: Option<usize>,
+    /// With a range: print JSON on stdout instead of the checks' output.
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// How many commits a range run takes without `--max-commits`.
+pub const DEFAULT_MAX_COMMITS: usize = 1000;
 
 /// Resolve the check to run: declared in the contract, or ad hoc.
 pub(super) fn resolve_check(
@@ -209,6 +244,39 @@ struct Outcome {
 /// Run the checks, store their receipts, exit with the one check's code or the
 /// verdict over several.
 pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
+    // a check may be named `v1..2`: such a declared name is a name, not a range
+    let declared: Vec<String> = if args.names.iter().any(|a| a.contains("..")) {
+        ctx.store()
+            .and_then(|store| ctx.contract(&store))
+            .map(|c| c.checks.iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let (range, names) = split_range(&args.names, &declared)?;
+    if let Some(range) = range {
+        return cmd_run_range(ctx, &args, &range, names);
+    }
+    if (args.all || args.stale)
+        && let Some(name) = names.first()
+    {
+        let flag = if args.all { "all" } else { "stale" };
+        bail!(
+            "--{flag} runs every declared check, so it takes no check name ({name:?})\nhint: name the checks, or give --{flag} alone"
+        );
+    }
+    let range_only = [
+        ("--keep-going", args.keep_going),
+        ("--force", args.force),
+        ("--first-parent", args.first_parent),
+        ("--max-commits", args.max_commits.is_some()),
+        ("--json", args.json),
+    ];
+    if let Some((flag, _)) = range_only.iter().find(|(_, given)| *given) {
+        bail!(
+            "{flag} is for a run over a range of commits, and none was given\nhint: add a range, e.g. git receipt run test main..HEAD"
+        );
+    }
     let store = ctx.store()?;
     // with --stale: the required reviews not present, each with its fix
     let mut reviews_needed: Vec<String> = Vec::new();
@@ -259,7 +327,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
             declared
         }
     } else {
-        args.names.clone()
+        names
     };
     if !args.command.is_empty() && names.len() != 1 {
         bail!(
@@ -284,7 +352,12 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let mut outcomes = Vec::new();
     let total = resolved.len();
     for (check, timeout, declared) in resolved {
-        let outcome = match run_one(&store, &writer, &label, &key, &check, timeout, declared) {
+        let how = HowToRun {
+            timeout,
+            declared,
+            echo: true,
+        };
+        let outcome = match run_one(&store, &writer, &label, &key, &check, &how) {
             Err(e) if let Some(&Interrupted(sig)) = e.downcast_ref::<Interrupted>() => {
                 let left = total - outcomes.len() - 1;
                 let mut text = format!(
@@ -434,6 +507,16 @@ fn started_at_the_top(workdir: &std::path::Path) -> bool {
     std::env::current_dir().is_ok_and(|here| same(&here, workdir))
 }
 
+/// How [`run_one`] runs its check.
+struct HowToRun {
+    /// Kill it after this long.
+    timeout: Option<std::time::Duration>,
+    /// Declared in .gitreceipts (not ad hoc).
+    declared: bool,
+    /// Copy its output to ours as it arrives (not with `--json`).
+    echo: bool,
+}
+
 /// Run one check and store its receipt; print its line.
 fn run_one(
     store: &git_receipt::store::Store,
@@ -441,9 +524,13 @@ fn run_one(
     label: &str,
     key: &git_receipt::sign::SigningKey,
     check: &CheckSpec,
-    timeout: Option<std::time::Duration>,
-    declared: bool,
+    how: &HowToRun,
 ) -> Result<Outcome> {
+    let HowToRun {
+        timeout,
+        declared,
+        echo,
+    } = *how;
     let workdir = store.workdir()?.to_owned();
     if !declared && !started_at_the_top(&workdir) {
         eprintln!(
@@ -499,7 +586,7 @@ fn run_one(
             timeout,
             log_limit,
             tail_bytes: TAIL_BYTES,
-            echo: true,
+            echo,
         }),
     };
     if let Some(sig) = obs.interrupted {
@@ -565,4 +652,348 @@ fn run_one(
         id: appended.receipt.id().to_owned(),
         has_log: r.result.log.is_some(),
     })
+}
+
+/// The range among the positional arguments (the one with `..` in it that is
+/// not the name of a `declared` check), and the check names.
+fn split_range(args: &[String], declared: &[String]) -> Result<(Option<String>, Vec<String>)> {
+    let (ranges, names): (Vec<&String>, Vec<&String>) = args
+        .iter()
+        .partition(|a| a.contains("..") && !declared.contains(a));
+    let names = names.into_iter().cloned().collect();
+    match ranges.as_slice() {
+        [] => Ok((None, names)),
+        [one] if one.starts_with('-') => bail!(
+            "{} is not a range of commits\nhint: give it as `git log` takes one, e.g. main..feature",
+            escape(one)
+        ),
+        [one] => Ok((Some((*one).clone()), names)),
+        [first, second, ..] => bail!(
+            "one range at a time: {} and {}\nhint: run each range on its own",
+            escape(first),
+            escape(second)
+        ),
+    }
+}
+
+/// What became of one check at one commit of a range.
+enum RangeResult {
+    /// It ran.
+    Ran(Outcome),
+    /// It was already present: this receipt.
+    Cached(String),
+}
+
+impl RangeResult {
+    fn word(&self) -> &'static str {
+        match self {
+            RangeResult::Ran(o) if o.passed => "passed",
+            RangeResult::Ran(_) => "failed",
+            RangeResult::Cached(_) => "cached",
+        }
+    }
+}
+
+/// One commit of a range, once its checks are done.
+struct CommitDone {
+    commit: gix::ObjectId,
+    subject: String,
+    results: Vec<(String, RangeResult)>,
+}
+
+impl CommitDone {
+    fn failed(&self) -> bool {
+        self.results
+            .iter()
+            .any(|(_, r)| matches!(r, RangeResult::Ran(o) if !o.passed))
+    }
+}
+
+/// `run ... A..B`: run the checks on every commit of the range, oldest first,
+/// each in a temporary checkout of its own.
+fn cmd_run_range(
+    ctx: &Context,
+    args: &RunArgs,
+    spec: &str,
+    names: Vec<String>,
+) -> Result<ExitCode> {
+    use git_receipt::policy::rerun::{Need, need};
+
+    if !args.command.is_empty() || !args.paths.is_empty() || !args.env.is_empty() {
+        bail!(
+            "a run over a range runs declared checks only (no command after `--`, --path or --env)\nhint: declare the check in .gitreceipts, commit it, then git receipt run NAME {}",
+            escape(spec)
+        );
+    }
+    if (args.all || args.stale) && !names.is_empty() {
+        bail!(
+            "--{} runs every check declared at each commit, so it takes no check name ({:?})",
+            if args.all { "all" } else { "stale" },
+            names[0]
+        );
+    }
+    for name in &names {
+        if !is_valid_check_name(name) {
+            bail!(
+                "{name:?} is not a valid check name\nhint: use letters, digits, '.', '_' and '-', starting with a letter or digit"
+            );
+        }
+    }
+    let store = ctx.store()?;
+    let max = args.max_commits.unwrap_or(DEFAULT_MAX_COMMITS);
+    let mut commits = super::status::range_commits_with(&store, spec, args.first_parent)?;
+    commits.reverse();
+    if commits.len() > max {
+        bail!(
+            "{} has {} commits, more than --max-commits {max}\nhint: narrow the range, or raise the limit: --max-commits {}",
+            escape(spec),
+            commits.len(),
+            commits.len()
+        );
+    }
+    if commits.is_empty() {
+        if args.json {
+            println!("{}", range_json(spec, args, &[], &[]));
+        }
+        eprintln!(
+            "git-receipt: {} has no commits; nothing to run",
+            escape(spec)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    // which checks, at which commit: all decided before anything runs
+    let mut plan: Vec<(gix::ObjectId, String, Vec<String>)> = Vec::new();
+    for (commit, subject) in commits {
+        let contract = super::status::contract_at(&store, commit, &commit.to_string())?;
+        let checks = if names.is_empty() {
+            contract.checks.iter().map(|c| c.name.clone()).collect()
+        } else {
+            for name in &names {
+                if contract.check(name).is_none() {
+                    bail!(
+                        "check {name:?} is not declared in .gitreceipts at {} ({}), a commit of {}\nhint: start the range after the commit that declares it, or use --all",
+                        commit.to_hex_with_len(7),
+                        escape(&subject),
+                        escape(spec)
+                    );
+                }
+            }
+            names.clone()
+        };
+        plan.push((commit, subject, checks));
+    }
+    let key = ctx.signing_key(&store)?;
+    let writer = ctx.writer(&store, &key)?;
+    let label = super::signer_names(&store).label(&writer);
+    // Ctrl-C between two checks stops the run here, so the checkout is removed
+    let _catching = runner::catch_interrupts();
+    let mut checkouts = store.checkouts()?;
+    for stale in &checkouts.removed_stale {
+        eprintln!(
+            "git-receipt: removed {}, a temporary checkout left by a run that was killed",
+            stale.display()
+        );
+    }
+    let total = plan.len();
+    let on = colour(std::io::stderr().is_terminal());
+    let mut done: Vec<CommitDone> = Vec::new();
+    let mut not_run: Vec<gix::ObjectId> = Vec::new();
+    for (n, (commit, subject, checks)) in plan.into_iter().enumerate() {
+        if done.last().is_some_and(|d| d.failed()) && !args.keep_going {
+            not_run.push(commit);
+            continue;
+        }
+        if let Some(sig) = runner::interrupt_caught() {
+            return Ok(interrupted_range(sig, commit, None));
+        }
+        let judgement = super::status::evaluate_commit_trusting(
+            ctx,
+            &store,
+            commit,
+            None,
+            &super::status::Baseline::Own,
+        )?;
+        let mut results = Vec::new();
+        // made when the first check that has to run needs it
+        let mut checkout: Option<(
+            git_receipt::store::checkout::Checkout,
+            git_receipt::store::Store,
+        )> = None;
+        for name in checks {
+            if let Need::Cached { receipt } = need(&judgement, &name, args.force) {
+                results.push((name, RangeResult::Cached(receipt)));
+                continue;
+            }
+            if let Some(sig) = runner::interrupt_caught() {
+                return Ok(interrupted_range(sig, commit, checkout));
+            }
+            if checkout.is_none() {
+                let made = checkouts
+                    .checkout(commit)
+                    .with_context(|| format!("cannot check out {}", commit.to_hex_with_len(7)));
+                let made = match (made, runner::interrupt_caught()) {
+                    (_, Some(sig)) => return Ok(interrupted_range(sig, commit, None)),
+                    (made, None) => made?,
+                };
+                let at = ctx.store_at(made.path())?;
+                checkout = Some((made, at));
+            }
+            let (_, at) = checkout.as_ref().expect("made above");
+            let (check, timeout, declared) = resolve_check(ctx, at, &name, &[], &[], &[])?;
+            let how = HowToRun {
+                timeout,
+                declared,
+                echo: !args.json,
+            };
+            match run_one(at, &writer, &label, &key, &check, &how) {
+                Err(e) if let Some(&Interrupted(sig)) = e.downcast_ref::<Interrupted>() => {
+                    return Ok(interrupted_range(sig, commit, checkout));
+                }
+                outcome => results.push((name, RangeResult::Ran(outcome?))),
+            }
+        }
+        if let Some((made, at)) = checkout {
+            drop(at);
+            made.remove().with_context(|| {
+                format!(
+                    "cannot remove the checkout of {}",
+                    commit.to_hex_with_len(7)
+                )
+            })?;
+        }
+        let line = results
+            .iter()
+            .map(|(name, r)| {
+                let colour = match r.word() {
+                    "passed" => "32",
+                    "failed" => "31",
+                    _ => "2",
+                };
+                format!("{} {}", escape(name), paint(on, colour, r.word()))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        eprintln!(
+            "git-receipt: [{}/{total}] {} {}: {}",
+            n + 1,
+            commit.to_hex_with_len(7),
+            escape(&subject),
+            if line.is_empty() {
+                "no checks declared".to_owned()
+            } else {
+                line
+            }
+        );
+        done.push(CommitDone {
+            commit,
+            subject,
+            results,
+        });
+    }
+    drop(checkouts);
+    store.gc_auto_detached();
+    let count = |word: &str| {
+        done.iter()
+            .flat_map(|d| &d.results)
+            .filter(|(_, r)| r.word() == word)
+            .count() as u64
+    };
+    let failed = count("failed");
+    let mut summary = format!(
+        "git-receipt: {} of {}: {} passed, {failed} failed, {} cached",
+        super::plural(done.len() as u64, "commit", "commits"),
+        escape(spec),
+        super::plural(count("passed"), "check", "checks"),
+        count("cached"),
+    );
+    if !not_run.is_empty() {
+        let at = done.last().map(|d| d.commit.to_hex_with_len(7).to_string());
+        summary.push_str(&format!(
+            "; stopped at {}, the first failure: {} not run\nhint: -k (--keep-going) runs on past a failure",
+            at.unwrap_or_default(),
+            super::plural(not_run.len() as u64, "commit was", "commits were")
+        ));
+    }
+    eprintln!("{summary}");
+    if args.json {
+        println!("{}", range_json(spec, args, &done, &not_run));
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Say that a range run was interrupted at `commit`, remove its checkout, and
+/// give the exit code for the signal.
+fn interrupted_range(
+    sig: i32,
+    commit: gix::ObjectId,
+    checkout: Option<(
+        git_receipt::store::checkout::Checkout,
+        git_receipt::store::Store,
+    )>,
+) -> ExitCode {
+    if let Some((made, at)) = checkout {
+        drop(at);
+        let _ = made.remove();
+    }
+    eprintln!(
+        "git-receipt: interrupted ({}) at {}: a check it stopped was not recorded, and nothing after it ran; the receipts written before it were kept",
+        signal_name(sig),
+        commit.to_hex_with_len(7)
+    );
+    ExitCode::from((128 + sig).clamp(0, 255) as u8)
+}
+
+/// `run A..B --json`: every commit done, with each check's result.
+fn range_json(
+    spec: &str,
+    args: &RunArgs,
+    done: &[CommitDone],
+    not_run: &[gix::ObjectId],
+) -> String {
+    use serde_json::json;
+    let commits: Vec<_> = done
+        .iter()
+        .map(|d| {
+            json!({
+                "commit": d.commit.to_string(),
+                "subject": d.subject,
+                "checks": d.results.iter().map(|(name, r)| match r {
+                    RangeResult::Ran(o) => json!({
+                        "name": name,
+                        "result": r.word(),
+                        "receipt": o.id,
+                        "exit_code": o.exit_code,
+                        "duration_ms": o.duration_ms,
+                    }),
+                    RangeResult::Cached(id) => json!({
+                        "name": name,
+                        "result": "cached",
+                        "receipt": id,
+                        "exit_code": null,
+                        "duration_ms": null,
+                    }),
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let count = |word: &str| {
+        done.iter()
+            .flat_map(|d| &d.results)
+            .filter(|(_, r)| r.word() == word)
+            .count()
+    };
+    let v = json!({
+        "range": spec,
+        "first_parent": args.first_parent,
+        "commits": commits,
+        "not_run": not_run.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+        "passed": count("passed"),
+        "failed": count("failed"),
+        "cached": count("cached"),
+    });
+    serde_json::to_string_pretty(&v).expect("JSON of plain values")
 }

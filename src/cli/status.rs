@@ -428,7 +428,22 @@ pub(super) fn row_reason(s: &CheckState) -> String {
 /// The commits of range `spec` (`A..B`, as `git log A..B` lists them, newest
 /// first), each with its subject line.
 pub(super) fn range_commits(store: &Store, spec: &str) -> Result<Vec<(gix::ObjectId, String)>> {
-    let out = store.run_git(&["log", "--format=%H %s", spec, "--"])?;
+    range_commits_with(store, spec, false)
+}
+
+/// [`range_commits`], following only the first parent of each merge when
+/// `first_parent` (`git log --first-parent`).
+pub(super) fn range_commits_with(
+    store: &Store,
+    spec: &str,
+    first_parent: bool,
+) -> Result<Vec<(gix::ObjectId, String)>> {
+    let mut args = vec!["log", "--format=%H %s"];
+    if first_parent {
+        args.push("--first-parent");
+    }
+    args.extend([spec, "--"]);
+    let out = store.run_git(&args)?;
     if !out.ok {
         bail!(
             "cannot list the commits of {}: {}\nhint: give a range as `git log` takes it, e.g. main..feature",

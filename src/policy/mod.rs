@@ -2,7 +2,7 @@
 //! to, what the verdict is, what an acceptance signs, and what the server refuses.
 //!
 //! Every command that decides (`status`, `gate`, `show`, `report`, both hooks, MCP,
-//! `export`, `push`, `doctor`, `review`, `run --stale`) asks this module, so that a
+//! `export`, `push`, `doctor`, `review`, `run --stale`, `run A..B`) asks this module, so that a
 //! rule is written once and tested once, here, without the binary:
 //!
 //! - [`trust`]: the trust set of a reader (its own key, `receipt.trustedKey`, the
@@ -20,6 +20,7 @@
 //!   judgement;
 //! - [`server`]: the pre-receive hook's ref rules (receipt chains, log refs,
 //!   protected branches), as typed [`server::Refusal`]s;
+//! - [`rerun`]: whether a range run (`run A..B`) still runs a check at a commit;
 //! - [`push`]: which pushed refs the pre-push hook gates, and which chains a push
 //!   carries, as data.
 //!
@@ -30,6 +31,7 @@ pub mod acceptance;
 pub mod contract;
 pub mod judge;
 pub mod push;
+pub mod rerun;
 pub mod server;
 pub mod trust;
 pub mod verdict;

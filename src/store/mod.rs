@@ -10,6 +10,7 @@
 
 pub mod admit;
 pub mod chain;
+pub mod checkout;
 pub mod cli_config;
 mod concurrent_gc;
 mod entry;

@@ -52,6 +52,7 @@ mod readme_tour;
 mod report;
 mod reviews;
 mod run_edges;
+mod run_range;
 mod schema;
 mod server_bypass;
 mod server_ref_names;

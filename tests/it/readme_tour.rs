@@ -153,6 +153,11 @@ fn the_readme_tour_runs_as_written_in_a_fresh_repository() {
             .stdout
             .contains("required check test present")
     );
+    let each = step("git receipt run test HEAD~1..HEAD");
+    assert!(
+        each.stderr.contains("[1/1] ") && each.stderr.contains(": test "),
+        "one line for the one commit: {each}"
+    );
     let range = step("git receipt status HEAD~1..HEAD");
     assert_eq!(
         range.stdout.lines().count(),

@@ -1,0 +1,478 @@
+//! `git receipt run ... A..B` (issue 27, the answer to `git test run A..B`): each
+//! commit of the range is checked in a temporary checkout of its own, oldest
+//! first, and its receipt covers that commit; the user's work tree, index and
+//! HEAD are never touched, and no checkout outlives the run.
+//!
+//! The history is `tests/fixtures/make_range_repo.sh`: `base` (A), then B, C
+//! (breaks `test`), D (fixes it), E; `docs` has the same inputs throughout.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{self, Env};
+
+fn history(env: &Env) -> PathBuf {
+    env.fixture_repo("make_range_repo.sh", "repo")
+}
+
+/// `git receipt run ARGS --json`: its exit code and its JSON.
+fn run_json(env: &Env, repo: &Path, args: &[&str]) -> (i32, Value) {
+    let r = env.receipt(repo, &[&["run", "--json"], args].concat());
+    let v = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {r}"));
+    (r.code, v)
+}
+
+/// The commits of `range` as stock git lists them, oldest first.
+fn rev_list(env: &Env, repo: &Path, extra: &[&str], range: &str) -> Vec<String> {
+    let out = env.git_ok(
+        repo,
+        &[&["rev-list", "--reverse"], extra, &[range]].concat(),
+    );
+    out.lines().map(str::to_owned).collect()
+}
+
+/// The commits a range run's JSON went through, in its order.
+fn commits_of(v: &Value) -> Vec<String> {
+    v["commits"]
+        .as_array()
+        .expect("commits")
+        .iter()
+        .map(|c| c["commit"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// What became of check `name` at each commit of a range run's JSON.
+fn results_of(v: &Value, name: &str) -> Vec<String> {
+    v["commits"]
+        .as_array()
+        .expect("commits")
+        .iter()
+        .map(|c| {
+            c["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|k| k["name"] == name)
+                .and_then(|k| k["result"].as_str())
+                .unwrap_or("-")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The states of check `name` in `status RANGE --json`, oldest first.
+fn states_of(env: &Env, repo: &Path, range: &str, name: &str) -> Vec<String> {
+    let r = env.receipt(repo, &["status", range, "--json"]);
+    assert_eq!(r.code, 0, "{r}");
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut states: Vec<String> = v["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|k| k["name"] == name)
+                .and_then(|k| k["state"].as_str())
+                .unwrap_or("-")
+                .to_owned()
+        })
+        .collect();
+    states.reverse();
+    states
+}
+
+/// Receipts of check `name`, oldest first.
+fn receipts_of(env: &Env, repo: &Path, name: &str) -> Vec<Value> {
+    let mut all: Vec<Value> = env
+        .log_json(repo)
+        .into_iter()
+        .filter(|r| r["check"] == name)
+        .collect();
+    all.reverse();
+    all
+}
+
+/// No checkout is left: git knows of the main work tree only, and the
+/// directory and the lock are gone.
+fn assert_no_checkout_left(env: &Env, repo: &Path) {
+    let list = env.git_ok(repo, &["worktree", "list", "--porcelain"]);
+    let trees: Vec<&str> = list
+        .lines()
+        .filter(|l| l.starts_with("worktree "))
+        .collect();
+    assert_eq!(trees.len(), 1, "only the main work tree: {list}");
+    let dir = repo.join(".git/receipt-worktrees");
+    assert!(
+        !dir.exists() || std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "{} is left with {:?}",
+        dir.display(),
+        std::fs::read_dir(&dir).map(|d| d.count())
+    );
+    assert!(
+        !repo.join(".git/receipt-worktrees.lock").exists(),
+        "the lock is left"
+    );
+    assert!(
+        !repo.join(".git/worktrees").exists()
+            || std::fs::read_dir(repo.join(".git/worktrees"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "git still records a linked work tree"
+    );
+}
+
+#[test]
+fn each_commit_gets_its_own_receipt_and_the_work_tree_is_not_touched() {
+    let env = Env::new();
+    let repo = history(&env);
+    // uncommitted work of every kind: an edit, a staged file, an untracked one
+    std::fs::write(repo.join("src/lib.rs"), "broken by hand\n").unwrap();
+    std::fs::write(repo.join("staged.txt"), "staged\n").unwrap();
+    env.git_ok(&repo, &["add", "staged.txt"]);
+    std::fs::write(repo.join("untracked.txt"), "mine\n").unwrap();
+    let porcelain = env.git_ok(&repo, &["status", "--porcelain"]);
+    let staged = env.git_ok(&repo, &["diff", "--cached"]);
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let branch = env.git_ok(&repo, &["symbolic-ref", "HEAD"]);
+
+    let (code, v) = run_json(&env, &repo, &["-k", "test", "base..main"]);
+    assert_eq!(code, 1, "a commit failed: {v}");
+    let range = rev_list(&env, &repo, &[], "base..main");
+    assert_eq!(commits_of(&v), range, "every commit, oldest first");
+    assert_eq!(
+        results_of(&v, "test"),
+        ["passed", "failed", "passed", "passed"]
+    );
+
+    // each receipt covers its commit: that commit and its tree, not the work tree
+    let receipts = receipts_of(&env, &repo, "test");
+    assert_eq!(receipts.len(), 4, "{receipts:?}");
+    for (receipt, commit) in receipts.iter().zip(&range) {
+        assert_eq!(receipt["commit"], commit.as_str());
+        let tree = env.git_ok(&repo, &["rev-parse", &format!("{commit}^{{tree}}")]);
+        assert_eq!(receipt["tree"], tree.as_str(), "{receipt}");
+        assert_eq!(receipt["dirty"], false, "{receipt}");
+    }
+    assert_eq!(
+        states_of(&env, &repo, "base..main", "test"),
+        ["present", "failed", "present", "present"]
+    );
+
+    // the user's work is as it was
+    assert_eq!(env.git_ok(&repo, &["status", "--porcelain"]), porcelain);
+    assert_eq!(env.git_ok(&repo, &["diff", "--cached"]), staged);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/lib.rs")).unwrap(),
+        "broken by hand\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("untracked.txt")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(env.git_ok(&repo, &["rev-parse", "HEAD"]), head);
+    assert_eq!(env.git_ok(&repo, &["symbolic-ref", "HEAD"]), branch);
+    assert_no_checkout_left(&env, &repo);
+}
+
+#[test]
+fn the_first_failure_stops_the_run_unless_keep_going() {
+    let env = Env::new();
+    let repo = history(&env);
+    let range = rev_list(&env, &repo, &[], "base..main");
+
+    let r = env.receipt(&repo, &["run", "test", "base..main"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains("stopped at") && r.stderr.contains("-k (--keep-going)"),
+        "{r}"
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("{} break lib: test failed", &range[1][..7])),
+        "one line per commit, with its subject: {r}"
+    );
+    let ran: Vec<String> = receipts_of(&env, &repo, "test")
+        .iter()
+        .map(|r| r["commit"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ran, range[..2], "nothing after the failing commit ran");
+    assert_no_checkout_left(&env, &repo);
+
+    let (code, v) = run_json(&env, &repo, &["--keep-going", "test", "base..main"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["not_run"], serde_json::json!([]), "{v}");
+    assert_eq!(
+        results_of(&v, "test"),
+        ["cached", "failed", "passed", "passed"],
+        "a failed receipt is run again, a present one is not"
+    );
+    assert_no_checkout_left(&env, &repo);
+}
+
+#[test]
+fn a_second_run_is_all_cached_and_force_runs_again() {
+    let env = Env::new();
+    let repo = history(&env);
+    let (code, v) = run_json(&env, &repo, &["--all", "main~2..main"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(results_of(&v, "test"), ["passed", "passed"]);
+    // docs has the same inputs at both commits: the first receipt covers the second
+    assert_eq!(results_of(&v, "docs"), ["passed", "cached"]);
+    let written = env.log_json(&repo).len();
+    assert_eq!(written, 3);
+
+    let (code, v) = run_json(&env, &repo, &["--all", "main~2..main"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(results_of(&v, "test"), ["cached", "cached"]);
+    assert_eq!(results_of(&v, "docs"), ["cached", "cached"]);
+    assert_eq!(v["passed"], 0);
+    assert_eq!(env.log_json(&repo).len(), written, "nothing ran");
+
+    // --stale over a range skips what is present as well
+    let (code, v) = run_json(&env, &repo, &["--stale", "main~2..main"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["cached"], 4, "{v}");
+
+    let (code, v) = run_json(&env, &repo, &["--all", "--force", "main~2..main"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(results_of(&v, "test"), ["passed", "passed"]);
+    assert_eq!(results_of(&v, "docs"), ["passed", "passed"]);
+    assert_eq!(env.log_json(&repo).len(), written + 4);
+    assert_no_checkout_left(&env, &repo);
+}
+
+#[test]
+fn max_commits_refuses_a_larger_range_by_name() {
+    let env = Env::new();
+    let repo = history(&env);
+    let r = env.receipt(&repo, &["run", "test", "base..main", "--max-commits", "3"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("base..main has 4 commits, more than --max-commits 3"),
+        "{r}"
+    );
+    assert!(env.log_json(&repo).is_empty(), "nothing ran");
+    let r = env.receipt(
+        &repo,
+        &["run", "-k", "test", "base..main", "--max-commits", "4"],
+    );
+    assert_eq!(r.code, 1, "four commits are within --max-commits 4: {r}");
+    assert_eq!(receipts_of(&env, &repo, "test").len(), 4);
+}
+
+#[test]
+fn first_parent_leaves_out_the_commits_of_merged_branches() {
+    let env = Env::new();
+    // root, ten first-parent commits; the tenth merges two commits of side-10
+    let mut cmd = Command::new("bash");
+    cmd.arg(common::fixture("make_merge_history_repo.sh"))
+        .arg(env.path("small"))
+        .arg("10");
+    env.seal(&mut cmd);
+    assert!(cmd.status().unwrap().success());
+    let repo = env.path("small");
+    let range = "main~10..main";
+    let first_parent = rev_list(&env, &repo, &["--first-parent"], range);
+    let all = rev_list(&env, &repo, &[], range);
+    assert_eq!((first_parent.len(), all.len()), (10, 12), "the fixture");
+
+    let (code, v) = run_json(&env, &repo, &["--first-parent", "test", range]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(commits_of(&v), first_parent);
+    assert_eq!(v["first_parent"], true);
+    let side = env.git_ok(&repo, &["rev-parse", "side-10", "side-10~1"]);
+    for c in side.lines() {
+        assert!(!commits_of(&v).contains(&c.to_owned()), "{c} is on side-10");
+    }
+
+    let (code, v) = run_json(&env, &repo, &["test", range]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(commits_of(&v), all, "without it, the merged commits too");
+    assert_no_checkout_left(&env, &repo);
+}
+
+#[test]
+fn a_killed_runs_checkout_and_lock_are_removed_by_the_next_run() {
+    let env = Env::new();
+    let repo = history(&env);
+    // what `kill -9` leaves: a checkout git knows of, and the lock file (whose
+    // flock went with the process) naming a process that is gone
+    env.git_ok(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--detach",
+            ".git/receipt-worktrees/0000000-1-1",
+            "base",
+        ],
+    );
+    let mut gone = Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    std::fs::write(
+        repo.join(".git/receipt-worktrees.lock"),
+        format!("{}\n", gone.id()),
+    )
+    .unwrap();
+
+    let r = env.receipt(&repo, &["run", "test", "main~1..main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains("a temporary checkout left by a run that was killed"),
+        "{r}"
+    );
+    assert_no_checkout_left(&env, &repo);
+}
+
+#[test]
+fn a_range_run_is_refused_while_another_holds_the_lock() {
+    use std::os::fd::AsRawFd as _;
+    let env = Env::new();
+    let repo = history(&env);
+    let lock = repo.join(".git/receipt-worktrees.lock");
+    // another run: a process holding the lock's flock, as a running one does
+    let held = std::fs::File::create(&lock).unwrap();
+    std::fs::write(&lock, "4242\n").unwrap();
+    // SAFETY: flock(2) on a descriptor this test owns
+    assert_eq!(
+        unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let r = env.receipt(&repo, &["run", "test", "main~1..main"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains(
+            "another `git receipt run` over a range is running in this repository (process 4242 holds"
+        ) && r.stderr.contains("hint: wait for it to end, or stop it (kill 4242)"),
+        "{r}"
+    );
+    assert!(lock.exists(), "the other run's lock is left alone");
+    assert!(env.log_json(&repo).is_empty(), "nothing ran");
+    // it ends: the kernel lets go of its lock, and the next run takes it
+    drop(held);
+    env.receipt_ok(&repo, &["run", "test", "main~1..main"]);
+    assert_no_checkout_left(&env, &repo);
+}
+
+#[test]
+fn ctrl_c_in_a_range_run_records_nothing_and_removes_the_checkout() {
+    let env = Env::new();
+    let repo = history(&env);
+    let started = env.path("started");
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str(&format!(
+        "[check \"slow\"]\n\trun = echo $$ > {} && exec sleep 120\n",
+        started.display()
+    ));
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "a slow check"]);
+
+    let mut cmd = Command::new(common::bin());
+    cmd.args(["run", "slow", "main~1..main"]);
+    env.seal(&mut cmd);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = cmd
+        .current_dir(&repo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&started).is_ok_and(|t| t.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the check never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        std::fs::read_dir(repo.join(".git/receipt-worktrees"))
+            .unwrap()
+            .next()
+            .is_some(),
+        "the check runs in a checkout"
+    );
+    // a terminal's Ctrl-C: the whole foreground group
+    let sent = Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", child.id())])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = common::to_run(child.wait_with_output().unwrap());
+    assert_eq!(out.code, 130, "{out}");
+    assert!(out.stderr.contains("interrupted (SIGINT"), "{out}");
+    assert!(
+        env.log_json(&repo).is_empty(),
+        "an interrupted run was recorded"
+    );
+    assert_no_checkout_left(&env, &repo);
+}
+
+#[test]
+fn a_check_not_declared_at_every_commit_is_refused_before_anything_runs() {
+    let env = Env::new();
+    let repo = history(&env);
+    let r = env.receipt(&repo, &["run", "lint", "base..main"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("check \"lint\" is not declared in .gitreceipts at"),
+        "{r}"
+    );
+    let r = env.receipt(&repo, &["run", "test", "base..main", "main~2..main"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("one range at a time"), "{r}");
+    let r = env.receipt(&repo, &["run", "test", "--keep-going"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("--keep-going is for a run over a range"),
+        "{r}"
+    );
+    assert!(env.log_json(&repo).is_empty(), "nothing ran");
+}
+
+#[test]
+fn a_declared_check_named_with_two_dots_is_a_name_not_a_range() {
+    let env = Env::new();
+    let repo = history(&env);
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str("[check \"v1..2\"]\n\trun = true\n");
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "a check with dots"]);
+    let r = env.receipt_ok(&repo, &["run", "v1..2"]);
+    assert!(
+        r.stderr.contains("v1..2 passed"),
+        "run on the work tree: {r}"
+    );
+    let (code, v) = run_json(&env, &repo, &["v1..2", "main~1..main"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(results_of(&v, "v1..2"), ["cached"], "{v}");
+}
+
+#[test]
+fn a_sparse_work_tree_still_gets_receipts_of_whole_commits() {
+    let env = Env::new();
+    let repo = history(&env);
+    env.git_ok(&repo, &["sparse-checkout", "set", "src"]);
+    assert!(!repo.join("docs").exists(), "the fixture is sparse now");
+    let (code, v) = run_json(&env, &repo, &["--all", "main~1..main"]);
+    assert_eq!(code, 0, "docs/index.md is there in the checkout: {v}");
+    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
+    let tree = env.git_ok(&repo, &["rev-parse", "HEAD^{tree}"]);
+    for receipt in env.log_json(&repo) {
+        assert_eq!(receipt["dirty"], false, "{receipt}");
+        assert_eq!(receipt["commit"], head.as_str());
+        assert_eq!(receipt["tree"], tree.as_str());
+    }
+    assert!(
+        !repo.join("docs").exists(),
+        "the user's sparse checkout stays"
+    );
+    assert_no_checkout_left(&env, &repo);
+}
