@@ -232,6 +232,9 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             StoreError::ObjectWrite { .. } => one(
                 "hint: check that the objects directory is writable and the disk has room, then run it again",
             ),
+            StoreError::Harden { .. } => one(
+                "hint: the disk reported an error while flushing; check it (`dmesg`, its free space), then run it again",
+            ),
             _ => Vec::new(),
         };
     }

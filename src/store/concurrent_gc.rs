@@ -141,7 +141,11 @@ impl Store {
         loop {
             attempt += 1;
             match loose.write_buf(w.kind, &w.bytes) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    let hex = w.id.to_hex().to_string();
+                    let path = dir.join(&hex[..2]).join(&hex[2..]);
+                    return self.harden_object(w.id, &path, w.what);
+                }
                 Err(e) => {
                     let vanished = error_chain_has_not_found(&e);
                     if vanished && attempt < ATTEMPTS {
@@ -290,6 +294,7 @@ impl Store {
         let mut time = gix::date::parse::TimeBuf::default();
         self.repo
             .edit_references_as(Some(edit), Some(sig.to_ref(&mut time)))?;
+        self.harden_ref(refname);
         Ok(())
     }
 
@@ -471,6 +476,7 @@ impl Store {
             return None;
         }
         prepared.commit(Some(sig.to_ref(&mut time))).ok()?;
+        self.harden_ref(refname);
         // The entries that name what the prune took are no history: drop them
         // as git's own tool does, so that `git fsck` finds no broken reflog.
         let _ = self.run_git(&[
@@ -623,23 +629,6 @@ impl Store {
                 }
                 other => return other,
             }
-        }
-    }
-}
-
-/// `write()`, tried again while it fails because a fan-out directory vanished
-/// (see [`Store::put_object`]); for the writes gix makes itself (a tree editor's).
-pub(crate) fn retry_vanished_dir<T, E: std::error::Error + 'static>(
-    mut write: impl FnMut() -> Result<T, E>,
-) -> Result<T, E> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        match write() {
-            Err(e) if attempt < ATTEMPTS && error_chain_has_not_found(&e) => {
-                pause(attempt);
-            }
-            other => return other,
         }
     }
 }

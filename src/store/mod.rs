@@ -13,6 +13,7 @@ pub mod chain;
 pub mod checkout;
 pub mod cli_config;
 mod concurrent_gc;
+mod durable;
 mod entry;
 pub use entry::{EntryReader, RawEntry, SharedReader};
 pub mod index;
@@ -244,6 +245,19 @@ pub enum StoreError {
         /// What the file system said, with every cause.
         cause: String,
     },
+    /// An object just written could not be flushed to disk as `core.fsync`
+    /// asks; no ref names it yet.
+    #[error(
+        "could not flush {what} to disk ({path}) as core.fsync asks: {cause}; nothing was stored"
+    )]
+    Harden {
+        /// What the object is, with its id.
+        what: String,
+        /// The file or directory that could not be flushed.
+        path: PathBuf,
+        /// What the system said.
+        cause: String,
+    },
     /// A concurrent prune kept deleting the objects of a write after its ref
     /// was moved to them; the ref was put back.
     #[error(
@@ -363,6 +377,8 @@ pub struct Store {
     /// commit-graph, so that the revisions of a range share what one walk read
     /// (see [`query::Ancestry`]).
     history: std::sync::Mutex<query::History>,
+    /// What `core.fsync` asks to harden, once read (see [`durable`]).
+    durability: std::sync::OnceLock<durable::Durability>,
 }
 
 impl Store {
@@ -430,6 +446,7 @@ impl Store {
             index_file_ignored: false,
             notices: Default::default(),
             history: Default::default(),
+            durability: Default::default(),
         })
     }
 

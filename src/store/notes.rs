@@ -587,8 +587,11 @@ impl Store {
                 .upsert(path, EntryKind::Blob, blob)
                 .map_err(git_err("adding a note"))?;
         }
-        Ok(super::concurrent_gc::retry_vanished_dir(|| editor.write())
-            .map_err(git_err("writing the notes tree"))?
-            .detach())
+        // through the store's writer: it outlives a concurrent repack's
+        // removing a fan-out directory, and hardens as core.fsync asks
+        editor.detach().write(|tree| {
+            let (kind, bytes) = super::concurrent_gc::encode(tree);
+            self.put_object("a notes tree", kind, bytes).map(|w| w.id)
+        })
     }
 }

@@ -441,14 +441,17 @@ impl Store {
                 .map_err(git_err("building an inputs tree"))?;
         }
         if write {
-            let id = super::concurrent_gc::retry_vanished_dir(|| editor.write())
-                .map_err(git_err("writing an inputs tree"))?;
-            if id.detach() == empty {
-                // make sure the empty tree exists as an object too
+            // through the store's writer (see `concurrent_gc`, `durable`); the
+            // empty tree too, which gix never writes
+            let id = editor.detach().write(|tree| {
+                let (kind, bytes) = super::concurrent_gc::encode(tree);
+                self.put_object("an inputs tree", kind, bytes).map(|w| w.id)
+            })?;
+            if id == empty {
                 let (kind, bytes) = super::concurrent_gc::encode(&gix::objs::Tree::empty());
                 self.put_object("the empty tree", kind, bytes)?;
             }
-            Ok(id.detach())
+            Ok(id)
         } else {
             let mut detached = editor.detach();
             detached

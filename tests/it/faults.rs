@@ -9,8 +9,10 @@
 //! The shim counts `write`/`pwrite`/`writev` on regular files of the git-receipt
 //! process only (not git's, not its stdout or stderr, which are pipes here). Calls
 //! that the Rust code makes through raw system calls (`rustix`, under `tempfile`'s
-//! renames) are out of its reach, and git-receipt calls no `fsync` yet (issue 25,
-//! item 6): those points are covered by the crash tests of durability.rs instead.
+//! renames) are out of its reach: those points are covered by the crash tests of
+//! durability.rs instead. It also counts and fails `fsync`/`fdatasync` and
+//! `sync_file_range`, which git-receipt makes as `core.fsync` asks (the last two
+//! tests).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,13 +60,26 @@ impl Faults {
     /// `git receipt args` in `dir` with the `at`th write failing with `errno`
     /// (`at` 0: none fails; the count is written).
     fn run(&self, env: &Env, dir: &Path, args: &[&str], at: usize, errno: &str) -> Run {
+        self.run_op("write", env, dir, args, at, errno)
+    }
+
+    /// [`Faults::run`] for the calls `op` counts (`write`, `fsync`, `writeout`).
+    fn run_op(
+        &self,
+        op: &str,
+        env: &Env,
+        dir: &Path,
+        args: &[&str],
+        at: usize,
+        errno: &str,
+    ) -> Run {
         let at = at.to_string();
         env.receipt_with(
             dir,
             args,
             &[
                 ("LD_PRELOAD", self.so.to_str().unwrap()),
-                ("FAULT_OP", "write"),
+                ("FAULT_OP", op),
                 ("FAULT_AT", &at),
                 ("FAULT_ERRNO", errno),
                 ("FAULT_COUNT", self.count_file.to_str().unwrap()),
@@ -74,8 +89,13 @@ impl Faults {
 
     /// How many writes `git receipt args` makes (running it once, unharmed).
     fn count(&self, env: &Env, dir: &Path, args: &[&str]) -> usize {
+        self.count_op("write", env, dir, args)
+    }
+
+    /// [`Faults::count`] for the calls `op` counts.
+    fn count_op(&self, op: &str, env: &Env, dir: &Path, args: &[&str]) -> usize {
         let _ = std::fs::remove_file(&self.count_file);
-        let r = self.run(env, dir, args, 0, "EIO");
+        let r = self.run_op(op, env, dir, args, 0, "EIO");
         assert_eq!(r.code, 0, "counting {args:?}: {r}");
         std::fs::read_to_string(&self.count_file)
             .unwrap_or_else(|e| panic!("the shim wrote no count ({e}): is it loaded? {r}"))
@@ -143,6 +163,40 @@ fn receipts(env: &Env, dir: &Path) -> usize {
     env.log_json(dir).len()
 }
 
+/// `run docs` with each of (up to [`MAX_POINTS`] of) its `n` calls of kind
+/// `op` failing in turn: every outcome is an answer, a success stored exactly
+/// one receipt, the repository stays consistent and the retry records.
+/// `judge` sees each outcome with the receipts before and after.
+fn each_failed_call_of_run(
+    env: &Env,
+    f: &Faults,
+    dir: &Path,
+    op: &str,
+    n: usize,
+    mut judge: impl FnMut(&Run, &str, usize, usize),
+) {
+    for k in points(n) {
+        let before = receipts(env, dir);
+        let errno = errno_for(k);
+        let what = format!("run docs, {op} {k} of {n} failing with {errno}");
+        let r = f.run_op(op, env, dir, &["run", "docs"], k, errno);
+        assert_answer(&r, &what, errno);
+        let after = receipts(env, dir);
+        if r.code == 0 {
+            assert_eq!(after, before + 1, "{what}: reported written: {r}");
+        }
+        judge(&r, &what, before, after);
+        assert_consistent(env, dir, &what);
+        // the retry records, and docs reads present
+        env.receipt_ok(dir, &["run", "docs"]);
+        assert_eq!(
+            env.status_of(dir, None, "docs")["state"],
+            "present",
+            "{what}"
+        );
+    }
+}
+
 #[test]
 fn each_failed_write_of_run_leaves_before_or_after_and_the_retry_records() {
     let env = Env::new();
@@ -153,31 +207,15 @@ fn each_failed_write_of_run_leaves_before_or_after_and_the_retry_records() {
     let n = f.count(&env, &dir, &["run", "docs"]);
     assert!(n >= 5, "run writes objects, refs and the index: {n}");
     let mut failed = 0;
-    for k in points(n) {
-        let before = receipts(&env, &dir);
-        let errno = errno_for(k);
-        let what = format!("run docs, write {k} of {n} failing with {errno}");
-        let r = f.run(&env, &dir, &["run", "docs"], k, errno);
-        assert_answer(&r, &what, errno);
-        let after = receipts(&env, &dir);
-        if r.code == 0 {
-            assert_eq!(after, before + 1, "{what}: reported written: {r}");
-        } else {
+    each_failed_call_of_run(&env, &f, &dir, "write", n, |r, what, before, after| {
+        if r.code != 0 {
             failed += 1;
             assert!(
                 after == before || after == before + 1,
                 "{what}: {before} -> {after}"
             );
         }
-        assert_consistent(&env, &dir, &what);
-        // the retry records, and docs reads present
-        env.receipt_ok(&dir, &["run", "docs"]);
-        assert_eq!(
-            env.status_of(&dir, None, "docs")["state"],
-            "present",
-            "{what}"
-        );
-    }
+    });
     assert!(failed > 0, "some injected write must make run fail");
 }
 
@@ -307,5 +345,162 @@ fn each_failed_write_of_fetch_and_push_leaves_both_sides_consistent_and_the_retr
     assert!(
         failed > 0,
         "some injected write must make push or fetch fail"
+    );
+}
+
+/// The loose object files under `dir`'s objects directory.
+fn loose_objects(env: &Env, dir: &Path) -> std::collections::BTreeSet<String> {
+    let objects = PathBuf::from(
+        env.git_ok(dir, &["rev-parse", "--git-path", "objects"])
+            .trim(),
+    );
+    let objects = if objects.is_absolute() {
+        objects
+    } else {
+        dir.join(objects)
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for fan in std::fs::read_dir(&objects).unwrap() {
+        let fan = fan.unwrap();
+        let name = fan.file_name().to_string_lossy().into_owned();
+        if name.len() != 2 || !fan.path().is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(fan.path()).unwrap() {
+            out.insert(format!(
+                "{name}{}",
+                f.unwrap().file_name().to_string_lossy()
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn core_fsync_decides_what_run_flushes_as_git_does() {
+    let env = Env::new();
+    let Some(f) = faults(&env) else { return };
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&dir, &["init"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+    // (fsync calls, writeout calls, new loose objects) of one `run docs` under
+    // the given settings (`None`: unset)
+    let measure = |settings: &[(&str, Option<&str>)]| {
+        for (key, value) in settings {
+            match value {
+                Some(v) => env.git_ok(&dir, &["config", key, v]),
+                None => {
+                    let _ = env.git(&dir, &["config", "--unset", key]);
+                    String::new()
+                }
+            };
+        }
+        let before = loose_objects(&env, &dir);
+        let fsyncs = f.count_op("fsync", &env, &dir, &["run", "docs"]);
+        let new = loose_objects(&env, &dir).difference(&before).count();
+        let writeouts = f.count_op("writeout", &env, &dir, &["run", "docs"]);
+        (fsyncs, writeouts, new)
+    };
+    let unset = [
+        ("core.fsync", None),
+        ("core.fsyncMethod", None),
+        ("core.fsyncObjectFiles", None),
+    ];
+    // what git-receipt flushes whatever the settings: its own files (a run
+    // may write none of them)
+    let (none, none_w, _) = measure(&[("core.fsync", Some("none"))]);
+    assert_eq!(none_w, 0);
+    // git's default (committed,-loose-object) flushes neither loose objects nor
+    // refs: what `git commit` does by default
+    let (default, _, new) = measure(&unset);
+    assert!(
+        new >= 5,
+        "a run writes its receipt, log, tree, commit, notes: {new}"
+    );
+    assert_eq!(default, none, "the default flushes no loose object or ref");
+    // loose objects: each new one, and the directory naming it
+    let (loose, _, new) = measure(&[("core.fsync", Some("loose-object"))]);
+    assert_eq!(
+        loose,
+        none + 2 * new,
+        "core.fsync=loose-object: {new} new objects"
+    );
+    let (committed, _, new) = measure(&[("core.fsync", Some("committed"))]);
+    assert_eq!(committed, none + 2 * new, "core.fsync=committed");
+    // the deprecated switch, with core.fsync unset
+    let (legacy, _, new) = measure(&[
+        ("core.fsync", None),
+        ("core.fsyncObjectFiles", Some("true")),
+    ]);
+    assert_eq!(legacy, none + 2 * new, "core.fsyncObjectFiles=true");
+    // references: the chain, notes and log refs and their reflogs, each with
+    // its directory (at least the chain ref and its reflog)
+    let (refs, _, _) = measure(&[
+        ("core.fsyncObjectFiles", None),
+        ("core.fsync", Some("reference")),
+    ]);
+    assert!(refs >= none + 4, "core.fsync=reference: {refs} vs {none}");
+    let (all, _, new) = measure(&[("core.fsync", Some("all"))]);
+    assert_eq!(all, refs + 2 * new, "core.fsync=all is both");
+    let (minus, _, _) = measure(&[("core.fsync", Some("all,-reference,-loose-object"))]);
+    assert_eq!(minus, none, "removing both leaves git-receipt's own files");
+    // writeout-only: the kernel is asked to write back (sync_file_range), with
+    // no full fsync beyond git-receipt's own files
+    let (w_fsyncs, w_writeouts, _) = measure(&[
+        ("core.fsync", Some("all")),
+        ("core.fsyncMethod", Some("writeout-only")),
+    ]);
+    assert_eq!(
+        w_fsyncs, none,
+        "writeout-only makes no fsync of objects or refs"
+    );
+    assert!(w_writeouts >= 5 + 2, "{w_writeouts} writeouts");
+    // an unknown component is ignored as git does, and named
+    env.git_ok(&dir, &["config", "core.fsyncMethod", "fsync"]);
+    env.git_ok(&dir, &["config", "core.fsync", "reference,bogus"]);
+    let r = env.receipt_ok(&dir, &["run", "docs"]);
+    assert!(
+        r.stderr.contains("core.fsync component 'bogus'"),
+        "an unknown component is named: {r}"
+    );
+}
+
+#[test]
+fn each_failed_fsync_of_run_under_core_fsync_all_stores_nothing_or_says_it_stored() {
+    let env = Env::new();
+    let Some(f) = faults(&env) else { return };
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&dir, &["init"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+    env.git_ok(&dir, &["config", "core.fsync", "all"]);
+    let n = f.count_op("fsync", &env, &dir, &["run", "docs"]);
+    assert!(n >= 10, "objects, refs and the index: {n}");
+    let (mut failed, mut warned) = (0, 0);
+    each_failed_call_of_run(&env, &f, &dir, "fsync", n, |r, what, before, after| {
+        if r.code == 0 && r.stderr.contains("was updated, but flushing") {
+            warned += 1;
+            let errno = if r.stderr.contains("No space left") {
+                "ENOSPC"
+            } else {
+                "EIO"
+            };
+            assert!(
+                says_why(r, errno),
+                "{what}: the warning names the cause: {r}"
+            );
+        } else if r.code != 0 {
+            failed += 1;
+            // an object that could not be flushed is named, and no ref names it
+            assert!(r.stderr.contains("could not flush"), "{what}: {r}");
+            assert_eq!(after, before, "{what}: said nothing was stored: {r}");
+        }
+    });
+    assert!(
+        failed > 0,
+        "a failed fsync of a new object must fail the run"
+    );
+    assert!(
+        warned > 0,
+        "a failed fsync of a moved ref must be a warning"
     );
 }
