@@ -131,6 +131,9 @@ pub fn cmd_completions(args: CompletionsArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut cmd = super::Cli::command().name("git-receipt");
-    clap_complete::generate(shell, &mut cmd, "git-receipt", &mut std::io::stdout());
+    // into memory first: clap_complete panics when its writer fails
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "git-receipt", &mut script);
+    super::output::write_stdout(&script)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,6 @@
 //! in-toto Statement in a DSSE envelope signed by the exporter's key, one JSON
 //! object per line (the translation lives in `git_receipt::intoto`).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -185,7 +184,7 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
     match &args.output {
         Some(file) => std::fs::write(file, &out)
             .with_context(|| format!("cannot write {}", file.display()))?,
-        None => std::io::stdout().write_all(out.as_bytes())?,
+        None => super::output::write_stdout(out.as_bytes())?,
     }
     eprintln!(
         "git-receipt: exported {} signed by {}{}{}",

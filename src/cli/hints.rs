@@ -149,6 +149,11 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     use git_receipt::trust::TrustRootError;
 
     let one = |h: &str| vec![h.to_owned()];
+    if e.downcast_ref::<super::output::StdoutFailed>().is_some() {
+        return one(
+            "hint: free room where the output goes (or send it elsewhere), then run it again",
+        );
+    }
     // the policy's transparent wrappers hide the error they wrap from the chain
     if let Some(e) = e.downcast_ref::<git_receipt::policy::PolicyError>() {
         use git_receipt::policy::PolicyError;

@@ -18,6 +18,7 @@ mod key;
 mod log;
 mod man;
 mod mcp;
+pub(crate) mod output;
 mod prune_logs;
 mod push;
 mod record;

@@ -253,7 +253,7 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
                 verdict
             );
         }
-        None => std::io::stdout().write_all(html.as_bytes())?,
+        None => super::output::write_stdout(html.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,7 +2,7 @@
 //! that decide its checks through identical inputs), one receipt by id, a
 //! receipt's stored log, or its signed bytes for checking with OpenSSH.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
@@ -165,7 +165,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     if let Some(id) = &args.body {
         let (_, e) = find_receipt(&store, id)?;
-        std::io::stdout().write_all(e.receipt.body_bytes())?;
+        super::output::write_stdout(e.receipt.body_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(id) = &args.sshsig {
@@ -627,13 +627,12 @@ fn show_log(store: &Store, id: &str, remote: Option<&str>) -> Result<ExitCode> {
     if b.result.log_bytes.is_some() && store.ref_value(&log_ref(&writer, &blob))?.is_none() {
         store.set_log_ref(&writer, blob)?;
     }
-    let mut out = std::io::stdout();
-    if out.is_terminal() {
-        out.write_all(
+    if std::io::stdout().is_terminal() {
+        super::output::write_stdout(
             git_receipt::text::escape_lines(&String::from_utf8_lossy(&bytes)).as_bytes(),
         )?;
     } else {
-        out.write_all(&bytes)?;
+        super::output::write_stdout(&bytes)?;
     }
     Ok(ExitCode::SUCCESS)
 }

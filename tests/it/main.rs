@@ -31,6 +31,7 @@ mod fetch_checks;
 mod first_hour;
 mod freshness;
 mod full_disk;
+mod full_output;
 mod fuzz_regressions;
 mod gated_history;
 mod gitolite;
