@@ -161,6 +161,9 @@ impl Context {
     fn store(&self) -> Result<Store> {
         let mut store = Store::discover(&self.cwd)?;
         store.share_notices(self.notices.clone());
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            store.report_waiting(std::sync::Arc::new(output::show_waiting));
+        }
         Ok(store)
     }
 

@@ -67,3 +67,22 @@ impl std::fmt::Display for StdoutFailed {
 }
 
 impl std::error::Error for StdoutFailed {}
+
+/// On a terminal: one line, rewritten in place, while a transfer waits on its
+/// remote, and gone when it ends.
+pub(crate) fn show_waiting(w: &git_receipt::store::remote::Waiting) {
+    if w.done {
+        err(format_args!("\r\x1b[K"));
+        return;
+    }
+    let gives_up = match w.limit {
+        Some(l) => format!("gives up at {}s, receipt.networkTimeout", l.as_secs()),
+        None => "no time limit: receipt.networkTimeout is 0".to_owned(),
+    };
+    err(format_args!(
+        "\rgit-receipt: waiting on the remote: {} ({}s; {gives_up})\x1b[K",
+        // a remote's name is the user's own config, but may hold anything
+        git_receipt::text::escape(&w.what),
+        w.elapsed.as_secs(),
+    ));
+}

@@ -379,6 +379,8 @@ pub struct Store {
     history: std::sync::Mutex<query::History>,
     /// What `core.fsync` asks to harden, once read (see [`durable`]).
     durability: std::sync::OnceLock<durable::Durability>,
+    /// Told while a transfer waits on a remote (see [`Store::report_waiting`]).
+    waiting: Option<remote::WaitingSink>,
 }
 
 impl Store {
@@ -447,6 +449,7 @@ impl Store {
             notices: Default::default(),
             history: Default::default(),
             durability: Default::default(),
+            waiting: None,
         })
     }
 
@@ -848,6 +851,14 @@ impl Store {
     /// Every notice kept since the last call, oldest first.
     pub fn take_notices(&self) -> Vec<Notice> {
         self.notices.take()
+    }
+
+    /// Tell `sink` while a `fetch`, `push` or `ls-remote` waits on its remote
+    /// (from [`remote::WAITING_AFTER`] on, about once a second, and once when it
+    /// ends): a terminal shows that a slow transfer is alive, and until when it
+    /// is given.
+    pub fn report_waiting(&mut self, sink: remote::WaitingSink) {
+        self.waiting = Some(sink);
     }
 
     /// Keep notices in `sink` from now on (with those kept so far): a caller that

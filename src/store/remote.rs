@@ -116,31 +116,40 @@ impl Store {
             args: args.join(" "),
             stderr: format!("could not run git: {e}"),
         };
-        let out = match limit {
-            None => self
-                .git_command()
+        let out = if network {
+            let mut cmd = self.git_command();
+            cmd.args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+            let child = cmd.spawn().map_err(spawn_error)?;
+            let what = waiting_label(args);
+            let tell = |elapsed, done| {
+                if let Some(sink) = &self.waiting {
+                    sink(&Waiting {
+                        what: what.clone(),
+                        elapsed,
+                        limit,
+                        done,
+                    });
+                }
+            };
+            match wait_with_limit(child, limit, &tell).map_err(spawn_error)? {
+                Some(out) => out,
+                None => {
+                    return Err(StoreError::RemoteTimedOut {
+                        args: args.join(" "),
+                        seconds: limit.map_or(0, |l| l.as_secs()),
+                    });
+                }
+            }
+        } else {
+            self.git_command()
                 .args(args)
                 .stdin(Stdio::null())
                 .output()
-                .map_err(spawn_error)?,
-            Some(limit) => {
-                let mut cmd = self.git_command();
-                cmd.args(args)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-                let child = cmd.spawn().map_err(spawn_error)?;
-                match wait_with_limit(child, limit).map_err(spawn_error)? {
-                    Some(out) => out,
-                    None => {
-                        return Err(StoreError::RemoteTimedOut {
-                            args: args.join(" "),
-                            seconds: limit.as_secs(),
-                        });
-                    }
-                }
-            }
+                .map_err(spawn_error)?
         };
         Ok(GitOutput {
             ok: out.status.success(),
@@ -526,11 +535,43 @@ impl Store {
 /// `receipt.networkTimeout` says otherwise.
 pub const NETWORK_TIMEOUT_SECS: u64 = 300;
 
-/// Wait for `child` (its own process group) at most `limit`, collecting its
-/// output; `None` when it ran out of time (then it and its group are killed).
+/// How long a transfer runs before [`Store::report_waiting`]'s sink hears of it.
+pub const WAITING_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A transfer that is waiting on its remote.
+#[derive(Debug, Clone)]
+pub struct Waiting {
+    /// `git fetch origin`, `git push origin`: what waits, on which remote.
+    pub what: String,
+    /// How long it has run.
+    pub elapsed: std::time::Duration,
+    /// When it is given up on (`receipt.networkTimeout`); `None`: never.
+    pub limit: Option<std::time::Duration>,
+    /// It ended (finished, failed or was given up on): the last word.
+    pub done: bool,
+}
+
+/// Who hears of a [`Waiting`] transfer.
+pub type WaitingSink = std::sync::Arc<dyn Fn(&Waiting) + Send + Sync>;
+
+/// `git <command> <remote>` of a transfer's arguments: the first one after the
+/// command that is not an option.
+fn waiting_label(args: &[&str]) -> String {
+    let command = args.first().copied().unwrap_or("git");
+    match args.iter().skip(1).find(|a| !a.starts_with('-')) {
+        Some(remote) => format!("git {command} {remote}"),
+        None => format!("git {command}"),
+    }
+}
+
+/// Wait for `child` (its own process group) at most `limit` (`None`: as long as
+/// it takes), collecting its output; `None` when it ran out of time (then it
+/// and its group are killed). `tell(elapsed, done)` hears of it from
+/// [`WAITING_AFTER`] on, about once a second, and once more when it ends.
 fn wait_with_limit(
     mut child: std::process::Child,
-    limit: std::time::Duration,
+    limit: Option<std::time::Duration>,
+    tell: &dyn Fn(std::time::Duration, bool),
 ) -> std::io::Result<Option<std::process::Output>> {
     use std::io::Read as _;
     let mut out_pipe = child.stdout.take().expect("piped");
@@ -545,13 +586,21 @@ fn wait_with_limit(
         let _ = err_pipe.read_to_end(&mut v);
         v
     });
-    let deadline = std::time::Instant::now() + limit;
+    let start = std::time::Instant::now();
+    let mut told: Option<std::time::Duration> = None;
     let mut pause = std::time::Duration::from_millis(1);
     let status = loop {
         if let Some(s) = child.try_wait()? {
             break Some(s);
         }
-        if std::time::Instant::now() >= deadline {
+        let elapsed = start.elapsed();
+        if elapsed >= WAITING_AFTER
+            && told.is_none_or(|t| elapsed >= t + std::time::Duration::from_secs(1))
+        {
+            tell(elapsed, false);
+            told = Some(elapsed);
+        }
+        if limit.is_some_and(|l| elapsed >= l) {
             if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
                 // SAFETY: kill(2) on the process group the child leads
                 unsafe {
@@ -565,6 +614,9 @@ fn wait_with_limit(
         std::thread::sleep(pause);
         pause = (pause * 2).min(std::time::Duration::from_millis(50));
     };
+    if told.is_some() {
+        tell(start.elapsed(), true);
+    }
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     Ok(status.map(|status| std::process::Output {

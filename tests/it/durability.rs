@@ -550,25 +550,7 @@ fn a_stalled_remote_times_out_and_the_retry_completes() {
     let env = Env::new();
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     env.receipt_ok(&repo, &["run", "test"]);
-    // a server that takes connections and says nothing, for as long as the test runs
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for conn in listener.incoming().take(16) {
-            held.push(conn);
-        }
-        std::thread::sleep(std::time::Duration::from_secs(120));
-    });
-    env.git_ok(
-        &repo,
-        &[
-            "remote",
-            "add",
-            "origin",
-            &format!("git://127.0.0.1:{port}/stalled.git"),
-        ],
-    );
+    stalled_origin(&env, &repo);
     env.git_ok(&repo, &["config", "receipt.networkTimeout", "2"]);
     for args in [&["fetch"][..], &["push"]] {
         let mut cmd = std::process::Command::new("/usr/bin/timeout");
@@ -584,6 +566,8 @@ fn a_stalled_remote_times_out_and_the_retry_completes() {
             "{args:?}: {r}"
         );
         assert!(r.stderr.contains("receipt.networkTimeout"), "{args:?}: {r}");
+        // no terminal, no progress line
+        assert!(!r.stderr.contains("waiting on the remote"), "{args:?}: {r}");
     }
     let staged = env.git_ok(&repo, &["for-each-ref", "refs/receipts-incoming/"]);
     assert_eq!(staged, "", "nothing half-staged");
@@ -593,4 +577,75 @@ fn a_stalled_remote_times_out_and_the_retry_completes() {
     env.git_ok(&repo, &["remote", "set-url", "origin", &url]);
     let r = env.receipt_ok(&repo, &["push"]);
     assert!(r.stderr.contains("pushed 1 new receipt"), "{r}");
+}
+
+/// Make `origin` of `repo` a server on 127.0.0.1 that takes connections and
+/// says nothing, for as long as the test runs.
+fn stalled_origin(env: &Env, repo: &Path) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().take(16) {
+            held.push(conn);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(120));
+    });
+    env.git_ok(
+        repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("git://127.0.0.1:{port}/stalled.git"),
+        ],
+    );
+}
+
+#[test]
+fn a_slow_transfer_on_a_terminal_says_it_waits_and_until_when() {
+    if !common::require_tool("script", "apt-get install bsdutils") {
+        return;
+    }
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    stalled_origin(&env, &repo);
+    env.git_ok(&repo, &["config", "receipt.networkTimeout", "5"]);
+    for command in ["fetch", "push"] {
+        // under a real pseudo-terminal (script(1)), as a user at a shell has it
+        let mut cmd = std::process::Command::new("script");
+        env.seal(&mut cmd);
+        cmd.env("SHELL", "/bin/sh")
+            .args(["-q", "-e", "-c"])
+            .arg(format!("'{}' {command}", common::bin().display()))
+            .arg("/dev/null")
+            .current_dir(&repo);
+        let r = common::to_run(cmd.output().unwrap());
+        let shown = format!("{}{}", r.stdout, r.stderr);
+        assert_eq!(r.code, 2, "{command} gives up by itself: {r}");
+        assert!(
+            shown.contains("git-receipt: waiting on the remote: git fetch origin")
+                || shown.contains("git-receipt: waiting on the remote: git push origin")
+                || shown.contains("git-receipt: waiting on the remote: git ls-remote origin"),
+            "{command}: a line says what waits: {shown:?}"
+        );
+        assert!(
+            shown.contains("gives up at 5s, receipt.networkTimeout"),
+            "{command}: and until when: {shown:?}"
+        );
+        // rewritten in place, about once a second, and cleared at the end
+        let lines = shown
+            .matches("\rgit-receipt: waiting on the remote")
+            .count();
+        assert!(
+            (2..=5).contains(&lines),
+            "{command}: {lines} updates: {shown:?}"
+        );
+        assert!(shown.contains("\r\x1b[K"), "{command}: cleared: {shown:?}");
+        assert!(
+            shown.contains("did not finish within 5s"),
+            "{command}: {shown:?}"
+        );
+    }
 }
