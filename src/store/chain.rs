@@ -255,13 +255,13 @@ impl Store {
                     // objects (git's documented race): write them again, or put the
                     // tip back and say so.
                     if let Err(e) = self.keep_written(&refname, &written) {
-                        self.put_ref_back(
+                        let back = self.put_ref_back(
                             &refname,
                             commit,
                             tip,
                             "git-receipt: put back (objects pruned)",
                         );
-                        return Err(e);
+                        return Err(e.after_put_back(back));
                     }
                     // This process may have read the tip from a pack that a repack
                     // deleted since: an entry on a tip gone from disk is taken back
@@ -269,7 +269,7 @@ impl Store {
                     if let Some(t) = tip
                         && !self.missing_on_disk(&[t]).is_empty()
                     {
-                        self.put_ref_back(
+                        let back = self.put_ref_back(
                             &refname,
                             commit,
                             tip,
@@ -277,11 +277,15 @@ impl Store {
                         );
                         // whole, for the reflog entry that names it
                         let _ = self.keep_written(&refname, &written);
-                        if !retry.again() {
+                        // Not put back: another writer moved the ref above the
+                        // entry, which may stay in the chain; appending it again
+                        // would store it twice.
+                        if !back || !retry.again() {
                             return Err(StoreError::ObjectsPruned {
                                 refname: refname.clone(),
                                 what: format!("the chain's tip {t}, below the new entry"),
                                 attempts: retry.attempts(),
+                                put_back: back,
                             });
                         }
                         continue;
@@ -328,13 +332,13 @@ impl Store {
                     let held = match self.confirm_entry(&refname, commit, &kept) {
                         Ok(held) => held,
                         Err(e) => {
-                            self.put_ref_back(
+                            let back = self.put_ref_back(
                                 &refname,
                                 commit,
                                 tip,
                                 "git-receipt: put back (objects pruned)",
                             );
-                            return Err(e);
+                            return Err(e.after_put_back(back));
                         }
                     };
                     if !held {
@@ -350,6 +354,8 @@ impl Store {
                                 "the chain commit {commit}, which another process then took off the chain"
                             ),
                             attempts: 1,
+                            // another process took it off: not in the chain
+                            put_back: true,
                         });
                     }
                     return Ok(Appended { receipt, commit });

@@ -262,10 +262,12 @@ impl Store {
                     .map(|w| format!("{} {}", w.what, w.id))
                     .collect::<Vec<_>>()
                     .join(", ");
+                // the caller puts the ref back, and says whether it could
                 return Err(StoreError::ObjectsPruned {
                     refname: refname.to_owned(),
                     what,
                     attempts: ATTEMPTS,
+                    put_back: false,
                 });
             }
             for w in written.iter().filter(|w| missing.contains(&w.id)) {
@@ -325,15 +327,15 @@ impl Store {
     /// Undo an update of `refname` from `to` to `from` whose objects could not be
     /// kept: back to `to`, or deleted when it did not exist. Best effort: if
     /// another writer moved it since, it is left as it is (a reader restores a
-    /// tip that names missing objects from the reflog).
+    /// tip that names missing objects from the reflog). Whether it was put back.
     pub(crate) fn put_ref_back(
         &self,
         refname: &str,
         from: ObjectId,
         to: Option<ObjectId>,
         message: &str,
-    ) {
-        let _ = match to {
+    ) -> bool {
+        let undone = match to {
             Some(to) => self.update_logged_ref(refname, Some(from), to, message),
             None => refname
                 .try_into()
@@ -352,6 +354,7 @@ impl Store {
                 })
                 .map(drop),
         };
+        undone.is_ok()
     }
 
     /// The objects of chain entry `commit` (the commit, its tree and the tree's
@@ -669,4 +672,61 @@ fn full_message(e: &(dyn std::error::Error + 'static)) -> String {
 /// tries at something a concurrent gc or repack is in the middle of.
 fn pause(attempt: u32) {
     std::thread::sleep(std::time::Duration::from_millis(5 << attempt.min(5)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pruned(put_back: bool) -> StoreError {
+        StoreError::ObjectsPruned {
+            refname: "refs/receipts/w".into(),
+            what: "a chain commit 1234".into(),
+            attempts: 5,
+            put_back,
+        }
+    }
+
+    #[test]
+    fn a_pruned_write_says_nothing_was_stored_only_when_its_ref_was_put_back() {
+        let back = pruned(false).after_put_back(true).to_string();
+        assert!(
+            back.contains("the ref was put back, so nothing was stored"),
+            "{back}"
+        );
+        let left = pruned(true).after_put_back(false).to_string();
+        assert!(!left.contains("nothing was stored"), "{left}");
+        assert!(left.contains("could not be put back"), "{left}");
+        assert!(
+            left.contains("`git receipt log` shows whether it is"),
+            "{left}"
+        );
+        // any other error passes through as it is
+        let other = StoreError::NoCommit.after_put_back(true);
+        assert!(matches!(other, StoreError::NoCommit));
+    }
+
+    #[test]
+    fn a_ref_moved_by_another_process_is_not_put_back_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        let store = Store::from_repo(repo).unwrap();
+        let a = store.write_blob(b"a").unwrap();
+        let b = store.write_blob(b"b").unwrap();
+        let c = store.write_blob(b"c").unwrap();
+        let name = "refs/receipts/w";
+        store.update_logged_ref(name, None, a, "t").unwrap();
+        store.update_logged_ref(name, Some(a), b, "t").unwrap();
+        // put back from b to a: it holds b, so it goes back
+        assert!(store.put_ref_back(name, b, Some(a), "t"));
+        assert_eq!(store.ref_value(name).unwrap(), Some(a));
+        // another writer moved it to c: putting "b" back changes nothing
+        store.update_logged_ref(name, Some(a), c, "t").unwrap();
+        assert!(!store.put_ref_back(name, b, Some(a), "t"));
+        assert_eq!(store.ref_value(name).unwrap(), Some(c));
+        // a ref that did not exist before is deleted, when it still holds the write
+        assert!(store.put_ref_back(name, c, None, "t"));
+        assert_eq!(store.ref_value(name).unwrap(), None);
+        assert!(!store.put_ref_back(name, c, None, "t"));
+    }
 }

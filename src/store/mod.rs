@@ -259,9 +259,10 @@ pub enum StoreError {
         cause: String,
     },
     /// A concurrent prune kept deleting the objects of a write after its ref
-    /// was moved to them; the ref was put back.
+    /// was moved to them; the ref was put back, or could not be.
     #[error(
-        "{refname} was updated, but a concurrent `git gc --prune=now` (or `git prune`) kept deleting its new objects ({what}) after {attempts} attempts to write them again; the ref was put back, so nothing was stored"
+        "{refname} was updated, but a concurrent `git gc --prune=now` (or `git prune`) kept deleting its new objects ({what}) after {attempts} attempts to write them again; {}",
+        if *put_back { "the ref was put back, so nothing was stored" } else { "the ref could not be put back (another process moved it since), so the entry may still be there, with objects missing: `git receipt log` shows whether it is, and a reader that meets the missing objects restores the ref from its reflog and names what was lost" }
     )]
     ObjectsPruned {
         /// The ref.
@@ -270,6 +271,8 @@ pub enum StoreError {
         what: String,
         /// How often they were written again.
         attempts: u32,
+        /// Whether the ref was put back where it was before the write.
+        put_back: bool,
     },
     /// A git subprocess failed.
     #[error("`git {args}` failed: {stderr}")]
@@ -381,6 +384,17 @@ pub struct Store {
     durability: std::sync::OnceLock<durable::Durability>,
     /// Told while a transfer waits on a remote (see [`Store::report_waiting`]).
     waiting: Option<remote::WaitingSink>,
+}
+
+impl StoreError {
+    /// An [`StoreError::ObjectsPruned`] that says whether its ref was put back;
+    /// any other error as it is.
+    pub(crate) fn after_put_back(mut self, back: bool) -> StoreError {
+        if let StoreError::ObjectsPruned { put_back, .. } = &mut self {
+            *put_back = back;
+        }
+        self
+    }
 }
 
 impl Store {

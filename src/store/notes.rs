@@ -405,17 +405,20 @@ impl Store {
                     if self.keep_written(&refname, &written).is_ok() {
                         return Ok(());
                     }
-                    self.put_ref_back(
+                    let back = self.put_ref_back(
                         &refname,
                         commit,
                         notes_tip,
                         "git-receipt: put back (objects pruned)",
                     );
+                    // notes are derived: one left with objects missing is
+                    // rebuilt by the next update, so trying again is safe
                     if !retry.again() {
                         return Err(StoreError::ObjectsPruned {
                             refname: refname.clone(),
                             what: "its notes commit and trees".into(),
                             attempts: retry.attempts(),
+                            put_back: back,
                         });
                     }
                 }

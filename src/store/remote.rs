@@ -490,13 +490,13 @@ impl Store {
             "git-receipt: re-append after divergence",
         )?;
         if let Err(e) = self.keep_written(&refname, &written) {
-            self.put_ref_back(
+            let back = self.put_ref_back(
                 &refname,
                 parent,
                 Some(old_tip),
                 "git-receipt: put back (objects pruned)",
             );
-            return Err(e);
+            return Err(e.after_put_back(back));
         }
         Ok(parent)
     }
