@@ -790,7 +790,7 @@ pub fn on_gated_history(
     trusted: ObjectId,
 ) -> Result<Result<(), String>, StoreError> {
     use crate::trust::{TrustRootError, default_branch, trust_root};
-    let branch = default_branch(store).map(|(name, _)| name);
+    let branch = default_branch(store)?.map(|(name, _)| name);
     match trust_root(store, trusted) {
         Ok(root) if root.commit == Some(trusted) => Ok(Ok(())),
         Ok(root) => Ok(Err(match (root.commit, branch) {

@@ -478,20 +478,27 @@ pub struct TrustRoot {
 
 /// The default branch: `receipt.defaultBranch`, else what `origin/HEAD` names, else
 /// `init.defaultBranch`, `main` or `master`, whichever exists first.
-pub fn default_branch(store: &crate::store::Store) -> Option<(String, gix::ObjectId)> {
-    let resolve = |name: &str| store.ref_peeled(name);
+pub fn default_branch(
+    store: &crate::store::Store,
+) -> Result<Option<(String, gix::ObjectId)>, crate::store::StoreError> {
+    let resolve = |name: &str| store.ref_peeled_checked(name);
     if let Some(b) = store.config_string("receipt.defaultBranch") {
         return resolve(&b);
     }
-    if let Some(found) = resolve("refs/remotes/origin/HEAD") {
-        return Some(found);
+    if let Some(found) = resolve("refs/remotes/origin/HEAD")? {
+        return Ok(Some(found));
     }
     let mut candidates = Vec::new();
     if let Some(b) = store.config_string("init.defaultBranch") {
         candidates.push(format!("refs/heads/{b}"));
     }
     candidates.extend(["refs/heads/main".to_owned(), "refs/heads/master".to_owned()]);
-    candidates.iter().find_map(|c| resolve(c))
+    for c in &candidates {
+        if let Some(found) = resolve(c)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// Why no trust root could be chosen for a revision: failing closed, never
@@ -550,7 +557,7 @@ pub fn trust_root(
     store: &crate::store::Store,
     rev: gix::ObjectId,
 ) -> Result<TrustRoot, TrustRootError> {
-    let Some((name, tip)) = default_branch(store) else {
+    let Some((name, tip)) = default_branch(store)? else {
         return Ok(TrustRoot {
             commit: None,
             description: "no default branch found (set receipt.defaultBranch): only local keys (your key, receipt.trustedKey) are trusted".into(),

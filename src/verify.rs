@@ -862,6 +862,9 @@ fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
         let refname = notes_ref(&writer);
         let entries = match store.note_entries(&writer) {
             Ok(e) => e,
+            // a file that could not be read says nothing of the notes: an
+            // error, never a finding
+            Err(e) if e.is_unreadable() => return Err(e),
             Err(e) => {
                 report.findings.push(Finding {
                     chain: writer.clone(),

@@ -149,7 +149,7 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
         (Some(k), Some(w)) => {
             let fp = k.fingerprint();
             let names = super::signer_names(&store);
-            match git_receipt::trust::default_branch(&store) {
+            match git_receipt::trust::default_branch(&store)? {
                 Some((branch, tip)) => {
                     let branch = branch
                         .strip_prefix("refs/heads/")

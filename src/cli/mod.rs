@@ -295,7 +295,9 @@ impl Context {
     fn trust(&self, store: &Store) -> Result<TrustSet> {
         match store.head() {
             Ok((head, _)) => Ok(self.trust_for(store, head)?.0),
-            Err(_) => Ok(TrustSet::default()),
+            // no commit yet: no history to trust anyone by
+            Err(git_receipt::store::StoreError::NoCommit) => Ok(TrustSet::default()),
+            Err(e) => Err(e.into()),
         }
     }
 }

@@ -231,6 +231,8 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
     // .gitreceipts that does not parse here leaves only the receipts about it
     let states = match super::status::evaluate_rev(ctx, &store, rev) {
         Ok(report) => report.states,
+        // a file that could not be read: an error, never a quieter answer
+        Err(e) if e.chain().any(git_receipt::store::is_unreadable) => return Err(e),
         Err(e) => {
             eprintln!(
                 "{}",

@@ -337,17 +337,23 @@ fn work_tree_changes(store: &Store, head: gix::ObjectId) -> Result<WorkTree> {
     let workdir = store.workdir()?;
     let committed = store.file_at(head, git_receipt::contract::FILE_NAME)?;
     // at most one byte over the limit: enough to differ, and for `load` to refuse it
-    let now = std::fs::File::open(workdir.join(git_receipt::contract::FILE_NAME))
-        .ok()
-        .and_then(|f| {
+    // absent is a state (no contract in the work tree); unreadable is an error,
+    // never "changed" or "absent"
+    let path = workdir.join(git_receipt::contract::FILE_NAME);
+    let unreadable = |e: std::io::Error| anyhow::anyhow!("cannot read {}: {e}", path.display());
+    let now = match std::fs::File::open(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(unreadable(e)),
+        Ok(f) => {
             let mut bytes = Vec::new();
             std::io::Read::read_to_end(
                 &mut std::io::Read::take(f, git_receipt::contract::MAX_CONTRACT_BYTES + 1),
                 &mut bytes,
             )
-            .ok()
-            .map(|_| bytes)
-        });
+            .map_err(unreadable)?;
+            Some(bytes)
+        }
+    };
     let contract = if committed != now {
         Some(Contract::load(workdir).map_err(|e| {
             let mut lines = vec![e.to_string()];

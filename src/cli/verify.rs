@@ -145,12 +145,14 @@ pub(super) fn verifier_trust(
             };
             Ok((trust, described))
         }
-        Err(_) => {
+        // no commit yet: only local keys; a HEAD that cannot be read is an error
+        Err(git_receipt::store::StoreError::NoCommit) => {
             let trust = ctx.trust(store)?;
             let described = local_trust_words(&trust)
                 .unwrap_or_else(|| "no key (no signing key here, no receipt.trustedKey)".into());
             Ok((trust, described))
         }
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -75,7 +75,7 @@ pub fn reader_trust(
         let label = commit.to_hex_with_len(7).to_string();
         trust.add_contract(contract_at(store, commit, &label)?);
     }
-    if let Some((name, tip)) = default_branch(store)
+    if let Some((name, tip)) = default_branch(store)?
         && root.commit != Some(tip)
     {
         trust.restrict(&*contract_at(store, tip, &name)?);
@@ -200,7 +200,7 @@ pub fn per_trust_root(
     use std::collections::HashMap;
     // the one parent of each listed commit the default branch does not reach
     let mut single_parent: HashMap<ObjectId, ObjectId> = HashMap::new();
-    if let Some((_, tip)) = default_branch(store) {
+    if let Some((_, tip)) = default_branch(store)? {
         let not_tip = format!("^{tip}");
         let out = store.run_git(&["rev-list", "--parents", spec, &not_tip, "--"])?;
         if out.ok {

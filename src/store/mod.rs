@@ -387,6 +387,12 @@ pub struct Store {
 }
 
 impl StoreError {
+    /// Whether a file that exists could not be read (an I/O error under it):
+    /// a fault of the machine, which says nothing of what the file holds.
+    pub fn is_unreadable(&self) -> bool {
+        io_cause(self).is_some()
+    }
+
     /// An [`StoreError::ObjectsPruned`] that says whether its ref was put back;
     /// any other error as it is.
     pub(crate) fn after_put_back(mut self, back: bool) -> StoreError {
@@ -400,13 +406,25 @@ impl StoreError {
 impl Store {
     /// Discover the repository containing `dir`.
     pub fn discover(dir: &Path) -> Result<Store, StoreError> {
-        let repo = gix::discover(dir).map_err(|_| not_a_repository(dir))?;
+        let repo = match gix::discover(dir) {
+            Ok(repo) => repo,
+            Err(e) => {
+                let e = unreadable_or_not_a_repository(dir, &e);
+                // A repository is there, readable now: what failed went away
+                // (gix gives up on a candidate it cannot read, and says none
+                // is there); one more look.
+                match (&e, gix::discover(dir)) {
+                    (StoreError::NotARepository { .. }, Ok(repo)) => repo,
+                    _ => return Err(e),
+                }
+            }
+        };
         Store::from_repo(repo)
     }
 
     /// Open exactly the repository at `dir` (a `.git` dir, a bare repository or a work tree).
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let repo = gix::open(dir).map_err(|_| not_a_repository(dir))?;
+        let repo = gix::open(dir).map_err(|e| unreadable_or_not_a_repository(dir, &e))?;
         Store::from_repo(repo)
     }
 
@@ -896,9 +914,16 @@ impl Store {
 
     /// Resolve a revision to a commit id.
     pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId, StoreError> {
-        let bad = |source: GitError| StoreError::BadRevision {
-            rev: rev.to_owned(),
-            why: revision_problem(source.as_ref()),
+        let bad = |source: GitError| match io_cause(source.as_ref()) {
+            // a ref or object file that could not be read: not a bad name
+            Some(io) => StoreError::Git {
+                what: format!("resolving revision {rev:?}"),
+                source: Box::new(std::io::Error::new(io.kind(), format!("{source}: {io}"))),
+            },
+            None => StoreError::BadRevision {
+                rev: rev.to_owned(),
+                why: revision_problem(source.as_ref()),
+            },
         };
         if rev == "HEAD" && self.repo.head().is_ok_and(|h| h.is_unborn()) {
             return Err(StoreError::NoCommit);
@@ -914,7 +939,15 @@ impl Store {
 
     /// HEAD's commit and tree.
     pub fn head(&self) -> Result<(ObjectId, ObjectId), StoreError> {
-        let commit = self.repo.head_commit().map_err(|_| StoreError::NoCommit)?;
+        // unborn is "no commit yet"; a HEAD that cannot be read is an error
+        // naming why, never taken for an empty repository
+        let mut head = self.repo.head().map_err(git_err("reading HEAD"))?;
+        if head.is_unborn() {
+            return Err(StoreError::NoCommit);
+        }
+        let commit = head
+            .peel_to_commit()
+            .map_err(git_err("reading HEAD's commit"))?;
         let tree = commit
             .tree_id()
             .map_err(git_err("reading HEAD's tree"))?
@@ -1104,6 +1137,67 @@ impl Store {
 
 /// gix (built for SHA-1 only) cannot open a SHA-256 repository at all, so ask
 /// stock git what it is before calling it "not a repository".
+/// Whether `e`, or an error under it, is a file that exists and could not be
+/// read (see [`StoreError::is_unreadable`]).
+pub fn is_unreadable(e: &(dyn std::error::Error + 'static)) -> bool {
+    io_cause(e).is_some()
+}
+
+/// The first I/O error under `e` (itself included) that is not "not found" or
+/// bad content (invalid data, a truncated file): a file that exists and could
+/// not be read.
+pub(crate) fn io_cause<'e>(e: &'e (dyn std::error::Error + 'static)) -> Option<&'e std::io::Error> {
+    use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && !matches!(io.kind(), NotFound | InvalidData | UnexpectedEof)
+        {
+            return Some(io);
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// Why no repository could be opened at `dir`: a file of it that could not be
+/// read (an I/O error other than "not found" anywhere under `e`) is named as
+/// such, never taken for "there is no repository here".
+fn unreadable_or_not_a_repository(dir: &Path, e: &(dyn std::error::Error + 'static)) -> StoreError {
+    if let Some(io) = io_cause(e) {
+        return StoreError::Git {
+            what: format!("opening the repository at {}", dir.display()),
+            source: Box::new(std::io::Error::new(io.kind(), format!("{e}: {io}"))),
+        };
+    }
+    // gix passes over a candidate it cannot read: look at the one nearest
+    // `dir` (a `.git` directory or file, or a bare repository) with std
+    for a in dir.ancestors() {
+        let dotgit = a.join(".git");
+        let files = if dotgit.is_dir() {
+            vec![dotgit.join("HEAD"), dotgit.join("config")]
+        } else if dotgit.is_file() {
+            vec![dotgit]
+        } else if a.join("HEAD").is_file() && a.join("objects").is_dir() {
+            vec![a.join("HEAD"), a.join("config")]
+        } else {
+            continue;
+        };
+        for f in files {
+            if let Err(io) = std::fs::read(&f)
+                && io.kind() != std::io::ErrorKind::NotFound
+            {
+                return StoreError::Git {
+                    what: format!("reading {}", f.display()),
+                    source: Box::new(io),
+                };
+            }
+        }
+        break;
+    }
+    not_a_repository(dir)
+}
+
 fn not_a_repository(dir: &Path) -> StoreError {
     let format = std::process::Command::new("git")
         .arg("-C")

@@ -162,9 +162,28 @@ impl Store {
     /// The full name and peeled id of ref `name` (`main` finds `refs/heads/main`),
     /// or `None` when it does not exist or does not peel.
     pub fn ref_peeled(&self, name: &str) -> Option<(String, ObjectId)> {
-        let mut r = self.repo.try_find_reference(name).ok()??;
-        let id = r.peel_to_id().ok()?.detach();
-        Some((r.name().as_bstr().to_string(), id))
+        self.ref_peeled_checked(name).ok().flatten()
+    }
+
+    /// [`Store::ref_peeled`] for a decision: a ref whose file (or the objects it
+    /// peels through) cannot be read is an error naming why, not "no such ref".
+    pub fn ref_peeled_checked(&self, name: &str) -> Result<Option<(String, ObjectId)>, StoreError> {
+        let unreadable = |e: &(dyn std::error::Error + 'static)| {
+            super::io_cause(e).map(|io| StoreError::Git {
+                what: format!("reading {name}"),
+                source: Box::new(std::io::Error::new(io.kind(), format!("{e}: {io}"))),
+            })
+        };
+        let mut r = match self.repo.try_find_reference(name) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(None),
+            Err(e) => return unreadable(&e).map_or(Ok(None), Err),
+        };
+        let id = match r.peel_to_id() {
+            Ok(id) => id.detach(),
+            Err(e) => return unreadable(&e).map_or(Ok(None), Err),
+        };
+        Ok(Some((r.name().as_bstr().to_string(), id)))
     }
 
     /// Every ref under `prefix` (`refs/heads/`), by full name, with the object it

@@ -720,13 +720,13 @@ fn section_2_the_default_branch_is_configured_origin_head_init_main_or_master() 
     s.git(&["checkout", "-q", "-b", "master"]);
     let master = s.commit(&[("f", "2\n")], "master");
     assert_eq!(
-        default_branch(&s.store),
+        default_branch(&s.store).unwrap(),
         Some(("refs/heads/main".to_owned(), m))
     );
     s.git(&["config", "init.defaultBranch", "master"]);
     s.reopen();
     assert_eq!(
-        default_branch(&s.store),
+        default_branch(&s.store).unwrap(),
         Some(("refs/heads/master".to_owned(), master))
     );
     s.git(&["update-ref", "refs/remotes/origin/trunk", &m.to_string()]);
@@ -737,25 +737,25 @@ fn section_2_the_default_branch_is_configured_origin_head_init_main_or_master() 
     ]);
     s.reopen();
     assert_eq!(
-        default_branch(&s.store),
+        default_branch(&s.store).unwrap(),
         Some(("refs/remotes/origin/trunk".to_owned(), m))
     );
     s.git(&["config", "receipt.defaultBranch", "refs/heads/master"]);
     s.reopen();
     assert_eq!(
-        default_branch(&s.store),
+        default_branch(&s.store).unwrap(),
         Some(("refs/heads/master".to_owned(), master))
     );
     // configured but naming nothing: no fallback
     s.git(&["config", "receipt.defaultBranch", "refs/heads/gone"]);
     s.reopen();
-    assert_eq!(default_branch(&s.store), None);
+    assert_eq!(default_branch(&s.store).unwrap(), None);
     // master alone
     let only_master = Scratch::new();
     only_master.git(&["checkout", "-q", "-b", "master"]);
     let mm = only_master.commit(&[("f", "1\n")], "m");
     assert_eq!(
-        default_branch(&only_master.store),
+        default_branch(&only_master.store).unwrap(),
         Some(("refs/heads/master".to_owned(), mm))
     );
 }

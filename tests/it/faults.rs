@@ -11,8 +11,10 @@
 //! that the Rust code makes through raw system calls (`rustix`, under `tempfile`'s
 //! renames) are out of its reach: those points are covered by the crash tests of
 //! durability.rs instead. It also counts and fails `fsync`/`fdatasync` and
-//! `sync_file_range`, which git-receipt makes as `core.fsync` asks (the last two
-//! tests).
+//! `sync_file_range`, which git-receipt makes as `core.fsync` asks, and
+//! `read`/`pread`/`readv` of regular files: every read of `status`, `gate`,
+//! `show`, `log` and `verify` failed in turn gives the same answer or an error
+//! naming the cause (exit 2), never another answer.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -159,6 +161,16 @@ fn assert_consistent(env: &Env, dir: &Path, what: &str) {
     );
 }
 
+/// The basic fixture repository, `init`ed, with a receipt of each of `checks`.
+fn receipted_repo(env: &Env, checks: &[&str]) -> PathBuf {
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&dir, &["init"]);
+    for check in checks {
+        env.receipt_ok(&dir, &["run", check]);
+    }
+    dir
+}
+
 fn receipts(env: &Env, dir: &Path) -> usize {
     env.log_json(dir).len()
 }
@@ -201,9 +213,7 @@ fn each_failed_call_of_run(
 fn each_failed_write_of_run_leaves_before_or_after_and_the_retry_records() {
     let env = Env::new();
     let Some(f) = faults(&env) else { return };
-    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
-    env.receipt_ok(&dir, &["init"]);
-    env.receipt_ok(&dir, &["run", "test"]);
+    let dir = receipted_repo(&env, &["test"]);
     let n = f.count(&env, &dir, &["run", "docs"]);
     assert!(n >= 5, "run writes objects, refs and the index: {n}");
     let mut failed = 0;
@@ -223,10 +233,7 @@ fn each_failed_write_of_run_leaves_before_or_after_and_the_retry_records() {
 fn each_failed_write_of_reindex_and_of_a_checkpoint_keeps_every_answer() {
     let env = Env::new();
     let Some(f) = faults(&env) else { return };
-    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
-    env.receipt_ok(&dir, &["init"]);
-    env.receipt_ok(&dir, &["run", "test"]);
-    env.receipt_ok(&dir, &["run", "docs"]);
+    let dir = receipted_repo(&env, &["test", "docs"]);
     let expected = env.receipt_ok(&dir, &["status", "--json"]).stdout;
 
     let n = f.count(&env, &dir, &["reindex"]);
@@ -380,9 +387,7 @@ fn loose_objects(env: &Env, dir: &Path) -> std::collections::BTreeSet<String> {
 fn core_fsync_decides_what_run_flushes_as_git_does() {
     let env = Env::new();
     let Some(f) = faults(&env) else { return };
-    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
-    env.receipt_ok(&dir, &["init"]);
-    env.receipt_ok(&dir, &["run", "test"]);
+    let dir = receipted_repo(&env, &["test"]);
     // (fsync calls, writeout calls, new loose objects) of one `run docs` under
     // the given settings (`None`: unset)
     let measure = |settings: &[(&str, Option<&str>)]| {
@@ -469,9 +474,7 @@ fn core_fsync_decides_what_run_flushes_as_git_does() {
 fn each_failed_fsync_of_run_under_core_fsync_all_stores_nothing_or_says_it_stored() {
     let env = Env::new();
     let Some(f) = faults(&env) else { return };
-    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
-    env.receipt_ok(&dir, &["init"]);
-    env.receipt_ok(&dir, &["run", "test"]);
+    let dir = receipted_repo(&env, &["test"]);
     env.git_ok(&dir, &["config", "core.fsync", "all"]);
     let n = f.count_op("fsync", &env, &dir, &["run", "docs"]);
     assert!(n >= 10, "objects, refs and the index: {n}");
@@ -503,4 +506,58 @@ fn each_failed_fsync_of_run_under_core_fsync_all_stores_nothing_or_says_it_store
         warned > 0,
         "a failed fsync of a moved ref must be a warning"
     );
+}
+
+/// `stdout` as an answer to compare: JSON without its `notices` (what a
+/// command had to say on the way, such as "the receipt index could not be
+/// read, so it was rebuilt in memory"), or the text as it is.
+fn answer(stdout: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(stdout) {
+        Ok(mut v) => {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("notices");
+            }
+            v.to_string()
+        }
+        Err(_) => stdout.to_owned(),
+    }
+}
+
+#[test]
+fn each_failed_read_of_a_reading_command_is_an_error_never_another_answer() {
+    let env = Env::new();
+    let Some(f) = faults(&env) else { return };
+    let dir = receipted_repo(&env, &["test", "docs"]);
+    let mut failed = 0;
+    for args in [
+        &["status", "--json"][..],
+        &["gate"],
+        &["gate", "--json"],
+        &["show", "--json", "HEAD"],
+        &["log", "--json"],
+        &["verify", "--json"],
+    ] {
+        let base = env.receipt(&dir, args);
+        assert!(base.code == 0 || base.code == 1, "{args:?}: {base}");
+        let n = f.count_op("read", &env, &dir, args);
+        assert!(n >= 10, "{args:?} reads HEAD, refs, objects, the key: {n}");
+        for k in points(n) {
+            let what = format!("{args:?}, read {k} of {n} failing with EIO");
+            let r = f.run_op("read", &env, &dir, args, k, "EIO");
+            if r.code == base.code && answer(&r.stdout) == answer(&base.stdout) {
+                continue;
+            }
+            // anything else is an error that says why: never a verdict, an
+            // "untrusted", a "missing" or "not a git repository" that a file
+            // which could not be read made up
+            failed += 1;
+            assert_eq!(r.code, 2, "{what}: another answer: {r}\nwas: {base}");
+            assert!(
+                says_why(&r, "EIO"),
+                "{what}: the error names the cause: {r}"
+            );
+            assert!(!r.stderr.contains("not a git repository"), "{what}: {r}");
+        }
+    }
+    assert!(failed > 0, "some injected read must make a command fail");
 }
