@@ -175,23 +175,24 @@ fn receipts(env: &Env, dir: &Path) -> usize {
     env.log_json(dir).len()
 }
 
-/// `run docs` with each of (up to [`MAX_POINTS`] of) its `n` calls of kind
-/// `op` failing in turn: every outcome is an answer, a success stored exactly
-/// one receipt, the repository stays consistent and the retry records.
-/// `judge` sees each outcome with the receipts before and after.
-fn each_failed_call_of_run(
+/// `git receipt args` (a write of a receipt of check `docs`) with each of (up
+/// to [`MAX_POINTS`] of) its `n` calls of kind `op` failing in turn: every
+/// outcome is an answer, a success stored exactly one receipt, the repository
+/// stays consistent and the retry records. `judge` sees each outcome with the
+/// receipts before and after.
+fn each_failed_call_of(
     env: &Env,
     f: &Faults,
     dir: &Path,
-    op: &str,
-    n: usize,
+    (op, n): (&str, usize),
+    args: &[&str],
     mut judge: impl FnMut(&Run, &str, usize, usize),
 ) {
     for k in points(n) {
         let before = receipts(env, dir);
         let errno = errno_for(k);
-        let what = format!("run docs, {op} {k} of {n} failing with {errno}");
-        let r = f.run_op(op, env, dir, &["run", "docs"], k, errno);
+        let what = format!("{args:?}, {op} {k} of {n} failing with {errno}");
+        let r = f.run_op(op, env, dir, args, k, errno);
         assert_answer(&r, &what, errno);
         let after = receipts(env, dir);
         if r.code == 0 {
@@ -200,13 +201,25 @@ fn each_failed_call_of_run(
         judge(&r, &what, before, after);
         assert_consistent(env, dir, &what);
         // the retry records, and docs reads present
-        env.receipt_ok(dir, &["run", "docs"]);
+        env.receipt_ok(dir, args);
         assert_eq!(
             env.status_of(dir, None, "docs")["state"],
             "present",
             "{what}"
         );
     }
+}
+
+/// [`each_failed_call_of`] `run docs`.
+fn each_failed_call_of_run(
+    env: &Env,
+    f: &Faults,
+    dir: &Path,
+    op: &str,
+    n: usize,
+    judge: impl FnMut(&Run, &str, usize, usize),
+) {
+    each_failed_call_of(env, f, dir, (op, n), &["run", "docs"], judge);
 }
 
 #[test]
@@ -560,4 +573,36 @@ fn each_failed_read_of_a_reading_command_is_an_error_never_another_answer() {
         }
     }
     assert!(failed > 0, "some injected read must make a command fail");
+}
+
+#[test]
+fn each_failed_write_of_record_leaves_before_or_after_and_the_retry_records() {
+    let env = Env::new();
+    let Some(f) = faults(&env) else { return };
+    let dir = receipted_repo(&env, &["test"]);
+    // a result produced elsewhere, its log outside the work tree
+    let log = env.path("docs.log");
+    std::fs::write(&log, "built the docs\n").unwrap();
+    let log = log.to_str().unwrap();
+    let args = ["record", "docs", "--exit-code", "0", "--log", log];
+    let n = f.count(&env, &dir, &args);
+    assert!(n >= 5, "record writes objects, refs and the index: {n}");
+    let mut failed = 0;
+    each_failed_call_of(
+        &env,
+        &f,
+        &dir,
+        ("write", n),
+        &args,
+        |r, what, before, after| {
+            if r.code != 0 {
+                failed += 1;
+                assert!(
+                    after == before || after == before + 1,
+                    "{what}: {before} -> {after}"
+                );
+            }
+        },
+    );
+    assert!(failed > 0, "some injected write must make record fail");
 }
