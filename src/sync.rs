@@ -119,6 +119,27 @@ pub fn fetch(
         }
         report.insert(writer.clone(), outcome);
     }
+    // Leave the receipt index current: the entries were just read and checked,
+    // and the first `gate` after a fetch (a hook, a CI job in a fresh clone)
+    // should not be the one that indexes them all. The index is a cache: a
+    // failure to bring it up to date loses nothing, the next reader does it.
+    let took = |o: &FetchOutcome| {
+        matches!(
+            o,
+            FetchOutcome::Added(_)
+                | FetchOutcome::Updated(_)
+                | FetchOutcome::Partial { .. }
+                | FetchOutcome::Repaired { .. }
+        )
+    };
+    if report.values().any(took)
+        && let Err(e) = store.receipt_index()
+    {
+        store.notice(crate::notice::Notice::warning(
+            "index-not-updated",
+            format!("the receipts are fetched, but the receipt index was not brought up to date: {e}; the next command that reads it does"),
+        ));
+    }
     Ok(report)
 }
 

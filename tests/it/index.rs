@@ -406,3 +406,37 @@ fn concurrent_writers_and_readers_agree() {
     let r: Run = env.receipt_with(&repo, &["status", "--json"], &[NO_FILE]);
     assert_eq!(with_file, r.stdout);
 }
+
+#[test]
+fn a_fetch_leaves_a_current_index_that_the_first_reader_uses_as_it_is() {
+    let env = Env::new();
+    let origin = scenario(&env);
+    let clone = env.path("clone");
+    let r = env.git(
+        &env.path(""),
+        &[
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!index_file(&clone).exists(), "a plain clone has no index");
+    let r = env.receipt_ok(&clone, &["fetch"]);
+    assert!(r.stderr.contains("2 chains"), "{r}");
+    // the fetch wrote the index, covering every chain it took
+    let after_fetch = std::fs::read(index_file(&clone)).expect("fetch writes the index");
+    let answers_now = answers(&env, &clone, &[]).0;
+    assert_eq!(
+        answers_now,
+        baseline(&env, &clone),
+        "the same answers as no file"
+    );
+    // and every reader found it current: none had anything to add or write
+    assert_eq!(
+        std::fs::read(index_file(&clone)).unwrap(),
+        after_fetch,
+        "the index after the readers is the one the fetch left"
+    );
+}
