@@ -15,8 +15,13 @@
 //! - **one new receipt**: one more entry on one writer's chain on the server, then
 //!   the same two commands (each takes that one entry).
 //!
+//! Then, apart: the first `git receipt gate` after the first fetch, which finds
+//! the receipt index that fetch left current, against a gate with no index file
+//! (`GIT_RECEIPT_INDEX=0`: it indexes every chain first, as the first gate after a
+//! fetch did when fetch wrote no index).
+//!
 //! Prints the median wall time of each and the ratio; asserts nothing but that the
-//! fetches succeed.
+//! fetches and gates succeed.
 //!
 //! Usage: cargo bench --bench fetch [-- WRITERS ROUNDS]   (default 1000 7); with
 //! GIT_RECEIPT_BENCH_KEEP set, the repositories are kept (for a profiler).
@@ -143,6 +148,39 @@ fn main() {
         "first git receipt fetch of {writers} chains: {:.0} ms (not in the table)",
         t.elapsed().as_secs_f64() * 1000.0
     );
+    // the first gate after that fetch, which finds the index the fetch left,
+    // against a gate that must index every chain first (no index file: what
+    // the first gate after a fetch cost when fetch left none)
+    let gate = |no_index: bool| {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(&client)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .arg("gate");
+        if no_index {
+            cmd.env("GIT_RECEIPT_INDEX", "0");
+        }
+        let out = cmd.output().expect("git-receipt gate");
+        // a verdict either way (the writers are strangers here: `test` reads
+        // missing, exit 1), never an error
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "gate: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let first_gate = timed(|| gate(false));
+    let (mut with_index, mut indexing) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            indexing.push(timed(|| gate(true)));
+            with_index.push(timed(|| gate(false)));
+        } else {
+            with_index.push(timed(|| gate(false)));
+            indexing.push(timed(|| gate(true)));
+        }
+    }
     let baseline = |c: &Path| {
         git(
             c,
@@ -218,6 +256,12 @@ fn main() {
     for (case, g, o) in rows {
         println!("| {case} | {g:.0} | {o:.0} | {:.2}x |", o / g);
     }
+    println!(
+        "\nthe first `git receipt gate` after that first fetch: {first_gate:.0} ms; then, median of {rounds}: {:.0} ms reading the index the fetch left, against {:.0} ms indexing all {writers} chains first (no index file), {:.2}x",
+        median(with_index.clone()),
+        median(indexing.clone()),
+        median(with_index) / median(indexing)
+    );
     if std::env::var_os("GIT_RECEIPT_BENCH_KEEP").is_some() {
         let kept = tmp.keep();
         eprintln!("kept {} (client: client/, HOME: home/)", kept.display());
