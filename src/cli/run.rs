@@ -795,6 +795,16 @@ fn cmd_run_range(
         );
     }
     let total = plan.len();
+    let planned: Vec<gix::ObjectId> = plan.iter().map(|(c, _, _)| *c).collect();
+    // what `--json` says of a run stopped by a signal at the `n`th commit
+    let stopped = |sig: i32, n: usize, done: &[CommitDone], partial: Option<CommitDone>| {
+        args.json.then(|| {
+            let mut done: Vec<&CommitDone> = done.iter().collect();
+            // the commit it stopped at, with the checks that finished there
+            done.extend(partial.as_ref().filter(|p| !p.results.is_empty()));
+            interrupted_json(spec, args, &done, &planned[n + 1..], sig, planned[n])
+        })
+    };
     let on = colour(std::io::stderr().is_terminal());
     let mut done: Vec<CommitDone> = Vec::new();
     let mut not_run: Vec<gix::ObjectId> = Vec::new();
@@ -804,7 +814,12 @@ fn cmd_run_range(
             continue;
         }
         if let Some(sig) = runner::interrupt_caught() {
-            return Ok(interrupted_range(sig, commit, None));
+            return Ok(interrupted_range(
+                sig,
+                commit,
+                None,
+                stopped(sig, n, &done, None),
+            ));
         }
         let judgement = super::status::evaluate_commit_trusting(
             ctx,
@@ -824,15 +839,26 @@ fn cmd_run_range(
                 results.push((name, RangeResult::Cached(receipt)));
                 continue;
             }
+            let partial = |results: &mut Vec<(String, RangeResult)>| {
+                Some(CommitDone {
+                    commit,
+                    subject: subject.clone(),
+                    results: std::mem::take(results),
+                })
+            };
             if let Some(sig) = runner::interrupt_caught() {
-                return Ok(interrupted_range(sig, commit, checkout));
+                let json = stopped(sig, n, &done, partial(&mut results));
+                return Ok(interrupted_range(sig, commit, checkout, json));
             }
             if checkout.is_none() {
                 let made = checkouts
                     .checkout(commit)
                     .with_context(|| format!("cannot check out {}", commit.to_hex_with_len(7)));
                 let made = match (made, runner::interrupt_caught()) {
-                    (_, Some(sig)) => return Ok(interrupted_range(sig, commit, None)),
+                    (_, Some(sig)) => {
+                        let json = stopped(sig, n, &done, partial(&mut results));
+                        return Ok(interrupted_range(sig, commit, None, json));
+                    }
                     (made, None) => made?,
                 };
                 let at = ctx.store_at(made.path())?;
@@ -847,7 +873,8 @@ fn cmd_run_range(
             };
             match run_one(at, &writer, &label, &key, &check, &how) {
                 Err(e) if let Some(&Interrupted(sig)) = e.downcast_ref::<Interrupted>() => {
-                    return Ok(interrupted_range(sig, commit, checkout));
+                    let json = stopped(sig, n, &done, partial(&mut results));
+                    return Ok(interrupted_range(sig, commit, checkout, json));
                 }
                 outcome => results.push((name, RangeResult::Ran(outcome?))),
             }
@@ -925,8 +952,9 @@ fn cmd_run_range(
     })
 }
 
-/// Say that a range run was interrupted at `commit`, remove its checkout, and
-/// give the exit code for the signal.
+/// Say that a range run was interrupted at `commit`, remove its checkout, print
+/// `json` (`--json`: what was done before), and give the exit code for the
+/// signal.
 fn interrupted_range(
     sig: i32,
     commit: gix::ObjectId,
@@ -934,6 +962,7 @@ fn interrupted_range(
         git_receipt::store::checkout::Checkout,
         git_receipt::store::Store,
     )>,
+    json: Option<String>,
 ) -> ExitCode {
     if let Some((made, at)) = checkout {
         drop(at);
@@ -944,7 +973,32 @@ fn interrupted_range(
         signal_name(sig),
         commit.to_hex_with_len(7)
     );
+    if let Some(json) = json {
+        println!("{json}");
+    }
     ExitCode::from((128 + sig).clamp(0, 255) as u8)
+}
+
+/// `run A..B --json` of a run stopped by signal `sig` at commit `at`: what
+/// [`range_json`] says of the commits done (with the checks that finished at
+/// `at`), `at` and the commits after it as not run, and `interrupted`.
+fn interrupted_json(
+    spec: &str,
+    args: &RunArgs,
+    done: &[&CommitDone],
+    after: &[gix::ObjectId],
+    sig: i32,
+    at: gix::ObjectId,
+) -> String {
+    let mut not_run = vec![at];
+    not_run.extend_from_slice(after);
+    let mut v = range_value(spec, args, done, &not_run);
+    v["interrupted"] = serde_json::json!({
+        // the signal's own name, without the words for people (`, Ctrl-C`)
+        "signal": signal_name(sig).split(',').next().unwrap_or_default(),
+        "at": at.to_string(),
+    });
+    serde_json::to_string_pretty(&v).expect("JSON of plain values")
 }
 
 /// `run A..B --json`: every commit done, with each check's result.
@@ -954,6 +1008,19 @@ fn range_json(
     done: &[CommitDone],
     not_run: &[gix::ObjectId],
 ) -> String {
+    let done: Vec<&CommitDone> = done.iter().collect();
+    let mut v = range_value(spec, args, &done, not_run);
+    v["interrupted"] = serde_json::Value::Null;
+    serde_json::to_string_pretty(&v).expect("JSON of plain values")
+}
+
+/// The JSON value of [`range_json`].
+fn range_value(
+    spec: &str,
+    args: &RunArgs,
+    done: &[&CommitDone],
+    not_run: &[gix::ObjectId],
+) -> serde_json::Value {
     use serde_json::json;
     let commits: Vec<_> = done
         .iter()
@@ -986,7 +1053,7 @@ fn range_json(
             .filter(|(_, r)| r.word() == word)
             .count()
     };
-    let v = json!({
+    json!({
         "range": spec,
         "first_parent": args.first_parent,
         "commits": commits,
@@ -994,6 +1061,5 @@ fn range_json(
         "passed": count("passed"),
         "failed": count("failed"),
         "cached": count("cached"),
-    });
-    serde_json::to_string_pretty(&v).expect("JSON of plain values")
+    })
 }

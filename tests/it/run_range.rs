@@ -377,7 +377,8 @@ fn ctrl_c_in_a_range_run_records_nothing_and_removes_the_checkout() {
     env.git_ok(&repo, &["commit", "-qam", "a slow check"]);
 
     let mut cmd = Command::new(common::bin());
-    cmd.args(["run", "slow", "main~1..main"]);
+    // --json: the answer says where it stopped, and what did not run
+    cmd.args(["run", "slow", "main~1..main", "--json"]);
     env.seal(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let child = cmd
@@ -407,6 +408,13 @@ fn ctrl_c_in_a_range_run_records_nothing_and_removes_the_checkout() {
     let out = common::to_run(child.wait_with_output().unwrap());
     assert_eq!(out.code, 130, "{out}");
     assert!(out.stderr.contains("interrupted (SIGINT"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let main = env.git_ok(&repo, &["rev-parse", "main"]).trim().to_owned();
+    assert_eq!(v["interrupted"]["signal"], "SIGINT", "{v}");
+    assert_eq!(v["interrupted"]["at"], main.as_str(), "{v}");
+    assert_eq!(v["not_run"], serde_json::json!([main]), "{v}");
+    assert_eq!(v["passed"], 0, "{v}");
     assert!(
         env.log_json(&repo).is_empty(),
         "an interrupted run was recorded"
