@@ -15,7 +15,9 @@
 //! run, which then gets the lock. The user's hooks do not run for these checkouts
 //! (`core.hooksPath` is pointed at an empty place): a `post-checkout` hook is
 //! for the user's own work tree. Nor does its sparse checkout: a check runs on
-//! the whole commit. Submodules are not checked out.
+//! the whole commit. Each submodule this repository has cloned is checked out
+//! in it at the recorded commit, from the local clone (see
+//! [`Store::check_out_submodules`]).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -266,7 +268,80 @@ impl<'s> Checkouts<'s> {
             }
             .into());
         }
+        self.store.check_out_submodules(&checkout.path)?;
         Ok(checkout)
+    }
+}
+
+impl Store {
+    /// Check out, in the temporary checkout at `path`, each submodule of its
+    /// commit that this repository has cloned (`<git dir>/modules/<name>`), at
+    /// the commit the superproject records, from that local clone: no network,
+    /// and a check sees what `git submodule update` gives in the user's own work
+    /// tree. A submodule never cloned here stays empty, as it is in the user's
+    /// work tree. Hooks do not run.
+    fn check_out_submodules(&self, path: &Path) -> Result<(), StoreError> {
+        if !path.join(".gitmodules").is_file() {
+            return Ok(());
+        }
+        let git = |args: &[&OsStr]| -> Result<std::process::Output, StoreError> {
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(path)
+                .args(["-c", "core.hooksPath=/dev/null"])
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| StoreError::GitCommand {
+                    args: "submodule".into(),
+                    stderr: format!("could not run git: {e}"),
+                })
+        };
+        let listed = git(&[
+            "config".as_ref(),
+            "--file".as_ref(),
+            ".gitmodules".as_ref(),
+            "--get-regexp".as_ref(),
+            r"^submodule\..*\.path$".as_ref(),
+        ])?;
+        let modules = self.repo.common_dir().join("modules");
+        for line in String::from_utf8_lossy(&listed.stdout).lines() {
+            // `submodule.<name>.path <path>`: a name may hold spaces
+            let Some((key, sub_path)) = line.split_once(".path ") else {
+                continue;
+            };
+            let Some(name) = key.strip_prefix("submodule.") else {
+                continue;
+            };
+            let local = modules.join(name);
+            if !local.is_dir() {
+                continue;
+            }
+            let url = format!("submodule.{name}.url={}", local.display());
+            let out = git(&[
+                "-c".as_ref(),
+                url.as_ref(),
+                "-c".as_ref(),
+                "protocol.file.allow=always".as_ref(),
+                "submodule".as_ref(),
+                "update".as_ref(),
+                "--init".as_ref(),
+                "--quiet".as_ref(),
+                "--".as_ref(),
+                sub_path.as_ref(),
+            ])?;
+            if !out.status.success() {
+                return Err(StoreError::GitCommand {
+                    args: format!(
+                        "submodule update --init {sub_path} (in {}, from {})",
+                        path.display(),
+                        local.display()
+                    ),
+                    stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 }
 

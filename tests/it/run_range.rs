@@ -484,3 +484,69 @@ fn a_sparse_work_tree_still_gets_receipts_of_whole_commits() {
     );
     assert_no_checkout_left(&env, &repo);
 }
+
+#[test]
+fn a_range_run_checks_out_each_commits_submodule_at_its_recorded_commit() {
+    let env = Env::new();
+    let repo = history(&env);
+    // a library repository, two versions
+    let lib = env.path("lib");
+    env.git_ok(
+        &env.path(""),
+        &["init", "-q", "-b", "main", lib.to_str().unwrap()],
+    );
+    std::fs::write(lib.join("lib.txt"), "v1\n").unwrap();
+    env.git_ok(&lib, &["add", "-A"]);
+    env.git_ok(&lib, &["commit", "-qm", "v1"]);
+    // the superproject takes it as a submodule, checked by `sub`: the file is
+    // there and the submodule is at the commit the superproject records
+    let file_ok = ["-c", "protocol.file.allow=always"];
+    env.git_ok(
+        &repo,
+        &[
+            &file_ok[..],
+            &[
+                "submodule",
+                "add",
+                "-q",
+                lib.to_str().unwrap(),
+                "vendor/lib",
+            ],
+        ]
+        .concat(),
+    );
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str(
+        "[check \"sub\"]\n\trun = \"test -f vendor/lib/lib.txt && test \\\"$(git rev-parse HEAD:vendor/lib)\\\" = \\\"$(git -C vendor/lib rev-parse HEAD)\\\"\"\n\tpath = vendor\n",
+    );
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(&repo, &["add", "-A"]);
+    env.git_ok(&repo, &["commit", "-qm", "vendor lib v1"]);
+    // the library moves on, and so does the superproject's submodule
+    std::fs::write(lib.join("lib.txt"), "v2\n").unwrap();
+    env.git_ok(&lib, &["commit", "-qam", "v2"]);
+    let sub = repo.join("vendor/lib");
+    env.git_ok(
+        &sub,
+        &[&file_ok[..], &["pull", "-q", "origin", "main"]].concat(),
+    );
+    env.git_ok(&repo, &["commit", "-qam", "vendor lib v2"]);
+    // and the user's own submodule is left somewhere else entirely
+    env.git_ok(&sub, &["checkout", "-q", "HEAD~1"]);
+
+    let (code, v) = run_json(&env, &repo, &["sub", "main~2..main"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["passed"], 2,
+        "each commit's submodule, at its commit: {v}"
+    );
+    // the submodule's clone was the local one: nothing was fetched from its URL
+    std::fs::remove_dir_all(&lib).unwrap();
+    let (code, v) = run_json(&env, &repo, &["sub", "main~2..main", "--force"]);
+    assert_eq!(code, 0, "with the submodule's URL gone: {v}");
+    assert_no_checkout_left(&env, &repo);
+    // the user's work tree and its submodule are as they were
+    let head_of_sub = env.git_ok(&sub, &["rev-parse", "HEAD"]);
+    let recorded_v1 = env.git_ok(&repo, &["rev-parse", "main~1:vendor/lib"]);
+    assert_eq!(head_of_sub, recorded_v1);
+}
