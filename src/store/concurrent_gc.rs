@@ -189,17 +189,42 @@ impl Store {
     fn missing_on_disk_once(&self, ids: &[ObjectId]) -> Vec<ObjectId> {
         use gix::objs::Exists as _;
         let dir = self.objects_dir();
-        let fresh = gix::odb::at(dir.clone(), gix::hash::Kind::Sha1).ok();
-        ids.iter()
+        let not_loose: Vec<ObjectId> = ids
+            .iter()
             .copied()
             .filter(|id| {
                 let hex = id.to_hex().to_string();
-                if dir.join(&hex[..2]).join(&hex[2..]).is_file() {
-                    return false;
-                }
-                !fresh.as_ref().is_some_and(|odb| odb.exists(id))
+                !dir.join(&hex[..2]).join(&hex[2..]).is_file()
             })
-            .collect()
+            .collect();
+        if not_loose.is_empty() {
+            return not_loose;
+        }
+        // An object store opened after the last change to the packs directory
+        // sees the packs on disk (a repack that deletes one changes the
+        // directory), so one is kept for as long as the directory stays as it
+        // was: opening a store maps every pack index, which a fetch of 10,000
+        // chains did once per chain. What it does not find is looked for in one
+        // opened now.
+        let stamp = pack_dir_stamp(&dir);
+        let mut slot = self.packs_view.lock().expect("packs view");
+        let cached = match (&*slot, &stamp) {
+            (Some((was, odb)), Some(now)) if was == now => Some(odb.clone()),
+            _ => None,
+        };
+        let missing: Vec<ObjectId> = match &cached {
+            Some(odb) => not_loose.into_iter().filter(|id| !odb.exists(id)).collect(),
+            None => not_loose,
+        };
+        if missing.is_empty() {
+            return missing;
+        }
+        let Ok(fresh) = gix::odb::at(dir.clone(), gix::hash::Kind::Sha1) else {
+            return missing;
+        };
+        let missing = missing.into_iter().filter(|id| !fresh.exists(id)).collect();
+        *slot = stamp.map(|s| (s, fresh));
+        missing
     }
 
     /// Whether a `git gc` that started at or before `since` is running here: its
@@ -636,6 +661,23 @@ impl Store {
     }
 }
 
+/// What the packs directory under `objects` is now: its inode, size and change
+/// times. `None` when it cannot be read (then no store is kept).
+pub(crate) type PackDirStamp = (u64, u64, i64, i64, i64, i64);
+
+fn pack_dir_stamp(objects: &std::path::Path) -> Option<PackDirStamp> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(objects.join("pack")).ok()?;
+    Some((
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
 /// Whether `e` or any error under it is a "No such file or directory".
 fn error_chain_has_not_found(e: &(dyn std::error::Error + 'static)) -> bool {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -704,6 +746,37 @@ mod tests {
         // any other error passes through as it is
         let other = StoreError::NoCommit.after_put_back(true);
         assert!(matches!(other, StoreError::NoCommit));
+    }
+
+    #[test]
+    fn an_object_in_a_pack_deleted_since_the_last_look_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        let store = Store::from_repo(repo).unwrap();
+        let blob = store.write_blob(b"packed, then gone").unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+        };
+        // loose
+        assert!(store.missing_on_disk(&[blob]).is_empty());
+        // packed: found, and the store that found it is kept
+        git(&["update-ref", "refs/keep", &blob.to_string()]);
+        git(&["repack", "-adq"]);
+        git(&["prune-packed"]);
+        assert!(store.missing_on_disk(&[blob]).is_empty());
+        assert!(store.missing_on_disk(&[blob]).is_empty(), "asked again");
+        // the pack goes (as a concurrent repack deletes it): the kept store,
+        // which still maps it, is not asked
+        for f in std::fs::read_dir(dir.path().join(".git/objects/pack")).unwrap() {
+            std::fs::remove_file(f.unwrap().path()).unwrap();
+        }
+        assert_eq!(store.missing_on_disk(&[blob]), vec![blob]);
     }
 
     #[test]

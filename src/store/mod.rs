@@ -384,6 +384,9 @@ pub struct Store {
     durability: std::sync::OnceLock<durable::Durability>,
     /// Told while a transfer waits on a remote (see [`Store::report_waiting`]).
     waiting: Option<remote::WaitingSink>,
+    /// An object store that sees the packs on disk as they were when the packs
+    /// directory was last as stamped (see `concurrent_gc::missing_on_disk`).
+    packs_view: std::sync::Mutex<Option<(concurrent_gc::PackDirStamp, gix::odb::Handle)>>,
 }
 
 impl StoreError {
@@ -482,6 +485,7 @@ impl Store {
             history: Default::default(),
             durability: Default::default(),
             waiting: None,
+            packs_view: Default::default(),
         })
     }
 
