@@ -68,11 +68,11 @@ pub const TAIL_BYTES: usize = 4096;
 /// a receipt could not be stored.
 ///
 /// Over a range: an argument with `..` in it (A..B, as `git log A..B` takes it;
-/// not the name of a declared check) runs the checks on each commit of the range, oldest first, each in a
-/// temporary checkout of that commit under .git/receipt-worktrees/ (your work
-/// tree, index and HEAD are not touched; the checkout is removed afterwards, and
-/// one a killed run left is removed by the next), so each receipt covers that
-/// commit. The checks are the NAMEs (each must be declared at every commit of the
+/// not the name of a declared check) runs the checks on each commit of the range, oldest first, in a
+/// temporary checkout under .git/receipt-worktrees/, moved to each commit in turn
+/// and cleaned of whatever the check before left (your work tree, index and HEAD
+/// are not touched; the checkout is removed at the end, and one a killed run left
+/// is removed by the next), so each receipt covers that commit. The checks are the NAMEs (each must be declared at every commit of the
 /// range), or with --all or --stale every check declared at each commit. A check
 /// already present at a commit (a trusted passing receipt for exactly its inputs,
 /// as `git receipt status A..B` shows it) is not run again but counted as cached;
@@ -808,6 +808,9 @@ fn cmd_run_range(
     let on = colour(std::io::stderr().is_terminal());
     let mut done: Vec<CommitDone> = Vec::new();
     let mut not_run: Vec<gix::ObjectId> = Vec::new();
+    // made when the first check that has to run needs it, then moved from commit
+    // to commit (each check starts from the files a new checkout would have)
+    let mut checkout: Option<git_receipt::store::checkout::Checkout> = None;
     for (n, (commit, subject, checks)) in plan.into_iter().enumerate() {
         if done.last().is_some_and(|d| d.failed()) && !args.keep_going {
             not_run.push(commit);
@@ -817,7 +820,7 @@ fn cmd_run_range(
             return Ok(interrupted_range(
                 sig,
                 commit,
-                None,
+                checkout,
                 stopped(sig, n, &done, None),
             ));
         }
@@ -829,11 +832,8 @@ fn cmd_run_range(
             &super::status::Baseline::Own,
         )?;
         let mut results = Vec::new();
-        // made when the first check that has to run needs it
-        let mut checkout: Option<(
-            git_receipt::store::checkout::Checkout,
-            git_receipt::store::Store,
-        )> = None;
+        // the store of the checkout at this commit, opened when a check runs
+        let mut at: Option<git_receipt::store::Store> = None;
         for name in checks {
             if let Need::Cached { receipt } = need(&judgement, &name, args.force) {
                 results.push((name, RangeResult::Cached(receipt)));
@@ -850,21 +850,27 @@ fn cmd_run_range(
                 let json = stopped(sig, n, &done, partial(&mut results));
                 return Ok(interrupted_range(sig, commit, checkout, json));
             }
-            if checkout.is_none() {
-                let made = checkouts
-                    .checkout(commit)
-                    .with_context(|| format!("cannot check out {}", commit.to_hex_with_len(7)));
-                let made = match (made, runner::interrupt_caught()) {
+            if at.is_none() {
+                let moved = match checkout.as_mut() {
+                    Some(made) => made.switch_to(commit).map(|()| None),
+                    None => checkouts.checkout(commit).map(Some),
+                }
+                .with_context(|| format!("cannot check out {}", commit.to_hex_with_len(7)));
+                match (moved, runner::interrupt_caught()) {
                     (_, Some(sig)) => {
                         let json = stopped(sig, n, &done, partial(&mut results));
-                        return Ok(interrupted_range(sig, commit, None, json));
+                        return Ok(interrupted_range(sig, commit, checkout, json));
                     }
-                    (made, None) => made?,
-                };
-                let at = ctx.store_at(made.path())?;
-                checkout = Some((made, at));
+                    (moved, None) => {
+                        if let Some(made) = moved? {
+                            checkout = Some(made);
+                        }
+                    }
+                }
+                let made = checkout.as_ref().expect("made above");
+                at = Some(ctx.store_at(made.path())?);
             }
-            let (_, at) = checkout.as_ref().expect("made above");
+            let at = at.as_ref().expect("opened above");
             let (check, timeout, declared) = resolve_check(ctx, at, &name, &[], &[], &[])?;
             let how = HowToRun {
                 timeout,
@@ -879,15 +885,7 @@ fn cmd_run_range(
                 outcome => results.push((name, RangeResult::Ran(outcome?))),
             }
         }
-        if let Some((made, at)) = checkout {
-            drop(at);
-            made.remove().with_context(|| {
-                format!(
-                    "cannot remove the checkout of {}",
-                    commit.to_hex_with_len(7)
-                )
-            })?;
-        }
+        drop(at);
         let line = results
             .iter()
             .map(|(name, r)| {
@@ -916,6 +914,15 @@ fn cmd_run_range(
             subject,
             results,
         });
+    }
+    if let Some(made) = checkout {
+        let last = made.commit;
+        made.remove().with_context(|| {
+            format!(
+                "cannot remove the checkout (at {})",
+                last.to_hex_with_len(7)
+            )
+        })?;
     }
     drop(checkouts);
     store.gc_auto_detached();
@@ -958,14 +965,10 @@ fn cmd_run_range(
 fn interrupted_range(
     sig: i32,
     commit: gix::ObjectId,
-    checkout: Option<(
-        git_receipt::store::checkout::Checkout,
-        git_receipt::store::Store,
-    )>,
+    checkout: Option<git_receipt::store::checkout::Checkout>,
     json: Option<String>,
 ) -> ExitCode {
-    if let Some((made, at)) = checkout {
-        drop(at);
+    if let Some(made) = checkout {
         let _ = made.remove();
     }
     eprintln!(

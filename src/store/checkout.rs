@@ -1,11 +1,19 @@
 //! Temporary checkouts of other commits, for `git receipt run A..B`.
 //!
-//! Each commit of a range is checked out in a detached linked work tree
+//! The commits of a range are checked out in a detached linked work tree
 //! (`git worktree add --detach`) under `<git dir>/receipt-worktrees/`, so the
 //! check runs on exactly that commit's files while the user's work tree, index and
 //! HEAD are never touched. The receipt store, the objects and the refs are the
 //! repository's own (a linked work tree shares them), so a receipt written there is
 //! an ordinary receipt of this repository.
+//!
+//! One checkout serves a whole run: [`Checkout::switch_to`] moves it to the next
+//! commit (HEAD detached again, every tracked file as that commit has it) and
+//! removes whatever is not that commit's (`git clean -ffdx`: what the previous
+//! check wrote, ignored files included), so each check starts from the files a
+//! new checkout would have. Making and removing a linked work tree costs more
+//! than the check itself for a quick check (issue 27: `cargo bench --bench
+//! run_range`), and moving one rewrites only the files that differ.
 //!
 //! One range run at a time holds `<git dir>/receipt-worktrees.lock` (an
 //! `flock(2)`, which the kernel lets go of when the process ends; the file names
@@ -80,6 +88,34 @@ pub struct Checkout<'s> {
     path: PathBuf,
     /// The commit checked out.
     pub commit: ObjectId,
+}
+
+/// `git -C dir <args>` with the user's hooks and sparse checkout off, which
+/// must succeed.
+fn git_in(dir: &Path, args: &[&str]) -> Result<(), StoreError> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "core.sparseCheckout=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| StoreError::GitCommand {
+            args: args.join(" "),
+            stderr: format!("could not run git: {e}"),
+        })?;
+    if !out.status.success() {
+        return Err(StoreError::GitCommand {
+            args: format!("{} (in {})", args.join(" "), dir.display()),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
+    }
+    Ok(())
 }
 
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CheckoutError {
@@ -243,31 +279,7 @@ impl<'s> Checkouts<'s> {
         // The whole commit, whatever sparse checkout the user's work tree has
         // (`worktree add` copies its patterns into the new one, which would then
         // lack files and be checked as dirty); `reset --hard` runs no hook.
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(&checkout.path)
-            .args([
-                "-c",
-                "core.sparseCheckout=false",
-                "-c",
-                "core.hooksPath=/dev/null",
-                "reset",
-                "--hard",
-                "--quiet",
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| StoreError::GitCommand {
-                args: "reset --hard".into(),
-                stderr: format!("could not run git: {e}"),
-            })?;
-        if !out.status.success() {
-            return Err(StoreError::GitCommand {
-                args: format!("reset --hard (in {})", checkout.path.display()),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            }
-            .into());
-        }
+        git_in(&checkout.path, &["reset", "--hard", "--quiet"])?;
         self.store.check_out_submodules(&checkout.path)?;
         Ok(checkout)
     }
@@ -326,6 +338,8 @@ impl Store {
                 "submodule".as_ref(),
                 "update".as_ref(),
                 "--init".as_ref(),
+                // a moved checkout: what the check before changed goes
+                "--force".as_ref(),
                 "--quiet".as_ref(),
                 "--".as_ref(),
                 sub_path.as_ref(),
@@ -340,6 +354,8 @@ impl Store {
                     stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
                 });
             }
+            // and what the check before wrote into it
+            git_in(&path.join(sub_path), &["clean", "-ffdxq"])?;
         }
         Ok(())
     }
@@ -356,6 +372,23 @@ impl Checkout<'_> {
     /// The top of the checkout's work tree.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Move the checkout to `commit`, leaving it as a new checkout of `commit`
+    /// would be: HEAD detached at it (never a branch a check switched to, which
+    /// would move with it), every tracked file as the commit has it (local
+    /// changes thrown away), and nothing else (`git clean -ffdx`: untracked and
+    /// ignored files and directories, nested repositories). No hook runs.
+    pub fn switch_to(&mut self, commit: ObjectId) -> Result<(), CheckoutError> {
+        let hex = commit.to_string();
+        git_in(
+            &self.path,
+            &["checkout", "--quiet", "--force", "--detach", &hex],
+        )?;
+        git_in(&self.path, &["clean", "-ffdxq"])?;
+        self.store.check_out_submodules(&self.path)?;
+        self.commit = commit;
+        Ok(())
     }
 
     /// Remove the checkout now, saying whether that worked (dropping it does the

@@ -469,14 +469,16 @@ fn a_sparse_work_tree_still_gets_receipts_of_whole_commits() {
     let repo = history(&env);
     env.git_ok(&repo, &["sparse-checkout", "set", "src"]);
     assert!(!repo.join("docs").exists(), "the fixture is sparse now");
-    let (code, v) = run_json(&env, &repo, &["--all", "main~1..main"]);
+    // two commits, so the second is checked in the checkout moved there
+    let (code, v) = run_json(&env, &repo, &["--all", "--force", "main~2..main"]);
     assert_eq!(code, 0, "docs/index.md is there in the checkout: {v}");
-    let head = env.git_ok(&repo, &["rev-parse", "HEAD"]);
-    let tree = env.git_ok(&repo, &["rev-parse", "HEAD^{tree}"]);
-    for receipt in env.log_json(&repo) {
+    let receipts = env.log_json(&repo);
+    assert_eq!(receipts.len(), 4, "two checks at two commits");
+    for receipt in receipts {
+        let commit = receipt["commit"].as_str().unwrap();
+        let tree = env.git_ok(&repo, &["rev-parse", &format!("{commit}^{{tree}}")]);
         assert_eq!(receipt["dirty"], false, "{receipt}");
-        assert_eq!(receipt["commit"], head.as_str());
-        assert_eq!(receipt["tree"], tree.as_str());
+        assert_eq!(receipt["tree"], tree.as_str(), "{receipt}");
     }
     assert!(
         !repo.join("docs").exists(),
@@ -517,7 +519,8 @@ fn a_range_run_checks_out_each_commits_submodule_at_its_recorded_commit() {
     );
     let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
     contract.push_str(
-        "[check \"sub\"]\n\trun = \"test -f vendor/lib/lib.txt && test \\\"$(git rev-parse HEAD:vendor/lib)\\\" = \\\"$(git -C vendor/lib rev-parse HEAD)\\\"\"\n\tpath = vendor\n",
+        // and what it writes into the submodule does not reach the next commit
+        "[check \"sub\"]\n\trun = \"test -f vendor/lib/lib.txt && test \\\"$(git rev-parse HEAD:vendor/lib)\\\" = \\\"$(git -C vendor/lib rev-parse HEAD)\\\" && test ! -e vendor/lib/litter && touch vendor/lib/litter && echo junk >> vendor/lib/lib.txt\"\n\tpath = vendor\n",
     );
     std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
     env.git_ok(&repo, &["add", "-A"]);
@@ -549,4 +552,52 @@ fn a_range_run_checks_out_each_commits_submodule_at_its_recorded_commit() {
     let head_of_sub = env.git_ok(&sub, &["rev-parse", "HEAD"]);
     let recorded_v1 = env.git_ok(&repo, &["rev-parse", "main~1:vendor/lib"]);
     assert_eq!(head_of_sub, recorded_v1);
+}
+
+#[test]
+fn what_a_check_leaves_in_the_checkout_does_not_reach_the_next_commit() {
+    // one checkout serves the run: moved from commit to commit, it must be as a
+    // new checkout of each commit would be, whatever the check before did in it
+    let env = Env::new();
+    let repo = history(&env);
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    // fails when it finds what it leaves: an untracked file, an ignored one, a
+    // changed tracked file; and it leaves HEAD on a branch it makes, once
+    contract.push_str(concat!(
+        "[check \"litter\"]\n",
+        "\trun = \"test ! -e litter.txt && test ! -e ignored/x && ! grep -q junk docs/index.md",
+        " && mkdir -p ignored && touch litter.txt ignored/x && echo junk >> docs/index.md",
+        " && { git rev-parse -q --verify refs/heads/trap >/dev/null || git switch -q -c trap; }\"\n",
+    ));
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    std::fs::write(repo.join(".gitignore"), "ignored/\n").unwrap();
+    env.git_ok(&repo, &["add", "-A"]);
+    env.git_ok(&repo, &["commit", "-qm", "a littering check"]);
+    for n in 1..=2 {
+        std::fs::write(repo.join("src/lib.rs"), format!("ok {n}0\n")).unwrap();
+        env.git_ok(&repo, &["commit", "-qam", &format!("lib {n}0")]);
+    }
+    let range = rev_list(&env, &repo, &[], "main~3..main");
+
+    let (code, v) = run_json(&env, &repo, &["litter", "main~3..main"]);
+    assert_eq!(code, 0, "each commit's check found a clean checkout: {v}");
+    assert_eq!(results_of(&v, "litter"), ["passed", "passed", "passed"]);
+    let receipts = receipts_of(&env, &repo, "litter");
+    let covered: Vec<&str> = receipts
+        .iter()
+        .map(|r| r["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(covered, range, "one receipt per commit, each its own");
+    for r in &receipts {
+        assert_eq!(r["dirty"], false, "checked as the commit has it: {r}");
+    }
+    // the branch the first check switched to stays where it was made: moving
+    // the checkout detaches HEAD first, so no branch moves with it
+    assert_eq!(
+        env.git_ok(&repo, &["rev-parse", "trap"]),
+        range[0],
+        "the branch a check made did not move"
+    );
+    env.git_ok(&repo, &["branch", "-D", "trap"]);
+    assert_no_checkout_left(&env, &repo);
 }
