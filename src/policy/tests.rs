@@ -1008,6 +1008,65 @@ fn the_walk_limit_is_receipt_walk_limit_and_must_be_positive() {
 }
 
 // ---------------------------------------------------------------------------------
+// What a range run runs again
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn a_range_run_leaves_only_a_present_check_alone_with_its_deciding_receipt_unless_forced() {
+    let repo = Repo::new();
+    let first = repo.commit(
+        &[(
+            ".gitreceipts",
+            "[check \"test\"]\n\trun = true\n[check \"lint\"]\n\trun = true\n[check \"doc\"]\n\trun = true\n",
+        )],
+        "three checks",
+    );
+    let store = repo.store();
+    let k = key(1);
+    record(&store, &k, first, "test", true, Mode::Run);
+    record(&store, &k, first, "lint", false, Mode::Run);
+    // a commit that changes no input: the receipts written on its parent decide
+    let here = repo.commit(&[], "nothing changed");
+    let j = judged(&store, here, &trusting(&[&k]), &Baseline::Own);
+    assert_eq!(
+        states_of(&j),
+        [
+            ("test", false, "present"),
+            ("lint", false, "failed"),
+            ("doc", false, "missing")
+        ]
+    );
+    let decided_by = |i: usize| {
+        j.states[i]
+            .decider
+            .as_ref()
+            .expect("a receipt decides")
+            .receipt
+            .id()
+            .to_owned()
+    };
+    let passed = decided_by(0);
+    assert_ne!(passed, decided_by(1), "each check has its own receipt");
+    assert_eq!(
+        rerun::need(&j, "test", false),
+        rerun::Need::Cached { receipt: passed },
+        "present, by the receipt written on the parent"
+    );
+    assert_eq!(
+        rerun::need(&j, "lint", false),
+        rerun::Need::Run,
+        "failed, though a check before it is present"
+    );
+    assert_eq!(rerun::need(&j, "doc", false), rerun::Need::Run, "missing");
+    assert_eq!(
+        rerun::need(&j, "other", false),
+        rerun::Need::Run,
+        "not declared here"
+    );
+    assert_eq!(rerun::need(&j, "test", true), rerun::Need::Run, "forced");
+}
+
+// ---------------------------------------------------------------------------------
 // Trust
 // ---------------------------------------------------------------------------------
 
@@ -1644,6 +1703,47 @@ fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
     assert_eq!(
         super::push::reviewed_branches(&repo.store(), "origin"),
         ["refs/heads/main"]
+    );
+}
+
+#[test]
+fn without_protected_branches_a_push_brings_reviews_to_the_branch_the_remotes_head_names() {
+    let repo = Repo::new();
+    let c = repo.commit(&[], "one").to_string();
+    let reviewed = |remote| super::push::reviewed_branches(&repo.store(), remote);
+    assert!(reviewed("origin").is_empty(), "no remote HEAD");
+    repo.git(&["update-ref", "refs/remotes/origin/trunk", &c]);
+    repo.git(&["update-ref", "--no-deref", "refs/remotes/origin/HEAD", &c]);
+    assert!(
+        reviewed("origin").is_empty(),
+        "a remote HEAD that is not symbolic"
+    );
+    repo.git(&[
+        "symbolic-ref",
+        "refs/remotes/origin/HEAD",
+        "refs/remotes/origin/trunk",
+    ]);
+    assert_eq!(reviewed("origin"), ["refs/heads/trunk"]);
+    assert!(reviewed("upstream").is_empty(), "another remote's HEAD");
+    repo.git(&[
+        "symbolic-ref",
+        "refs/remotes/origin/HEAD",
+        "refs/heads/main",
+    ]);
+    assert!(
+        reviewed("origin").is_empty(),
+        "a remote HEAD naming no branch of that remote"
+    );
+    repo.git(&[
+        "symbolic-ref",
+        "refs/remotes/origin/HEAD",
+        "refs/remotes/origin/trunk",
+    ]);
+    repo.git(&["config", "receipt.protectedBranch", "release"]);
+    assert_eq!(
+        reviewed("origin"),
+        ["refs/heads/release"],
+        "receipt.protectedBranch, not the remote HEAD"
     );
 }
 
