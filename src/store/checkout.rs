@@ -25,7 +25,7 @@
 //! for the user's own work tree. Nor does its sparse checkout: a check runs on
 //! the whole commit. Each submodule this repository has cloned is checked out
 //! in it at the recorded commit, from the local clone (see
-//! [`Store::check_out_submodules`]).
+//! `Store::check_out_submodules`).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
