@@ -313,16 +313,43 @@ impl Store {
         new: ObjectId,
         message: &str,
     ) -> Result<(), gix::Error> {
+        // a line a failed append left half-written would be glued to this one
+        self.mend_reflog(refname);
         let edit = logged_edit(refname, old, new, message)?;
         // Dated by the clock, as the chain commits are (`tool_signature`), not by
         // `GIT_COMMITTER_DATE`: gc expires reflog entries by their date, and one
         // dated in the past would protect nothing.
         let sig = super::tool_signature();
         let mut time = gix::date::parse::TimeBuf::default();
-        self.repo
-            .edit_references_as(Some(edit), Some(sig.to_ref(&mut time)))?;
+        if let Err(e) = self
+            .repo
+            .edit_references_as(Some(edit), Some(sig.to_ref(&mut time)))
+        {
+            // gix writes a reflog line in pieces: one that failed half-way
+            // (a full disk) is cut off again, and the ref did not move
+            self.mend_reflog(refname);
+            return Err(e);
+        }
         self.harden_ref(refname);
         Ok(())
+    }
+
+    /// Cut `refname`'s reflog back to its last whole line, under the ref's
+    /// lock, when it ends mid-line: what an append that failed half-way (gix
+    /// writes a line in several writes) leaves. git skips such a line, but the
+    /// next append would be glued to it, and the entry it names (which keeps
+    /// its objects from gc) would be lost. Best effort: a reflog that cannot be
+    /// read or cut is left as it is.
+    pub(crate) fn mend_reflog(&self, refname: &str) {
+        let path = self.repo.common_dir().join("logs").join(refname);
+        if !ends_mid_line(&path) {
+            return;
+        }
+        self.holding_ref_lock(refname, std::time::Duration::from_secs(2), || {
+            if ends_mid_line(&path) {
+                let _ = cut_to_last_line(&path);
+            }
+        });
     }
 
     /// Hold `refname`'s lock file (`<ref>.lock`, the one git and gix take to
@@ -503,7 +530,10 @@ impl Store {
             // dropping the prepared transaction releases the lock, changing nothing
             return None;
         }
-        prepared.commit(Some(sig.to_ref(&mut time))).ok()?;
+        if prepared.commit(Some(sig.to_ref(&mut time))).is_err() {
+            self.mend_reflog(refname);
+            return None;
+        }
         self.harden_ref(refname);
         // The entries that name what the prune took are no history: drop them
         // as git's own tool does, so that `git fsck` finds no broken reflog.
@@ -661,6 +691,40 @@ impl Store {
     }
 }
 
+/// Whether the file at `path` exists, is not empty, and does not end with a
+/// newline.
+fn ends_mid_line(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileExt as _;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut last = [0u8; 1];
+    len > 0 && f.read_exact_at(&mut last, len - 1).is_ok() && last[0] != b'\n'
+}
+
+/// Truncate the file at `path` just after its last newline (to nothing when it
+/// has none), reading it backwards a block at a time.
+fn cut_to_last_line(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt as _;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let mut end = f.metadata()?.len();
+    let mut block = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let part = &mut block[..(end - start) as usize];
+        f.read_exact_at(part, start)?;
+        if let Some(i) = part.iter().rposition(|&b| b == b'\n') {
+            return f.set_len(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    f.set_len(0)
+}
+
 /// What the packs directory under `objects` is now: its inode, size and change
 /// times. `None` when it cannot be read (then no store is kept).
 pub(crate) type PackDirStamp = (u64, u64, i64, i64, i64, i64);
@@ -746,6 +810,32 @@ mod tests {
         // any other error passes through as it is
         let other = StoreError::NoCommit.after_put_back(true);
         assert!(matches!(other, StoreError::NoCommit));
+    }
+
+    #[test]
+    fn a_reflog_line_left_half_written_is_cut_off_and_whole_lines_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let whole = "a b c <d> 1 +0000\tone\nb c d <e> 2 +0000\ttwo\n";
+        for (content, after) in [
+            (format!("{whole}0123456789abcdef"), whole.to_owned()),
+            (whole.to_owned(), whole.to_owned()),
+            ("half a line".to_owned(), String::new()),
+            (String::new(), String::new()),
+            // longer than one block read backwards
+            (format!("{whole}{}", "x".repeat(200_000)), whole.to_owned()),
+        ] {
+            std::fs::write(&log, &content).unwrap();
+            if ends_mid_line(&log) {
+                cut_to_last_line(&log).unwrap();
+            }
+            assert_eq!(
+                std::fs::read_to_string(&log).unwrap(),
+                after,
+                "{content:.40}"
+            );
+        }
+        assert!(!ends_mid_line(&dir.path().join("none")));
     }
 
     #[test]

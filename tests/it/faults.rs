@@ -159,6 +159,56 @@ fn assert_consistent(env: &Env, dir: &Path, what: &str) {
         r.code == 0 || !v["nothing_fetched"].is_null(),
         "{what}: verify: {r}"
     );
+    assert_reflogs_whole(env, dir, what);
+}
+
+/// Every line of every reflog git-receipt keeps (its chains' and notes') is a
+/// whole entry: `<old> <new> <name> <<email>> <time> <zone>` and a message
+/// after a tab. git skips a broken line without a word (so `fsck` passes), and
+/// the entries gc keeps alive would be lost with it.
+fn assert_reflogs_whole(env: &Env, dir: &Path, what: &str) {
+    let git_dir = PathBuf::from(env.git_ok(dir, &["rev-parse", "--git-common-dir"]).trim());
+    let git_dir = if git_dir.is_absolute() {
+        git_dir
+    } else {
+        dir.join(git_dir)
+    };
+    let mut pending = vec![git_dir.join("logs/refs")];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text.is_empty() || text.ends_with('\n'),
+                "{what}: {} ends mid-line",
+                path.display()
+            );
+            for line in text.lines() {
+                let head = line.split('\t').next().unwrap_or_default();
+                let words: Vec<&str> = head.split(' ').collect();
+                let whole = words.len() >= 5
+                    && [words[0], words[1]]
+                        .iter()
+                        .all(|w| w.len() == 40 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+                    && head.contains('<')
+                    && head.contains('>')
+                    && words[words.len() - 2].parse::<u64>().is_ok()
+                    && words[words.len() - 1].len() == 5;
+                assert!(
+                    whole,
+                    "{what}: a broken line in {}: {line:?}",
+                    path.display()
+                );
+            }
+        }
+    }
 }
 
 /// The basic fixture repository, `init`ed, with a receipt of each of `checks`.
