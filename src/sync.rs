@@ -118,10 +118,7 @@ pub fn fetch(
         // `reindex` rebuilds any that went): looking at every writer's notes
         // on every fetch cost a fetch of nothing new from 10,000 writers a
         // second.
-        if !matches!(
-            outcome,
-            FetchOutcome::Rejected(_) | FetchOutcome::UpToDate | FetchOutcome::LocalAhead
-        ) {
+        if outcome.took_entries() || matches!(outcome, FetchOutcome::Diverged) {
             store.index_notes(writer)?;
         }
         report.insert(writer.clone(), outcome);
@@ -130,16 +127,7 @@ pub fn fetch(
     // and the first `gate` after a fetch (a hook, a CI job in a fresh clone)
     // should not be the one that indexes them all. The index is a cache: a
     // failure to bring it up to date loses nothing, the next reader does it.
-    let took = |o: &FetchOutcome| {
-        matches!(
-            o,
-            FetchOutcome::Added(_)
-                | FetchOutcome::Updated(_)
-                | FetchOutcome::Partial { .. }
-                | FetchOutcome::Repaired { .. }
-        )
-    };
-    if report.values().any(took)
+    if report.values().any(FetchOutcome::took_entries)
         && let Err(e) = store.receipt_index()
     {
         store.notice(crate::notice::Notice::warning(
@@ -148,6 +136,19 @@ pub fn fetch(
         ));
     }
     Ok(report)
+}
+
+impl FetchOutcome {
+    /// Whether the fetch took entries into the local chain.
+    pub fn took_entries(&self) -> bool {
+        matches!(
+            self,
+            FetchOutcome::Added(_)
+                | FetchOutcome::Updated(_)
+                | FetchOutcome::Partial { .. }
+                | FetchOutcome::Repaired { .. }
+        )
+    }
 }
 
 /// Move the local chain from `ours` to the highest entry `a` admitted, if any.

@@ -104,18 +104,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         };
         eprintln!("git-receipt: {line}");
     }
-    let fresh = report
-        .values()
-        .filter(|o| {
-            matches!(
-                o,
-                FetchOutcome::Added(_)
-                    | FetchOutcome::Updated(_)
-                    | FetchOutcome::Partial { .. }
-                    | FetchOutcome::Repaired { .. }
-            )
-        })
-        .count();
+    let fresh = report.values().filter(|o| o.took_entries()).count();
     eprintln!(
         "git-receipt: fetched receipts from {remote}: {}, {fresh} with new receipts",
         super::plural(report.len() as u64, "chain", "chains")

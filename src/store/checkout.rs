@@ -90,10 +90,9 @@ pub struct Checkout<'s> {
     pub commit: ObjectId,
 }
 
-/// `git -C dir <args>` with the user's hooks and sparse checkout off, which
-/// must succeed.
-fn git_in(dir: &Path, args: &[&str]) -> Result<(), StoreError> {
-    let out = std::process::Command::new("git")
+/// `git -C dir <args>` with the user's hooks and sparse checkout off.
+fn git_at(dir: &Path, args: &[&str]) -> Result<std::process::Output, StoreError> {
+    std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
         .args([
@@ -108,7 +107,12 @@ fn git_in(dir: &Path, args: &[&str]) -> Result<(), StoreError> {
         .map_err(|e| StoreError::GitCommand {
             args: args.join(" "),
             stderr: format!("could not run git: {e}"),
-        })?;
+        })
+}
+
+/// [`git_at`], which must succeed.
+fn git_in(dir: &Path, args: &[&str]) -> Result<(), StoreError> {
+    let out = git_at(dir, args)?;
     if !out.status.success() {
         return Err(StoreError::GitCommand {
             args: format!("{} (in {})", args.join(" "), dir.display()),
@@ -296,26 +300,17 @@ impl Store {
         if !path.join(".gitmodules").is_file() {
             return Ok(());
         }
-        let git = |args: &[&OsStr]| -> Result<std::process::Output, StoreError> {
-            std::process::Command::new("git")
-                .arg("-C")
-                .arg(path)
-                .args(["-c", "core.hooksPath=/dev/null"])
-                .args(args)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(|e| StoreError::GitCommand {
-                    args: "submodule".into(),
-                    stderr: format!("could not run git: {e}"),
-                })
-        };
-        let listed = git(&[
-            "config".as_ref(),
-            "--file".as_ref(),
-            ".gitmodules".as_ref(),
-            "--get-regexp".as_ref(),
-            r"^submodule\..*\.path$".as_ref(),
-        ])?;
+        // exit 1: no submodule has a path
+        let listed = git_at(
+            path,
+            &[
+                "config",
+                "--file",
+                ".gitmodules",
+                "--get-regexp",
+                r"^submodule\..*\.path$",
+            ],
+        )?;
         let modules = self.repo.common_dir().join("modules");
         for line in String::from_utf8_lossy(&listed.stdout).lines() {
             // `submodule.<name>.path <path>`: a name may hold spaces
@@ -330,30 +325,23 @@ impl Store {
                 continue;
             }
             let url = format!("submodule.{name}.url={}", local.display());
-            let out = git(&[
-                "-c".as_ref(),
-                url.as_ref(),
-                "-c".as_ref(),
-                "protocol.file.allow=always".as_ref(),
-                "submodule".as_ref(),
-                "update".as_ref(),
-                "--init".as_ref(),
-                // a moved checkout: what the check before changed goes
-                "--force".as_ref(),
-                "--quiet".as_ref(),
-                "--".as_ref(),
-                sub_path.as_ref(),
-            ])?;
-            if !out.status.success() {
-                return Err(StoreError::GitCommand {
-                    args: format!(
-                        "submodule update --init {sub_path} (in {}, from {})",
-                        path.display(),
-                        local.display()
-                    ),
-                    stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-                });
-            }
+            git_in(
+                path,
+                &[
+                    "-c",
+                    &url,
+                    "-c",
+                    "protocol.file.allow=always",
+                    "submodule",
+                    "update",
+                    "--init",
+                    // a moved checkout: what the check before changed goes
+                    "--force",
+                    "--quiet",
+                    "--",
+                    sub_path,
+                ],
+            )?;
             // and what the check before wrote into it
             git_in(&path.join(sub_path), &["clean", "-ffdxq"])?;
         }

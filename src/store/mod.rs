@@ -918,16 +918,14 @@ impl Store {
 
     /// Resolve a revision to a commit id.
     pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId, StoreError> {
-        let bad = |source: GitError| match io_cause(source.as_ref()) {
+        let bad = |source: GitError| {
             // a ref or object file that could not be read: not a bad name
-            Some(io) => StoreError::Git {
-                what: format!("resolving revision {rev:?}"),
-                source: Box::new(std::io::Error::new(io.kind(), format!("{source}: {io}"))),
-            },
-            None => StoreError::BadRevision {
-                rev: rev.to_owned(),
-                why: revision_problem(source.as_ref()),
-            },
+            unreadable(format!("resolving revision {rev:?}"), source.as_ref()).unwrap_or_else(
+                || StoreError::BadRevision {
+                    rev: rev.to_owned(),
+                    why: revision_problem(source.as_ref()),
+                },
+            )
         };
         if rev == "HEAD" && self.repo.head().is_ok_and(|h| h.is_unborn()) {
             return Err(StoreError::NoCommit);
@@ -1139,8 +1137,6 @@ impl Store {
     }
 }
 
-/// gix (built for SHA-1 only) cannot open a SHA-256 repository at all, so ask
-/// stock git what it is before calling it "not a repository".
 /// Whether `e`, or an error under it, is a file that exists and could not be
 /// read (see [`StoreError::is_unreadable`]).
 pub fn is_unreadable(e: &(dyn std::error::Error + 'static)) -> bool {
@@ -1164,15 +1160,24 @@ pub(crate) fn io_cause<'e>(e: &'e (dyn std::error::Error + 'static)) -> Option<&
     None
 }
 
+/// `e` as the error of `what` when a file under it could not be read (see
+/// [`io_cause`]), naming gix's words and the system's; `None` otherwise.
+pub(crate) fn unreadable(
+    what: String,
+    e: &(dyn std::error::Error + 'static),
+) -> Option<StoreError> {
+    io_cause(e).map(|io| StoreError::Git {
+        what,
+        source: Box::new(std::io::Error::new(io.kind(), format!("{e}: {io}"))),
+    })
+}
+
 /// Why no repository could be opened at `dir`: a file of it that could not be
 /// read (an I/O error other than "not found" anywhere under `e`) is named as
 /// such, never taken for "there is no repository here".
 fn unreadable_or_not_a_repository(dir: &Path, e: &(dyn std::error::Error + 'static)) -> StoreError {
-    if let Some(io) = io_cause(e) {
-        return StoreError::Git {
-            what: format!("opening the repository at {}", dir.display()),
-            source: Box::new(std::io::Error::new(io.kind(), format!("{e}: {io}"))),
-        };
+    if let Some(e) = unreadable(format!("opening the repository at {}", dir.display()), e) {
+        return e;
     }
     // gix passes over a candidate it cannot read: look at the one nearest
     // `dir` (a `.git` directory or file, or a bare repository) with std
@@ -1202,6 +1207,8 @@ fn unreadable_or_not_a_repository(dir: &Path, e: &(dyn std::error::Error + 'stat
     not_a_repository(dir)
 }
 
+/// gix (built for SHA-1 only) cannot open a SHA-256 repository at all, so ask
+/// stock git what it is before calling it "not a repository".
 fn not_a_repository(dir: &Path) -> StoreError {
     let format = std::process::Command::new("git")
         .arg("-C")

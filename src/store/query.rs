@@ -168,12 +168,8 @@ impl Store {
     /// [`Store::ref_peeled`] for a decision: a ref whose file (or the objects it
     /// peels through) cannot be read is an error naming why, not "no such ref".
     pub fn ref_peeled_checked(&self, name: &str) -> Result<Option<(String, ObjectId)>, StoreError> {
-        let unreadable = |e: &(dyn std::error::Error + 'static)| {
-            super::io_cause(e).map(|io| StoreError::Git {
-                what: format!("reading {name}"),
-                source: Box::new(std::io::Error::new(io.kind(), format!("{e}: {io}"))),
-            })
-        };
+        let unreadable =
+            |e: &(dyn std::error::Error + 'static)| super::unreadable(format!("reading {name}"), e);
         let mut r = match self.repo.try_find_reference(name) {
             Ok(Some(r)) => r,
             Ok(None) => return Ok(None),
