@@ -300,8 +300,8 @@ pub struct ChainWalk {
     pub findings: Vec<Finding>,
     /// (index, id, chain commit, superseded id), checked once every id is known.
     supersedes: Vec<(u64, String, ObjectId, String)>,
-    /// Where each receipt checked sits: (id, chain commit).
-    located: Vec<(String, ObjectId)>,
+    /// Where each receipt checked sits: (the first 8 bytes of its id, chain commit).
+    located: Vec<([u8; 8], ObjectId)>,
     /// Trusted acceptances, checked against their evidence once every chain is read.
     acceptances: Vec<(u64, String, ObjectId, crate::receipt::Body)>,
 }
@@ -436,7 +436,7 @@ fn walk_range(
                 if let Some(body) = r.acceptance {
                     walk.acceptances.push((idx, id.clone(), e.commit, body));
                 }
-                walk.located.push((id.clone(), e.commit));
+                walk.located.push((id_prefix(&id), e.commit));
                 if let Some(named) = r.other_writer {
                     finding(
                         findings,
@@ -555,6 +555,67 @@ fn checkpointed_base(
     descends.then_some(recorded)
 }
 
+/// Where every receipt a verify has seen sits, in 32 bytes a receipt (the first
+/// 8 bytes of its id, its writer, its chain commit), so a million receipts take
+/// 32 MB rather than a map of their ids. A lookup reads each entry whose prefix
+/// matches and compares the whole id, so an id made to share a prefix with
+/// another is found only if it is there.
+#[derive(Default)]
+struct Located {
+    /// (id prefix, writer's position, chain commit), sorted by [`Located::sort`].
+    entries: Vec<([u8; 8], u32, ObjectId)>,
+}
+
+impl Located {
+    /// Add the entries of writer `w`.
+    fn extend(&mut self, w: usize, entries: Vec<([u8; 8], ObjectId)>) {
+        let w = u32::try_from(w).expect("fewer than 2^32 chains");
+        self.entries.extend(
+            entries
+                .into_iter()
+                .map(|(prefix, commit)| (prefix, w, commit)),
+        );
+    }
+
+    fn sort(&mut self) {
+        self.entries.sort_unstable();
+    }
+
+    /// Each of `ids` with where it sits (its writer's position and chain commit),
+    /// or `None` when no receipt seen has that id.
+    fn find_all(
+        &self,
+        reader: &crate::store::EntryReader,
+        ids: &[String],
+    ) -> HashMap<String, Option<(usize, ObjectId)>> {
+        let mut out = HashMap::with_capacity(ids.len());
+        for id in ids {
+            let prefix = id_prefix(id);
+            let from = self.entries.partition_point(|e| e.0 < prefix);
+            let mut at = None;
+            for &(p, w, commit) in &self.entries[from..] {
+                if p != prefix {
+                    break;
+                }
+                // read as the walk read it (an entry with a finding of its own,
+                // such as a second parent, is still where its id sits)
+                let whole = reader
+                    .read(commit)
+                    .bytes
+                    .ok()
+                    .and_then(|b| Receipt::parse_owned(b).ok())
+                    .is_some_and(|r| r.id() == id);
+                if whole {
+                    at = Some((w as usize, commit));
+                    break;
+                }
+            }
+            out.insert(id.clone(), at);
+        }
+        out
+    }
+}
+
 /// Verify every chain and note. `progress` is called with the running count of
 /// receipts checked. With a checkpoint written under the same trust (see
 /// [`Checkpoint::vouches_under`]), a chain that still descends from its
@@ -573,9 +634,9 @@ pub fn verify(
     // chains checked only above their checkpointed tip: (writer, that tip)
     let mut covered: Vec<(String, ObjectId)> = Vec::new();
 
-    // every receipt id seen -> (its writer, by position in `writers`, and chain
-    // commit): for supersedes links and the evidence acceptances cite
-    let mut located: HashMap<String, (usize, ObjectId)> = HashMap::new();
+    // where every receipt seen sits: for supersedes links and the evidence
+    // acceptances cite
+    let mut located = Located::default();
     let mut writers: Vec<String> = Vec::new();
     let mut acceptances: Vec<(String, u64, String, ObjectId, crate::receipt::Body)> = Vec::new();
     let vouching = checkpoint.filter(|cp| cp.vouches_under(trust));
@@ -627,11 +688,7 @@ pub fn verify(
         report.findings.extend(walk.findings);
         let w = writers.len();
         writers.push(writer.clone());
-        located.extend(
-            walk.located
-                .into_iter()
-                .map(|(id, commit)| (id, (w, commit))),
-        );
+        located.extend(w, walk.located);
         acceptances.extend(
             walk.acceptances
                 .into_iter()
@@ -649,15 +706,20 @@ pub fn verify(
     // What the checkpoint covers was verified before and cannot have changed (chain
     // commits name their content): read its ids, without checking signatures again,
     // only when a supersedes link names a receipt not seen in this run.
-    let cites_unseen = acceptances.iter().any(|a| {
-        a.4.acceptance.as_ref().is_some_and(|acc| {
-            acc.criteria
-                .iter()
-                .flat_map(|c| &c.evidence)
-                .any(|id| !located.contains_key(id))
-        })
-    });
-    if supersedes.iter().any(|s| !located.contains_key(&s.4)) || cites_unseen {
+    // The ids asked for: what supersedes links and acceptances' evidence name.
+    let mut asked: Vec<String> = supersedes.iter().map(|s| s.4.clone()).collect();
+    asked.extend(acceptances.iter().flat_map(|a| {
+        a.4.acceptance
+            .iter()
+            .flat_map(|acc| acc.criteria.iter().flat_map(|c| &c.evidence))
+            .cloned()
+    }));
+    asked.sort_unstable();
+    asked.dedup();
+    located.sort();
+    let reader = shared.local();
+    let mut found = located.find_all(&reader, &asked);
+    if found.values().any(Option::is_none) {
         for (writer, base) in &covered {
             // mutants: the closure is equivalent when mutated: every covered
             // chain was walked above, so `writers` already holds it.
@@ -665,17 +727,23 @@ pub fn verify(
                 writers.push(writer.clone());
                 writers.len() - 1
             });
+            let mut below = Vec::new();
             store.walk_chain(writer, *base, |e| {
-                located.insert(e.receipt.id().to_owned(), (w, e.commit));
+                below.push((id_prefix(e.receipt.id()), e.commit));
                 Ok(true)
             })?;
+            located.extend(w, below);
         }
+        located.sort();
+        found = located.find_all(&reader, &asked);
     }
     // An acceptance whose evidence does not back it: each claim and receipt named.
     let locate = |id: &str| {
-        located
+        found
             .get(id)
-            .map(|&(w, commit)| (writers[w].clone(), commit))
+            .copied()
+            .flatten()
+            .map(|(w, commit)| (writers[w].clone(), commit))
     };
     let mut gated = crate::decision::GatedRules::default();
     for (writer, idx, id, commit, body) in acceptances {
@@ -725,7 +793,7 @@ pub fn verify(
         }
     }
     for (writer, idx, id, commit, target) in supersedes {
-        if !located.contains_key(&target) {
+        if found.get(target.as_str()).copied().flatten().is_none() {
             report.findings.push(Finding {
                 chain: writer,
                 index: Some(idx),
@@ -791,60 +859,15 @@ fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError>
 }
 
 fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
-    let index = store.receipt_index()?;
-    let all = match index.all() {
-        Ok(all) => all,
-        Err(_) => store
-            .rebuild_index()?
-            .all()
-            .expect("an index built in memory is whole"),
+    let file = store.receipt_index()?;
+    let (index, tables) = match NotesTables::read(&file) {
+        Some(tables) => (file, tables),
+        None => {
+            let index = store.rebuild_index()?;
+            let tables = NotesTables::read(&index).expect("an index built in memory is whole");
+            (index, tables)
+        }
     };
-    // per chain: chain commit -> (id prefix, subject, inputs)
-    struct Seen {
-        id_prefix: [u8; 8],
-        subject: Option<ObjectId>,
-        inputs: Option<ObjectId>,
-    }
-    let mut by_chain: HashMap<u32, HashMap<ObjectId, Seen>> = HashMap::new();
-    // per chain and object: the newest record per check, which its note should show
-    let mut newest: HashMap<(u32, ObjectId, u32), Record> = HashMap::new();
-    for (object, hit) in &all {
-        let r = hit.record;
-        let seen = by_chain
-            .entry(r.chain)
-            .or_default()
-            .entry(r.commit)
-            .or_insert(Seen {
-                id_prefix: r.id_prefix,
-                subject: None,
-                inputs: None,
-            });
-        match hit.role {
-            Role::Subject => seen.subject = Some(*object),
-            Role::Inputs => seen.inputs = Some(*object),
-        }
-        if r.decision {
-            continue; // notes show check receipts only
-        }
-        newest
-            .entry((r.chain, *object, r.check))
-            .and_modify(|n| {
-                if r.position > n.position {
-                    *n = r;
-                }
-            })
-            .or_insert(r);
-    }
-    let chain_of: HashMap<&str, u32> = index
-        .chains()
-        .iter()
-        .enumerate()
-        .map(|(n, c)| (c.writer.as_str(), n as u32))
-        .collect();
-    let empty = HashMap::new();
-    // what each writer's notes show: (chain, object) -> chain commits named
-    let mut shown: HashMap<(u32, ObjectId), HashSet<ObjectId>> = HashMap::new();
-    let mut readable_notes: HashSet<u32> = HashSet::new();
     // A chain with findings of its own counts only up to where it breaks (see
     // `store::admit`); its notes are checked once it is repaired.
     let broken: HashSet<String> = report
@@ -853,145 +876,239 @@ fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
         .filter(|f| f.kind != "note")
         .map(|f| f.chain.clone())
         .collect();
-    for writer in store.notes_writers()? {
-        if broken.contains(&writer) {
-            continue;
-        }
-        let chain = chain_of.get(writer.as_str()).copied();
-        let known = chain.and_then(|c| by_chain.get(&c)).unwrap_or(&empty);
-        let refname = notes_ref(&writer);
-        let entries = match store.note_entries(&writer) {
-            Ok(e) => e,
-            // a file that could not be read says nothing of the notes: an
-            // error, never a finding
-            Err(e) if e.is_unreadable() => return Err(e),
-            Err(e) => {
-                report.findings.push(Finding {
-                    chain: writer.clone(),
-                    index: None,
-                    id: None,
-                    commit: None,
-                    kind: "note",
-                    reason: format!("{refname} is not a readable notes commit: {e}; `git receipt reindex` rebuilds it from the chain"),
-                });
-                continue;
-            }
-        };
-        if let Some(c) = chain {
-            readable_notes.insert(c);
-        }
-        for (object, blob) in entries {
-            let mut finding = |id: Option<String>, reason: String| {
-                report.findings.push(Finding {
-                    chain: writer.clone(),
-                    index: None,
-                    id,
-                    commit: Some(object.to_string()),
-                    kind: "note",
-                    reason,
-                })
-            };
-            let text = match store.note_blob(blob)? {
-                Ok(text) => text,
-                Err(big) => {
-                    finding(
-                        None,
-                        format!(
-                            "note too large: {}; `git receipt reindex` rebuilds it from the chain",
-                            big.to_string().lines().next().unwrap_or_default()
-                        ),
-                    );
-                    continue;
-                }
-            };
-            let lines = match parse_note(&refname, object, &text) {
-                Ok(l) => l,
-                Err(e) => {
-                    finding(
-                        None,
-                        e.to_string().lines().next().unwrap_or_default().to_owned(),
-                    );
-                    continue;
-                }
-            };
-            let hex = object.to_string();
-            for line in lines {
-                report.note_lines += 1;
-                match known.get(&line.commit) {
-                    None => finding(
-                        Some(line.id.clone()),
-                        format!(
-                            "note on {} names receipt {} at {}, which is in no chain of {writer}",
-                            &hex[..7],
-                            line.id,
-                            line.commit
-                        ),
-                    ),
-                    Some(k) if k.id_prefix != id_prefix(&line.id) => finding(
-                        Some(line.id.clone()),
-                        format!(
-                            "note names {} but chain commit {} holds another receipt",
-                            line.id, line.commit
-                        ),
-                    ),
-                    Some(k) if k.subject != Some(object) && k.inputs != Some(object) => finding(
-                        Some(line.id.clone()),
-                        format!(
-                            "note on {} names receipt {} whose signed subject is commit {} (inputs {}): the note was copied or moved",
-                            &hex[..7],
-                            line.id,
-                            k.subject
-                                .map(|o| o.to_hex_with_len(7).to_string())
-                                .unwrap_or_default(),
-                            k.inputs
-                                .map(|o| o.to_hex_with_len(7).to_string())
-                                .unwrap_or_default(),
-                        ),
-                    ),
-                    Some(_) => {
-                        if let Some(c) = chain {
-                            shown.entry((c, object)).or_default().insert(line.commit);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let mut missing: Vec<(u32, ObjectId, Record)> = newest
-        .into_iter()
-        .filter(|((chain, object, _), r)| {
-            !shown
-                .get(&(*chain, *object))
-                .is_some_and(|s| s.contains(&r.commit))
-        })
-        .map(|((chain, object, _), r)| (chain, object, r))
+    let with_notes: HashSet<String> = store.notes_writers()?.into_iter().collect();
+    let chain_of: HashMap<&str, usize> = index
+        .chains()
+        .iter()
+        .enumerate()
+        .map(|(n, c)| (c.writer.as_str(), n))
         .collect();
-    missing.sort_by_key(|(chain, object, r)| (*chain, r.position, *object));
-    for (chain, object, r) in missing {
-        let writer = index.writer(chain).to_owned();
-        if broken.contains(&writer) {
+    // One writer at a time, in writer order, so what is held is one chain's
+    // records and notes, never the whole repository's.
+    let mut writers: Vec<&str> = chain_of
+        .keys()
+        .copied()
+        .chain(with_notes.iter().map(String::as_str))
+        .collect();
+    writers.sort_unstable();
+    writers.dedup();
+    for writer in writers {
+        if broken.contains(writer) {
             continue;
         }
-        let why = if readable_notes.contains(&chain) {
+        let chain = chain_of.get(writer).copied();
+        let range = chain.and_then(|c| tables.ranges[c].clone()).unwrap_or(0..0);
+        let records = index
+            .records_in(range.clone())
+            .map_err(|e| StoreError::Git {
+                what: "reading the receipt index".into(),
+                source: Box::new(e),
+            })?;
+        // this chain's entries: chain commit -> (id prefix, subject, inputs), and
+        // per object and check the newest record, which its note should show
+        let mut known: HashMap<ObjectId, Seen> = HashMap::new();
+        let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
+        for (n, r) in range.zip(records) {
+            let [subject, inputs] = tables.objects[n];
+            known.entry(r.commit).or_insert(Seen {
+                id_prefix: r.id_prefix,
+                subject,
+                inputs,
+            });
+            if r.decision {
+                continue; // notes show check receipts only
+            }
+            for object in [subject, inputs] {
+                newest
+                    .entry((object, r.check))
+                    .and_modify(|n| {
+                        if r.position > n.position {
+                            *n = r;
+                        }
+                    })
+                    .or_insert(r);
+            }
+        }
+        // what the writer's notes show: object -> chain commits named
+        let mut shown: HashMap<ObjectId, HashSet<ObjectId>> = HashMap::new();
+        let readable =
+            with_notes.contains(writer) && check_notes(store, writer, &known, &mut shown, report)?;
+        let mut missing: Vec<(ObjectId, Record)> = newest
+            .into_iter()
+            .filter(|((object, _), r)| !shown.get(object).is_some_and(|s| s.contains(&r.commit)))
+            .map(|((object, _), r)| (object, r))
+            .collect();
+        missing.sort_by_key(|(object, r)| (r.position, *object));
+        let why = if readable {
             "its writer's notes do not show it"
         } else {
             "its writer has no readable notes"
         };
-        report.warnings.push(Finding {
-            chain: writer,
-            index: Some(r.position),
-            id: None,
-            commit: Some(object.to_string()),
-            kind: "note",
-            reason: format!(
-                "receipt #{} (chain commit {}) is about {}, but {why}; `git receipt reindex` rebuilds the notes (a display only: decisions read the chains)",
-                r.position,
-                r.commit.to_hex_with_len(7),
-                object.to_hex_with_len(7)
-            ),
-        });
+        for (object, r) in missing {
+            report.warnings.push(Finding {
+                chain: writer.to_owned(),
+                index: Some(r.position),
+                id: None,
+                commit: Some(object.to_string()),
+                kind: "note",
+                reason: format!(
+                    "receipt #{} (chain commit {}) is about {}, but {why}; `git receipt reindex` rebuilds the notes (a display only: decisions read the chains)",
+                    r.position,
+                    r.commit.to_hex_with_len(7),
+                    object.to_hex_with_len(7)
+                ),
+            });
+        }
     }
     Ok(())
+}
+
+/// What the notes check needs of one chain entry.
+struct Seen {
+    id_prefix: [u8; 8],
+    subject: ObjectId,
+    inputs: ObjectId,
+}
+
+/// The receipt index read once for the notes check, in memory that grows by 40
+/// bytes a receipt: each record's two objects (the keys inverted), and where each
+/// chain's records lie.
+struct NotesTables {
+    /// By record number: its subject commit and inputs tree.
+    objects: Vec<[ObjectId; 2]>,
+    /// By chain number: its records' numbers (one chain's are numbered together).
+    ranges: Vec<Option<std::ops::Range<usize>>>,
+}
+
+impl NotesTables {
+    /// `None` when the index cannot be read or is not laid out as it is written
+    /// (then one built in memory from the chains is read instead).
+    fn read(index: &crate::store::index::Index) -> Option<NotesTables> {
+        let null = ObjectId::null(gix::hash::Kind::Sha1);
+        let mut objects = vec![[null; 2]; index.records_len()];
+        index
+            .each_key(|oid, n, role| {
+                objects[n][match role {
+                    Role::Subject => 0,
+                    Role::Inputs => 1,
+                }] = oid;
+            })
+            .ok()?;
+        let mut ranges: Vec<Option<std::ops::Range<usize>>> = vec![None; index.chains().len()];
+        let mut apart = false;
+        index
+            .each_record(|n, r| match &mut ranges[r.chain as usize] {
+                Some(range) if range.end == n => range.end += 1,
+                Some(_) => apart = true,
+                none => *none = Some(n..n + 1),
+            })
+            .ok()?;
+        // every record keyed by both of its objects
+        let whole = objects.iter().all(|o| o[0] != null && o[1] != null);
+        (!apart && whole).then_some(NotesTables { objects, ranges })
+    }
+}
+
+/// Check `writer`'s notes against its chain's entries (`known`): every note line
+/// must name an entry of the chain, holding the receipt it names, about the object
+/// the note is on. Records in `shown` what the notes show; false when the notes
+/// commit is unreadable (a finding).
+fn check_notes(
+    store: &Store,
+    writer: &str,
+    known: &HashMap<ObjectId, Seen>,
+    shown: &mut HashMap<ObjectId, HashSet<ObjectId>>,
+    report: &mut Report,
+) -> Result<bool, StoreError> {
+    let refname = notes_ref(writer);
+    let entries = match store.note_entries(writer) {
+        Ok(e) => e,
+        // a file that could not be read says nothing of the notes: an
+        // error, never a finding
+        Err(e) if e.is_unreadable() => return Err(e),
+        Err(e) => {
+            report.findings.push(Finding {
+                chain: writer.to_owned(),
+                index: None,
+                id: None,
+                commit: None,
+                kind: "note",
+                reason: format!("{refname} is not a readable notes commit: {e}; `git receipt reindex` rebuilds it from the chain"),
+            });
+            return Ok(false);
+        }
+    };
+    for (object, blob) in entries {
+        let mut finding = |id: Option<String>, reason: String| {
+            report.findings.push(Finding {
+                chain: writer.to_owned(),
+                index: None,
+                id,
+                commit: Some(object.to_string()),
+                kind: "note",
+                reason,
+            })
+        };
+        let text = match store.note_blob(blob)? {
+            Ok(text) => text,
+            Err(big) => {
+                finding(
+                    None,
+                    format!(
+                        "note too large: {}; `git receipt reindex` rebuilds it from the chain",
+                        big.to_string().lines().next().unwrap_or_default()
+                    ),
+                );
+                continue;
+            }
+        };
+        let lines = match parse_note(&refname, object, &text) {
+            Ok(l) => l,
+            Err(e) => {
+                finding(
+                    None,
+                    e.to_string().lines().next().unwrap_or_default().to_owned(),
+                );
+                continue;
+            }
+        };
+        let hex = object.to_string();
+        for line in lines {
+            report.note_lines += 1;
+            match known.get(&line.commit) {
+                None => finding(
+                    Some(line.id.clone()),
+                    format!(
+                        "note on {} names receipt {} at {}, which is in no chain of {writer}",
+                        &hex[..7],
+                        line.id,
+                        line.commit
+                    ),
+                ),
+                Some(k) if k.id_prefix != id_prefix(&line.id) => finding(
+                    Some(line.id.clone()),
+                    format!(
+                        "note names {} but chain commit {} holds another receipt",
+                        line.id, line.commit
+                    ),
+                ),
+                Some(k) if k.subject != object && k.inputs != object => finding(
+                    Some(line.id.clone()),
+                    format!(
+                        "note on {} names receipt {} whose signed subject is commit {} (inputs {}): the note was copied or moved",
+                        &hex[..7],
+                        line.id,
+                        k.subject.to_hex_with_len(7),
+                        k.inputs.to_hex_with_len(7),
+                    ),
+                ),
+                Some(_) => {
+                    shown.entry(object).or_default().insert(line.commit);
+                }
+            }
+        }
+    }
+    Ok(true)
 }
 
 fn verify_checkpoint(

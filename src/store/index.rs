@@ -125,6 +125,8 @@ const KEY_LEN: usize = 24;
 const RECORD_LEN: usize = 64;
 const TRAILER_LEN: usize = 48;
 const ROLE_INPUTS: u32 = 1 << 31;
+/// Keys or records read at a time by a pass over the whole file.
+const PASS: usize = 4096;
 /// Records are numbered below the role bit.
 const MAX_RECORDS: usize = (ROLE_INPUTS - 1) as usize;
 
@@ -554,6 +556,29 @@ impl FileView {
         Ok(Some(view))
     }
 
+    /// [`FileView::read`] for a pass over the whole file: the blocks are checked
+    /// and handed over, not kept, so the pass holds one read's worth of the file.
+    fn read_passing(&self, offset: usize, len: usize) -> Result<Vec<u8>, Corrupt> {
+        if offset + len > self.body_len {
+            return Err(Corrupt("a read runs past its end".into()));
+        }
+        let (first, last) = (offset / BLOCK, (offset + len).div_ceil(BLOCK));
+        let start = first * BLOCK;
+        let end = (last * BLOCK).min(self.body_len);
+        let mut bytes = vec![0u8; end - start];
+        self.file
+            .read_exact_at(&mut bytes, start as u64)
+            .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
+        for (n, block) in (first..).zip(bytes.chunks(BLOCK)) {
+            if !mac::same(&block_tag(self.key, n, block), &self.tags[n]) {
+                return Err(Corrupt(format!("block {n}: {NOT_OURS}")));
+            }
+        }
+        bytes.truncate(offset + len - start);
+        bytes.drain(..offset - start);
+        Ok(bytes)
+    }
+
     /// `len` bytes at `offset` of the body, every block they touch checked.
     fn read(&self, offset: usize, len: usize) -> Result<Vec<u8>, Corrupt> {
         if offset + len > self.body_len {
@@ -788,6 +813,103 @@ impl Index {
             .iter()
             .map(|(oid, r)| (*oid, hit(mem.records[(r & !ROLE_INPUTS) as usize], *r)))
             .collect())
+    }
+
+    /// How many records the index holds.
+    pub fn records_len(&self) -> usize {
+        match &self.inner {
+            Inner::File(f) => f.records,
+            Inner::Mem(m) => m.records.len(),
+        }
+    }
+
+    /// Visit every key in order: the object, the number of the record it keys
+    /// (below [`Index::records_len`]) and which of the record's objects it is. A
+    /// pass over the file that keeps none of it (see [`Index::each_record`]).
+    pub fn each_key(&self, mut visit: impl FnMut(ObjectId, usize, Role)) -> Result<(), Corrupt> {
+        let role = |r: u32| {
+            if r & ROLE_INPUTS != 0 {
+                Role::Inputs
+            } else {
+                Role::Subject
+            }
+        };
+        match &self.inner {
+            Inner::Mem(m) => {
+                for (oid, r) in &m.keys {
+                    visit(*oid, (r & !ROLE_INPUTS) as usize, role(*r));
+                }
+            }
+            Inner::File(f) => {
+                for at in (0..f.keys).step_by(PASS) {
+                    let n = PASS.min(f.keys - at);
+                    let bytes = f.read_passing(f.keys_at + at * KEY_LEN, n * KEY_LEN)?;
+                    for k in bytes.chunks(KEY_LEN) {
+                        let r = u32::from_le_bytes(k[20..24].try_into().expect("4"));
+                        let number = (r & !ROLE_INPUTS) as usize;
+                        if number >= f.records {
+                            return Err(Corrupt("a key names a record that does not exist".into()));
+                        }
+                        visit(ObjectId::from_bytes_or_panic(&k[..20]), number, role(r));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Visit every record in order with its number. One chain's records are
+    /// numbered together, in chain order, chains in the order of
+    /// [`Index::chains`]. For whole-repository checks (`verify`) whose memory must
+    /// not grow with the index: the file is read a stretch at a time and checked,
+    /// and nothing of it is kept.
+    pub fn each_record(&self, mut visit: impl FnMut(usize, Record)) -> Result<(), Corrupt> {
+        match &self.inner {
+            Inner::Mem(m) => {
+                for (n, r) in m.records.iter().enumerate() {
+                    visit(n, *r);
+                }
+            }
+            Inner::File(f) => {
+                for at in (0..f.records).step_by(PASS) {
+                    let n = PASS.min(f.records - at);
+                    let bytes = f.read_passing(f.records_at + at * RECORD_LEN, n * RECORD_LEN)?;
+                    for (i, b) in bytes.chunks(RECORD_LEN).enumerate() {
+                        let r = decode_record(b);
+                        if r.chain as usize >= f.chains.len() {
+                            return Err(Corrupt(
+                                "a record names a chain that does not exist".into(),
+                            ));
+                        }
+                        visit(at + i, r);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The records numbered `range` (see [`Index::each_record`]), read and
+    /// checked without being kept by the index.
+    pub fn records_in(&self, range: std::ops::Range<usize>) -> Result<Vec<Record>, Corrupt> {
+        let outside = || Corrupt("a read runs past its end".into());
+        match &self.inner {
+            Inner::Mem(m) => m
+                .records
+                .get(range)
+                .map(<[Record]>::to_vec)
+                .ok_or_else(outside),
+            Inner::File(f) => {
+                if range.start > range.end || range.end > f.records {
+                    return Err(outside());
+                }
+                let bytes = f.read_passing(
+                    f.records_at + range.start * RECORD_LEN,
+                    range.len() * RECORD_LEN,
+                )?;
+                Ok(bytes.chunks(RECORD_LEN).map(decode_record).collect())
+            }
+        }
     }
 
     fn into_mem(self) -> Result<Mem, Corrupt> {

@@ -504,6 +504,37 @@ fn append_edited(
         .unwrap();
 }
 
+/// Where receipts sit is kept by the first 8 bytes of their ids; a link that
+/// shares those with a receipt here, but not the rest, names no receipt here,
+/// whether that receipt was walked or lies below a checkpoint.
+#[test]
+fn a_supersedes_link_that_shares_only_a_prefix_with_a_receipt_names_none() {
+    let (mut s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let first = s
+        .store
+        .chain_entry(&writer(), c[0])
+        .unwrap()
+        .receipt
+        .id()
+        .to_owned();
+    // the same 16 hex digits after `sha256:`, then others
+    let last = if first.ends_with('0') { "1" } else { "0" };
+    let near = format!("{}{last}", &first[..first.len() - 1]);
+    assert_ne!(near, first);
+    append_edited(&s, &key(1), |b, _, _| b.supersedes = Some(near.clone()));
+    s.reopen();
+    for checkpoint in [None, Some(&cp)] {
+        let r = run(&s, &trust, checkpoint);
+        assert_eq!(kinds(&r), [("supersedes", Some(2))], "{:?}", r.findings);
+        assert_eq!(
+            r.findings[0].reason,
+            format!("claims to supersede {near}, which is in no chain here")
+        );
+    }
+}
+
 #[test]
 fn a_supersedes_link_must_name_a_receipt_in_some_chain() {
     let (mut s, c) = chain_of(2);
