@@ -119,6 +119,16 @@ pub fn trusted_decisions(
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for hit in hits {
+        // mutants: `&&` for the second `||` (`A || B && C`: the check filter and
+        // the dedup only together) is equivalent. A record of another key (B) is
+        // another decision kind, or a review of another name, and the kind and
+        // `keep` re-checks below refuse it (every caller's `keep` names the
+        // review, acceptances all share one key); and an index built from the
+        // chains holds each entry once per (object, role), since an entry's
+        // commit names one writer (admit.rs, rule 4), so `seen` never meets a
+        // commit twice there. It guards an index file that lies, which no unit
+        // test can forge past its seal. `&&` for the first `||` is killed by
+        // `reviews_a_verdict_is_found_only_in_the_role_it_signed`.
         if hit.role != role || hit.record.check != want || !seen.insert(hit.record.commit) {
             continue;
         }

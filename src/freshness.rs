@@ -319,11 +319,14 @@ impl Evaluation<'_> {
                 Candidate::Open { writer, receipt } => (writer, receipt),
             };
             let b = r.body();
-            // mutants: `&&` for the second `||` is equivalent with an index built
-            // from the chains (each record is keyed by its receipt's own signed
-            // subject, so `subject_ok` holds for every candidate it proposes); the
-            // re-check is for an index file that lies, which no unit test can forge
-            // past its seal. Dropping the `!` is killed by every rule-1 test.
+            // The index keeps 8 bytes of the definition and 32 bits of the name:
+            // both are re-checked against the signed body. `subject_ok` holds for
+            // every candidate of an index built from the chains (each record is
+            // keyed by its receipt's own signed subject); it guards against an
+            // index file that lies. Dropping its `!` is killed by every rule-1
+            // test; `&&` for the `||` before it (`A || B && C`, so the definition
+            // is re-checked only when the subject is wrong) by
+            // `step_1_a_definition_that_only_shares_the_index_prefix_does_not_count`.
             if b.check.name != want.check
                 || want.definition.is_some_and(|d| b.check.definition != d)
                 || !subject_ok(&b.subject)
@@ -732,9 +735,8 @@ fn seconds(ms: u128) -> String {
     if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
-        format!("{}.{:03}s", ms / 1000, ms % 1000)
-            .trim_end_matches('0')
-            .to_owned()
+        let fraction = format!("{:03}", ms % 1000);
+        format!("{}.{}s", ms / 1000, fraction.trim_end_matches('0'))
     }
 }
 

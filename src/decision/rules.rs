@@ -341,6 +341,13 @@ fn reviews_an_author_is_known_only_by_a_trusted_unrevoked_key() {
         Author::Unsigned.unknown_reason(c).unwrap(),
         "commit abababa has no verified SSH signature, so its author is unknown and no approval can be told from a self-approval (self-approve = false)"
     );
+    // only an untrusted signer is named as one
+    assert_eq!(
+        Author::Untrusted("SHA256:x".into()).untrusted_signer(),
+        Some("SHA256:x")
+    );
+    assert_eq!(Author::Known("SHA256:x".into()).untrusted_signer(), None);
+    assert_eq!(Author::Unsigned.untrusted_signer(), None);
 }
 
 fn acceptance_body(s: &Scratch, commit: ObjectId, criteria: Vec<Criterion>) -> Body {
@@ -884,6 +891,9 @@ fn acceptances_a_review_claim_is_held_to_its_approvals() {
     let rejects = verdict(&s, &key(2), &def, b, Verdict::Reject, "", 3);
     let of_other = verdict(&s, &key(1), &other, b, Verdict::Approve, "", 4);
     let check = s.run(&key(1), &c, "test", b, 0, 5);
+    // an approval of other inputs of src (a later commit's)
+    let later = s.commit(&[("src/lib.rs", "later\n")], "C");
+    let of_later = verdict(&s, &key(1), &def, later, Verdict::Approve, "", 6);
     let w = |k: u8| writer_id(key(k).public(), "default");
     let chain: Vec<(String, String, ObjectId)> = [
         (&k1, w(1)),
@@ -891,6 +901,7 @@ fn acceptances_a_review_claim_is_held_to_its_approvals() {
         (&rejects, w(2)),
         (&of_other, w(1)),
         (&check, w(1)),
+        (&of_later, w(1)),
     ]
     .into_iter()
     .map(|(a, w)| (a.receipt.id().to_owned(), w, a.commit))
@@ -965,6 +976,11 @@ fn acceptances_a_review_claim_is_held_to_its_approvals() {
         [format!(
             "claims review code stale citing {a1}, which is about the decided inputs themselves"
         )]
+    );
+    // stale is backed by an approval of other inputs than the decided ones
+    assert_eq!(
+        problems(State::Stale, &inputs, &[of_later.receipt.id()]),
+        Vec::<String>::new()
     );
     // the criterion's own inputs must be the decided revision's too
     let elsewhere = "ef".repeat(20);
@@ -1113,4 +1129,52 @@ fn a_signer_name_finds_a_key_the_set_holds_under_another_origin() {
     );
     assert!(signer_keys(&trust, "nobody").is_empty());
     assert!(trust.fingerprints_named("nobody").is_empty());
+}
+
+/// A verdict is found by the role of the object it signed: a review whose
+/// signed `inputs` names this commit (a commit id where a tree belongs) is no
+/// approval *on* this commit, so the walk does not find it and the review is
+/// missing, not stale.
+#[test]
+fn reviews_a_verdict_is_found_only_in_the_role_it_signed() {
+    let (s, _a, b) = two_commits();
+    let def = review_def(&["src"], 1, true);
+    let trust = trust_of(&[2]);
+    let tree = s.store.commit_tree(b).unwrap();
+    append_decision(
+        &s.store,
+        &writer_id(key(2).public(), "default"),
+        &key(2),
+        Subject {
+            commit: "ab".repeat(20),
+            tree: tree.to_string(),
+            inputs: b.to_string(),
+            dirty: false,
+            dependencies: Vec::new(),
+        },
+        Payload::Review(Review {
+            name: def.name.clone(),
+            paths: def.paths.clone(),
+            verdict: Verdict::Approve,
+            message: String::new(),
+            decided_at: crate::receipt::format_timestamp(T0),
+        }),
+    )
+    .unwrap();
+    // the index does propose it for this commit, as inputs
+    let hits = s
+        .store
+        .index_lookup(&mut s.store.receipt_index().unwrap(), &b)
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.role).collect::<Vec<_>>(),
+        [Role::Inputs]
+    );
+    let st = state(&s, &trust, b, &def);
+    assert_eq!(st.state, State::Missing, "{}", st.reason);
+    assert_eq!(
+        st.reason,
+        "missing: no trusted approval of these inputs (needs 1)"
+    );
+    assert!(st.decider.is_none());
 }

@@ -1444,3 +1444,165 @@ fn ancestry_answers_remembered_across_a_range_are_stock_gits() {
         assert!(yes > 50 && yes < order.len() * askers.len() - 50, "{yes}");
     }
 }
+
+/// The index keeps only the first 8 bytes of a definition digest: a receipt
+/// whose digest shares them with this check's but differs after them (signed
+/// as such by a trusted key) is proposed for rule 1, and only the re-check of
+/// its signed definition keeps it from counting as present. Rule 3 then finds
+/// it, under another definition.
+#[test]
+fn step_1_a_definition_that_only_shares_the_index_prefix_does_not_count() {
+    let (s, [_, _, m]) = branchy();
+    let c = contract(TEST_AND_DOCS);
+    let (key, trust) = key_and_trust(1);
+    let honest = s.run(&key, &c, "test", m, 0, 1);
+    let mut body = honest.receipt.body().clone();
+    let digest = body.check.definition.clone();
+    // keep `sha256:` and 16 hex digits, flip the last one
+    let last = if digest.ends_with('0') { "1" } else { "0" };
+    body.check.definition = format!("{}{last}", &digest[..digest.len() - 1]);
+    assert_ne!(body.check.definition, digest);
+    assert_eq!(
+        definition_prefix(&body.check.definition),
+        definition_prefix(&digest)
+    );
+    let writer = writer_id(key.public(), "forged");
+    body.chain.writer = writer.clone();
+    let lookalike = s
+        .store
+        .append(&writer, &key, None, |index, prev| {
+            let mut b = body.clone();
+            b.chain.index = index;
+            b.chain.prev = prev;
+            b
+        })
+        .unwrap();
+    // the honest receipt gone: only the lookalike is left for these inputs
+    s.git(&[
+        "update-ref",
+        "-d",
+        &format!("refs/receipts/{}", honest.receipt.body().chain.writer),
+    ]);
+    let mut s = s;
+    s.reopen();
+    let st = s.state(m, &c, &trust, "test");
+    assert_eq!(st.state, State::Stale, "{}", st.reason);
+    assert_eq!(
+        st.reason,
+        format!(
+            "stale: definition changed since {} (`run`, `path` or `env` of check \"test\" edited)",
+            short(m)
+        )
+    );
+    assert_eq!(st.decider.unwrap().receipt.id(), lookalike.receipt.id());
+}
+
+/// `timeout` is no part of the definition, so rule 1 checks it: a pass that
+/// took longer than the timeout allows now is stale, one that took exactly as
+/// long or less is present.
+#[test]
+fn step_1_a_pass_longer_than_the_timeout_allows_now_is_stale() {
+    let (s, [_, _, m]) = branchy();
+    let c = contract(
+        &TEST_AND_DOCS.replace("\trequired = true\n", "\trequired = true\n\ttimeout = 10\n"),
+    );
+    let (key, trust) = key_and_trust(1);
+    let tree = s.store.commit_tree(m).unwrap();
+    let pass_taking = |duration_ms: u64, minute: u64| {
+        s.observe(
+            &key,
+            "default",
+            &c,
+            "test",
+            (m, tree, false),
+            Observation {
+                exit_code: 0,
+                detail: String::new(),
+                started_at_ms: T0 + minute * 60_000,
+                duration_ms,
+                stdout_tail: Vec::new(),
+                stderr_tail: Vec::new(),
+                log: Vec::new(),
+                interrupted: None,
+                output_bytes: 0,
+                log_truncated: false,
+            },
+            Mode::Run,
+        )
+    };
+    pass_taking(10_000, 1);
+    let st = s.state(m, &c, &trust, "test");
+    assert_eq!(st.state, State::Present, "{}", st.reason);
+    pass_taking(12_300, 2);
+    let st = s.state(m, &c, &trust, "test");
+    assert_eq!(st.state, State::Stale);
+    assert_eq!(
+        st.reason,
+        format!(
+            "stale: the pass on {} took 12.3s, longer than timeout = 10s allows now",
+            short(m)
+        )
+    );
+    pass_taking(20_000, 3);
+    assert_eq!(
+        s.state(m, &c, &trust, "test").reason,
+        format!(
+            "stale: the pass on {} took 20s, longer than timeout = 10s allows now",
+            short(m)
+        )
+    );
+    pass_taking(9_999, 4);
+    assert_eq!(s.state(m, &c, &trust, "test").state, State::Present);
+}
+
+#[test]
+fn seconds_drop_trailing_zeros_of_the_milliseconds() {
+    assert_eq!(seconds(0), "0s");
+    assert_eq!(seconds(5_000), "5s");
+    assert_eq!(seconds(12_300), "12.3s");
+    assert_eq!(seconds(1_005), "1.005s");
+    assert_eq!(seconds(60_010), "60.01s");
+}
+
+/// A shallow clone where only untrusted receipts of these inputs were found:
+/// the error names the untrusted receipts, since trust, not depth, is lacking.
+#[test]
+fn shallow_untrusted_receipts_of_these_inputs_are_named_as_the_cause() {
+    let (s, [_, _, m]) = branchy();
+    let c = contract(TEST_AND_DOCS);
+    let (_own, trust) = key_and_trust(1);
+    let bob = SigningKey::from_seed(&[9; 32]);
+    let h = s.commit(&[("docs/index.md", "# later\n")], "docs");
+    s.run(&bob, &c, "docs", h, 0, 1);
+    let clone = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", s.dir.path().display());
+    git_in(clone.path(), &["clone", "-q", "--depth", "2", &url, "c"]);
+    let cdir = clone.path().join("c");
+    git_in(&cdir, &["config", "receipt.index", "false"]);
+    git_in(
+        &cdir,
+        &["fetch", "-q", "origin", "refs/receipts/*:refs/receipts/*"],
+    );
+    let store = Store::open(&cdir).unwrap();
+    let states = evaluate(&store, h, &c, &trust, Options::default()).unwrap();
+    match &states[1] {
+        Err(u) => match &u.error {
+            FreshnessError::ShallowUntrusted {
+                boundary,
+                check,
+                untrusted,
+            } => assert_eq!((*boundary, check.as_str(), *untrusted), (m, "docs", 1)),
+            other => panic!("{other}"),
+        },
+        Ok(st) => panic!("docs decided from truncated history: {}", st.reason),
+    }
+    // the check without any receipt: depth is all that is lacking
+    match &states[0] {
+        Err(u) => assert!(
+            matches!(u.error, FreshnessError::Shallow { boundary, .. } if boundary == m),
+            "{}",
+            u.error
+        ),
+        Ok(st) => panic!("test decided from truncated history: {}", st.reason),
+    }
+}

@@ -2113,3 +2113,18 @@ fn a_trusted_key_is_named_in_reasons_by_its_signer_name_else_its_fingerprint() {
         "SHA256:unknown"
     );
 }
+
+/// A pattern's refs are listed from its literal directory, cut after its last
+/// `/`: under a directory whose name is not ASCII the cut must fall on a
+/// character boundary (git allows UTF-8 in ref names).
+#[test]
+fn a_pattern_under_a_non_ascii_directory_finds_its_branches() {
+    let repo = Repo::new();
+    let c = repo.commit(&[], "one");
+    repo.git(&["branch", "é/1"]);
+    repo.git(&["branch", "éx"]);
+    repo.git(&["config", "receipt.protectedBranch", "é/*"]);
+    let p = Protected::load(&repo.store()).unwrap();
+    assert_eq!(p.patterns, ["refs/heads/é/*"]);
+    assert_eq!(p.existing, [("refs/heads/é/1".to_owned(), c)]);
+}
