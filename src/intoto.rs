@@ -318,6 +318,7 @@ mod tests {
                 log_sha256: Some(None),
                 detail: String::new(),
                 assertions: Vec::new(),
+                tests: None,
             },
             runner: Runner {
                 tool: "git-receipt test".into(),

@@ -193,6 +193,7 @@ pub fn store_receipt_in(
         log_sha256: Some(log.map(|_| crate::store::logs::log_digest(&obs.log))),
         detail: obs.detail.clone(),
         assertions: around.assertions.clone(),
+        tests: None,
     };
     let schema = if around.assertions.is_empty() && around.dependencies.is_empty() {
         SCHEMA_V2
@@ -202,7 +203,7 @@ pub fn store_receipt_in(
     store.append(
         writer,
         key,
-        log.map(|l| (l, obs.log.as_slice())),
+        log.map(|l| (l, obs.log.as_slice())).as_slice(),
         |index, prev| Body {
             schema: schema.into(),
             kind: Kind::Check,
