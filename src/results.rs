@@ -201,6 +201,96 @@ pub fn unreadable(decl: &ResultsDecl, why: &str) -> Tests {
     Tests { error, ..empty }
 }
 
+/// What a results file looked like before the run (size, modification time,
+/// inode), so a file the run did not write is not taken for its results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp(u64, Option<std::time::SystemTime>, u64);
+
+fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    Stamp(meta.len(), meta.modified().ok(), meta.ino())
+}
+
+/// The stamp of the declared file before the run (`None`: absent, or `tap:-`).
+pub fn stamp_before(decl: &ResultsDecl, workdir: &std::path::Path) -> Option<Stamp> {
+    (decl.path != "-")
+        .then(|| std::fs::metadata(workdir.join(&decl.path)).ok())
+        .flatten()
+        .map(|m| stamp_of(&m))
+}
+
+/// Read the declared results after the run: the file under `workdir` (which must
+/// stay inside it, symbolic links resolved, and be written by this run), or the
+/// check's own output `log` for `tap:-`. `Err` says why, for `result.tests.error`.
+pub fn read_after_run(
+    decl: &ResultsDecl,
+    workdir: &std::path::Path,
+    log: &[u8],
+    log_truncated: bool,
+    before: Option<&Stamp>,
+) -> Result<Vec<TestCase>, String> {
+    let format = decl.format.as_str();
+    if decl.path == "-" {
+        if log_truncated {
+            return Err(
+                "the output was cut at receipt.logLimit, so its TAP cannot be read whole".into(),
+            );
+        }
+        return parse(decl.format, log).map_err(|e| format!("the output is not {format}: {e}"));
+    }
+    let path = workdir.join(&decl.path);
+    let top = workdir
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve the work tree: {e}"))?;
+    let real = match path.canonicalize() {
+        Ok(p) => p,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{} was not written by the run", decl.path));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", decl.path)),
+    };
+    if !real.starts_with(&top) {
+        return Err(format!(
+            "{} leads outside the work tree (a symbolic link), so it is not read",
+            decl.path
+        ));
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| format!("cannot read {}: {e}", decl.path))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a file", decl.path));
+    }
+    if before == Some(&stamp_of(&meta)) {
+        return Err(format!(
+            "{} is left from before: the run did not write it",
+            decl.path
+        ));
+    }
+    if meta.len() > MAX_RESULTS_FILE_BYTES {
+        return Err(format!(
+            "{} is {} bytes, over the {MAX_RESULTS_FILE_BYTES}-byte limit",
+            decl.path,
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    {
+        use std::io::Read as _;
+        std::fs::File::open(&real)
+            .and_then(|f| f.take(MAX_RESULTS_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| format!("cannot read {}: {e}", decl.path))?;
+    }
+    parse(decl.format, &bytes).map_err(|e| format!("{} is not {format}: {e}", decl.path))
+}
+
+/// `result.tests` for a run of a check that declares `decl`, and the list's bytes
+/// when they go beside the log.
+pub fn record(decl: &ResultsDecl, read: Result<Vec<TestCase>, String>) -> (Tests, Option<Vec<u8>>) {
+    match read {
+        Ok(list) => tests_of(decl, list),
+        Err(why) => (unreadable(decl, &why), None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -320,6 +320,7 @@ impl Scratch {
             } else {
                 crate::environment::resolve_all(self.dir.path(), &spec.dependencies).unwrap()
             },
+            tests: None,
         };
         crate::recorder::store_receipt_in(
             &self.store,
