@@ -282,6 +282,48 @@ pub fn read_after_run(
     parse(decl.format, &bytes).map_err(|e| format!("{} is not {format}: {e}", decl.path))
 }
 
+/// The test list a receipt's `result.tests` signs: inline, or read from the blob
+/// beside the log and checked against the signed size and SHA-256 (and the blob
+/// id). `Err` says why it cannot be shown: absent from this clone, or not the
+/// list that was signed.
+pub fn load_list(store: &crate::store::Store, tests: &Tests) -> Result<Vec<TestCase>, String> {
+    if let Some(list) = &tests.list {
+        return Ok(list.clone());
+    }
+    let Some(blob) = tests
+        .list_blob
+        .as_deref()
+        .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+    else {
+        return Err("the receipt names no test list".into());
+    };
+    match store.log_size(blob) {
+        None => {
+            return Err(format!(
+                "the test list (blob {blob}) is not in this clone; fetch the logs: git receipt fetch"
+            ));
+        }
+        Some(size) if size != tests.list_bytes => {
+            return Err(format!(
+                "the test list (blob {blob}) has {size} bytes, but the receipt signed {}",
+                tests.list_bytes
+            ));
+        }
+        Some(_) => {}
+    }
+    let bytes = store
+        .log_bytes(blob)
+        .map_err(|e| format!("cannot read the test list (blob {blob}): {e}"))?
+        .unwrap_or_default();
+    let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes).ok();
+    if id != Some(blob) {
+        return Err(format!(
+            "the test list's bytes do not hash to blob {blob}: the object store was tampered with"
+        ));
+    }
+    tests.check_list_bytes(&bytes)
+}
+
 /// `result.tests` for a run of a check that declares `decl`, and the list's bytes
 /// when they go beside the log.
 pub fn record(decl: &ResultsDecl, read: Result<Vec<TestCase>, String>) -> (Tests, Option<Vec<u8>>) {
