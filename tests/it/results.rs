@@ -1,0 +1,168 @@
+//! Per-test results (`results =` in `.gitreceipts`, format v4): the real binary
+//! runs real checks in a fixture repository (`make_results_repo.sh`) and the
+//! receipts' lists are checked against what the runners printed or wrote.
+
+use crate::common::Env;
+
+fn repo(env: &Env) -> std::path::PathBuf {
+    let dir = env.fixture_repo("make_results_repo.sh", "repo");
+    env.receipt_ok(&dir, &["init"]);
+    dir
+}
+
+/// The one receipt `show --json` prints for HEAD's newest run of `check`.
+fn shown(env: &Env, dir: &std::path::Path, check: &str) -> serde_json::Value {
+    let r = env.receipt_ok(dir, &["show", "--json"]);
+    let all: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
+    all.into_iter()
+        .find(|s| s["receipt"]["receipt"]["check"]["name"] == check)
+        .unwrap_or_else(|| panic!("no receipt for {check} in {}", r.stdout))
+}
+
+#[test]
+fn tap_on_stdout_counts_skip_and_todo_and_escapes_hostile_names() {
+    let env = Env::new();
+    let dir = repo(&env);
+    let run = env.receipt(&dir, &["run", "tap"]);
+    assert_eq!(run.code, 1, "the check's own exit code stands: {run}");
+    let s = shown(&env, &dir, "tap");
+    let body = &s["receipt"]["receipt"];
+    assert_eq!(body["schema"], "git-receipt/v4");
+    let t = &body["result"]["tests"];
+    assert_eq!(
+        (&t["passed"], &t["failed"], &t["skipped"], &t["total"]),
+        (&1.into(), &1.into(), &2.into(), &4.into()),
+        "{t}"
+    );
+    let names: Vec<(String, String)> = t["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("adds".to_owned(), "passed".to_owned()),
+            (
+                "evil \u{1b}[31m<script>alert(1)</script>".to_owned(),
+                "failed".to_owned()
+            ),
+            ("later".to_owned(), "skipped".to_owned()),
+            ("net".to_owned(), "skipped".to_owned()),
+        ]
+    );
+    let text = env.receipt_ok(&dir, &["show"]).stdout;
+    assert!(
+        text.contains("tests    1 passed, 1 failed, 2 skipped of 4 (tap:-)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1b}'),
+        "a raw escape reached the terminal: {text:?}"
+    );
+    assert!(text.contains("failed  evil \\x1b[31m<script>"), "{text}");
+    assert!(
+        !text.contains("adds"),
+        "only failed tests without --tests: {text}"
+    );
+    let all = env.receipt_ok(&dir, &["show", "--tests"]).stdout;
+    for name in ["adds", "later", "net"] {
+        assert!(all.contains(name), "--tests lists {name}: {all}");
+    }
+}
+
+#[test]
+fn a_missing_or_garbage_results_file_still_writes_the_receipt() {
+    let env = Env::new();
+    let dir = repo(&env);
+    for (check, says) in [
+        ("missing", "out/missing.xml was not written by the run"),
+        ("garbage", "out/garbage.xml is not junit: not JUnit XML"),
+    ] {
+        let run = env.receipt(&dir, &["run", check]);
+        assert_eq!(run.code, 0, "the check passed and that stands: {run}");
+        assert!(
+            run.stderr.contains("warning") && run.stderr.contains(says),
+            "{run}"
+        );
+        let s = shown(&env, &dir, check);
+        let t = &s["receipt"]["receipt"]["result"]["tests"];
+        assert!(t["error"].as_str().unwrap().contains(says), "{t}");
+        assert_eq!(t["total"], 0);
+        let text = env.receipt_ok(&dir, &["show"]).stdout;
+        assert!(text.contains("could not be read"), "{text}");
+    }
+}
+
+#[test]
+fn a_large_suite_keeps_its_list_beside_the_log_checked_against_the_digest() {
+    let env = Env::new();
+    let dir = repo(&env);
+    let run = env.receipt(&dir, &["run", "big"]);
+    assert_eq!(run.code, 0, "{run}");
+    let s = shown(&env, &dir, "big");
+    let t = &s["receipt"]["receipt"]["result"]["tests"];
+    assert_eq!(t["total"], 5001);
+    assert_eq!(t["failed"], 1);
+    assert!(t["list"].is_null(), "not inline: {t}");
+    let blob = t["list_blob"]
+        .as_str()
+        .expect("a blob beside the log")
+        .to_owned();
+    assert_eq!(s["tests"]["list"].as_array().unwrap().len(), 5001);
+    let writer = env.only_writer(&dir);
+    let kept = env.git_ok(
+        &dir,
+        &["rev-parse", &format!("refs/receipt-logs/{writer}/{blob}")],
+    );
+    assert_eq!(kept, blob, "the list is kept under a log ref");
+    let text = env.receipt_ok(&dir, &["show"]).stdout;
+    assert!(
+        text.contains("tests    5000 passed, 1 failed, 0 skipped of 5001"),
+        "{text}"
+    );
+    assert!(text.contains("failed  big::broken"), "{text}");
+    // tamper with the stored list: same size, other bytes, under the same name
+    let bytes = env.git_ok(&dir, &["cat-file", "blob", &blob]);
+    let forged = bytes.replacen("big::t00000", "big::t0000X", 1);
+    assert_ne!(forged, bytes);
+    let object = dir.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..]));
+    assert!(object.exists(), "the list is a loose object");
+    let mut raw = format!("blob {}\0", forged.len()).into_bytes();
+    raw.extend_from_slice(forged.as_bytes());
+    let mut enc = zlib_compress(&raw);
+    std::fs::remove_file(&object).unwrap();
+    std::fs::write(&object, &mut enc).unwrap();
+    let text = env.receipt_ok(&dir, &["show"]).stdout;
+    assert!(
+        text.contains("the test list cannot be shown") && text.contains("tampered"),
+        "{text}"
+    );
+    let s = shown(&env, &dir, "big");
+    assert!(s["tests"]["list"].is_null());
+    assert!(s["tests"]["error"].as_str().unwrap().contains("tampered"));
+}
+
+/// zlib-compress with stock tools (python3's zlib), as git stores a loose object.
+fn zlib_compress(raw: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read()))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    child.stdin.take().unwrap().write_all(raw).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
