@@ -166,3 +166,52 @@ fn zlib_compress(raw: &[u8]) -> Vec<u8> {
     assert!(out.status.success());
     out.stdout
 }
+
+/// `export --in-toto` names the real tests in the test-result predicate, and the
+/// in-toto project's own packages read and verify it (`verify_intoto.py`).
+#[test]
+fn in_toto_export_lists_the_real_tests_and_in_toto_verifies_it() {
+    use crate::common::{self, pytools};
+    let Some(py) = pytools::need(
+        &["in-toto", "securesystemslib", "in-toto-attestation"],
+        &["in_toto", "securesystemslib", "in_toto_attestation"],
+    ) else {
+        return;
+    };
+    let env = Env::new();
+    let dir = repo(&env);
+    assert_eq!(env.receipt(&dir, &["run", "tap"]).code, 1);
+    env.receipt_ok(&dir, &["run", "big"]);
+    let key_file = env.path("exporter.pub");
+    std::fs::write(&key_file, env.receipt_ok(&dir, &["key", "show"]).stdout).unwrap();
+    let out = env.path("head.intoto.jsonl");
+    let r = env.receipt(&dir, &["export", "--in-toto", "-o", out.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r}");
+    let mut cmd = py.command();
+    cmd.arg(common::fixture("verify_intoto.py"))
+        .arg(&out)
+        .arg(&key_file);
+    env.seal(&mut cmd);
+    let v = common::to_run(cmd.output().expect("run python"));
+    assert_eq!(v.code, 0, "in-toto verifies every envelope: {v}");
+    let summaries: Vec<serde_json::Value> = v
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tap = summaries
+        .iter()
+        .find(|s| s["passed"] == serde_json::json!(["adds"]))
+        .unwrap_or_else(|| panic!("the TAP check's tests by name: {summaries:?}"));
+    assert_eq!(
+        tap["failed"],
+        serde_json::json!(["evil \u{1b}[31m<script>alert(1)</script>"])
+    );
+    let big = summaries
+        .iter()
+        .find(|s| s["failed"] == serde_json::json!(["big::broken"]))
+        .unwrap_or_else(|| panic!("the large suite's failed test: {summaries:?}"));
+    let passed = big["passed"].as_array().unwrap();
+    assert_eq!(passed.len(), 5000, "the list beside the log is exported");
+    assert_eq!(passed[0], "big::t00000");
+}
