@@ -14,9 +14,13 @@ fn repo(env: &Env) -> std::path::PathBuf {
 fn shown(env: &Env, dir: &std::path::Path, check: &str) -> serde_json::Value {
     let r = env.receipt_ok(dir, &["show", "--json"]);
     let all: Vec<serde_json::Value> = serde_json::from_str(&r.stdout).unwrap();
-    all.into_iter()
+    let found = all
+        .into_iter()
         .find(|s| s["receipt"]["receipt"]["check"]["name"] == check)
-        .unwrap_or_else(|| panic!("no receipt for {check} in {}", r.stdout))
+        .unwrap_or_else(|| panic!("no receipt for {check} in {}", r.stdout));
+    // the JSON Schema accepts every v4 receipt the binary writes
+    crate::common::receipt_schema::assert_schema_accepts(&found["receipt"]);
+    found
 }
 
 #[test]
