@@ -219,3 +219,75 @@ fn in_toto_export_lists_the_real_tests_and_in_toto_verifies_it() {
     assert_eq!(passed.len(), 5000, "the list beside the log is exported");
     assert_eq!(passed[0], "big::t00000");
 }
+
+/// cargo-nextest, a real runner on a real cargo project, writes JUnit; the
+/// receipt's list is exactly what nextest's own file says (nextest leaves the
+/// ignored test out of it).
+#[test]
+fn nextest_junit_is_recorded_as_nextest_wrote_it() {
+    use crate::common;
+    if !common::require_tool("cargo-nextest", "cargo install --locked cargo-nextest") {
+        return;
+    }
+    let env = Env::new();
+    let dir = env.fixture_repo("make_nextest_repo.sh", "repo");
+    env.receipt_ok(&dir, &["init"]);
+    // the toolchain lives under the real HOME: name it, and build offline
+    let home = std::env::var("HOME").unwrap();
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or(format!("{home}/.cargo"));
+    let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or(format!("{home}/.rustup"));
+    let toolchain = [
+        ("CARGO_HOME", cargo_home.as_str()),
+        ("RUSTUP_HOME", rustup_home.as_str()),
+        ("CARGO_NET_OFFLINE", "true"),
+    ];
+    let run = env.receipt_with(&dir, &["run", "test"], &toolchain);
+    assert_ne!(run.code, 0, "one test fails: {run}");
+    let xml = std::fs::read_to_string(dir.join("target/nextest/default/junit.xml"))
+        .unwrap_or_else(|e| panic!("nextest wrote no JUnit ({e}): {run}"));
+    // nextest's own file, read here with plain string matching
+    let mut expected: Vec<(String, &str)> = xml
+        .split("<testcase ")
+        .skip(1)
+        .map(|case| {
+            let attr = |a: &str| {
+                let at = case.find(&format!("{a}=\"")).unwrap() + a.len() + 2;
+                case[at..at + case[at..].find('"').unwrap()].to_owned()
+            };
+            let end = case.find("</testcase>").unwrap_or(case.len());
+            let status = if case[..end].contains("<failure") {
+                "failed"
+            } else if case[..end].contains("<skipped") {
+                "skipped"
+            } else {
+                "passed"
+            };
+            (format!("{}::{}", attr("classname"), attr("name")), status)
+        })
+        .collect();
+    expected.sort();
+    // nextest leaves ignored tests out of its JUnit: a pass and a fail
+    assert_eq!(expected.len(), 2, "nextest reports two tests: {xml}");
+    let s = shown(&env, &dir, "test");
+    let t = &s["receipt"]["receipt"]["result"]["tests"];
+    let got: Vec<(String, &str)> = t["list"]
+        .as_array()
+        .unwrap_or_else(|| panic!("an inline list: {t}"))
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(
+        (&t["passed"], &t["failed"], &t["skipped"]),
+        (&1.into(), &1.into(), &0.into())
+    );
+    assert!(
+        got.iter()
+            .any(|(n, s)| n.ends_with("tests::fails") && *s == "failed")
+    );
+}
