@@ -290,4 +290,70 @@ fn nextest_junit_is_recorded_as_nextest_wrote_it() {
         got.iter()
             .any(|(n, s)| n.ends_with("tests::fails") && *s == "failed")
     );
+
+    // the same suite as libtest JSON lines (nextest's experimental
+    // --message-format libtest-json), the ignored test run too
+    let run = env.receipt_with(&dir, &["run", "test-json"], &toolchain);
+    assert_ne!(run.code, 0, "one test fails: {run}");
+    let s = shown(&env, &dir, "test-json");
+    let t = &s["receipt"]["receipt"]["result"]["tests"];
+    assert_eq!(t["error"], "", "{t}");
+    let statuses: Vec<(&str, &str)> = t["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(statuses.len(), 3, "{t}");
+    for (suffix, status) in [
+        ("tests::fails", "failed"),
+        ("tests::passes", "passed"),
+        ("tests::ignored", "passed"),
+    ] {
+        assert!(
+            statuses
+                .iter()
+                .any(|(n, s)| n.ends_with(suffix) && *s == status),
+            "{suffix} {status} in {statuses:?}"
+        );
+    }
+}
+
+/// pytest's `--junitxml` on a tiny Python project: one pass, one fail, one skip,
+/// as pytest itself wrote them.
+#[test]
+fn pytest_junitxml_is_recorded() {
+    use crate::common::pytools;
+    let Some(py) = pytools::need(&["pytest"], &["pytest"]) else {
+        return;
+    };
+    let env = Env::new();
+    let dir = repo(&env);
+    let python = py.exe.to_str().unwrap().to_owned();
+    let run = env.receipt_with(&dir, &["run", "pytest"], &[("PYTHON", python.as_str())]);
+    assert_eq!(run.code, 1, "pytest exits 1 with a failed test: {run}");
+    let s = shown(&env, &dir, "pytest");
+    let t = &s["receipt"]["receipt"]["result"]["tests"];
+    assert_eq!(t["error"], "", "{t}");
+    let got: Vec<(&str, &str)> = t["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("test_fixture::test_fails", "failed"),
+            ("test_fixture::test_passes", "passed"),
+            ("test_fixture::test_skipped", "skipped"),
+        ]
+    );
+    let xml = std::fs::read_to_string(dir.join("out/pytest.xml")).unwrap();
+    for (_, name) in got.iter().map(|(n, _)| n.split_once("::").unwrap()) {
+        assert!(
+            xml.contains(&format!("name=\"{name}\"")),
+            "pytest wrote {name}: {xml}"
+        );
+    }
 }
