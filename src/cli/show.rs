@@ -81,7 +81,7 @@ pub struct ShowArgs {
 
 /// The `tests` lines of a receipt with per-test results: the counts, then the
 /// failed tests (every test with `all`), names escaped.
-fn tests_lines(
+pub(super) fn tests_lines(
     store: &git_receipt::store::Store,
     t: &git_receipt::receipt::Tests,
     all: bool,

@@ -79,6 +79,28 @@ fn tap_on_stdout_counts_skip_and_todo_and_escapes_hostile_names() {
     for name in ["adds", "later", "net"] {
         assert!(all.contains(name), "--tests lists {name}: {all}");
     }
+    // status: counts in --json, every test under its check with --tests
+    let st = env.status_of(&dir, None, "tap");
+    assert_eq!(st["tests"]["failed"], 1, "{st}");
+    assert_eq!(st["tests"]["total"], 4, "{st}");
+    let text = env.receipt_ok(&dir, &["status", "--tests"]).stdout;
+    assert!(
+        text.contains("tap:\n  tests    1 passed, 1 failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skipped net") && !text.contains('\u{1b}'),
+        "{text}"
+    );
+    let r = env.receipt_ok(&dir, &["status", "--json", "--tests"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let tap = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "tap")
+        .unwrap();
+    assert_eq!(tap["tests"]["list"].as_array().unwrap().len(), 4, "{tap}");
 }
 
 #[test]
