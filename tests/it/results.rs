@@ -101,6 +101,19 @@ fn tap_on_stdout_counts_skip_and_todo_and_escapes_hostile_names() {
         .find(|c| c["name"] == "tap")
         .unwrap();
     assert_eq!(tap["tests"]["list"].as_array().unwrap().len(), 4, "{tap}");
+    // the HTML report: the counts, and the hostile name escaped
+    let page = env.path("report.html");
+    env.receipt_ok(&dir, &["report", "-o", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("1 passed, 1 failed, 2 skipped of 4"),
+        "report counts: {html}"
+    );
+    assert!(
+        html.contains("evil \\x1b[31m&lt;script&gt;"),
+        "the name is escaped in HTML: {html}"
+    );
+    assert!(!html.contains("<script>"), "no raw script in the report");
 }
 
 #[test]
