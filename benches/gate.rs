@@ -117,7 +117,7 @@ fn main() {
         let key = &keys[r % WRITERS];
         let writer = writer_id(key.public(), "bench");
         store
-            .append(&writer, key, None, |index, prev| Body {
+            .append(&writer, key, &[], |index, prev| Body {
                 schema: SCHEMA.into(),
                 kind: Kind::Check,
                 chain: Chain {
@@ -154,6 +154,7 @@ fn main() {
                     log_sha256: None,
                     detail: String::new(),
                     assertions: Vec::new(),
+                    tests: None,
                 },
                 runner: Runner {
                     tool: "bench".into(),

@@ -146,7 +146,7 @@ fn main() {
             let writer = writer_id(key.public(), "bench");
             let passed = written % 50 != 49;
             store
-                .append(&writer, key, None, |index, prev| Body {
+                .append(&writer, key, &[], |index, prev| Body {
                     schema: SCHEMA_V2.into(),
                     kind: Kind::Check,
                     chain: Chain {
@@ -183,6 +183,7 @@ fn main() {
                         log_sha256: Some(None),
                         detail: String::new(),
                         assertions: Vec::new(),
+                        tests: None,
                     },
                     runner: Runner {
                         tool: "bench".into(),

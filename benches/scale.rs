@@ -643,7 +643,7 @@ fn append(store: &Store, key: &SigningKey, chain: &str, commit: ObjectId, serial
     let inputs = store.inputs_tree(tree, &["src".to_owned()], true).unwrap();
     let writer = writer_id(key.public(), chain);
     store
-        .append(&writer, key, None, |index, prev| {
+        .append(&writer, key, &[], |index, prev| {
             check_body(&writer, index, prev, commit, tree, inputs, serial)
         })
         .unwrap();

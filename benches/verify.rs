@@ -199,6 +199,7 @@ impl Generated {
                 log_sha256: None,
                 detail: String::new(),
                 assertions: Vec::new(),
+                tests: None,
             },
             runner: Runner {
                 tool: "bench".into(),

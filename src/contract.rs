@@ -47,6 +47,9 @@ pub struct CheckDef {
     pub assertions: Vec<String>,
     /// Names of the `[dependency]` sections it depends on, sorted.
     pub depends: Vec<String>,
+    /// Where its runner writes per-test results (`results = FORMAT:PATH`); not
+    /// part of the definition digest: it says how to read a run, not what runs.
+    pub results: Option<crate::results::ResultsDecl>,
 }
 
 /// One declared environment assertion: `[assert "name"]`.
@@ -498,6 +501,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 accept: Accept::Any,
                                 assertions: Vec::new(),
                                 depends: Vec::new(),
+                                results: None,
                             },
                             e.head.line,
                             false,
@@ -593,6 +597,20 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                             }
                         };
                     }
+                    "results" => {
+                        let v = value.unwrap_or_default();
+                        if check.results.is_some() {
+                            return Err(err(
+                                e.line,
+                                format!("check {sub:?} declares `results` twice"),
+                                "keep one results = FORMAT:PATH line per check",
+                            ));
+                        }
+                        let decl = crate::results::parse_declaration(&v).map_err(|d| {
+                            err(e.line, format!("check {sub:?}: {}", d.message), &d.hint)
+                        })?;
+                        check.results = Some(decl);
+                    }
                     "assert" | "depends" => {
                         let v = value.unwrap_or_default();
                         let names: Vec<&str> = v.split_whitespace().collect();
@@ -624,7 +642,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env, timeout, accept, assert and depends",
+                            "a check takes run, path, required, env, timeout, accept, assert, depends and results",
                         ));
                     }
                 }

@@ -61,7 +61,7 @@ pub fn append_decision(
         Payload::Acceptance(a) => (Kind::Acceptance, Some(a), None),
         Payload::Review(r) => (Kind::Review, None, Some(r)),
     };
-    store.append(writer, key, None, |index, prev| Body {
+    store.append(writer, key, &[], |index, prev| Body {
         schema: SCHEMA_V3.into(),
         kind,
         chain: Chain {

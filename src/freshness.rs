@@ -163,6 +163,7 @@ pub fn spec_of(def: &CheckDef) -> CheckSpec {
         argv: def.argv(),
         paths: def.paths.clone(),
         env: def.env.clone(),
+        results: def.results.clone(),
         ..Default::default()
     }
 }

@@ -93,9 +93,32 @@ pub struct Envelope {
 /// becomes a verification summary (SLSA VSA v1); a review receipt has no
 /// Statement yet: `None`.
 pub fn statement(receipt: &Receipt<Verified>) -> Option<Statement> {
+    let inline = receipt
+        .body()
+        .result
+        .tests
+        .as_ref()
+        .and_then(|t| t.list.clone());
+    statement_with_tests(receipt, inline.as_deref())
+}
+
+/// [`statement`] with the receipt's per-test list (format v4, read and checked
+/// by the caller when it is kept beside the log): a check with a list names its
+/// tests in `passedTests` and `failedTests` (skipped tests are in neither: the
+/// predicate's `warnedTests` are tests that passed with warnings); without one,
+/// the check's name stands for its one test.
+pub fn statement_with_tests(
+    receipt: &Receipt<Verified>,
+    tests: Option<&[crate::receipt::TestCase]>,
+) -> Option<Statement> {
     let body = receipt.body();
     match body.kind {
-        Kind::Check => Some(test_result(receipt.id(), &receipt.signature().key, body)),
+        Kind::Check => Some(test_result(
+            receipt.id(),
+            &receipt.signature().key,
+            body,
+            tests,
+        )),
         Kind::Acceptance => body
             .acceptance
             .as_ref()
@@ -189,7 +212,12 @@ fn hex_of(prefixed: &str) -> String {
 }
 
 /// A check receipt as a test-result Statement.
-fn test_result(id: &str, signer: &str, body: &Body) -> Statement {
+fn test_result(
+    id: &str,
+    signer: &str,
+    body: &Body,
+    tests: Option<&[crate::receipt::TestCase]>,
+) -> Statement {
     let check = &body.check;
     let result = &body.result;
     let definition = ResourceDescriptor {
@@ -226,10 +254,22 @@ fn test_result(id: &str, signer: &str, body: &Body) -> Statement {
     };
     let name = vec![check.name.clone()];
     let none: Vec<String> = Vec::new();
-    let (verdict, passed, failed) = if result.passed {
-        ("PASSED", name, none)
-    } else {
-        ("FAILED", none, name)
+    let verdict = if result.passed { "PASSED" } else { "FAILED" };
+    let (passed, failed) = match tests {
+        Some(list) if !list.is_empty() => {
+            let named = |s: crate::receipt::TestStatus| -> Vec<String> {
+                list.iter()
+                    .filter(|t| t.status == s)
+                    .map(|t| t.name.clone())
+                    .collect()
+            };
+            (
+                named(crate::receipt::TestStatus::Passed),
+                named(crate::receipt::TestStatus::Failed),
+            )
+        }
+        _ if result.passed => (name, none),
+        _ => (none, name),
     };
     Statement {
         type_: STATEMENT_TYPE,
@@ -318,6 +358,7 @@ mod tests {
                 log_sha256: Some(None),
                 detail: String::new(),
                 assertions: Vec::new(),
+                tests: None,
             },
             runner: Runner {
                 tool: "git-receipt test".into(),

@@ -31,6 +31,7 @@ pub mod notice;
 pub mod policy;
 pub mod receipt;
 pub mod recorder;
+pub mod results;
 pub mod runner;
 pub mod sign;
 pub mod store;

@@ -2,7 +2,8 @@
 //!
 //! This module owns formats v1, v2 and v3 (see `docs/format.md`; v2 adds the
 //! stored log's size and SHA-256, so a log kept outside the chain is checked on
-//! arrival; v3 adds a check's environment assertions and dependencies). A receipt is stored as the
+//! arrival; v3 adds a check's environment assertions and dependencies; v4 adds
+//! the per-test results a check declares, `result.tests`). A receipt is stored as the
 //! RFC 8785 bytes of an envelope `{"receipt": body, "signature": {...}}`; the id is
 //! the SHA-256 of the canonical body. Parsing yields a [`Receipt<Unverified>`]; only
 //! [`Receipt::verify`] against a public key turns it into a [`Receipt<Verified>`], so
@@ -27,6 +28,26 @@ pub const SCHEMA_V2: &str = "git-receipt/v2";
 /// `subject.dependencies` and `result.assertions`. A check that declares neither
 /// is still written as v2, so earlier releases keep reading its receipts.
 pub const SCHEMA_V3: &str = "git-receipt/v3";
+/// The value of `schema` in v4 bodies: v3 plus `result.tests`, the per-test
+/// results of a check that declares where its runner writes them
+/// (`results = junit:PATH`). Written only for such a check, and then always
+/// with `result.tests`; every other receipt is written as before.
+pub const SCHEMA_V4: &str = "git-receipt/v4";
+/// v4: the most tests one receipt records (more is refused when reading results).
+pub const MAX_TESTS: u64 = 100_000;
+/// v4: the longest test name kept, in bytes (a longer one is cut at a character
+/// boundary and ends in `...`).
+pub const MAX_TEST_NAME_BYTES: usize = 512;
+/// v4: a test list is kept inline in the receipt when it has at most this many tests
+/// and its canonical bytes are at most [`INLINE_LIST_BYTES`]; else it is a blob
+/// beside the log and the receipt signs its size and SHA-256.
+pub const INLINE_TESTS: u64 = 1_000;
+/// v4: the most canonical bytes of an inline test list.
+pub const INLINE_LIST_BYTES: u64 = 64 * 1024;
+/// v4: the most canonical bytes of a test list kept beside the log.
+pub const MAX_LIST_BYTES: u64 = 64 << 20;
+/// v4: the longest `result.tests.error`, in bytes.
+pub const MAX_TESTS_ERROR_BYTES: usize = 1024;
 /// The most bytes of an assertion's `actual` value (its first output line) kept.
 pub const MAX_ACTUAL_BYTES: usize = 512;
 /// The largest stored receipt we accept (bytes of `receipt.json`). Tails are capped
@@ -196,6 +217,177 @@ pub struct Outcome {
     /// check declares none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assertions: Vec<AssertionResult>,
+    /// v4 only: the per-test results the check declares (`results =`). Absent
+    /// before v4; always present in v4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<Tests>,
+}
+
+/// v4: the format a check's runner writes its per-test results in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResultsFormat {
+    /// JUnit XML (`<testsuites>`, `<testsuite>`, `<testcase>`).
+    Junit,
+    /// The Test Anything Protocol, version 12 or 13.
+    Tap,
+    /// The JSON lines of libtest's `--format json` (cargo test, cargo-nextest).
+    LibtestJson,
+}
+
+impl ResultsFormat {
+    /// The name as `.gitreceipts` and the receipt spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultsFormat::Junit => "junit",
+            ResultsFormat::Tap => "tap",
+            ResultsFormat::LibtestJson => "libtest-json",
+        }
+    }
+}
+
+/// v4: how one test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestStatus {
+    /// It passed (a TAP `ok`, also one marked `# TODO`).
+    Passed,
+    /// It failed or errored (a JUnit `<failure>` or `<error>`, a TAP `not ok`).
+    Failed,
+    /// It did not run or does not count: skipped, ignored, or a TAP `not ok # TODO`.
+    Skipped,
+}
+
+impl TestStatus {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TestStatus::Passed => "passed",
+            TestStatus::Failed => "failed",
+            TestStatus::Skipped => "skipped",
+        }
+    }
+}
+
+/// A nullable member that must be present (`null` or a number, never left out).
+fn required_nullable_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Option::<u64>::deserialize(d)
+}
+
+/// v4: one test as its runner reported it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestCase {
+    /// Its name, as the runner gives it (JUnit: `classname::name`).
+    pub name: String,
+    /// How it ended.
+    pub status: TestStatus,
+    /// How long it took, in milliseconds, when the format says (`null` for TAP).
+    #[serde(deserialize_with = "required_nullable_u64")]
+    pub duration_ms: Option<u64>,
+}
+
+/// v4: the per-test results of a check (`result.tests`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tests {
+    /// The declared format.
+    pub format: ResultsFormat,
+    /// The declared path, relative to the top of the work tree, or `-` for the
+    /// check's own output.
+    pub path: String,
+    /// Why the results could not be read, empty when they were (then every count
+    /// is 0 and the list is empty).
+    pub error: String,
+    /// Tests that passed.
+    pub passed: u64,
+    /// Tests that failed.
+    pub failed: u64,
+    /// Tests that were skipped.
+    pub skipped: u64,
+    /// All of them: `passed + failed + skipped`.
+    pub total: u64,
+    /// The list, sorted, when it is small enough to be inline; `None` when it is
+    /// kept beside the log (`list_blob`).
+    #[serde(deserialize_with = "required_nullable_list")]
+    pub list: Option<Vec<TestCase>>,
+    /// The blob id of the list kept beside the log, or `None` when it is inline.
+    #[serde(deserialize_with = "required_nullable_string")]
+    pub list_blob: Option<String>,
+    /// The size of the canonical list, inline or not.
+    pub list_bytes: u64,
+    /// `sha256:<hex>` of the canonical list, inline or not.
+    pub list_sha256: String,
+}
+
+fn required_nullable_list<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<TestCase>>, D::Error> {
+    Option::<Vec<TestCase>>::deserialize(d)
+}
+
+fn required_nullable_string<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    Option::<String>::deserialize(d)
+}
+
+impl Tests {
+    /// The list's stored bytes (a blob beside the log) checked against what this
+    /// receipt signed: size, SHA-256, canonical form, and the counts. Returns the list.
+    pub fn check_list_bytes(&self, bytes: &[u8]) -> Result<Vec<TestCase>, String> {
+        if bytes.len() as u64 != self.list_bytes {
+            return Err(format!(
+                "the test list has {} bytes, but the receipt signed {}",
+                bytes.len(),
+                self.list_bytes
+            ));
+        }
+        let digest = format!("sha256:{}", hex::encode(Sha256::digest(bytes)));
+        if digest != self.list_sha256 {
+            return Err(format!(
+                "the test list's SHA-256 is {digest}, but the receipt signed {}",
+                self.list_sha256
+            ));
+        }
+        let list: Vec<TestCase> = canon::from_canonical(bytes)
+            .map_err(|e| format!("the test list is not canonical JSON: {e}"))?;
+        check_list_entries(self, &list).map_err(|e| format!("the test list: {e}"))?;
+        Ok(list)
+    }
+}
+
+/// The canonical bytes of a test list: what `list_bytes` and `list_sha256` sign,
+/// and what a list kept beside the log holds.
+pub fn canonical_list(list: &[TestCase]) -> Vec<u8> {
+    canon::to_canonical(&list).expect("durations are bounded: always canonicalizable")
+}
+
+/// A list's entries agree with the counts: sorted, names bounded, statuses counted.
+fn check_list_entries(tests: &Tests, list: &[TestCase]) -> Result<(), String> {
+    if list.len() as u64 != tests.total {
+        return Err(format!(
+            "{} entries, but total is {}",
+            list.len(),
+            tests.total
+        ));
+    }
+    if !list.windows(2).all(|w| w[0] <= w[1]) {
+        return Err("not sorted by name, status and duration".into());
+    }
+    let mut counts = [0u64; 3];
+    for t in list {
+        if t.name.is_empty() || t.name.len() > MAX_TEST_NAME_BYTES {
+            return Err(format!(
+                "a test name is empty or over {MAX_TEST_NAME_BYTES} bytes"
+            ));
+        }
+        counts[t.status as usize] += 1;
+    }
+    if counts != [tests.passed, tests.failed, tests.skipped] {
+        return Err("the counts do not match the statuses in the list".into());
+    }
+    Ok(())
 }
 
 /// Who wrote the receipt.
@@ -535,6 +727,7 @@ const VERSIONED: &[(&str, &str)] = &[
     ("/receipt/result", "log_bytes"),
     ("/receipt/result", "log_sha256"),
     ("/receipt/result", "assertions"),
+    ("/receipt/result", "tests"),
     ("/receipt/subject", "dependencies"),
     ("/receipt", "check"),
     ("/receipt", "result"),
@@ -593,6 +786,23 @@ const MEMBERS: &[(&str, &[&str])] = &[
             "started_at",
             "stderr_tail",
             "stdout_tail",
+            "tests",
+        ],
+    ),
+    (
+        "/receipt/result/tests",
+        &[
+            "error",
+            "failed",
+            "format",
+            "list",
+            "list_blob",
+            "list_bytes",
+            "list_sha256",
+            "passed",
+            "path",
+            "skipped",
+            "total",
         ],
     ),
     ("/receipt/runner", &["host", "os", "tool"]),
@@ -1037,15 +1247,16 @@ fn invalid(member: &'static str, reason: impl Into<String>) -> ReceiptError {
 
 /// Value rules that the types alone do not enforce.
 fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> {
-    let (v2, v3) = match body.schema.as_str() {
-        SCHEMA => (false, false),
-        SCHEMA_V2 => (true, false),
-        SCHEMA_V3 => (true, true),
+    let (v2, v3, v4) = match body.schema.as_str() {
+        SCHEMA => (false, false, false),
+        SCHEMA_V2 => (true, false, false),
+        SCHEMA_V3 => (true, true, false),
+        SCHEMA_V4 => (true, true, true),
         other => {
             return Err(invalid(
                 "/receipt/schema",
                 format!(
-                    "unknown schema {other:?}, expected {SCHEMA_V3:?}, {SCHEMA_V2:?} or {SCHEMA:?}"
+                    "unknown schema {other:?}, expected {SCHEMA_V4:?}, {SCHEMA_V3:?}, {SCHEMA_V2:?} or {SCHEMA:?}"
                 ),
             ));
         }
@@ -1071,6 +1282,7 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             }
             validate_environment(body, v3)?;
             validate_check(body, v2)?;
+            validate_tests(body, v4)?;
         }
         Kind::Acceptance | Kind::Review => {
             let kind = if body.kind == Kind::Acceptance {
@@ -1078,7 +1290,7 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             } else {
                 "review"
             };
-            if !v3 {
+            if !v3 || v4 {
                 return Err(invalid(
                     "/receipt/kind",
                     format!("{kind} receipts exist only in {SCHEMA_V3:?}"),
@@ -1429,6 +1641,120 @@ fn validate_environment(body: &Body, v3: bool) -> Result<(), ReceiptError> {
     Ok(())
 }
 
+/// The v4 member `result.tests`: present exactly in v4, and consistent.
+fn validate_tests(body: &Body, v4: bool) -> Result<(), ReceiptError> {
+    const AT: &str = "/receipt/result/tests";
+    let tests = match (&body.result.tests, v4) {
+        (None, false) => return Ok(()),
+        (Some(_), false) => {
+            return Err(invalid(
+                AT,
+                format!("a member of {SCHEMA_V4:?}, not of this schema"),
+            ));
+        }
+        (None, true) => {
+            return Err(ReceiptError::Schema(
+                "missing member \"tests\" in \"/receipt/result\"".into(),
+            ));
+        }
+        (Some(t), true) => t,
+    };
+    let path_ok = if tests.path == "-" {
+        tests.format == ResultsFormat::Tap
+    } else {
+        is_results_path(&tests.path)
+    };
+    if !path_ok {
+        return Err(invalid(
+            AT,
+            format!(
+                "path {:?} is not a relative path inside the work tree (or `-` for TAP)",
+                tests.path
+            ),
+        ));
+    }
+    if tests.error.len() > MAX_TESTS_ERROR_BYTES {
+        return Err(invalid(
+            AT,
+            format!("error is over {MAX_TESTS_ERROR_BYTES} bytes"),
+        ));
+    }
+    let sum = tests
+        .passed
+        .checked_add(tests.failed)
+        .and_then(|n| n.checked_add(tests.skipped));
+    if sum != Some(tests.total) || tests.total > MAX_TESTS {
+        return Err(invalid(
+            AT,
+            format!("total must be passed + failed + skipped, at most {MAX_TESTS}"),
+        ));
+    }
+    if !is_receipt_id(&tests.list_sha256) {
+        return Err(invalid(AT, "list_sha256 is not a sha256: digest"));
+    }
+    match (&tests.list, &tests.list_blob) {
+        (Some(list), None) => {
+            if !tests.error.is_empty() && !list.is_empty() {
+                return Err(invalid(
+                    AT,
+                    "results that could not be read have an empty list",
+                ));
+            }
+            check_list_entries(tests, list).map_err(|e| invalid(AT, format!("list: {e}")))?;
+            let bytes = canonical_list(list);
+            if bytes.len() as u64 != tests.list_bytes
+                || format!("sha256:{}", hex::encode(Sha256::digest(&bytes))) != tests.list_sha256
+            {
+                return Err(invalid(
+                    AT,
+                    "list_bytes and list_sha256 must be the size and SHA-256 of the canonical list",
+                ));
+            }
+            if tests.total > INLINE_TESTS || tests.list_bytes > INLINE_LIST_BYTES {
+                return Err(invalid(
+                    AT,
+                    format!(
+                        "a list of more than {INLINE_TESTS} tests or {INLINE_LIST_BYTES} bytes is kept beside the log (list_blob), not inline"
+                    ),
+                ));
+            }
+        }
+        (None, Some(blob)) => {
+            if !is_hex_oid(blob) {
+                return Err(invalid(AT, "list_blob is not a blob id"));
+            }
+            if !tests.error.is_empty() {
+                return Err(invalid(
+                    AT,
+                    "results that could not be read have an empty inline list",
+                ));
+            }
+            if tests.total <= INLINE_TESTS && tests.list_bytes <= INLINE_LIST_BYTES {
+                return Err(invalid(
+                    AT,
+                    "a list this small is inline (list), not a blob",
+                ));
+            }
+            if tests.list_bytes > MAX_LIST_BYTES {
+                return Err(invalid(AT, format!("list_bytes is over {MAX_LIST_BYTES}")));
+            }
+        }
+        _ => {
+            return Err(invalid(AT, "exactly one of list and list_blob is null"));
+        }
+    }
+    Ok(())
+}
+
+/// A results path as `.gitreceipts` normalizes it: relative, `/`-separated,
+/// without empty, `.` or `..` segments, at most 4096 bytes.
+pub fn is_results_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.len() <= 4096
+        && !path.contains('\0')
+        && path.split('/').all(|seg| !matches!(seg, "" | "." | ".."))
+}
+
 /// `SHA256:` + the unpadded base64 of 32 bytes, in its one canonical spelling.
 fn is_fingerprint(s: &str) -> bool {
     sign::fingerprint_digest_of(s).is_some()
@@ -1529,6 +1855,7 @@ mod tests {
                 log_sha256: Some(Some(format!("sha256:{}", "cd".repeat(32)))),
                 detail: String::new(),
                 assertions: Vec::new(),
+                tests: None,
             },
             runner: Runner {
                 tool: "git-receipt 0".into(),
@@ -1559,6 +1886,114 @@ mod tests {
             tree: "0123456789abcdef0123456789abcdef01234567".into(),
         }];
         b
+    }
+
+    /// A v4 body: the v3 sample plus an inline test list of three tests.
+    fn sample_v4_body() -> Body {
+        let mut b = sample_v3_body();
+        b.schema = SCHEMA_V4.into();
+        let list = vec![
+            TestCase {
+                name: "a::fails".into(),
+                status: TestStatus::Failed,
+                duration_ms: Some(3),
+            },
+            TestCase {
+                name: "a::passes".into(),
+                status: TestStatus::Passed,
+                duration_ms: None,
+            },
+            TestCase {
+                name: "b::ignored".into(),
+                status: TestStatus::Skipped,
+                duration_ms: Some(0),
+            },
+        ];
+        let bytes = canonical_list(&list);
+        b.result.tests = Some(Tests {
+            format: ResultsFormat::Junit,
+            path: "target/junit.xml".into(),
+            error: String::new(),
+            passed: 1,
+            failed: 1,
+            skipped: 1,
+            total: 3,
+            list_bytes: bytes.len() as u64,
+            list_sha256: format!("sha256:{}", hex::encode(Sha256::digest(&bytes))),
+            list: Some(list),
+            list_blob: None,
+        });
+        b
+    }
+
+    /// v4 adds `result.tests`, required in v4 and refused before it; the counts,
+    /// order, digest and inline/blob choice must agree, and a blob list is checked
+    /// against what the receipt signed.
+    #[test]
+    fn v4_tests_are_closed_and_consistent() {
+        let key = SigningKey::from_seed(&[4; 32]);
+        let good = Receipt::sign(sample_v4_body(), &key).unwrap();
+        let parsed = Receipt::parse(good.bytes()).expect("a v4 receipt parses");
+        assert_eq!(parsed.body().result.tests, sample_v4_body().result.tests);
+        let refused = |b: Body, what: &str| {
+            assert!(Receipt::sign(b, &key).is_err(), "{what} must be refused");
+        };
+        let mut b = sample_v4_body();
+        b.schema = SCHEMA_V3.into();
+        refused(b, "tests in v3");
+        let mut b = sample_v4_body();
+        b.result.tests = None;
+        refused(b, "v4 without tests");
+        let mut b = sample_v4_body();
+        b.result.tests.as_mut().unwrap().passed = 2;
+        refused(b, "counts that do not add up");
+        let mut b = sample_v4_body();
+        b.result
+            .tests
+            .as_mut()
+            .unwrap()
+            .list
+            .as_mut()
+            .unwrap()
+            .swap(0, 1);
+        refused(b, "an unsorted list");
+        let mut b = sample_v4_body();
+        b.result.tests.as_mut().unwrap().list_sha256 = format!("sha256:{}", "0".repeat(64));
+        refused(b, "a digest of another list");
+        let mut b = sample_v4_body();
+        b.result.tests.as_mut().unwrap().path = "../outside.xml".into();
+        refused(b, "a path outside the work tree");
+        let mut b = sample_v4_body();
+        b.result.tests.as_mut().unwrap().path = "-".into();
+        refused(b, "`-` for a format other than TAP");
+        let mut b = sample_v4_body();
+        let t = b.result.tests.as_mut().unwrap();
+        t.list = None;
+        t.list_blob = Some("ab".repeat(20));
+        refused(b, "a small list kept as a blob");
+        let mut b = sample_v3_body();
+        b.schema = SCHEMA_V4.into();
+        b.kind = Kind::Check;
+        refused(b, "v4 check without tests");
+        // a missing nullable member is an error, not null
+        let text = String::from_utf8(good.bytes().to_vec()).unwrap();
+        let without = text.replace(r#""duration_ms":null,"#, "");
+        assert_ne!(without, text);
+        assert!(Receipt::parse(without.as_bytes()).is_err());
+        // a blob list: checked by size, digest, canonical form and counts
+        let t = sample_v4_body().result.tests.unwrap();
+        let bytes = canonical_list(t.list.as_ref().unwrap());
+        assert_eq!(t.check_list_bytes(&bytes).unwrap(), t.list.clone().unwrap());
+        let mut forged = bytes.clone();
+        let at = forged.iter().position(|&c| c == b'f').unwrap();
+        forged[at] = b'g';
+        let why = t.check_list_bytes(&forged).unwrap_err();
+        assert!(why.contains("SHA-256"), "{why}");
+        assert!(
+            t.check_list_bytes(&bytes[1..])
+                .unwrap_err()
+                .contains("bytes")
+        );
     }
 
     /// The in-process memo of good signatures never vouches for a forged copy: the
@@ -1639,7 +2074,7 @@ mod tests {
     #[test]
     fn member_table_matches_the_types() {
         let key = SigningKey::from_seed(&[1; 32]);
-        let signed = Receipt::sign(sample_v3_body(), &key).unwrap();
+        let signed = Receipt::sign(sample_v4_body(), &key).unwrap();
         let value: serde_json::Value = serde_json::from_slice(signed.bytes()).unwrap();
         fn objects(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
             if let Some(o) = v.as_object() {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::contract::{AssertDef, DependencyDef};
 use crate::receipt::{
     AssertionResult, Body, Chain, Check, DependencyState, Expectation, Kind, Mode, Outcome, Runner,
-    SCHEMA_V2, SCHEMA_V3, definition_digest, format_timestamp,
+    SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, definition_digest, format_timestamp,
 };
 use crate::runner::{Observation, tail_text};
 use crate::sign::SigningKey;
@@ -31,6 +31,8 @@ pub struct CheckSpec {
     pub assertions: Vec<AssertDef>,
     /// The sibling repositories it declares, sorted by name.
     pub dependencies: Vec<DependencyDef>,
+    /// Where its runner writes per-test results, if it says.
+    pub results: Option<crate::results::ResultsDecl>,
 }
 
 impl CheckSpec {
@@ -121,6 +123,9 @@ pub struct Surroundings {
     pub assertions: Vec<AssertionResult>,
     /// The dependencies, sorted by name.
     pub dependencies: Vec<DependencyState>,
+    /// The per-test results read after the run (format v4), with the list's
+    /// canonical bytes when it is kept beside the log rather than inline.
+    pub tests: Option<(crate::receipt::Tests, Option<Vec<u8>>)>,
 }
 
 /// Store a receipt for an observation of `check` on `subject`.
@@ -165,6 +170,15 @@ pub fn store_receipt_in(
     } else {
         Some(store.write_blob(&obs.log)?)
     };
+    // a large test list is a blob beside the log, written before the receipt too
+    let mut tests = around.tests.as_ref().map(|(t, _)| t.clone());
+    let list_blob = match &around.tests {
+        Some((_, Some(bytes))) => Some((store.write_blob(bytes)?, bytes.as_slice())),
+        _ => None,
+    };
+    if let (Some(t), Some((blob, _))) = (tests.as_mut(), list_blob) {
+        t.list_blob = Some(blob.to_string());
+    }
     let env = check.env_values();
     let definition = check.definition();
     let runner = Runner {
@@ -193,43 +207,46 @@ pub fn store_receipt_in(
         log_sha256: Some(log.map(|_| crate::store::logs::log_digest(&obs.log))),
         detail: obs.detail.clone(),
         assertions: around.assertions.clone(),
+        tests: tests.clone(),
     };
-    let schema = if around.assertions.is_empty() && around.dependencies.is_empty() {
+    let schema = if tests.is_some() {
+        SCHEMA_V4
+    } else if around.assertions.is_empty() && around.dependencies.is_empty() {
         SCHEMA_V2
     } else {
         SCHEMA_V3
     };
-    store.append(
-        writer,
-        key,
-        log.map(|l| (l, obs.log.as_slice())),
-        |index, prev| Body {
-            schema: schema.into(),
-            kind: Kind::Check,
-            chain: Chain {
-                writer: writer.to_owned(),
-                index,
-                prev,
-            },
-            subject: crate::receipt::Subject {
-                commit: subject.commit.to_string(),
-                tree: subject.tree.to_string(),
-                inputs: subject.inputs.to_string(),
-                dirty: subject.dirty,
-                dependencies: around.dependencies.clone(),
-            },
-            check: Check {
-                name: check.name.clone(),
-                argv: check.argv.clone(),
-                definition: definition.clone(),
-                paths: check.paths.clone(),
-                env: env.clone(),
-            },
-            result: outcome.clone(),
-            runner: runner.clone(),
-            acceptance: None,
-            review: None,
-            supersedes: None,
+    let kept: Vec<(gix::ObjectId, &[u8])> = log
+        .map(|l| (l, obs.log.as_slice()))
+        .into_iter()
+        .chain(list_blob)
+        .collect();
+    store.append(writer, key, &kept, |index, prev| Body {
+        schema: schema.into(),
+        kind: Kind::Check,
+        chain: Chain {
+            writer: writer.to_owned(),
+            index,
+            prev,
         },
-    )
+        subject: crate::receipt::Subject {
+            commit: subject.commit.to_string(),
+            tree: subject.tree.to_string(),
+            inputs: subject.inputs.to_string(),
+            dirty: subject.dirty,
+            dependencies: around.dependencies.clone(),
+        },
+        check: Check {
+            name: check.name.clone(),
+            argv: check.argv.clone(),
+            definition: definition.clone(),
+            paths: check.paths.clone(),
+            env: env.clone(),
+        },
+        result: outcome.clone(),
+        runner: runner.clone(),
+        acceptance: None,
+        review: None,
+        supersedes: None,
+    })
 }

@@ -126,6 +126,7 @@ pub fn check_body(
             log_sha256: None,
             detail: String::new(),
             assertions: Vec::new(),
+            tests: None,
         },
         runner: Runner {
             tool: "bench".into(),

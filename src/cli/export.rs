@@ -150,7 +150,24 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
                 continue;
             }
         };
-        let Some(statement) = intoto::statement(&verified) else {
+        // a list kept beside the log is read and checked against the receipt;
+        // one this clone lacks leaves the check's name as its one test
+        let list = match &verified.body().result.tests {
+            Some(t) if t.error.is_empty() => match git_receipt::results::load_list(&store, t) {
+                Ok(list) => Some(list),
+                Err(why) => {
+                    eprintln!(
+                        "{}",
+                        text::escape_lines(&format!(
+                            "git-receipt: warning: receipt {id}: its test list is not exported: {why}"
+                        ))
+                    );
+                    None
+                }
+            },
+            _ => None,
+        };
+        let Some(statement) = intoto::statement_with_tests(&verified, list.as_deref()) else {
             // a revision's review receipts have no in-toto form: exporting its
             // checks is what was asked, so they are skipped, said, not a no
             if !p.by_id {

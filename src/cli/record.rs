@@ -96,6 +96,7 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         assertions: Vec::new(),
         dependencies: git_receipt::environment::resolve_all(store.workdir()?, &check.dependencies)
             .with_context(|| format!("nothing was recorded for check {:?}", check.name))?,
+        tests: None,
     };
     let appended = recorder::store_receipt_in(
         &store,

@@ -903,6 +903,43 @@ fn render_one_evidence(
         ),
     );
     kv("duration", human_ms(b.result.duration_ms));
+    if let Some(t) = &b.result.tests {
+        let source = format!("{}:{}", t.format.as_str(), t.path);
+        kv(
+            "tests",
+            if t.error.is_empty() {
+                // the failed tests by name when the list is inline (a list
+                // beside the log is shown by `git receipt show`), escaped
+                let failed: Vec<String> = t
+                    .list
+                    .iter()
+                    .flatten()
+                    .filter(|c| c.status == git_receipt::receipt::TestStatus::Failed)
+                    .take(20)
+                    .map(|c| format!("<code>{}</code>", h(&c.name)))
+                    .collect();
+                format!(
+                    "{} passed, {} failed, {} skipped of {} (<code>{}</code>){}",
+                    t.passed,
+                    t.failed,
+                    t.skipped,
+                    t.total,
+                    h(&source),
+                    if failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; failed: {}", failed.join(", "))
+                    }
+                )
+            } else {
+                format!(
+                    "could not be read (<code>{}</code>): {}",
+                    h(&source),
+                    h(&t.error)
+                )
+            },
+        );
+    }
     kv("started", h(&b.result.started_at).into_owned());
     kv(
         "tested",

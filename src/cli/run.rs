@@ -564,6 +564,12 @@ fn run_one(
     );
     // what reading the store had to say comes before the check's own output
     super::flush_store_notices(store);
+    let results_before = check
+        .results
+        .as_ref()
+        .and_then(|d| git_receipt::results::stamp_before(d, &workdir));
+    // a failed assertion stops the check before it runs: no results to read
+    let ran = environment::failure_detail(&assertions).is_none();
     let obs = match environment::failure_detail(&assertions) {
         // a failed assertion: the check never runs, and its receipt says why
         Some(detail) => runner::Observation {
@@ -593,9 +599,35 @@ fn run_one(
         // a run nobody let finish has no result to sign
         return Err(Interrupted(sig).into());
     }
+    let tests = check.results.as_ref().map(|decl| {
+        let read = if !ran {
+            Err(format!("the check did not run: {}", obs.detail))
+        } else {
+            git_receipt::results::read_after_run(
+                decl,
+                &workdir,
+                &obs.log,
+                obs.log_truncated,
+                results_before.as_ref(),
+            )
+        };
+        if let Err(why) = &read {
+            eprintln!(
+                "{}",
+                git_receipt::text::escape_lines(&format!(
+                    "git-receipt: warning: check {:?}: its test results could not be read: {why}; the receipt records that, and the check's outcome stands\nhint: check that the runner writes {}:{} (relative to the top of the work tree)",
+                    check.name,
+                    decl.format.as_str(),
+                    decl.path
+                ))
+            );
+        }
+        git_receipt::results::record(decl, read)
+    });
     let around = recorder::Surroundings {
         assertions,
         dependencies,
+        tests,
     };
     let appended = match recorder::store_receipt_in(
         store,

@@ -74,6 +74,65 @@ pub struct ShowArgs {
     /// With --log: the remote to fetch a missing log from (default: receipt.remote, or origin).
     #[arg(long, value_name = "REMOTE", requires = "log")]
     pub remote: Option<String>,
+    /// List every test of a receipt with per-test results, not only the failed ones.
+    #[arg(long)]
+    pub tests: bool,
+}
+
+/// The `tests` lines of a receipt with per-test results: the counts, then the
+/// failed tests (every test with `all`), names escaped.
+pub(super) fn tests_lines(
+    store: &git_receipt::store::Store,
+    t: &git_receipt::receipt::Tests,
+    all: bool,
+    on: bool,
+) -> String {
+    use git_receipt::receipt::TestStatus;
+    let source = format!("{}:{}", t.format.as_str(), t.path);
+    if !t.error.is_empty() {
+        return format!(
+            "  tests    {}: could not be read ({}): {}\n",
+            paint(on, "33", "unknown"),
+            escape(&source),
+            escape(&t.error)
+        );
+    }
+    let mut out = format!(
+        "  tests    {} passed, {} failed, {} skipped of {} ({})\n",
+        t.passed,
+        t.failed,
+        t.skipped,
+        t.total,
+        escape(&source)
+    );
+    if t.failed == 0 && !all {
+        return out;
+    }
+    match git_receipt::results::load_list(store, t) {
+        Ok(list) => {
+            for c in list
+                .iter()
+                .filter(|c| all || c.status == TestStatus::Failed)
+            {
+                let status = match c.status {
+                    TestStatus::Passed => paint(on, "32", "passed "),
+                    TestStatus::Failed => paint(on, "31", "failed "),
+                    TestStatus::Skipped => paint(on, "33", "skipped"),
+                };
+                let took = c
+                    .duration_ms
+                    .map(|d| format!("  {}", human_ms(d)))
+                    .unwrap_or_default();
+                out.push_str(&format!("    {status} {}{took}\n", escape(&c.name)));
+            }
+        }
+        Err(why) => out.push_str(&format!(
+            "    {}: {}\n",
+            paint(on, "31", "the test list cannot be shown"),
+            escape(&why)
+        )),
+    }
+    out
 }
 
 /// Whether `text` reads as a receipt id or id prefix rather than a revision.
@@ -219,7 +278,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
             entry: e,
             found: vec!["by its id".to_owned()],
         }];
-        return print_shown(&shown, &trust, &names, args.json);
+        return print_shown(&store, &shown, &trust, &names, &args);
     }
     let rev = wanted;
     let commit = store.resolve_commit(rev)?;
@@ -274,7 +333,7 @@ pub fn cmd_show(ctx: &Context, args: ShowArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::from(1));
     }
-    print_shown(&shown, &trust, &names, args.json)
+    print_shown(&store, &shown, &trust, &names, &args)
 }
 
 /// One receipt to show, and how it was found.
@@ -376,11 +435,13 @@ fn decider_of(ctx: &Context, store: &Store, rev: &str, check: &str) -> Result<St
 
 /// Print receipts as text or JSON; exit 1 when there are none (both forms).
 fn print_shown(
+    store: &git_receipt::store::Store,
     shown: &[Shown],
     trust: &TrustSet,
     names: &super::SignerNames,
-    json_out: bool,
+    args: &ShowArgs,
 ) -> Result<ExitCode> {
+    let json_out = args.json;
     let code = if shown.is_empty() {
         ExitCode::from(1)
     } else {
@@ -403,6 +464,13 @@ fn print_shown(
                     "signature_status": status,
                     "signature_detail": by,
                     "receipt": envelope,
+                    // a list kept beside the log, read and checked (or why not)
+                    "tests": e.receipt.body().result.tests.as_ref().map(|t| {
+                        match git_receipt::results::load_list(store, t) {
+                            Ok(list) => json!({ "list": list }),
+                            Err(why) => json!({ "list": null, "error": why }),
+                        }
+                    }),
                 })
             })
             .collect();
@@ -484,6 +552,9 @@ fn print_shown(
                     format!(" ({})", escape(&a.detail))
                 },
             ));
+        }
+        if let Some(t) = &b.result.tests {
+            out.push_str(&tests_lines(store, t, args.tests, on));
         }
         for d in &b.subject.dependencies {
             out.push_str(&format!(

@@ -37,6 +37,11 @@ pub struct StatusArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Under each check, list the per-test results of the receipt that decides it
+    /// (checks that declare `results =`); with --json, each check's `tests` has
+    /// its `list`.
+    #[arg(long)]
+    pub tests: bool,
     /// Trust only the signers in .gitreceipts at this revision (e.g. origin/main),
     /// and require what is required there too, as `git receipt gate --trust` does.
     #[arg(long, value_name = "REV")]
@@ -252,6 +257,16 @@ pub(super) fn state_json(s: &CheckState) -> serde_json::Value {
         "changed_paths": s.changed_paths,
         "untrusted_receipts": s.untrusted,
         "notices": s.notices,
+        // the per-test counts of the deciding receipt (format v4), or null
+        "tests": s.decider.as_ref().and_then(|d| d.receipt.body().result.tests.as_ref()).map(|t| json!({
+            "format": t.format.as_str(),
+            "path": t.path,
+            "error": t.error,
+            "passed": t.passed,
+            "failed": t.failed,
+            "skipped": t.skipped,
+            "total": t.total,
+        })),
     })
 }
 
@@ -606,7 +621,18 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
                 "uncommitted_changes": w.tree.is_some(),
                 "contract_uncommitted": w.contract.is_some(),
             })),
-            "checks": report.states.iter().map(state_json).collect::<Vec<_>>(),
+            "checks": report.states.iter().map(|s| {
+                let mut v = state_json(s);
+                if args.tests
+                    && let Some(t) = s.decider.as_ref().and_then(|d| d.receipt.body().result.tests.as_ref())
+                {
+                    v["tests"]["list"] = match git_receipt::results::load_list(&store, t) {
+                        Ok(list) => json!(list),
+                        Err(why) => { v["tests"]["list_error"] = json!(why); json!(null) }
+                    };
+                }
+                v
+            }).collect::<Vec<_>>(),
             "notices": report.notices.iter().cloned()
                 .chain(super::notice_words(&ctx.flush_notices()))
                 .collect::<Vec<_>>(),
@@ -639,6 +665,21 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
         _ => super::signer_names(&store),
     };
     print!("{}", render_rows_named(&states, on, &names));
+    if args.tests {
+        for s in &states {
+            if let Some(t) = s
+                .decider
+                .as_ref()
+                .and_then(|d| d.receipt.body().result.tests.as_ref())
+            {
+                print!(
+                    "{}:\n{}",
+                    escape(&s.name),
+                    super::show::tests_lines(&store, t, true, on)
+                );
+            }
+        }
+    }
     if states.iter().any(|s| s.state != State::Present) && store.writers()?.is_empty() {
         // a fresh clone: `git clone` brings no refs/receipts/, so all reads missing
         eprintln!(

@@ -320,6 +320,7 @@ impl Scratch {
             } else {
                 crate::environment::resolve_all(self.dir.path(), &spec.dependencies).unwrap()
             },
+            tests: None,
         };
         crate::recorder::store_receipt_in(
             &self.store,
@@ -1470,7 +1471,7 @@ fn step_1_a_definition_that_only_shares_the_index_prefix_does_not_count() {
     body.chain.writer = writer.clone();
     let lookalike = s
         .store
-        .append(&writer, &key, None, |index, prev| {
+        .append(&writer, &key, &[], |index, prev| {
             let mut b = body.clone();
             b.chain.index = index;
             b.chain.prev = prev;

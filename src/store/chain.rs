@@ -180,15 +180,16 @@ impl Store {
 
     /// Append a receipt to `writer`'s chain. `make_body(index, prev)` builds the body
     /// for a given position; it is called again if another process appended first.
-    /// `log` is the blob id of the full output, kept under its log ref
-    /// (see the `logs` module), never in the chain. Refused ([`StoreError::Clock`]),
+    /// `logs` are the blobs kept beside the receipt under their log refs (see the
+    /// `logs` module), never in the chain: the full output and, for a large test
+    /// list (format v4), the list. Refused ([`StoreError::Clock`]),
     /// with nothing written, when the clock reads a time before 1970 or before the
     /// previous entry's date ([`Body::time`]).
     pub fn append(
         &self,
         writer: &str,
         key: &SigningKey,
-        log: Option<(ObjectId, &[u8])>,
+        logs: &[(ObjectId, &[u8])],
         mut make_body: impl FnMut(u64, Option<String>) -> Body,
     ) -> Result<Appended, StoreError> {
         debug_assert!(is_valid_writer_id(writer));
@@ -292,16 +293,16 @@ impl Store {
                     }
                     // The log ref, like the notes, is completed by the next append or
                     // `reindex` if this fails: the chain already holds the receipt.
-                    if let Some((log, bytes)) = log
-                        && let Err(e) = self.keep_log(writer, log, bytes)
-                    {
-                        self.notice(Notice::warning(
-                            "log-ref-not-written",
-                            format!(
-                                "receipt {} is stored, but its log ref was not written: {e}",
-                                receipt.id()
-                            ),
-                        ));
+                    for &(log, bytes) in logs {
+                        if let Err(e) = self.keep_log(writer, log, bytes) {
+                            self.notice(Notice::warning(
+                                "log-ref-not-written",
+                                format!(
+                                    "receipt {} is stored, but its log ref was not written: {e}",
+                                    receipt.id()
+                                ),
+                            ));
+                        }
                     }
                     // Notes are a derived index; failing to update them loses nothing
                     // (the next append or `reindex` completes them), so report but succeed.
@@ -326,7 +327,7 @@ impl Store {
                     // decides a restore: once they pass, no reader takes it off.
                     // the log blob too, which its ref alone keeps from the next prune
                     let mut kept = written.clone();
-                    if let Some((log, bytes)) = log {
+                    for &(log, bytes) in logs {
                         kept.push(Written::blob(log, bytes, "the output log"));
                     }
                     let held = match self.confirm_entry(&refname, commit, &kept) {

@@ -494,7 +494,7 @@ fn append_edited(
     let tip = s.store.chain_tip(&w).unwrap().unwrap();
     let base = s.store.chain_entry(&w, tip).unwrap().receipt.body().clone();
     s.store
-        .append(&w, k, None, |index, prev| {
+        .append(&w, k, &[], |index, prev| {
             let mut b = base.clone();
             b.chain.index = index;
             b.chain.prev = prev.clone();

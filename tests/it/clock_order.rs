@@ -426,7 +426,7 @@ fn append_refuses_a_clock_behind_the_previous_entry_whatever_the_caller_checked(
         .body()
         .clone();
     let err = store
-        .append(&writer, &key, None, |index, prev| {
+        .append(&writer, &key, &[], |index, prev| {
             let mut b = template.clone();
             b.chain.index = index;
             b.chain.prev = prev;

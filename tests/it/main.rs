@@ -51,6 +51,7 @@ mod pre_commit;
 mod ranges;
 mod readme_tour;
 mod report;
+mod results;
 mod reviews;
 mod run_edges;
 mod run_range;

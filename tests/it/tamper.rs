@@ -422,7 +422,7 @@ fn a_broken_signature_among_300_honest_ones_is_the_one_finding() {
     let template = fx.receipt(ADA, 2).body().clone();
     for _ in 0..300 {
         store
-            .append(&fx.writers[ADA], &key, None, |index, prev| {
+            .append(&fx.writers[ADA], &key, &[], |index, prev| {
                 let mut body = template.clone();
                 body.chain.index = index;
                 body.chain.prev = prev;
