@@ -406,21 +406,7 @@ fn parse_duration(value: &str) -> Option<Duration> {
     (secs > 0 && secs <= MAX_TIMEOUT.as_secs()).then(|| Duration::from_secs(secs))
 }
 
-/// Normalize one declared path: relative, `/`-separated, no `.`/`..`, no trailing slash.
-pub fn normalize_path(path: &str) -> Option<String> {
-    let mut parts = Vec::new();
-    if path.starts_with('/') {
-        return None;
-    }
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => return None,
-            p => parts.push(p),
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("/"))
-}
+pub use crate::receipt::normalize_path;
 
 /// Sort, dedupe, and drop paths inside another declared path.
 pub fn minimal_paths(mut paths: Vec<String>) -> Vec<String> {

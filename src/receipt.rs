@@ -1746,6 +1746,22 @@ fn validate_tests(body: &Body, v4: bool) -> Result<(), ReceiptError> {
     Ok(())
 }
 
+/// Normalize one declared path: relative, `/`-separated, no `.`/`..`, no trailing slash.
+pub fn normalize_path(path: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    if path.starts_with('/') {
+        return None;
+    }
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return None,
+            p => parts.push(p),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// A results path as `.gitreceipts` normalizes it: relative, `/`-separated,
 /// without empty, `.` or `..` segments, at most 4096 bytes.
 pub fn is_results_path(path: &str) -> bool {

@@ -78,7 +78,7 @@ pub fn parse_declaration(value: &str) -> Result<ResultsDecl, DeclError> {
             path: "-".into(),
         });
     }
-    match crate::contract::normalize_path(path) {
+    match crate::receipt::normalize_path(path) {
         Some(p) if crate::receipt::is_results_path(&p) => Ok(ResultsDecl { format, path: p }),
         _ => Err(fail(
             format!("results path {path:?} is not a relative path inside the work tree"),
