@@ -130,6 +130,34 @@ pub struct ReviewDef {
     pub self_approve: bool,
 }
 
+/// One quarantined test: `[quarantine "name"]`. A failure of exactly this test
+/// in a receipt of `check` does not fail the check until the quarantine
+/// expires; the test still runs and its failure is still recorded. Read from the
+/// contract a revision is judged by (the trusted revision's, when there is one:
+/// see `policy::quarantine`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuarantineDef {
+    /// The name in `[quarantine "name"]`.
+    pub name: String,
+    /// The check whose receipts it applies to.
+    pub check: String,
+    /// The test's name exactly as receipts record it (`result.tests.list[].name`).
+    pub test: String,
+    /// Who owns the debt (free text, e.g. an email address).
+    pub owner: String,
+    /// The first moment it no longer applies, Unix ms (UTC): `expires =
+    /// 2027-01-31` means through the end of 2027-01-30, UTC.
+    pub expires_ms: u64,
+    /// The date as written, normalized to `YYYY-MM-DD` or a UTC time.
+    pub expires: String,
+    /// Why (free text, optional).
+    pub reason: String,
+}
+
+/// The longest a test name in `[quarantine] test =` may be, as a receipt's list
+/// bounds it (`receipt::MAX_TEST_NAME_BYTES`).
+pub const MAX_QUARANTINE_TEXT_BYTES: usize = crate::receipt::MAX_TEST_NAME_BYTES;
+
 /// A parsed `.gitreceipts`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Contract {
@@ -143,6 +171,8 @@ pub struct Contract {
     pub dependencies: Vec<DependencyDef>,
     /// Reviews in file order.
     pub reviews: Vec<ReviewDef>,
+    /// Quarantined tests in file order.
+    pub quarantines: Vec<QuarantineDef>,
 }
 
 /// The git command that shows the syntax error in `file`: `git config -f FILE
@@ -443,6 +473,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
     let mut references: Vec<(String, String, String, usize)> = Vec::new();
     let mut assertions: Vec<(AssertDef, usize)> = Vec::new();
     let mut dependencies: Vec<(DependencyDef, usize)> = Vec::new();
+    let mut quarantines: Vec<(QuarantineDef, usize)> = Vec::new();
     // (name, section line, run, paths, required, env, timeout)
     let mut checks: Vec<(CheckDef, usize, bool)> = Vec::new();
     // (name, section line, key, valid-after, valid-before, revoked)
@@ -767,6 +798,81 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                     }
                 }
             }
+            "quarantine" => {
+                let q = named_section(
+                    &mut quarantines,
+                    |(q, _)| &q.name,
+                    ("quarantine", "quarantine"),
+                    e,
+                    &err,
+                    || {
+                        (
+                            QuarantineDef {
+                                name: sub.to_owned(),
+                                check: String::new(),
+                                test: String::new(),
+                                owner: String::new(),
+                                expires_ms: 0,
+                                expires: String::new(),
+                                reason: String::new(),
+                            },
+                            e.head.line,
+                        )
+                    },
+                )?;
+                let q = &mut q.0;
+                let v = e.value.as_deref().unwrap_or_default();
+                let text = |what: &str| -> Result<String, ContractError> {
+                    if v.is_empty() || v.len() > MAX_QUARANTINE_TEXT_BYTES || v.contains('\0') {
+                        return Err(err(
+                            e.line,
+                            format!(
+                                "quarantine {sub:?}: {what} = {:?} must be 1 to {MAX_QUARANTINE_TEXT_BYTES} bytes",
+                                crate::text::escape(v)
+                            ),
+                            "write the value on one line, e.g. owner = ada@example.com",
+                        ));
+                    }
+                    Ok(v.to_owned())
+                };
+                match &*e.key {
+                    "check" => {
+                        if !is_valid_check_name(v) {
+                            return Err(err(
+                                e.line,
+                                format!("quarantine {sub:?}: check = {v:?} is not a check name"),
+                                "name the check whose receipts record the test, e.g. check = test",
+                            ));
+                        }
+                        q.check = v.to_owned();
+                    }
+                    "test" => q.test = text("test")?,
+                    "owner" => q.owner = text("owner")?,
+                    "reason" => q.reason = text("reason")?,
+                    "expires" => {
+                        let t = v.trim();
+                        let ms = (t.len() >= 10)
+                            .then(|| crate::clock::parse_signer_time(t))
+                            .flatten();
+                        let Some(ms) = ms else {
+                            return Err(err(
+                                e.line,
+                                format!("quarantine {sub:?}: expires = {v:?} is not a date"),
+                                "write expires = 2027-01-31 (the quarantine ends at the start of that day, UTC)",
+                            ));
+                        };
+                        q.expires_ms = ms;
+                        q.expires = t.to_owned();
+                    }
+                    other => {
+                        return Err(err(
+                            e.line,
+                            format!("quarantine {sub:?}: unknown key {other:?}"),
+                            "a quarantine takes check, test, owner, expires and reason",
+                        ));
+                    }
+                }
+            }
             "" => {
                 return Err(err(
                     e.line,
@@ -778,7 +884,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 return Err(err(
                     e.head.line,
                     format!("unknown section [{other}]"),
-                    "the sections are [check \"name\"], [signer \"name\"], [assert \"name\"], [dependency \"name\"] and [review \"name\"]",
+                    "the sections are [check \"name\"], [signer \"name\"], [assert \"name\"], [dependency \"name\"], [review \"name\"] and [quarantine \"name\"]",
                 ));
             }
         }
@@ -855,6 +961,32 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
     }
     for review in contract.reviews.iter_mut() {
         review.paths = minimal_paths(std::mem::take(&mut review.paths));
+    }
+    for (q, line) in quarantines {
+        let lacks = [
+            ("check", q.check.is_empty()),
+            ("test", q.test.is_empty()),
+            ("owner", q.owner.is_empty()),
+            ("expires", q.expires.is_empty()),
+        ];
+        if let Some((key, _)) = lacks.iter().find(|(_, empty)| *empty) {
+            return Err(err(
+                line,
+                format!("quarantine {:?} has no `{key}`", q.name),
+                "a quarantine needs check, test, owner and expires, e.g.\n    check = test\n    test = tests::login::times_out\n    owner = ada@example.com\n    expires = 2027-01-31",
+            ));
+        }
+        if contract.check(&q.check).is_none() {
+            return Err(err(
+                line,
+                format!(
+                    "quarantine {:?}: check = {:?} names no [check {:?}] section",
+                    q.name, q.check, q.check
+                ),
+                "name a check declared in this file",
+            ));
+        }
+        contract.quarantines.push(q);
     }
     Ok(contract)
 }

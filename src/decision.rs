@@ -576,6 +576,32 @@ pub fn acceptance_problems(
             .max()
             .unwrap_or(1) as usize
     };
+    // the quarantines of the rules the acceptance was decided by, at the time
+    // it was decided: a claim of present citing a failed receipt stands only
+    // when they excused every failed test then
+    let quarantines = ObjectId::from_hex(a.trusted.as_bytes())
+        .ok()
+        .and_then(|commit| store.file_at(commit, crate::contract::FILE_NAME).ok()?)
+        .and_then(|bytes| {
+            crate::contract::Contract::parse(&bytes, std::path::Path::new(".gitreceipts")).ok()
+        })
+        .map(|c| c.quarantines)
+        .unwrap_or_default();
+    let decided_ms = crate::clock::timestamp_ms(&a.decided_at).unwrap_or(u64::MAX);
+    let excused = |receipt: &Receipt<Verified>, check: &str| {
+        let list = match &receipt.body().result.tests {
+            Some(t) => crate::results::load_list(store, t),
+            None => Ok(Vec::new()),
+        };
+        crate::quarantine::excuse(
+            receipt,
+            list.as_deref().map_err(String::as_str),
+            check,
+            &quarantines,
+            decided_ms,
+        )
+        .excused
+    };
     for c in &a.criteria {
         // distinct trusted signers of cited approvals of the decided inputs
         let mut approvers: HashSet<String> = HashSet::new();
@@ -662,16 +688,21 @@ pub fn acceptance_problems(
                         )
                     ),
                 ),
-                State::Present if !passed => problem(
-                    Some(id),
-                    format!(
-                        "{claim} citing {id}, which {}",
-                        match e.kind {
-                            Kind::Review => "rejects".to_owned(),
-                            _ => format!("failed (exit {})", e.result.exit_code),
-                        }
-                    ),
-                ),
+                State::Present
+                    if !passed
+                        && !(c.kind == CriterionKind::Check && excused(&receipt, &c.name)) =>
+                {
+                    problem(
+                        Some(id),
+                        format!(
+                            "{claim} citing {id}, which {}",
+                            match e.kind {
+                                Kind::Review => "rejects".to_owned(),
+                                _ => format!("failed (exit {})", e.result.exit_code),
+                            }
+                        ),
+                    )
+                }
                 State::Failed if passed => {
                     problem(Some(id), format!("{claim} citing {id}, which passed"))
                 }

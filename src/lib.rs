@@ -29,6 +29,7 @@ pub mod intoto;
 pub mod keyfile;
 pub mod notice;
 pub mod policy;
+pub mod quarantine;
 pub mod receipt;
 pub mod recorder;
 pub mod results;

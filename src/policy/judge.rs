@@ -81,6 +81,9 @@ impl<'a> Revision<'a> {
 pub struct Options {
     /// How far the stale walk goes back (`receipt.walkLimit`).
     pub walk_limit: usize,
+    /// The judging clock (Unix ms): quarantines expire by it
+    /// ([`crate::quarantine`]).
+    pub now_ms: u64,
 }
 
 impl Options {
@@ -88,6 +91,7 @@ impl Options {
     pub fn from_config(store: &Store) -> Result<Options, PolicyError> {
         Ok(Options {
             walk_limit: walk_limit(store)?,
+            now_ms: crate::clock::now_ms(),
         })
     }
 }
@@ -125,6 +129,21 @@ pub enum Reason {
         /// What changed: `path`, `required`, `self-approve`.
         changed: Vec<&'static str>,
     },
+    /// A failed check whose every failed test is quarantined: it reads present.
+    Quarantined {
+        /// The check.
+        check: String,
+        /// The failed tests and the quarantines that cover them.
+        tests: Vec<crate::quarantine::Covered>,
+    },
+    /// A failed check with a failed test whose quarantine has expired: it
+    /// stays failed.
+    QuarantineExpired {
+        /// The check.
+        check: String,
+        /// The failed tests and their expired quarantines.
+        tests: Vec<crate::quarantine::Covered>,
+    },
     /// A path of a review that matches nothing at the revision: an approval
     /// covers nothing there.
     ReviewPathMatchesNothing {
@@ -154,6 +173,8 @@ impl Reason {
             Reason::CheckRedefined { .. } => "check-redefined",
             Reason::ReviewRedefined { .. } => "review-redefined",
             Reason::ReviewPathMatchesNothing { .. } => "review-path-matches-nothing",
+            Reason::Quarantined { .. } => "quarantined",
+            Reason::QuarantineExpired { .. } => "quarantine-expired",
             Reason::ReviewAuthorUnknown { .. } => "review-author-unknown",
         }
     }
@@ -184,6 +205,16 @@ impl std::fmt::Display for Reason {
                 "review {review:?} is defined differently here than at {trusted}: its {} changed; the stricter of the two is evaluated (the paths of both, the larger required, self-approve only if both allow it)",
                 changed.join(" and ")
             ),
+            Reason::Quarantined { check, tests } => write!(
+                f,
+                "check {check:?} failed only quarantined tests, so it reads present: {}",
+                covered_words(tests)
+            ),
+            Reason::QuarantineExpired { check, tests } => write!(
+                f,
+                "check {check:?}: the quarantine of {} has expired, so the failure counts",
+                covered_words(tests)
+            ),
             Reason::ReviewPathMatchesNothing { path, .. } => write!(
                 f,
                 "path {path:?} of the review matches nothing at this revision, so an approval covers nothing there"
@@ -194,6 +225,76 @@ impl std::fmt::Display for Reason {
                 commit.get(..7).unwrap_or(commit),
                 signed_by.as_deref(),
             )),
+        }
+    }
+}
+
+/// `test (quarantine, owner O, expires D)`, joined by `; `.
+fn covered_words(tests: &[crate::quarantine::Covered]) -> String {
+    tests
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({}, owner {}, expires {})",
+                c.test, c.quarantine, c.owner, c.expires
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A failed check whose deciding receipt failed only tests that `quarantines`
+/// hold (unexpired at `now_ms`) reads present; one with a failed test whose
+/// quarantine expired, or quarantined tests among others, keeps failing with a
+/// notice that says so ([`crate::quarantine`]). The typed findings go to `reasons`.
+pub fn apply_quarantines(
+    store: &Store,
+    states: &mut [CheckState],
+    quarantines: &[crate::contract::QuarantineDef],
+    now_ms: u64,
+    reasons: &mut Vec<Reason>,
+) {
+    if quarantines.is_empty() {
+        return;
+    }
+    for s in states.iter_mut().filter(|s| s.state == State::Failed) {
+        let Some(d) = &s.decider else { continue };
+        if !quarantines.iter().any(|q| q.check == s.name) {
+            continue;
+        }
+        let list = match &d.receipt.body().result.tests {
+            Some(t) => crate::results::load_list(store, t),
+            None => Ok(Vec::new()),
+        };
+        let excuse = crate::quarantine::excuse(
+            &d.receipt,
+            list.as_deref().map_err(String::as_str),
+            &s.name,
+            quarantines,
+            now_ms,
+        );
+        if !excuse.expired.is_empty() {
+            reasons.push(Reason::QuarantineExpired {
+                check: s.name.clone(),
+                tests: excuse.expired.clone(),
+            });
+        }
+        if excuse.excused {
+            s.state = State::Present;
+            s.reason = format!(
+                "{}, but it failed only quarantined tests ({})",
+                s.reason,
+                covered_words(&excuse.covered)
+            );
+            reasons.push(Reason::Quarantined {
+                check: s.name.clone(),
+                tests: excuse.covered,
+            });
+        } else if let Some(words) = excuse.words() {
+            s.notices.push(words);
+        } else if let Some(why) = excuse.not_excusable {
+            s.notices
+                .push(format!("a quarantine names this check, but {why}"));
         }
     }
 }
@@ -552,12 +653,19 @@ pub fn judge(
             Err(u) => undecided.push(u),
         }
     }
+    let mut reasons = Vec::new();
+    // the rules of the trusted history when there is one: a branch cannot
+    // excuse its own failures by adding a quarantine
+    let quarantines = match &trusted {
+        Some((t, _)) => &t.quarantines,
+        None => &contract.quarantines,
+    };
+    apply_quarantines(store, &mut states, quarantines, opts.now_ms, &mut reasons);
     let rev_tree = match rev.tree {
         Some(t) => t,
         None => store.commit_tree(commit)?,
     };
     let reviews = effective_reviews(&contract, trusted.as_ref().map(|(c, _)| &**c));
-    let mut reasons = Vec::new();
     states.extend(review_states(
         store,
         &trust.set,

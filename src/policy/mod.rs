@@ -87,4 +87,6 @@ pub enum PolicyError {
 }
 
 #[cfg(test)]
+mod quarantine_tests;
+#[cfg(test)]
 mod tests;

@@ -30,7 +30,7 @@ use crate::trust::{TrustOrigin, TrustSet};
 // Fixtures
 // ---------------------------------------------------------------------------------
 
-fn contract(text: &str) -> Contract {
+pub(super) fn contract(text: &str) -> Contract {
     Contract::parse(text.as_bytes(), Path::new(".gitreceipts")).unwrap()
 }
 
@@ -72,18 +72,18 @@ fn judgement(states: Vec<CheckState>, undecided: Vec<Undecided>) -> Judgement {
     }
 }
 
-fn key(seed: u8) -> SigningKey {
+pub(super) fn key(seed: u8) -> SigningKey {
     SigningKey::from_seed(&[seed; 32])
 }
 
 /// A repository made by stock git in a temporary directory, with fixed dates
 /// and identities, and no user or system config.
-struct Repo {
+pub(super) struct Repo {
     dir: tempfile::TempDir,
 }
 
 impl Repo {
-    fn new() -> Repo {
+    pub(super) fn new() -> Repo {
         let repo = Repo {
             dir: tempfile::tempdir().unwrap(),
         };
@@ -95,7 +95,7 @@ impl Repo {
         self.dir.path()
     }
 
-    fn git(&self, args: &[&str]) -> String {
+    pub(super) fn git(&self, args: &[&str]) -> String {
         let out = std::process::Command::new("git")
             .arg("-C")
             .arg(self.path())
@@ -119,7 +119,7 @@ impl Repo {
     }
 
     /// Write `files` (path, content) and commit them all: the new commit.
-    fn commit(&self, files: &[(&str, &str)], message: &str) -> ObjectId {
+    pub(super) fn commit(&self, files: &[(&str, &str)], message: &str) -> ObjectId {
         for (p, text) in files {
             let path = self.path().join(p);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -130,7 +130,7 @@ impl Repo {
         ObjectId::from_hex(self.git(&["rev-parse", "HEAD"]).as_bytes()).unwrap()
     }
 
-    fn store(&self) -> Store {
+    pub(super) fn store(&self) -> Store {
         Store::open(self.path()).unwrap()
     }
 }
@@ -165,7 +165,7 @@ fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed:
     crate::recorder::store_receipt(store, &writer, key, &spec, subject, &obs, mode).unwrap();
 }
 
-fn trusting(keys: &[&SigningKey]) -> Trust {
+pub(super) fn trusting(keys: &[&SigningKey]) -> Trust {
     let mut set = TrustSet::default();
     for k in keys {
         set.add(k.public().clone(), TrustOrigin::Config);
