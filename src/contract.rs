@@ -1320,6 +1320,57 @@ mod tests {
     }
 
     #[test]
+    fn quarantines_are_read_and_a_bad_one_names_its_line_and_the_fix() {
+        let c = parse(
+            "[check \"t\"]\n\trun = x\n[quarantine \"q\"]\n\tcheck = t\n\ttest = \"mod::a b\"\n\towner = ada@example.com\n\texpires = 2027-01-31\n\treason = issue 12\n",
+        )
+        .unwrap();
+        let q = &c.quarantines[0];
+        assert_eq!(
+            (
+                q.name.as_str(),
+                q.check.as_str(),
+                q.test.as_str(),
+                q.owner.as_str()
+            ),
+            ("q", "t", "mod::a b", "ada@example.com")
+        );
+        assert_eq!(
+            (q.expires.as_str(), q.expires_ms),
+            ("2027-01-31", 1_801_353_600_000)
+        );
+        assert_eq!(q.reason, "issue 12");
+        let base =
+            "[check \"t\"]\n\trun = x\n[quarantine \"q\"]\n\tcheck = t\n\ttest = a\n\towner = o\n";
+        for (text, line, says) in [
+            (base.to_owned(), 3, "quarantine \"q\" has no `expires`"),
+            (format!("{base}\texpires = soon\n"), 7, "expires = \"soon\" is not a date"),
+            (format!("{base}\texpires = 2027\n"), 7, "is not a date"),
+            (format!("{base}\texpires = 2027-13-01\n"), 7, "is not a date"),
+            (format!("{base}\texpires = 2027-01-31\n\tcolor = red\n"), 8, "unknown key \"color\""),
+            (
+                "[check \"t\"]\n\trun = x\n[quarantine \"q\"]\n\tcheck = u\n\ttest = a\n\towner = o\n\texpires = 2027-01-31\n".into(),
+                3,
+                "check = \"u\" names no [check \"u\"] section",
+            ),
+            (
+                "[check \"t\"]\n\trun = x\n[quarantine \"q\"]\n\tcheck = t\n\towner = o\n\texpires = 2027-01-31\n".into(),
+                3,
+                "has no `test`",
+            ),
+            (format!("{base}\ttest = {}\n", "x".repeat(513)), 7, "must be 1 to 512 bytes"),
+            ("[quarantine \"a b\"]\n\tcheck = t\n".into(), 1, "is not a valid quarantine name"),
+        ] {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(".gitreceipts:{line}: ")),
+                "{text:?}: {e}"
+            );
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
     fn a_bad_assertion_or_dependency_names_its_line() {
         for (text, line, says) in [
             (

@@ -10,6 +10,7 @@ mod doctor;
 mod env;
 mod export;
 mod fetch;
+mod flaky;
 mod gate;
 mod hints;
 mod hook;
@@ -68,6 +69,7 @@ enum Command {
     Record(record::RecordArgs),
     Show(show::ShowArgs),
     Log(log::LogArgs),
+    Flaky(flaky::FlakyArgs),
     Status(status::StatusArgs),
     Gate(gate::GateArgs),
     Review(review::ReviewArgs),
@@ -465,6 +467,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Record(a) => record::cmd_record(&ctx, a),
         Command::Show(a) => show::cmd_show(&ctx, a),
         Command::Log(a) => log::cmd_log(&ctx, a),
+        Command::Flaky(a) => flaky::cmd_flaky(&ctx, a),
         Command::Status(a) => status::cmd_status(&ctx, a),
         Command::Env(a) => env::cmd_env(&ctx, a),
         Command::Gate(a) => gate::cmd_gate(&ctx, a),

@@ -20,6 +20,7 @@
 //!   judgement;
 //! - [`server`]: the pre-receive hook's ref rules (receipt chains, log refs,
 //!   protected branches), as typed [`server::Refusal`]s;
+//! - [`flaky`]: which tests trusted receipts of the same inputs disagree on;
 //! - [`rerun`]: whether a range run (`run A..B`) still runs a check at a commit;
 //! - [`push`]: which pushed refs the pre-push hook gates, and which chains a push
 //!   carries, as data.
@@ -29,6 +30,7 @@
 
 pub mod acceptance;
 pub mod contract;
+pub mod flaky;
 pub mod judge;
 pub mod push;
 pub mod rerun;

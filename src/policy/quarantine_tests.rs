@@ -4,9 +4,9 @@
 
 use gix::ObjectId;
 
+use super::contract::contract_at;
 use super::tests::{Repo, contract, key, trusting};
 use super::*;
-use super::contract::contract_at;
 use crate::freshness::{DEFAULT_WALK_LIMIT, State};
 use crate::quarantine::excuse;
 use crate::receipt::{Mode, TestCase, TestStatus, writer_id};
@@ -16,7 +16,8 @@ use crate::store::Store;
 /// 2027-01-31T00:00:00Z, the expiry the fixtures write.
 const EXPIRES_MS: u64 = 1_801_353_600_000;
 
-const CHECK: &str = "[check \"suite\"]\n\trun = sh suite.sh\n\tresults = tap:-\n\trequired = true\n";
+const CHECK: &str =
+    "[check \"suite\"]\n\trun = sh suite.sh\n\tresults = tap:-\n\trequired = true\n";
 
 fn quarantine(name: &str, test: &str, expires: &str) -> String {
     format!(
@@ -70,11 +71,26 @@ fn record_tests(
         ..Default::default()
     };
     let writer = writer_id(key.public(), "default");
-    crate::recorder::store_receipt_in(store, &writer, key, &spec, subject, &obs, Mode::Run, &around)
-        .unwrap();
+    crate::recorder::store_receipt_in(
+        store,
+        &writer,
+        key,
+        &spec,
+        subject,
+        &obs,
+        Mode::Run,
+        &around,
+    )
+    .unwrap();
 }
 
-fn judged_at(store: &Store, commit: ObjectId, k: &SigningKey, baseline: &Baseline, now_ms: u64) -> Judgement {
+fn judged_at(
+    store: &Store,
+    commit: ObjectId,
+    k: &SigningKey,
+    baseline: &Baseline,
+    now_ms: u64,
+) -> Judgement {
     judge(
         store,
         &Revision::commit("HEAD", commit),
@@ -95,7 +111,10 @@ fn suite(j: &Judgement) -> &crate::freshness::CheckState {
 #[test]
 fn a_failure_of_only_quarantined_tests_reads_present_until_the_quarantine_expires() {
     let repo = Repo::new();
-    let text = format!("{CHECK}{}", quarantine("known", "login times out", "2027-01-31"));
+    let text = format!(
+        "{CHECK}{}",
+        quarantine("known", "login times out", "2027-01-31")
+    );
     let c = repo.commit(&[(".gitreceipts", &text), ("suite.sh", "x")], "one");
     let store = repo.store();
     let k = key(1);
@@ -156,7 +175,13 @@ fn a_branch_cannot_excuse_its_own_failure_against_a_trusted_revision() {
     let branch = repo.commit(&[(".gitreceipts", &text)], "quarantine my failure");
     let store = repo.store();
     let k = key(1);
-    record_tests(&store, &k, branch, 1, Ok(vec![case("flaky", TestStatus::Failed)]));
+    record_tests(
+        &store,
+        &k,
+        branch,
+        1,
+        Ok(vec![case("flaky", TestStatus::Failed)]),
+    );
     let own = judged_at(&store, branch, &k, &Baseline::Own, EXPIRES_MS);
     assert_eq!(suite(&own).state, State::Present, "its own file excuses it");
     let at_main = Baseline::At {
@@ -164,13 +189,23 @@ fn a_branch_cannot_excuse_its_own_failure_against_a_trusted_revision() {
         label: "main".into(),
     };
     let judged = judged_at(&store, branch, &k, &at_main, EXPIRES_MS);
-    assert_eq!(suite(&judged).state, State::Failed, "main has no such quarantine");
+    assert_eq!(
+        suite(&judged).state,
+        State::Failed,
+        "main has no such quarantine"
+    );
     assert!(judged.reasons.is_empty(), "{:?}", judged.reasons);
     // and a quarantine at the trusted revision counts where the branch dropped it
     let trusted_text = format!("{CHECK}{}", quarantine("kept", "flaky", "2999-01-01"));
     let main2 = repo.commit(&[(".gitreceipts", &trusted_text)], "main quarantines it");
     let dropped = repo.commit(&[(".gitreceipts", CHECK)], "branch drops it");
-    record_tests(&store, &k, dropped, 1, Ok(vec![case("flaky", TestStatus::Failed)]));
+    record_tests(
+        &store,
+        &k,
+        dropped,
+        1,
+        Ok(vec![case("flaky", TestStatus::Failed)]),
+    );
     let at_main2 = Baseline::At {
         commit: main2,
         label: "main".into(),
@@ -199,7 +234,10 @@ fn only_a_failure_every_failed_test_of_which_is_quarantined_for_this_check_is_ex
     // a and b failed: b's quarantine expired, and the one for check `other` is not this check's
     let (st, notes, reasons) = receipt(
         1,
-        Ok(vec![case("a", TestStatus::Failed), case("b", TestStatus::Failed)]),
+        Ok(vec![
+            case("a", TestStatus::Failed),
+            case("b", TestStatus::Failed),
+        ]),
     );
     assert_eq!(st, State::Failed);
     assert!(notes.contains("quarantine expired for b (old"), "{notes}");
@@ -211,7 +249,10 @@ fn only_a_failure_every_failed_test_of_which_is_quarantined_for_this_check_is_ex
     // every test passed but the check failed: the failure is outside the tests
     let (st, notes, _) = receipt(1, Ok(vec![case("a", TestStatus::Passed)]));
     assert_eq!(st, State::Failed);
-    assert!(notes.contains("the failure is outside the tests"), "{notes}");
+    assert!(
+        notes.contains("the failure is outside the tests"),
+        "{notes}"
+    );
     // results that could not be read excuse nothing
     let (st, notes, _) = receipt(1, Err("no file".into()));
     assert_eq!(st, State::Failed);
@@ -219,7 +260,10 @@ fn only_a_failure_every_failed_test_of_which_is_quarantined_for_this_check_is_ex
     // a skipped quarantined test and a failed one: excused (skips are not failures)
     let (st, _, _) = receipt(
         1,
-        Ok(vec![case("a", TestStatus::Failed), case("c", TestStatus::Skipped)]),
+        Ok(vec![
+            case("a", TestStatus::Failed),
+            case("c", TestStatus::Skipped),
+        ]),
     );
     assert_eq!(st, State::Present);
 }

@@ -48,6 +48,7 @@ mod mcp;
 mod no_identity;
 mod openssh_and_help;
 mod pre_commit;
+mod quarantine;
 mod ranges;
 mod readme_tour;
 mod report;
