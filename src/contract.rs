@@ -50,6 +50,25 @@ pub struct CheckDef {
     /// Where its runner writes per-test results (`results = FORMAT:PATH`); not
     /// part of the definition digest: it says how to read a run, not what runs.
     pub results: Option<crate::results::ResultsDecl>,
+    /// How a failure is judged (`parity`): on its own, or against the trusted
+    /// baseline's receipt of the same check (`policy::parity`). Not part of the
+    /// definition digest: it says how to judge a run, not what runs.
+    pub parity: Parity,
+    /// `allow-new-failures`: how many tests may fail here that did not fail at
+    /// the baseline while a differential check still reads present (default 0).
+    pub allow_new_failures: u32,
+}
+
+/// How a check's failure is judged (`parity` in `.gitreceipts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Parity {
+    /// A failed receipt fails the check (the default).
+    #[default]
+    Absolute,
+    /// A failed receipt fails the check only when a test fails here that did
+    /// not fail in the trusted baseline's receipt of the same check: failures
+    /// this change did not introduce do not block it.
+    Differential,
 }
 
 /// One declared environment assertion: `[assert "name"]`.
@@ -519,6 +538,8 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 assertions: Vec::new(),
                                 depends: Vec::new(),
                                 results: None,
+                                parity: Parity::Absolute,
+                                allow_new_failures: 0,
                             },
                             e.head.line,
                             false,
@@ -614,6 +635,37 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                             }
                         };
                     }
+                    "parity" => {
+                        let v = value.unwrap_or_default();
+                        check.parity = match v.as_str() {
+                            "absolute" => Parity::Absolute,
+                            "differential" => Parity::Differential,
+                            _ => {
+                                return Err(err(
+                                    e.line,
+                                    format!(
+                                        "check {sub:?}: parity = {v:?} is not `absolute` or `differential`"
+                                    ),
+                                    "write parity = differential to block only failures that are not failing on the trusted branch",
+                                ));
+                            }
+                        };
+                    }
+                    "allow-new-failures" => {
+                        let v = value.unwrap_or_default();
+                        check.allow_new_failures = match v.trim().parse::<u32>() {
+                            Ok(n) if n <= 100_000 => n,
+                            _ => {
+                                return Err(err(
+                                    e.line,
+                                    format!(
+                                        "check {sub:?}: allow-new-failures = {v:?} is not a number of tests from 0 to 100000"
+                                    ),
+                                    "write allow-new-failures = 0 (the default) to block every new failure",
+                                ));
+                            }
+                        };
+                    }
                     "results" => {
                         let v = value.unwrap_or_default();
                         if check.results.is_some() {
@@ -659,7 +711,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env, timeout, accept, assert, depends and results",
+                            "a check takes run, path, required, env, timeout, accept, assert, depends, results, parity and allow-new-failures",
                         ));
                     }
                 }
@@ -915,6 +967,16 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 line,
                 format!("check {:?} has no `run`", check.name),
                 "add run = <command> to the section",
+            ));
+        }
+        if check.parity == Parity::Differential && check.results.is_none() {
+            return Err(err(
+                line,
+                format!(
+                    "check {:?} is `parity = differential` but declares no `results`",
+                    check.name
+                ),
+                "a differential check compares per-test results: add results = FORMAT:PATH, e.g. results = junit:target/junit.xml",
             ));
         }
         check.paths = minimal_paths(std::mem::take(&mut check.paths));

@@ -121,6 +121,19 @@ pub enum FreshnessError {
         /// Why.
         error: Box<crate::environment::DependencyError>,
     },
+    /// A differential check (`parity = differential`) whose failure cannot be
+    /// weighed: no usable trusted receipt of it at the baseline, so whether this
+    /// change introduced the failures is unknown.
+    #[error("cannot decide check {check:?}: {why}")]
+    NoBaseline {
+        /// The check being evaluated.
+        check: String,
+        /// The baseline commit looked at, when there was one.
+        baseline: Option<ObjectId>,
+        /// What was looked for and not found, in words (strings from receipts:
+        /// escape before printing).
+        why: String,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -273,7 +286,8 @@ pub fn evaluate_tree(
             Err(
                 error @ (FreshnessError::Shallow { .. }
                 | FreshnessError::ShallowUntrusted { .. }
-                | FreshnessError::Dependency { .. }),
+                | FreshnessError::Dependency { .. }
+                | FreshnessError::NoBaseline { .. }),
             ) => out.push(Err(Undecided {
                 name: def.name.clone(),
                 required: def.required,

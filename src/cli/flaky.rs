@@ -11,8 +11,7 @@ use git_receipt::text::escape;
 
 use super::{Context, short_id};
 
-/// List flaky tests: those that trusted receipts of the same check, on the same
-/// inputs and definition, disagree on.
+/// List flaky tests: trusted receipts of the same inputs disagree on them.
 ///
 /// A test is flaky when one trusted receipt says it passed and another that it
 /// failed, with nothing else different that the receipts name: the same check,

@@ -338,6 +338,18 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
                 FETCH_MORE_HISTORY.to_owned(),
             ],
             FreshnessError::Dependency { error, .. } => for_error(error.as_ref()),
+            FreshnessError::NoBaseline {
+                check,
+                baseline: Some(b),
+                ..
+            } => {
+                let b = b.to_hex_with_len(7);
+                vec![format!(
+                    "hint: run it at the baseline, your work tree untouched: git receipt run {} {b}^..{b} (or fetch the receipts that have it: git receipt fetch)",
+                    escape(check)
+                )]
+            }
+            FreshnessError::NoBaseline { .. } => Vec::new(),
             FreshnessError::Store(s) => for_error(s),
             #[allow(unreachable_patterns)]
             _ => Vec::new(),

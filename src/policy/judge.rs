@@ -129,6 +129,9 @@ pub enum Reason {
         /// What changed: `path`, `required`, `self-approve`.
         changed: Vec<&'static str>,
     },
+    /// A differential check's failure weighed against its baseline: present
+    /// when it introduced at most `allow-new-failures` failures.
+    Differential(super::parity::Comparison),
     /// A failed check whose every failed test is quarantined: it reads present.
     Quarantined {
         /// The check.
@@ -173,6 +176,7 @@ impl Reason {
             Reason::CheckRedefined { .. } => "check-redefined",
             Reason::ReviewRedefined { .. } => "review-redefined",
             Reason::ReviewPathMatchesNothing { .. } => "review-path-matches-nothing",
+            Reason::Differential(_) => "differential",
             Reason::Quarantined { .. } => "quarantined",
             Reason::QuarantineExpired { .. } => "quarantine-expired",
             Reason::ReviewAuthorUnknown { .. } => "review-author-unknown",
@@ -205,6 +209,9 @@ impl std::fmt::Display for Reason {
                 "review {review:?} is defined differently here than at {trusted}: its {} changed; the stricter of the two is evaluated (the paths of both, the larger required, self-approve only if both allow it)",
                 changed.join(" and ")
             ),
+            Reason::Differential(c) => {
+                write!(f, "check {:?} is differential: {}", c.check, c.words())
+            }
             Reason::Quarantined { check, tests } => write!(
                 f,
                 "check {check:?} failed only quarantined tests, so it reads present: {}",
@@ -297,6 +304,113 @@ pub fn apply_quarantines(
                 .push(format!("a quarantine names this check, but {why}"));
         }
     }
+}
+
+/// The trusted revision a differential check's baseline is found from: the one
+/// `baseline` names, or the reader's trust root (also for [`Baseline::Own`]:
+/// "failures this change introduced" are weighed against the trusted history
+/// even where only the revision's own requirements apply).
+fn parity_trusted(
+    store: &Store,
+    commit: ObjectId,
+    trust: &Trust,
+    baseline: &Baseline,
+) -> Result<Option<(ObjectId, String)>, PolicyError> {
+    Ok(match baseline {
+        Baseline::At { commit, label } => Some((*commit, label.clone())),
+        Baseline::Own | Baseline::TrustRoot => match trust.root {
+            Some(c) => Some(c),
+            None => trust_root(store, commit)?.commit,
+        }
+        .map(|c| (c, trust_root_label(c))),
+    })
+}
+
+/// Each failed check that `rules` declares `parity = differential` weighed
+/// against its baseline ([`super::parity`]): present when it introduced at most
+/// `allow-new-failures` failures, failed otherwise, moved to `undecided` when the
+/// baseline cannot be weighed. The comparisons go to `reasons`.
+#[allow(clippy::too_many_arguments)]
+pub fn apply_parity(
+    store: &Store,
+    commit: ObjectId,
+    trust: &Trust,
+    baseline: &Baseline,
+    rules: &Contract,
+    walk_limit: usize,
+    states: &mut Vec<CheckState>,
+    undecided: &mut Vec<Undecided>,
+    reasons: &mut Vec<Reason>,
+) -> Result<(), PolicyError> {
+    use super::parity::{Weighed, baseline_commit, weigh};
+    let mut found: Option<Option<(ObjectId, String)>> = None;
+    let mut no_root: Option<String> = None;
+    let mut kept = Vec::with_capacity(states.len());
+    for mut s in std::mem::take(states) {
+        let def = rules
+            .check(&s.name)
+            .filter(|d| d.parity == crate::contract::Parity::Differential);
+        let (Some(def), State::Failed, Some(d)) = (def, s.state, &s.decider) else {
+            kept.push(s);
+            continue;
+        };
+        if found.is_none() {
+            found = Some(match parity_trusted(store, commit, trust, baseline) {
+                Ok(Some((t, label))) => baseline_commit(store, commit, t)?.map(|b| (b, label)),
+                Ok(None) => None,
+                // no trust root: the check cannot be weighed, which is its
+                // own undecided state, not an error of the whole judgement
+                Err(PolicyError::TrustRoot(e)) => {
+                    no_root = Some(e.to_string());
+                    None
+                }
+                Err(e) => return Err(e),
+            });
+        }
+        let (base, label) = match found.as_ref().and_then(|f| f.as_ref()) {
+            Some((b, l)) => (Some(*b), l.clone()),
+            None => (
+                None,
+                no_root
+                    .as_ref()
+                    .map_or("the trusted history".to_owned(), |e| {
+                        format!("the trusted history ({e})")
+                    }),
+            ),
+        };
+        match weigh(
+            store,
+            &trust.set,
+            &s.name,
+            &d.receipt,
+            base,
+            &label,
+            def.allow_new_failures,
+            walk_limit,
+        )? {
+            Weighed::Compared(c) => {
+                if c.passes() {
+                    s.state = State::Present;
+                    s.reason = format!("{}, but differential: {}", s.reason, c.words());
+                } else {
+                    s.reason = format!("{}; differential: {}", s.reason, c.words());
+                }
+                reasons.push(Reason::Differential(c));
+                kept.push(s);
+            }
+            Weighed::Fails(why) => {
+                s.notices.push(format!("differential, but {why}"));
+                kept.push(s);
+            }
+            Weighed::Undecided(error) => undecided.push(Undecided {
+                name: s.name.clone(),
+                required: s.required,
+                error,
+            }),
+        }
+    }
+    *states = kept;
+    Ok(())
 }
 
 /// One revision judged.
@@ -660,6 +774,25 @@ pub fn judge(
         Some((t, _)) => &t.quarantines,
         None => &contract.quarantines,
     };
+    // the same for how a failure is weighed: `parity` as the trusted history
+    // declares it
+    let rules: &Contract = match &trusted {
+        Some((t, _)) => t,
+        None => &contract,
+    };
+    if super::parity::any_differential(rules) {
+        apply_parity(
+            store,
+            rev.commit,
+            trust,
+            baseline,
+            rules,
+            walk_limit,
+            &mut states,
+            &mut undecided,
+            &mut reasons,
+        )?;
+    }
     apply_quarantines(store, &mut states, quarantines, opts.now_ms, &mut reasons);
     let rev_tree = match rev.tree {
         Some(t) => t,

@@ -1,0 +1,302 @@
+//! Differential checks (`parity = differential`): a failure blocks only when this
+//! change introduced it.
+//!
+//! The **baseline** is the trusted history's view of the same check: the trusted
+//! receipt of the check for the inputs at the baseline commit, which is the merge
+//! base of the revision with the trusted revision (the trust root for a reader,
+//! the protected branch's old tip for the server, `--trust REV`), or, when the
+//! revision is itself on that history, its first parent. The baseline commit's
+//! own `.gitreceipts` defines the check there, so a branch that redefines the
+//! check is compared with what the trusted history ran.
+//!
+//! A differential check whose deciding receipt failed reads:
+//!
+//! - **present** when at most `allow-new-failures` tests fail here that did not
+//!   fail at the baseline (a test that is new here and fails counts as new); the
+//!   reason says how many were fixed and how many are new (`2 fixed, 0 new
+//!   failures vs 3f2a1c9`);
+//! - **failed** otherwise, naming the new failures; and when the receipt has no
+//!   per-test results, or no test failed (the failure is outside the tests);
+//! - **undecided** when the baseline cannot be weighed: no baseline commit, the
+//!   check not declared there, no trusted receipt of its inputs there, one whose
+//!   per-test results could not be read, or one that ran where the check's
+//!   declared environment assertions read otherwise (another runner class). The
+//!   reason says which baseline was looked for.
+//!
+//! A receipt that passed needs no baseline: nothing failed.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::PolicyError;
+use super::contract::contract_at;
+use crate::contract::{Contract, Parity};
+use crate::freshness::{self, CheckState, FreshnessError, State, Undecided};
+use crate::receipt::{Receipt, TestStatus, Verified};
+use crate::store::Store;
+use crate::trust::TrustSet;
+
+/// How many test names a reason lists at most (the counts are whole).
+pub const MAX_NAMED: usize = 10;
+
+/// What a differential check was weighed against, and what it found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Comparison {
+    /// The check.
+    pub check: String,
+    /// The baseline commit.
+    pub baseline: String,
+    /// The baseline's receipt.
+    pub baseline_receipt: String,
+    /// Tests that fail here and did not fail at the baseline, sorted.
+    pub new_failures: Vec<String>,
+    /// Tests that failed at the baseline and pass here, sorted.
+    pub fixed: Vec<String>,
+    /// Tests that fail here and failed at the baseline too.
+    pub still_failing: usize,
+    /// `allow-new-failures`.
+    pub allowed: u32,
+}
+
+impl Comparison {
+    /// Whether the check reads present.
+    pub fn passes(&self) -> bool {
+        self.new_failures.len() <= self.allowed as usize
+    }
+
+    /// `2 fixed, 1 new failure vs 3f2a1c9: a` (names from receipts: escape
+    /// before printing).
+    pub fn words(&self) -> String {
+        let n = self.new_failures.len();
+        let mut s = format!(
+            "{} fixed, {n} new failure{} vs {}",
+            self.fixed.len(),
+            if n == 1 { "" } else { "s" },
+            &self.baseline[..7.min(self.baseline.len())]
+        );
+        if self.still_failing > 0 {
+            s.push_str(&format!(" ({} failing there too)", self.still_failing));
+        }
+        if n > 0 {
+            s.push_str(": ");
+            s.push_str(&named(&self.new_failures));
+            if self.allowed > 0 {
+                s.push_str(&format!(" (allow-new-failures = {})", self.allowed));
+            }
+        }
+        s
+    }
+}
+
+/// The first [`MAX_NAMED`] of `names`, joined, and how many more.
+fn named(names: &[String]) -> String {
+    let mut s = names
+        .iter()
+        .take(MAX_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX_NAMED {
+        s.push_str(&format!(" and {} more", names.len() - MAX_NAMED));
+    }
+    s
+}
+
+/// The commit a differential check of `commit` is weighed against, given the
+/// trusted revision `trusted`: their merge base, or `commit`'s first parent
+/// when `commit` is on the trusted history itself. `None` when there is none
+/// (unrelated histories, a root commit).
+pub fn baseline_commit(
+    store: &Store,
+    commit: ObjectId,
+    trusted: ObjectId,
+) -> Result<Option<ObjectId>, PolicyError> {
+    let base = if trusted == commit {
+        Some(commit)
+    } else {
+        store.merge_base_of(commit, trusted)?
+    };
+    Ok(match base {
+        Some(b) if b == commit => store.commit_parents(commit)?.first().copied(),
+        other => other,
+    })
+}
+
+/// Per test name, whether the list says it failed (a name listed both ways
+/// counts as failed).
+fn failed_names(list: &[crate::receipt::TestCase]) -> (BTreeSet<&str>, BTreeSet<&str>) {
+    let failed: BTreeSet<&str> = list
+        .iter()
+        .filter(|t| t.status == TestStatus::Failed)
+        .map(|t| t.name.as_str())
+        .collect();
+    let passed: BTreeSet<&str> = list
+        .iter()
+        .filter(|t| t.status == TestStatus::Passed && !failed.contains(t.name.as_str()))
+        .map(|t| t.name.as_str())
+        .collect();
+    (failed, passed)
+}
+
+/// The declared environment assertions' values a receipt recorded, by name.
+fn assertion_values(r: &Receipt<Verified>) -> Vec<(&str, &str)> {
+    let mut v: Vec<(&str, &str)> = r
+        .body()
+        .result
+        .assertions
+        .iter()
+        .map(|a| (a.name.as_str(), a.actual.as_str()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// What weighing one failed receipt came to.
+pub enum Weighed {
+    /// Compared with the baseline.
+    Compared(Comparison),
+    /// Failed on its own: why no comparison can excuse it.
+    Fails(String),
+    /// The baseline cannot be weighed.
+    Undecided(FreshnessError),
+}
+
+/// Weigh `here`, the failed receipt deciding differential check `check`, against
+/// the baseline `baseline` (None: there is none; `trusted_label` names the
+/// trusted revision in reasons).
+#[allow(clippy::too_many_arguments)]
+pub fn weigh(
+    store: &Store,
+    trust: &TrustSet,
+    check: &str,
+    here: &Receipt<Verified>,
+    baseline: Option<ObjectId>,
+    trusted_label: &str,
+    allowed: u32,
+    walk_limit: usize,
+) -> Result<Weighed, PolicyError> {
+    let no_baseline = |why: String| {
+        Ok(Weighed::Undecided(FreshnessError::NoBaseline {
+            check: check.to_owned(),
+            baseline,
+            why,
+        }))
+    };
+    let Some(tests) = &here.body().result.tests else {
+        return Ok(Weighed::Fails(
+            "the receipt records no per-test results to compare".into(),
+        ));
+    };
+    if !tests.error.is_empty() {
+        return Ok(Weighed::Fails(
+            "its per-test results could not be read when it ran, so nothing can be compared".into(),
+        ));
+    }
+    let list = match crate::results::load_list(store, tests) {
+        Ok(l) => l,
+        Err(why) => return Ok(Weighed::Fails(why)),
+    };
+    let (failed_here, passed_here) = failed_names(&list);
+    if failed_here.is_empty() {
+        return Ok(Weighed::Fails(
+            "the check failed but no test did: the failure is outside the tests".into(),
+        ));
+    }
+    let Some(b) = baseline else {
+        return no_baseline(format!(
+            "it is `parity = differential`, and no baseline commit can be found for it (no merge base with {trusted_label})"
+        ));
+    };
+    let b7 = b.to_hex_with_len(7).to_string();
+    let at = contract_at(store, b, &b7)?;
+    let Some(def) = at.check(check) else {
+        return no_baseline(format!(
+            "it is `parity = differential`, but the baseline {b7} (merge base with {trusted_label}) declares no check {check:?} to compare with"
+        ));
+    };
+    let only: Arc<Contract> = Arc::new(Contract {
+        checks: vec![def.clone()],
+        ..(*at).clone()
+    });
+    let outcome = freshness::evaluate(store, b, &only, trust, freshness::Options { walk_limit })?
+        .into_iter()
+        .next();
+    let there = match outcome {
+        Some(Ok(CheckState {
+            state: State::Present | State::Failed,
+            decider: Some(d),
+            ..
+        })) => d.receipt,
+        Some(Ok(s)) => {
+            return no_baseline(format!(
+                "it is `parity = differential`, and the baseline {b7} (merge base with {trusted_label}) has no trusted receipt of its inputs there ({})",
+                s.state.as_str()
+            ));
+        }
+        Some(Err(Undecided { error, .. })) => {
+            return no_baseline(format!(
+                "it is `parity = differential`, and the baseline {b7} (merge base with {trusted_label}) cannot be decided: {error}"
+            ));
+        }
+        None => return no_baseline(format!("the baseline {b7} was not evaluated")),
+    };
+    if assertion_values(&there) != assertion_values(here) {
+        return no_baseline(format!(
+            "it is `parity = differential`, and the baseline's receipt {} ran where the declared environment assertions read otherwise ({:?} there, {:?} here): another runner class",
+            short(there.id()),
+            assertion_values(&there),
+            assertion_values(here)
+        ));
+    }
+    let list_there = match there.body().result.tests.as_ref() {
+        Some(t) if t.error.is_empty() => match crate::results::load_list(store, t) {
+            Ok(l) => l,
+            Err(why) => {
+                return no_baseline(format!(
+                    "the baseline's receipt {} has a test list that cannot be read: {why}",
+                    short(there.id())
+                ));
+            }
+        },
+        _ => {
+            return no_baseline(format!(
+                "the baseline's receipt {} (on {b7}) recorded no per-test results",
+                short(there.id())
+            ));
+        }
+    };
+    let (failed_there, _) = failed_names(&list_there);
+    let new_failures: Vec<String> = failed_here
+        .difference(&failed_there)
+        .map(|s| (*s).to_owned())
+        .collect();
+    let fixed: Vec<String> = failed_there
+        .iter()
+        .filter(|t| passed_here.contains(*t))
+        .map(|s| (*s).to_owned())
+        .collect();
+    Ok(Weighed::Compared(Comparison {
+        check: check.to_owned(),
+        baseline: b.to_string(),
+        baseline_receipt: there.id().to_owned(),
+        still_failing: failed_here.intersection(&failed_there).count(),
+        new_failures,
+        fixed,
+        allowed,
+    }))
+}
+
+fn short(id: &str) -> &str {
+    id.get(..19).unwrap_or(id)
+}
+
+/// Whether any check of `contract` is differential.
+pub fn any_differential(contract: &Contract) -> bool {
+    contract
+        .checks
+        .iter()
+        .any(|c| c.parity == Parity::Differential)
+}

@@ -1,0 +1,599 @@
+//! Unit tests of the rules built on per-test results, as the judge applies them:
+//! quarantines ([`crate::quarantine`]) and differential checks
+//! ([`super::parity`]). Receipts with per-test results are written into a scratch
+//! repository by the recorder, and judged at chosen clocks and baselines.
+
+use gix::ObjectId;
+
+use super::contract::contract_at;
+use super::tests::{Repo, contract, key, trusting};
+use super::*;
+use crate::freshness::{DEFAULT_WALK_LIMIT, State};
+use crate::quarantine::excuse;
+use crate::receipt::{Mode, TestCase, TestStatus, writer_id};
+use crate::sign::SigningKey;
+use crate::store::Store;
+
+/// 2027-01-31T00:00:00Z, the expiry the fixtures write.
+const EXPIRES_MS: u64 = 1_801_353_600_000;
+
+const CHECK: &str =
+    "[check \"suite\"]\n\trun = sh suite.sh\n\tresults = tap:-\n\trequired = true\n";
+
+fn quarantine(name: &str, test: &str, expires: &str) -> String {
+    format!(
+        "[quarantine \"{name}\"]\n\tcheck = suite\n\ttest = {test}\n\towner = ada@example.com\n\texpires = {expires}\n"
+    )
+}
+
+fn case(name: &str, status: TestStatus) -> TestCase {
+    TestCase {
+        name: name.into(),
+        status,
+        duration_ms: None,
+    }
+}
+
+/// A receipt of `suite` on `commit` by `key`, exiting `exit_code`, whose
+/// results are `tests` (`Err`: they could not be read).
+fn record_tests(
+    store: &Store,
+    key: &SigningKey,
+    commit: ObjectId,
+    exit_code: i64,
+    tests: Result<Vec<TestCase>, String>,
+) {
+    record_where(store, key, commit, exit_code, tests, &[]);
+}
+
+/// [`record_tests`] where the declared assertions read `(name, actual)`.
+fn record_where(
+    store: &Store,
+    key: &SigningKey,
+    commit: ObjectId,
+    exit_code: i64,
+    tests: Result<Vec<TestCase>, String>,
+    assertions: &[(&str, &str)],
+) {
+    let c = contract_at(store, commit, "test").unwrap();
+    let def = c.check("suite").unwrap();
+    let spec = crate::freshness::spec_in(&c, def);
+    let tree = store.commit_tree(commit).unwrap();
+    let subject = crate::recorder::SubjectIds {
+        commit,
+        tree,
+        inputs: store.inputs_tree(tree, &spec.paths, true).unwrap(),
+        dirty: false,
+        unmarked: Vec::new(),
+    };
+    let obs = crate::runner::Observation {
+        exit_code,
+        detail: String::new(),
+        started_at_ms: 1_700_000_000_000,
+        duration_ms: 1,
+        stdout_tail: Vec::new(),
+        stderr_tail: Vec::new(),
+        log: Vec::new(),
+        output_bytes: 0,
+        log_truncated: false,
+        interrupted: None,
+    };
+    let decl = def.results.clone().unwrap();
+    let around = crate::recorder::Surroundings {
+        // sorted, as the parsers leave a list
+        tests: Some(crate::results::record(
+            &decl,
+            tests.map(|mut l| {
+                l.sort();
+                l
+            }),
+        )),
+        assertions: assertions
+            .iter()
+            .map(|(name, actual)| crate::receipt::AssertionResult {
+                name: (*name).into(),
+                argv: vec!["sh".into(), "-c".into(), "uname".into()],
+                expected: None,
+                actual: (*actual).into(),
+                passed: true,
+                detail: String::new(),
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let writer = writer_id(key.public(), "default");
+    crate::recorder::store_receipt_in(
+        store,
+        &writer,
+        key,
+        &spec,
+        subject,
+        &obs,
+        Mode::Run,
+        &around,
+    )
+    .unwrap();
+}
+
+fn judged_at(
+    store: &Store,
+    commit: ObjectId,
+    k: &SigningKey,
+    baseline: &Baseline,
+    now_ms: u64,
+) -> Judgement {
+    judge(
+        store,
+        &Revision::commit("HEAD", commit),
+        &trusting(&[k]),
+        baseline,
+        Options {
+            walk_limit: DEFAULT_WALK_LIMIT,
+            now_ms,
+        },
+    )
+    .unwrap()
+}
+
+fn suite(j: &Judgement) -> &crate::freshness::CheckState {
+    j.states.iter().find(|s| s.name == "suite").unwrap()
+}
+
+#[test]
+fn a_failure_of_only_quarantined_tests_reads_present_until_the_quarantine_expires() {
+    let repo = Repo::new();
+    let text = format!(
+        "{CHECK}{}",
+        quarantine("known", "login times out", "2027-01-31")
+    );
+    let c = repo.commit(&[(".gitreceipts", &text), ("suite.sh", "x")], "one");
+    let store = repo.store();
+    let k = key(1);
+    record_tests(
+        &store,
+        &k,
+        c,
+        1,
+        Ok(vec![
+            case("adds", TestStatus::Passed),
+            case("login times out", TestStatus::Failed),
+        ]),
+    );
+    // the last millisecond before the expiry: present, with the typed reason
+    let j = judged_at(&store, c, &k, &Baseline::Own, EXPIRES_MS - 1);
+    assert_eq!(suite(&j).state, State::Present, "{}", suite(&j).reason);
+    assert!(
+        suite(&j).reason.contains("failed only quarantined tests (login times out (known, owner ada@example.com, expires 2027-01-31))"),
+        "{}",
+        suite(&j).reason
+    );
+    let covered = crate::quarantine::Covered {
+        test: "login times out".into(),
+        quarantine: "known".into(),
+        owner: "ada@example.com".into(),
+        expires: "2027-01-31".into(),
+    };
+    assert_eq!(
+        j.reasons,
+        [Reason::Quarantined {
+            check: "suite".into(),
+            tests: vec![covered.clone()]
+        }]
+    );
+    assert!(j.verdict(&Require::Marked).passed(), "the gate passes");
+    // at the expiry itself: the failure counts again, and says why
+    let j = judged_at(&store, c, &k, &Baseline::Own, EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Failed);
+    assert_eq!(
+        j.reasons,
+        [Reason::QuarantineExpired {
+            check: "suite".into(),
+            tests: vec![covered]
+        }]
+    );
+    assert!(
+        suite(&j).notices[0].starts_with("quarantine expired for login times out (known"),
+        "{:?}",
+        suite(&j).notices
+    );
+}
+
+#[test]
+fn a_branch_cannot_excuse_its_own_failure_against_a_trusted_revision() {
+    let repo = Repo::new();
+    let main = repo.commit(&[(".gitreceipts", CHECK), ("suite.sh", "x")], "main");
+    let text = format!("{CHECK}{}", quarantine("mine", "flaky", "2999-01-01"));
+    let branch = repo.commit(&[(".gitreceipts", &text)], "quarantine my failure");
+    let store = repo.store();
+    let k = key(1);
+    record_tests(
+        &store,
+        &k,
+        branch,
+        1,
+        Ok(vec![case("flaky", TestStatus::Failed)]),
+    );
+    let own = judged_at(&store, branch, &k, &Baseline::Own, EXPIRES_MS);
+    assert_eq!(suite(&own).state, State::Present, "its own file excuses it");
+    let at_main = Baseline::At {
+        commit: main,
+        label: "main".into(),
+    };
+    let judged = judged_at(&store, branch, &k, &at_main, EXPIRES_MS);
+    assert_eq!(
+        suite(&judged).state,
+        State::Failed,
+        "main has no such quarantine"
+    );
+    assert!(judged.reasons.is_empty(), "{:?}", judged.reasons);
+    // and a quarantine at the trusted revision counts where the branch dropped it
+    let trusted_text = format!("{CHECK}{}", quarantine("kept", "flaky", "2999-01-01"));
+    let main2 = repo.commit(&[(".gitreceipts", &trusted_text)], "main quarantines it");
+    let dropped = repo.commit(&[(".gitreceipts", CHECK)], "branch drops it");
+    record_tests(
+        &store,
+        &k,
+        dropped,
+        1,
+        Ok(vec![case("flaky", TestStatus::Failed)]),
+    );
+    let at_main2 = Baseline::At {
+        commit: main2,
+        label: "main".into(),
+    };
+    let j = judged_at(&store, dropped, &k, &at_main2, EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Present, "{}", suite(&j).reason);
+}
+
+#[test]
+fn only_a_failure_every_failed_test_of_which_is_quarantined_for_this_check_is_excused() {
+    let repo = Repo::new();
+    let text = format!(
+        "{CHECK}{}{}[check \"other\"]\n\trun = true\n[quarantine \"elsewhere\"]\n\tcheck = other\n\ttest = b\n\towner = o\n\texpires = 2999-01-01\n",
+        quarantine("a", "a", "2999-01-01"),
+        quarantine("old", "b", "2000-01-01"),
+    );
+    let c = repo.commit(&[(".gitreceipts", &text), ("suite.sh", "x")], "one");
+    let store = repo.store();
+    let k = key(1);
+    let receipt = |exit: i64, tests: Result<Vec<TestCase>, String>| {
+        record_tests(&store, &k, c, exit, tests);
+        let j = judged_at(&store, c, &k, &Baseline::Own, EXPIRES_MS);
+        let s = suite(&j).clone();
+        (s.state, s.notices.join(" | "), j.reasons.len())
+    };
+    // a and b failed: b's quarantine expired, and the one for check `other` is not this check's
+    let (st, notes, reasons) = receipt(
+        1,
+        Ok(vec![
+            case("a", TestStatus::Failed),
+            case("b", TestStatus::Failed),
+        ]),
+    );
+    assert_eq!(st, State::Failed);
+    assert!(notes.contains("quarantine expired for b (old"), "{notes}");
+    assert!(
+        notes.contains("quarantined but not enough to pass: a (a, owner ada@example.com, expires 2999-01-01) (also failed: b)"),
+        "{notes}"
+    );
+    assert_eq!(reasons, 1, "one expired-quarantine reason");
+    // every test passed but the check failed: the failure is outside the tests
+    let (st, notes, _) = receipt(1, Ok(vec![case("a", TestStatus::Passed)]));
+    assert_eq!(st, State::Failed);
+    assert!(
+        notes.contains("the failure is outside the tests"),
+        "{notes}"
+    );
+    // results that could not be read excuse nothing
+    let (st, notes, _) = receipt(1, Err("no file".into()));
+    assert_eq!(st, State::Failed);
+    assert!(notes.contains("could not be read when it ran"), "{notes}");
+    // a skipped quarantined test and a failed one: excused (skips are not failures)
+    let (st, _, _) = receipt(
+        1,
+        Ok(vec![
+            case("a", TestStatus::Failed),
+            case("c", TestStatus::Skipped),
+        ]),
+    );
+    assert_eq!(st, State::Present);
+}
+
+#[test]
+fn the_excuse_of_a_passed_receipt_or_one_without_tests_is_nothing() {
+    let repo = Repo::new();
+    let text = format!("{CHECK}{}", quarantine("a", "a", "2999-01-01"));
+    let c = repo.commit(&[(".gitreceipts", &text), ("suite.sh", "x")], "one");
+    let store = repo.store();
+    let k = key(1);
+    let q = contract(&text).quarantines;
+    record_tests(&store, &k, c, 0, Ok(vec![case("a", TestStatus::Failed)]));
+    let j = judged_at(&store, c, &k, &Baseline::Own, EXPIRES_MS);
+    let d = suite(&j).decider.as_ref().unwrap();
+    let list = [case("a", TestStatus::Failed)];
+    let e = excuse(&d.receipt, Ok(&list), "suite", &q, EXPIRES_MS);
+    assert!(!e.excused, "a passed receipt needs no excuse");
+    assert_eq!(e.not_excusable.as_deref(), Some("the receipt passed"));
+    assert_eq!(e.words(), None);
+}
+
+// ---------------------------------------------------------------------------------
+// Differential checks
+// ---------------------------------------------------------------------------------
+
+const DIFFERENTIAL: &str = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\tresults = tap:-\n\trequired = true\n\tparity = differential\n";
+
+fn tests_of(cases: &[(&str, bool)]) -> Result<Vec<TestCase>, String> {
+    Ok(cases
+        .iter()
+        .map(|(n, ok)| {
+            case(
+                n,
+                if *ok {
+                    TestStatus::Passed
+                } else {
+                    TestStatus::Failed
+                },
+            )
+        })
+        .collect())
+}
+
+/// main (`M`, suite.sh v1) and a topic commit on it (`T`, suite.sh v2), with
+/// `contract` at both.
+fn main_and_topic(repo: &Repo, contract: &str) -> (ObjectId, ObjectId) {
+    let m = repo.commit(&[(".gitreceipts", contract), ("suite.sh", "v1")], "main");
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    let t = repo.commit(&[("suite.sh", "v2")], "topic");
+    (m, t)
+}
+
+fn at(commit: ObjectId) -> Baseline {
+    Baseline::At {
+        commit,
+        label: "main".into(),
+    }
+}
+
+#[test]
+fn a_differential_failure_blocks_only_on_tests_that_did_not_fail_at_the_baseline() {
+    let repo = Repo::new();
+    let (m, t) = main_and_topic(&repo, DIFFERENTIAL);
+    let store = repo.store();
+    let k = key(1);
+    // main: `old` already fails there
+    record_tests(
+        &store,
+        &k,
+        m,
+        1,
+        tests_of(&[("a", true), ("old", false), ("b", true)]),
+    );
+    // the topic fails only what main fails: present, and says so
+    record_tests(
+        &store,
+        &k,
+        t,
+        1,
+        tests_of(&[("a", true), ("old", false), ("b", true)]),
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Present, "{}", s.reason);
+    let m7 = m.to_hex_with_len(7).to_string();
+    assert!(
+        s.reason.ends_with(&format!(
+            "but differential: 0 fixed, 0 new failures vs {m7} (1 failing there too)"
+        )),
+        "{}",
+        s.reason
+    );
+    let Reason::Differential(c) = &j.reasons[0] else {
+        panic!("{:?}", j.reasons)
+    };
+    assert_eq!(
+        (c.baseline.as_str(), c.still_failing),
+        (m.to_string().as_str(), 1)
+    );
+    assert!(j.verdict(&Require::Marked).passed());
+    // a new failure (and a fix): failed, naming it
+    record_tests(
+        &store,
+        &k,
+        t,
+        1,
+        tests_of(&[("a", false), ("old", true), ("b", true)]),
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed);
+    assert!(
+        s.reason
+            .ends_with(&format!("differential: 1 fixed, 1 new failure vs {m7}: a")),
+        "{}",
+        s.reason
+    );
+    // a test that is new here and fails is a new failure too
+    record_tests(
+        &store,
+        &k,
+        t,
+        1,
+        tests_of(&[("a", true), ("old", false), ("brand-new", false)]),
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Failed);
+    assert!(
+        suite(&j).reason.contains("new failure vs"),
+        "{}",
+        suite(&j).reason
+    );
+    // a passing receipt needs no baseline
+    record_tests(&store, &k, t, 0, tests_of(&[("a", true)]));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Present);
+    assert!(j.reasons.is_empty(), "{:?}", j.reasons);
+}
+
+#[test]
+fn allow_new_failures_bounds_how_many_a_change_may_introduce() {
+    let repo = Repo::new();
+    let text = format!("{DIFFERENTIAL}\tallow-new-failures = 1\n");
+    let (m, t) = main_and_topic(&repo, &text);
+    let store = repo.store();
+    let k = key(1);
+    record_tests(&store, &k, m, 0, tests_of(&[("a", true), ("b", true)]));
+    record_tests(&store, &k, t, 1, tests_of(&[("a", false), ("b", true)]));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Present, "{}", suite(&j).reason);
+    assert!(
+        suite(&j).reason.contains("1 new failure vs"),
+        "{}",
+        suite(&j).reason
+    );
+    assert!(
+        suite(&j).reason.contains("(allow-new-failures = 1)"),
+        "{}",
+        suite(&j).reason
+    );
+    record_tests(&store, &k, t, 1, tests_of(&[("a", false), ("b", false)]));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Failed, "two are one too many");
+}
+
+#[test]
+fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
+    let repo = Repo::new();
+    let (m, t) = main_and_topic(&repo, DIFFERENTIAL);
+    let store = repo.store();
+    let k = key(1);
+    record_tests(&store, &k, t, 1, tests_of(&[("a", false)]));
+    let undecided_why = |j: &Judgement| -> String {
+        assert!(
+            j.states.iter().all(|s| s.name != "suite"),
+            "not a state: {:?}",
+            j.states
+        );
+        let u = j
+            .undecided
+            .iter()
+            .find(|u| u.name == "suite")
+            .expect("undecided");
+        assert!(u.required);
+        match &u.error {
+            crate::freshness::FreshnessError::NoBaseline { baseline, why, .. } => {
+                assert_eq!(*baseline, Some(m));
+                why.clone()
+            }
+            other => panic!("{other}"),
+        }
+    };
+    // no receipt at the baseline at all
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let why = undecided_why(&j);
+    let m7 = m.to_hex_with_len(7).to_string();
+    assert!(
+        why.contains(&format!("the baseline {m7} (merge base with main) has no trusted receipt of its inputs there (missing)")),
+        "{why}"
+    );
+    assert!(!j.verdict(&Require::Marked).passed(), "undecided is no yes");
+    // a baseline receipt by a key not trusted here counts for nothing
+    record_tests(&store, &key(9), m, 0, tests_of(&[("a", true)]));
+    let why = undecided_why(&judged_at(&store, t, &k, &at(m), EXPIRES_MS));
+    assert!(why.contains("has no trusted receipt"), "{why}");
+    // a baseline whose results could not be read
+    record_tests(&store, &k, m, 0, Err("no file".into()));
+    let why = undecided_why(&judged_at(&store, t, &k, &at(m), EXPIRES_MS));
+    assert!(why.contains("recorded no per-test results"), "{why}");
+}
+
+#[test]
+fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_class() {
+    let repo = Repo::new();
+    let text = format!("[assert \"os\"]\n\trun = uname\n{DIFFERENTIAL}\tassert = os\n");
+    let (m, t) = main_and_topic(&repo, &text);
+    let store = repo.store();
+    let k = key(1);
+    record_where(
+        &store,
+        &k,
+        m,
+        1,
+        tests_of(&[("a", false)]),
+        &[("os", "Darwin")],
+    );
+    record_where(
+        &store,
+        &k,
+        t,
+        1,
+        tests_of(&[("a", false)]),
+        &[("os", "Linux")],
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let u = j
+        .undecided
+        .iter()
+        .find(|u| u.name == "suite")
+        .expect("undecided");
+    let why = u.error.to_string();
+    assert!(why.contains("another runner class"), "{why}");
+    assert!(why.contains("Darwin") && why.contains("Linux"), "{why}");
+    // the same class compares
+    record_where(
+        &store,
+        &k,
+        m,
+        1,
+        tests_of(&[("a", false)]),
+        &[("os", "Linux")],
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Present, "{:?}", j.undecided);
+}
+
+#[test]
+fn differential_is_the_trusted_revisions_rule_and_a_main_commit_is_weighed_against_its_parent() {
+    let repo = Repo::new();
+    // main declares the check absolute; the topic makes it differential
+    let absolute = DIFFERENTIAL.replace("\tparity = differential\n", "");
+    let m = repo.commit(&[(".gitreceipts", &absolute), ("suite.sh", "v1")], "main");
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    let t = repo.commit(
+        &[(".gitreceipts", DIFFERENTIAL), ("suite.sh", "v2")],
+        "topic",
+    );
+    let store = repo.store();
+    let k = key(1);
+    record_tests(&store, &k, m, 1, tests_of(&[("a", false)]));
+    record_tests(&store, &k, t, 1, tests_of(&[("a", false)]));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Failed, "main's rules: absolute");
+    assert!(
+        j.reasons
+            .iter()
+            .all(|r| !matches!(r, Reason::Differential(_)))
+    );
+    // by its own rules (status, plain gate) the topic is weighed against the
+    // trust root, main, and introduced nothing
+    let own = judged_at(&store, t, &k, &Baseline::Own, EXPIRES_MS);
+    assert_eq!(suite(&own).state, State::Present, "{}", suite(&own).reason);
+    // a commit on main itself is weighed against its first parent
+    repo.git(&["checkout", "-q", "main"]);
+    let m2 = repo.commit(
+        &[(".gitreceipts", DIFFERENTIAL), ("suite.sh", "v3")],
+        "main 2",
+    );
+    record_tests(&store, &k, m2, 1, tests_of(&[("a", false), ("b", false)]));
+    let j = judged_at(&store, m2, &k, &Baseline::Own, EXPIRES_MS);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed);
+    let m7 = m.to_hex_with_len(7).to_string();
+    assert!(
+        s.reason.ends_with(&format!(
+            "0 fixed, 1 new failure vs {m7} (1 failing there too): b"
+        )),
+        "{}",
+        s.reason
+    );
+}
