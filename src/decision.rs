@@ -576,24 +576,43 @@ pub fn acceptance_problems(
             .max()
             .unwrap_or(1) as usize
     };
-    // the quarantines of the rules the acceptance was decided by, at the time
-    // it was decided: a claim of present citing a failed receipt stands only
-    // when they excused every failed test then
-    let quarantines = ObjectId::from_hex(a.trusted.as_bytes())
-        .ok()
-        .and_then(|commit| store.file_at(commit, crate::contract::FILE_NAME).ok()?)
-        .and_then(|bytes| {
-            crate::contract::Contract::parse(&bytes, std::path::Path::new(".gitreceipts")).ok()
-        })
-        .map(|c| c.quarantines)
-        .unwrap_or_default();
+    // The rules a claim of present citing a failed receipt may rest on: the
+    // quarantines and differential checks of the decided revision's
+    // .gitreceipts (a gate under its own rules) or of the trusted revision's (a
+    // gate against it), at the time the acceptance was decided. It stands only
+    // when one of them excused the failure then.
+    let contract_of = |rev: &str| {
+        ObjectId::from_hex(rev.as_bytes())
+            .ok()
+            .and_then(|commit| store.file_at(commit, crate::contract::FILE_NAME).ok()?)
+            .and_then(|bytes| {
+                crate::contract::Contract::parse(&bytes, std::path::Path::new(".gitreceipts")).ok()
+            })
+            .unwrap_or_default()
+    };
+    let rules = [contract_of(&body.subject.commit), contract_of(&a.trusted)];
+    let quarantines: Vec<crate::contract::QuarantineDef> = rules
+        .iter()
+        .flat_map(|c| c.quarantines.iter().cloned())
+        .collect();
     let decided_ms = crate::clock::timestamp_ms(&a.decided_at).unwrap_or(u64::MAX);
+    let baseline = match (
+        ObjectId::from_hex(body.subject.commit.as_bytes()),
+        ObjectId::from_hex(a.trusted.as_bytes()),
+    ) {
+        (Ok(s), Ok(t)) => {
+            crate::parity::baseline_commit(store, s, t, "the acceptance's trusted revision")
+                .ok()
+                .flatten()
+        }
+        _ => None,
+    };
     let excused = |receipt: &Receipt<Verified>, check: &str| {
         let list = match &receipt.body().result.tests {
             Some(t) => crate::results::load_list(store, t),
             None => Ok(Vec::new()),
         };
-        crate::quarantine::excuse(
+        if crate::quarantine::excuse(
             receipt,
             list.as_deref().map_err(String::as_str),
             check,
@@ -601,6 +620,30 @@ pub fn acceptance_problems(
             decided_ms,
         )
         .excused
+        {
+            return true;
+        }
+        let allowed = rules
+            .iter()
+            .filter_map(|c| c.check(check))
+            .filter(|d| d.parity == crate::contract::Parity::Differential)
+            .map(|d| d.allow_new_failures)
+            .max();
+        allowed.is_some_and(|allowed| {
+            matches!(
+                crate::parity::weigh(
+                    store,
+                    trust,
+                    check,
+                    receipt,
+                    baseline.clone(),
+                    "the acceptance's trusted revision",
+                    allowed,
+                    crate::freshness::DEFAULT_WALK_LIMIT,
+                ),
+                Ok(crate::parity::Weighed::Compared(c)) if c.passes()
+            )
+        })
     };
     for c in &a.criteria {
         // distinct trusted signers of cited approvals of the decided inputs

@@ -28,6 +28,7 @@ pub mod hooks;
 pub mod intoto;
 pub mod keyfile;
 pub mod notice;
+pub mod parity;
 pub mod policy;
 pub mod quarantine;
 pub mod receipt;

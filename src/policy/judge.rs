@@ -131,7 +131,7 @@ pub enum Reason {
     },
     /// A differential check's failure weighed against its baseline: present
     /// when it introduced at most `allow-new-failures` failures.
-    Differential(super::parity::Comparison),
+    Differential(crate::parity::Comparison),
     /// A failed check whose every failed test is quarantined: it reads present.
     Quarantined {
         /// The check.
@@ -327,7 +327,7 @@ fn parity_trusted(
 }
 
 /// Each failed check that `rules` declares `parity = differential` weighed
-/// against its baseline ([`super::parity`]): present when it introduced at most
+/// against its baseline ([`crate::parity`]): present when it introduced at most
 /// `allow-new-failures` failures, failed otherwise, moved to `undecided` when the
 /// baseline cannot be weighed. The comparisons go to `reasons`.
 #[allow(clippy::too_many_arguments)]
@@ -342,9 +342,10 @@ pub fn apply_parity(
     undecided: &mut Vec<Undecided>,
     reasons: &mut Vec<Reason>,
 ) -> Result<(), PolicyError> {
-    use super::parity::{Weighed, baseline_commit, weigh};
-    let mut found: Option<Option<(ObjectId, String)>> = None;
-    let mut no_root: Option<String> = None;
+    use crate::parity::{Weighed, baseline_commit, weigh};
+    // the baseline (with the words naming it) and the trusted revision's
+    // label, found once for every differential check
+    let mut found: Option<(Option<(ObjectId, String)>, String)> = None;
     let mut kept = Vec::with_capacity(states.len());
     for mut s in std::mem::take(states) {
         let def = rules
@@ -356,28 +357,15 @@ pub fn apply_parity(
         };
         if found.is_none() {
             found = Some(match parity_trusted(store, commit, trust, baseline) {
-                Ok(Some((t, label))) => baseline_commit(store, commit, t)?.map(|b| (b, label)),
-                Ok(None) => None,
+                Ok(Some((t, label))) => (baseline_commit(store, commit, t, &label)?, label),
+                Ok(None) => (None, "the trusted history".to_owned()),
                 // no trust root: the check cannot be weighed, which is its
                 // own undecided state, not an error of the whole judgement
-                Err(PolicyError::TrustRoot(e)) => {
-                    no_root = Some(e.to_string());
-                    None
-                }
+                Err(PolicyError::TrustRoot(e)) => (None, format!("the trusted history ({e})")),
                 Err(e) => return Err(e),
             });
         }
-        let (base, label) = match found.as_ref().and_then(|f| f.as_ref()) {
-            Some((b, l)) => (Some(*b), l.clone()),
-            None => (
-                None,
-                no_root
-                    .as_ref()
-                    .map_or("the trusted history".to_owned(), |e| {
-                        format!("the trusted history ({e})")
-                    }),
-            ),
-        };
+        let (base, label) = found.clone().unwrap_or_default();
         match weigh(
             store,
             &trust.set,
@@ -780,7 +768,7 @@ pub fn judge(
         Some((t, _)) => t,
         None => &contract,
     };
-    if super::parity::any_differential(rules) {
+    if crate::parity::any_differential(rules) {
         apply_parity(
             store,
             rev.commit,

@@ -21,7 +21,6 @@
 //! - [`server`]: the pre-receive hook's ref rules (receipt chains, log refs,
 //!   protected branches), as typed [`server::Refusal`]s;
 //! - [`flaky`]: which tests trusted receipts of the same inputs disagree on;
-//! - [`parity`]: a differential check's failure weighed against the trusted baseline;
 //! - [`rerun`]: whether a range run (`run A..B`) still runs a check at a commit;
 //! - [`push`]: which pushed refs the pre-push hook gates, and which chains a push
 //!   carries, as data.
@@ -33,7 +32,6 @@ pub mod acceptance;
 pub mod contract;
 pub mod flaky;
 pub mod judge;
-pub mod parity;
 pub mod push;
 pub mod rerun;
 pub mod server;

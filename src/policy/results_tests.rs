@@ -1,6 +1,6 @@
 //! Unit tests of the rules built on per-test results, as the judge applies them:
 //! quarantines ([`crate::quarantine`]) and differential checks
-//! ([`super::parity`]). Receipts with per-test results are written into a scratch
+//! ([`crate::parity`]). Receipts with per-test results are written into a scratch
 //! repository by the recorder, and judged at chosen clocks and baselines.
 
 use gix::ObjectId;
@@ -493,7 +493,9 @@ fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
     let why = undecided_why(&j);
     let m7 = m.to_hex_with_len(7).to_string();
     assert!(
-        why.contains(&format!("the baseline {m7} (merge base with main) has no trusted receipt of its inputs there (missing)")),
+        why.contains(&format!(
+            "the baseline {m7} (main) has no trusted receipt of its inputs there (missing)"
+        )),
         "{why}"
     );
     assert!(!j.verdict(&Require::Marked).passed(), "undecided is no yes");

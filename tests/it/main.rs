@@ -47,6 +47,7 @@ mod logs;
 mod mcp;
 mod no_identity;
 mod openssh_and_help;
+mod parity;
 mod pre_commit;
 mod quarantine;
 mod ranges;

@@ -31,12 +31,10 @@ use std::sync::Arc;
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::PolicyError;
-use super::contract::contract_at;
-use crate::contract::{Contract, Parity};
+use crate::contract::{Contract, ContractError, Parity};
 use crate::freshness::{self, CheckState, FreshnessError, State, Undecided};
 use crate::receipt::{Receipt, TestStatus, Verified};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use crate::trust::TrustSet;
 
 /// How many test names a reason lists at most (the counts are whole).
@@ -106,22 +104,37 @@ fn named(names: &[String]) -> String {
 }
 
 /// The commit a differential check of `commit` is weighed against, given the
-/// trusted revision `trusted`: their merge base, or `commit`'s first parent
-/// when `commit` is on the trusted history itself. `None` when there is none
-/// (unrelated histories, a root commit).
+/// trusted revision `trusted` (named `label`): their merge base, or `commit`'s
+/// first parent when `commit` is on the trusted history itself; with the words
+/// that name it in reasons. `None` when there is none (unrelated histories, a
+/// root commit).
 pub fn baseline_commit(
     store: &Store,
     commit: ObjectId,
     trusted: ObjectId,
-) -> Result<Option<ObjectId>, PolicyError> {
+    label: &str,
+) -> Result<Option<(ObjectId, String)>, StoreError> {
     let base = if trusted == commit {
         Some(commit)
     } else {
         store.merge_base_of(commit, trusted)?
     };
+    let short = |c: ObjectId| c.to_hex_with_len(7).to_string();
     Ok(match base {
-        Some(b) if b == commit => store.commit_parents(commit)?.first().copied(),
-        other => other,
+        Some(b) if b == commit => store.commit_parents(commit)?.first().map(|p| {
+            (
+                *p,
+                format!(
+                    "{} (the parent of {}, which is on {label})",
+                    short(*p),
+                    short(commit)
+                ),
+            )
+        }),
+        Some(b) if b == trusted && label.starts_with(&short(b)) => Some((b, label.to_owned())),
+        Some(b) if b == trusted => Some((b, format!("{} ({label})", short(b)))),
+        Some(b) => Some((b, format!("{} (merge base with {label})", short(b)))),
+        None => None,
     })
 }
 
@@ -165,7 +178,8 @@ pub enum Weighed {
 }
 
 /// Weigh `here`, the failed receipt deciding differential check `check`, against
-/// the baseline `baseline` (None: there is none; `trusted_label` names the
+/// the baseline `baseline` and the words that name it (None: there is none;
+/// `trusted_label` names the
 /// trusted revision in reasons).
 #[allow(clippy::too_many_arguments)]
 pub fn weigh(
@@ -173,15 +187,15 @@ pub fn weigh(
     trust: &TrustSet,
     check: &str,
     here: &Receipt<Verified>,
-    baseline: Option<ObjectId>,
+    baseline: Option<(ObjectId, String)>,
     trusted_label: &str,
     allowed: u32,
     walk_limit: usize,
-) -> Result<Weighed, PolicyError> {
+) -> Result<Weighed, FreshnessError> {
     let no_baseline = |why: String| {
         Ok(Weighed::Undecided(FreshnessError::NoBaseline {
             check: check.to_owned(),
-            baseline,
+            baseline: baseline.as_ref().map(|(b, _)| *b),
             why,
         }))
     };
@@ -205,16 +219,25 @@ pub fn weigh(
             "the check failed but no test did: the failure is outside the tests".into(),
         ));
     }
-    let Some(b) = baseline else {
+    let Some((b, words)) = &baseline else {
         return no_baseline(format!(
             "it is `parity = differential`, and no baseline commit can be found for it (no merge base with {trusted_label})"
         ));
     };
+    let b = *b;
     let b7 = b.to_hex_with_len(7).to_string();
-    let at = contract_at(store, b, &b7)?;
+    let at = match contract_at(store, b, &b7) {
+        Ok(c) => c,
+        Err(At::Store(e)) => return Err(e.into()),
+        Err(At::Contract(e)) => {
+            return no_baseline(format!(
+                "it is `parity = differential`, and the .gitreceipts at the baseline {b7} does not parse: {e}"
+            ));
+        }
+    };
     let Some(def) = at.check(check) else {
         return no_baseline(format!(
-            "it is `parity = differential`, but the baseline {b7} (merge base with {trusted_label}) declares no check {check:?} to compare with"
+            "it is `parity = differential`, but the baseline {words} declares no check {check:?} to compare with"
         ));
     };
     let only: Arc<Contract> = Arc::new(Contract {
@@ -232,13 +255,13 @@ pub fn weigh(
         })) => d.receipt,
         Some(Ok(s)) => {
             return no_baseline(format!(
-                "it is `parity = differential`, and the baseline {b7} (merge base with {trusted_label}) has no trusted receipt of its inputs there ({})",
+                "it is `parity = differential`, and the baseline {words} has no trusted receipt of its inputs there ({})",
                 s.state.as_str()
             ));
         }
         Some(Err(Undecided { error, .. })) => {
             return no_baseline(format!(
-                "it is `parity = differential`, and the baseline {b7} (merge base with {trusted_label}) cannot be decided: {error}"
+                "it is `parity = differential`, and the baseline {words} cannot be decided: {error}"
             ));
         }
         None => return no_baseline(format!("the baseline {b7} was not evaluated")),
@@ -287,6 +310,34 @@ pub fn weigh(
         fixed,
         allowed,
     }))
+}
+
+/// Why the contract at a commit could not be had.
+enum At {
+    Store(StoreError),
+    Contract(ContractError),
+}
+
+impl From<ContractError> for At {
+    fn from(e: ContractError) -> At {
+        At::Contract(e)
+    }
+}
+
+/// `.gitreceipts` at `commit` (empty when there is none), named `label` in
+/// errors; parsed once per blob, as the judge's.
+fn contract_at(store: &Store, commit: ObjectId, label: &str) -> Result<Arc<Contract>, At> {
+    use crate::contract::FILE_NAME;
+    Ok(
+        match store.file_id_at(commit, FILE_NAME).map_err(At::Store)? {
+            Some(id) => Contract::parse_blob(
+                id,
+                std::path::Path::new(&format!(".gitreceipts at {label}")),
+                || store.blob(id).map_err(At::Store),
+            )?,
+            None => Default::default(),
+        },
+    )
 }
 
 fn short(id: &str) -> &str {
