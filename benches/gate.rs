@@ -155,6 +155,7 @@ fn main() {
                     detail: String::new(),
                     assertions: Vec::new(),
                     tests: None,
+                    metrics: Vec::new(),
                 },
                 runner: Runner {
                     tool: "bench".into(),

@@ -200,6 +200,7 @@ impl Generated {
                 detail: String::new(),
                 assertions: Vec::new(),
                 tests: None,
+                metrics: Vec::new(),
             },
             runner: Runner {
                 tool: "bench".into(),

@@ -57,6 +57,29 @@ pub struct CheckDef {
     /// `allow-new-failures`: how many tests may fail here that did not fail at
     /// the baseline while a differential check still reads present (default 0).
     pub allow_new_failures: u32,
+    /// The metrics it reports (`metric = NAME UNIT lower|higher [file:PATH] REGEX`),
+    /// in declared order; not part of the definition digest.
+    pub metrics: Vec<MetricDecl>,
+    /// `max-regression = N%`: how far a metric of a differential check may move
+    /// the wrong way from the baseline's value, in hundredths of a percent.
+    pub max_regression_bp: Option<u32>,
+}
+
+/// One metric a check reports: `metric = NAME UNIT lower|higher [file:PATH] REGEX`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricDecl {
+    /// Its name (as a check name is spelled).
+    pub name: String,
+    /// Its unit (no spaces, e.g. `ms`, `ops/s`, `bytes`).
+    pub unit: String,
+    /// Which way it improves.
+    pub better: crate::receipt::Better,
+    /// The file the value is read from (normalized, inside the work tree);
+    /// `None`: the check's own output.
+    pub file: Option<String>,
+    /// The regular expression whose first match (on one line) gives the value:
+    /// its first capture group, or the whole match without one.
+    pub pattern: String,
 }
 
 /// How a check's failure is judged (`parity` in `.gitreceipts`).
@@ -457,6 +480,88 @@ fn parse_duration(value: &str) -> Option<Duration> {
 
 pub use crate::receipt::normalize_path;
 
+/// `NAME UNIT lower|higher [file:PATH] REGEX` of `metric =`.
+fn parse_metric(v: &str) -> Result<MetricDecl, String> {
+    let mut rest = v.trim_start();
+    let mut word = || -> Option<&str> {
+        let end = rest.find(char::is_whitespace)?;
+        let (w, r) = rest.split_at(end);
+        rest = r.trim_start();
+        Some(w)
+    };
+    let (Some(name), Some(unit), Some(better)) = (word(), word(), word()) else {
+        return Err("it needs a name, a unit, lower or higher, and a regex".into());
+    };
+    if !is_valid_check_name(name) {
+        return Err(format!(
+            "{name:?} is not a metric name (letters, digits, '.', '_', '-')"
+        ));
+    }
+    if unit.len() > crate::receipt::MAX_METRIC_UNIT_BYTES || unit.chars().any(char::is_control) {
+        return Err(format!(
+            "unit {unit:?} is over {} bytes or holds control characters",
+            crate::receipt::MAX_METRIC_UNIT_BYTES
+        ));
+    }
+    let better = match better {
+        "lower" => crate::receipt::Better::Lower,
+        "higher" => crate::receipt::Better::Higher,
+        other => {
+            return Err(format!(
+                "{other:?} is not `lower` or `higher` (which way is better)"
+            ));
+        }
+    };
+    let mut file = None;
+    if let Some(after) = rest.strip_prefix("file:") {
+        let end = after.find(char::is_whitespace).unwrap_or(after.len());
+        let Some(p) = normalize_path(&after[..end]) else {
+            return Err(format!(
+                "file:{} is not a path inside the work tree",
+                &after[..end]
+            ));
+        };
+        file = Some(p);
+        rest = after[end..].trim_start();
+    }
+    let pattern = rest.trim_end();
+    if pattern.is_empty() {
+        return Err("it has no regex to find the value with".into());
+    }
+    let re = regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| format!("{pattern:?} is not a regular expression: {e}"))?;
+    if re.captures_len() > 2 {
+        return Err(format!(
+            "{pattern:?} has more than one capture group; the value is the first, so make the others (?:...)"
+        ));
+    }
+    Ok(MetricDecl {
+        name: name.to_owned(),
+        unit: unit.to_owned(),
+        better,
+        file,
+        pattern: pattern.to_owned(),
+    })
+}
+
+/// `5%`, `0.5%`, `12.25%` as hundredths of a percent, 0 to 1000%.
+fn parse_percent(v: &str) -> Option<u32> {
+    let n = v.trim().strip_suffix('%')?.trim();
+    let (whole, frac) = n.split_once('.').unwrap_or((n, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 2 {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) || (n.contains('.') && frac.is_empty()) {
+        return None;
+    }
+    let whole: u32 = whole.parse().ok()?;
+    let frac: u32 = format!("{frac:0<2}").parse().ok()?;
+    let bp = whole.checked_mul(100)?.checked_add(frac)?;
+    (bp <= 100_000).then_some(bp)
+}
+
 /// Sort, dedupe, and drop paths inside another declared path.
 pub fn minimal_paths(mut paths: Vec<String>) -> Vec<String> {
     paths.sort();
@@ -540,6 +645,8 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 results: None,
                                 parity: Parity::Absolute,
                                 allow_new_failures: 0,
+                                metrics: Vec::new(),
+                                max_regression_bp: None,
                             },
                             e.head.line,
                             false,
@@ -635,6 +742,44 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                             }
                         };
                     }
+                    "metric" => {
+                        let v = value.unwrap_or_default();
+                        let m = parse_metric(&v).map_err(|why| {
+                            err(
+                                e.line,
+                                format!("check {sub:?}: metric = {:?}: {why}", crate::text::escape(&v)),
+                                "write metric = NAME UNIT lower|higher [file:PATH] REGEX, e.g. metric = p99 ms lower ^p99: ([0-9.]+) ms",
+                            )
+                        })?;
+                        if check.metrics.iter().any(|x| x.name == m.name) {
+                            return Err(err(
+                                e.line,
+                                format!("check {sub:?} declares metric {:?} twice", m.name),
+                                "give each metric of a check its own name",
+                            ));
+                        }
+                        if check.metrics.len() >= crate::receipt::MAX_METRICS {
+                            return Err(err(
+                                e.line,
+                                format!(
+                                    "check {sub:?} declares more than {} metrics",
+                                    crate::receipt::MAX_METRICS
+                                ),
+                                "keep the metrics that decide something",
+                            ));
+                        }
+                        check.metrics.push(m);
+                    }
+                    "max-regression" => {
+                        let v = value.unwrap_or_default();
+                        check.max_regression_bp = Some(parse_percent(&v).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!("check {sub:?}: max-regression = {v:?} is not a percentage from 0% to 1000%"),
+                                "write max-regression = 5% (a metric may move 5% the wrong way from the baseline)",
+                            )
+                        })?);
+                    }
                     "parity" => {
                         let v = value.unwrap_or_default();
                         check.parity = match v.as_str() {
@@ -711,7 +856,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env, timeout, accept, assert, depends, results, parity and allow-new-failures",
+                            "a check takes run, path, required, env, timeout, accept, assert, depends, results, parity, allow-new-failures, metric and max-regression",
                         ));
                     }
                 }
@@ -969,11 +1114,26 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 "add run = <command> to the section",
             ));
         }
-        if check.parity == Parity::Differential && check.results.is_none() {
+        if check.max_regression_bp.is_some()
+            && (check.metrics.is_empty() || check.parity != Parity::Differential)
+        {
             return Err(err(
                 line,
                 format!(
-                    "check {:?} is `parity = differential` but declares no `results`",
+                    "check {:?} sets max-regression, which needs `parity = differential` and at least one `metric`",
+                    check.name
+                ),
+                "max-regression bounds how far a metric may move from the baseline's: declare metric = ... and parity = differential",
+            ));
+        }
+        if check.parity == Parity::Differential
+            && check.results.is_none()
+            && check.max_regression_bp.is_none()
+        {
+            return Err(err(
+                line,
+                format!(
+                    "check {:?} is `parity = differential` but declares no `results` (nor metrics with a max-regression)",
                     check.name
                 ),
                 "a differential check compares per-test results: add results = FORMAT:PATH, e.g. results = junit:target/junit.xml",

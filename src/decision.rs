@@ -607,6 +607,39 @@ pub fn acceptance_problems(
         }
         _ => None,
     };
+    // the comparison a differential check's receipt comes to, under the
+    // decided or the trusted revision's definition (the laxer bounds)
+    let differential = |receipt: &Receipt<Verified>, check: &str| {
+        let mut def = rules
+            .iter()
+            .filter_map(|c| c.check(check))
+            .filter(|d| d.parity == crate::contract::Parity::Differential)
+            .cloned()
+            .reduce(|a, b| crate::contract::CheckDef {
+                allow_new_failures: a.allow_new_failures.max(b.allow_new_failures),
+                max_regression_bp: a.max_regression_bp.max(b.max_regression_bp),
+                ..a
+            })?;
+        if def.metrics.is_empty() {
+            def.metrics = rules
+                .iter()
+                .filter_map(|c| c.check(check))
+                .flat_map(|d| d.metrics.clone())
+                .collect();
+        }
+        match crate::parity::weigh(
+            store,
+            trust,
+            &def,
+            receipt,
+            baseline.clone(),
+            "the acceptance's trusted revision",
+            crate::freshness::DEFAULT_WALK_LIMIT,
+        ) {
+            Ok(crate::parity::Weighed::Compared(c)) => Some(c),
+            _ => None,
+        }
+    };
     let excused = |receipt: &Receipt<Verified>, check: &str| {
         let list = match &receipt.body().result.tests {
             Some(t) => crate::results::load_list(store, t),
@@ -623,27 +656,7 @@ pub fn acceptance_problems(
         {
             return true;
         }
-        let allowed = rules
-            .iter()
-            .filter_map(|c| c.check(check))
-            .filter(|d| d.parity == crate::contract::Parity::Differential)
-            .map(|d| d.allow_new_failures)
-            .max();
-        allowed.is_some_and(|allowed| {
-            matches!(
-                crate::parity::weigh(
-                    store,
-                    trust,
-                    check,
-                    receipt,
-                    baseline.clone(),
-                    "the acceptance's trusted revision",
-                    allowed,
-                    crate::freshness::DEFAULT_WALK_LIMIT,
-                ),
-                Ok(crate::parity::Weighed::Compared(c)) if c.passes()
-            )
-        })
+        differential(receipt, check).is_some_and(|c| c.passes())
     };
     for c in &a.criteria {
         // distinct trusted signers of cited approvals of the decided inputs
@@ -748,7 +761,13 @@ pub fn acceptance_problems(
                         ),
                     )
                 }
-                State::Failed if passed => {
+                // a passed run fails a differential check whose metrics
+                // regressed past their bound
+                State::Failed
+                    if passed
+                        && !(c.kind == CriterionKind::Check
+                            && differential(&receipt, &c.name).is_some_and(|d| !d.passes())) =>
+                {
                     problem(Some(id), format!("{claim} citing {id}, which passed"))
                 }
                 State::Stale if same_inputs && c.kind == CriterionKind::Review => problem(

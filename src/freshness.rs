@@ -177,6 +177,7 @@ pub fn spec_of(def: &CheckDef) -> CheckSpec {
         paths: def.paths.clone(),
         env: def.env.clone(),
         results: def.results.clone(),
+        metrics: def.metrics.clone(),
         ..Default::default()
     }
 }

@@ -359,6 +359,7 @@ mod tests {
                 detail: String::new(),
                 assertions: Vec::new(),
                 tests: None,
+                metrics: Vec::new(),
             },
             runner: Runner {
                 tool: "git-receipt test".into(),

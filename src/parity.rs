@@ -49,6 +49,8 @@ pub struct Comparison {
     pub baseline: String,
     /// The baseline's receipt.
     pub baseline_receipt: String,
+    /// Whether the tests were compared (the receipt here failed).
+    pub tests_compared: bool,
     /// Tests that fail here and did not fail at the baseline, sorted.
     pub new_failures: Vec<String>,
     /// Tests that failed at the baseline and pass here, sorted.
@@ -57,35 +59,74 @@ pub struct Comparison {
     pub still_failing: usize,
     /// `allow-new-failures`.
     pub allowed: u32,
+    /// The metrics both receipts read, compared.
+    pub metrics: Vec<MetricChange>,
+    /// `max-regression`, in hundredths of a percent, when metrics are bounded.
+    pub max_regression_bp: Option<u32>,
 }
 
 impl Comparison {
     /// Whether the check reads present.
     pub fn passes(&self) -> bool {
         self.new_failures.len() <= self.allowed as usize
+            && !self.metrics.iter().any(|m| m.regressed)
     }
 
-    /// `2 fixed, 1 new failure vs 3f2a1c9: a` (names from receipts: escape
-    /// before printing).
+    /// `2 fixed, 1 new failure vs 3f2a1c9: a; p99 12.5 -> 13.9 ms (+11.2%, past
+    /// max-regression 5%)` (names from receipts: escape before printing).
     pub fn words(&self) -> String {
-        let n = self.new_failures.len();
-        let mut s = format!(
-            "{} fixed, {n} new failure{} vs {}",
-            self.fixed.len(),
-            if n == 1 { "" } else { "s" },
-            &self.baseline[..7.min(self.baseline.len())]
-        );
-        if self.still_failing > 0 {
-            s.push_str(&format!(" ({} failing there too)", self.still_failing));
+        let b7 = &self.baseline[..7.min(self.baseline.len())];
+        let mut parts = Vec::new();
+        if self.tests_compared {
+            let n = self.new_failures.len();
+            let mut s = format!(
+                "{} fixed, {n} new failure{} vs {b7}",
+                self.fixed.len(),
+                if n == 1 { "" } else { "s" },
+            );
+            if self.still_failing > 0 {
+                s.push_str(&format!(" ({} failing there too)", self.still_failing));
+            }
+            if n > 0 {
+                s.push_str(": ");
+                s.push_str(&named(&self.new_failures));
+                if self.allowed > 0 {
+                    s.push_str(&format!(" (allow-new-failures = {})", self.allowed));
+                }
+            }
+            parts.push(s);
         }
-        if n > 0 {
-            s.push_str(": ");
-            s.push_str(&named(&self.new_failures));
-            if self.allowed > 0 {
-                s.push_str(&format!(" (allow-new-failures = {})", self.allowed));
+        if let Some(max) = self.max_regression_bp {
+            let max = percent(i64::from(max));
+            if self.metrics.is_empty() {
+                parts.push(format!("no metric to compare with {b7}'s"));
+            }
+            for m in &self.metrics {
+                let change = m.worse_bp.map_or("from 0".to_owned(), |bp| {
+                    format!("{}{} worse", if bp < 0 { "" } else { "+" }, percent(bp))
+                });
+                parts.push(format!(
+                    "{} {} -> {} {} vs {b7} ({change}; {} max-regression {max})",
+                    m.name,
+                    m.baseline,
+                    m.here,
+                    m.unit,
+                    if m.regressed { "past" } else { "within" }
+                ));
             }
         }
-        s
+        parts.join("; ")
+    }
+}
+
+/// Hundredths of a percent as `5%`, `0.5%`, `-12.25%`.
+fn percent(bp: i64) -> String {
+    let sign = if bp < 0 { "-" } else { "" };
+    let (whole, frac) = (bp.unsigned_abs() / 100, bp.unsigned_abs() % 100);
+    match frac {
+        0 => format!("{sign}{whole}%"),
+        f if f % 10 == 0 => format!("{sign}{whole}.{}%", f / 10),
+        f => format!("{sign}{whole}.{f:02}%"),
     }
 }
 
@@ -167,8 +208,10 @@ fn assertion_values(r: &Receipt<Verified>) -> Vec<(&str, &str)> {
     v
 }
 
-/// What weighing one failed receipt came to.
+/// What weighing one receipt came to.
 pub enum Weighed {
+    /// Nothing to weigh: it passed and declares no bounded metric.
+    Nothing,
     /// Compared with the baseline.
     Compared(Comparison),
     /// Failed on its own: why no comparison can excuse it.
@@ -177,21 +220,95 @@ pub enum Weighed {
     Undecided(FreshnessError),
 }
 
-/// Weigh `here`, the failed receipt deciding differential check `check`, against
-/// the baseline `baseline` and the words that name it (None: there is none;
-/// `trusted_label` names the
-/// trusted revision in reasons).
-#[allow(clippy::too_many_arguments)]
+/// One metric here against the baseline's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MetricChange {
+    /// The metric.
+    pub name: String,
+    /// Its unit.
+    pub unit: String,
+    /// The baseline's value, as printed.
+    pub baseline: String,
+    /// The value here, as printed.
+    pub here: String,
+    /// How far it moved the wrong way, in hundredths of a percent of the
+    /// baseline's value (negative: it improved); `None` from a baseline of 0.
+    pub worse_bp: Option<i64>,
+    /// Whether it moved the wrong way past `max-regression`.
+    pub regressed: bool,
+}
+
+/// How far `here` is worse than `there` for a metric that is `better`, in
+/// hundredths of a percent of `there` (`None`: `there` is 0).
+fn worse_bp(better: crate::receipt::Better, there: f64, here: f64) -> Option<i64> {
+    if there == 0.0 {
+        return None;
+    }
+    let delta = match better {
+        crate::receipt::Better::Lower => here - there,
+        crate::receipt::Better::Higher => there - here,
+    };
+    let bp = (delta / there.abs() * 10_000.0).round();
+    Some(bp.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+}
+
+/// The metrics both receipts read (same name, unit and direction), compared
+/// under a bound of `max_bp`.
+fn compare_metrics(
+    here: &[crate::receipt::Metric],
+    there: &[crate::receipt::Metric],
+    max_bp: u32,
+) -> Vec<MetricChange> {
+    let mut out = Vec::new();
+    for h in here {
+        let Some(t) = there
+            .iter()
+            .find(|t| t.name == h.name && t.unit == h.unit && t.better == h.better)
+        else {
+            continue;
+        };
+        let (Some(hv), Some(tv)) = (&h.value, &t.value) else {
+            continue;
+        };
+        let (Ok(hf), Ok(tf)) = (hv.parse::<f64>(), tv.parse::<f64>()) else {
+            continue;
+        };
+        let worse = worse_bp(h.better, tf, hf);
+        let regressed = match worse {
+            Some(bp) => bp > i64::from(max_bp),
+            // from 0, any move the wrong way is past every bound
+            None => match h.better {
+                crate::receipt::Better::Lower => hf > tf,
+                crate::receipt::Better::Higher => hf < tf,
+            },
+        };
+        out.push(MetricChange {
+            name: h.name.clone(),
+            unit: h.unit.clone(),
+            baseline: tv.clone(),
+            here: hv.clone(),
+            worse_bp: worse,
+            regressed,
+        });
+    }
+    out
+}
+
+/// Weigh `here`, the receipt deciding differential check `def` (as the rules
+/// that judge it declare it), against the baseline `baseline` and the words that
+/// name it (None: there is none; `trusted_label` names the trusted revision in
+/// reasons): its failed tests when it failed, its metrics when `def` bounds
+/// them (`max-regression`).
 pub fn weigh(
     store: &Store,
     trust: &TrustSet,
-    check: &str,
+    def: &crate::contract::CheckDef,
     here: &Receipt<Verified>,
     baseline: Option<(ObjectId, String)>,
     trusted_label: &str,
-    allowed: u32,
     walk_limit: usize,
 ) -> Result<Weighed, FreshnessError> {
+    let check = def.name.as_str();
     let no_baseline = |why: String| {
         Ok(Weighed::Undecided(FreshnessError::NoBaseline {
             check: check.to_owned(),
@@ -199,25 +316,49 @@ pub fn weigh(
             why,
         }))
     };
-    let Some(tests) = &here.body().result.tests else {
-        return Ok(Weighed::Fails(
-            "the receipt records no per-test results to compare".into(),
-        ));
-    };
-    if !tests.error.is_empty() {
-        return Ok(Weighed::Fails(
-            "its per-test results could not be read when it ran, so nothing can be compared".into(),
-        ));
+    let body = here.body();
+    let weigh_tests = !body.result.passed;
+    let bound = def.max_regression_bp.filter(|_| !def.metrics.is_empty());
+    if !weigh_tests && bound.is_none() {
+        return Ok(Weighed::Nothing);
     }
-    let list = match crate::results::load_list(store, tests) {
-        Ok(l) => l,
-        Err(why) => return Ok(Weighed::Fails(why)),
-    };
-    let (failed_here, passed_here) = failed_names(&list);
-    if failed_here.is_empty() {
-        return Ok(Weighed::Fails(
-            "the check failed but no test did: the failure is outside the tests".into(),
-        ));
+    let mut failed_here = BTreeSet::new();
+    let mut passed_here = BTreeSet::new();
+    let list;
+    if weigh_tests {
+        let Some(tests) = &body.result.tests else {
+            return Ok(Weighed::Fails(
+                "the receipt records no per-test results to compare".into(),
+            ));
+        };
+        if !tests.error.is_empty() {
+            return Ok(Weighed::Fails(
+                "its per-test results could not be read when it ran, so nothing can be compared"
+                    .into(),
+            ));
+        }
+        list = match crate::results::load_list(store, tests) {
+            Ok(l) => l,
+            Err(why) => return Ok(Weighed::Fails(why)),
+        };
+        (failed_here, passed_here) = failed_names(&list);
+        if failed_here.is_empty() {
+            return Ok(Weighed::Fails(
+                "the check failed but no test did: the failure is outside the tests".into(),
+            ));
+        }
+    }
+    if bound.is_some()
+        && let Some(m) = body
+            .result
+            .metrics
+            .iter()
+            .find(|m| def.metrics.iter().any(|d| d.name == m.name) && m.value.is_none())
+    {
+        return Ok(Weighed::Fails(format!(
+            "its metric {} was not read ({}), so it cannot be compared",
+            m.name, m.error
+        )));
     }
     let Some((b, words)) = &baseline else {
         return no_baseline(format!(
@@ -235,13 +376,13 @@ pub fn weigh(
             ));
         }
     };
-    let Some(def) = at.check(check) else {
+    let Some(there_def) = at.check(check) else {
         return no_baseline(format!(
             "it is `parity = differential`, but the baseline {words} declares no check {check:?} to compare with"
         ));
     };
     let only: Arc<Contract> = Arc::new(Contract {
-        checks: vec![def.clone()],
+        checks: vec![there_def.clone()],
         ..(*at).clone()
     });
     let outcome = freshness::evaluate(store, b, &only, trust, freshness::Options { walk_limit })?
@@ -274,24 +415,28 @@ pub fn weigh(
             assertion_values(here)
         ));
     }
-    let list_there = match there.body().result.tests.as_ref() {
-        Some(t) if t.error.is_empty() => match crate::results::load_list(store, t) {
-            Ok(l) => l,
-            Err(why) => {
+    let mut failed_there = BTreeSet::new();
+    let list_there;
+    if weigh_tests {
+        list_there = match there.body().result.tests.as_ref() {
+            Some(t) if t.error.is_empty() => match crate::results::load_list(store, t) {
+                Ok(l) => l,
+                Err(why) => {
+                    return no_baseline(format!(
+                        "the baseline's receipt {} has a test list that cannot be read: {why}",
+                        short(there.id())
+                    ));
+                }
+            },
+            _ => {
                 return no_baseline(format!(
-                    "the baseline's receipt {} has a test list that cannot be read: {why}",
+                    "the baseline's receipt {} (on {b7}) recorded no per-test results",
                     short(there.id())
                 ));
             }
-        },
-        _ => {
-            return no_baseline(format!(
-                "the baseline's receipt {} (on {b7}) recorded no per-test results",
-                short(there.id())
-            ));
-        }
-    };
-    let (failed_there, _) = failed_names(&list_there);
+        };
+        (failed_there, _) = failed_names(&list_there);
+    }
     let new_failures: Vec<String> = failed_here
         .difference(&failed_there)
         .map(|s| (*s).to_owned())
@@ -301,14 +446,21 @@ pub fn weigh(
         .filter(|t| passed_here.contains(*t))
         .map(|s| (*s).to_owned())
         .collect();
+    let metrics = match bound {
+        Some(max) => compare_metrics(&body.result.metrics, &there.body().result.metrics, max),
+        None => Vec::new(),
+    };
     Ok(Weighed::Compared(Comparison {
         check: check.to_owned(),
         baseline: b.to_string(),
         baseline_receipt: there.id().to_owned(),
+        tests_compared: weigh_tests,
         still_failing: failed_here.intersection(&failed_there).count(),
         new_failures,
         fixed,
-        allowed,
+        allowed: def.allow_new_failures,
+        metrics,
+        max_regression_bp: bound,
     }))
 }
 

@@ -221,6 +221,92 @@ pub struct Outcome {
     /// before v4; always present in v4.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<Tests>,
+    /// v4 only: the metrics the check declares (`metric =`), sorted by name.
+    /// Absent (empty) when it declares none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<Metric>,
+}
+
+/// v4: the most metrics one receipt records (more is a contract error).
+pub const MAX_METRICS: usize = 100;
+/// v4: the longest metric value, in bytes.
+pub const MAX_METRIC_VALUE_BYTES: usize = 64;
+/// v4: the longest metric unit, in bytes.
+pub const MAX_METRIC_UNIT_BYTES: usize = 32;
+
+/// v4: which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    /// Lower is better (a time, a size).
+    Lower,
+    /// Higher is better (a rate, a score).
+    Higher,
+}
+
+impl Better {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Better::Lower => "lower",
+            Better::Higher => "higher",
+        }
+    }
+}
+
+/// v4: one metric a check reported (`result.metrics`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metric {
+    /// Its declared name.
+    pub name: String,
+    /// Its declared unit.
+    pub unit: String,
+    /// Which way it improves.
+    pub better: Better,
+    /// The value as the check printed it (a decimal number), or `null` when it
+    /// could not be read (then `error` says why).
+    #[serde(deserialize_with = "required_nullable_string")]
+    pub value: Option<String>,
+    /// Why the value could not be read; empty when it was.
+    pub error: String,
+}
+
+/// Whether `s` is a decimal number as a metric value spells it: an optional
+/// `-`, digits, an optional fraction, an optional exponent; finite; at most
+/// [`MAX_METRIC_VALUE_BYTES`] bytes.
+pub fn is_metric_value(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > MAX_METRIC_VALUE_BYTES {
+        return false;
+    }
+    let mut i = usize::from(b[0] == b'-');
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i > start
+    };
+    if !digits(&mut i) {
+        return false;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if i < b.len() && matches!(b[i], b'e' | b'E') {
+        i += 1;
+        if i < b.len() && matches!(b[i], b'+' | b'-') {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == b.len() && s.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// v4: the format a check's runner writes its per-test results in.
@@ -1283,6 +1369,7 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             validate_environment(body, v3)?;
             validate_check(body, v2)?;
             validate_tests(body, v4)?;
+            validate_metrics(body, v4)?;
         }
         Kind::Acceptance | Kind::Review => {
             let kind = if body.kind == Kind::Acceptance {
@@ -1641,6 +1728,68 @@ fn validate_environment(body: &Body, v3: bool) -> Result<(), ReceiptError> {
     Ok(())
 }
 
+/// The v4 member `result.metrics`: only in v4; sorted by name, unique, bounded;
+/// a value is a decimal number exactly when `error` is empty.
+fn validate_metrics(body: &Body, v4: bool) -> Result<(), ReceiptError> {
+    const AT: &str = "/receipt/result/metrics";
+    let m = &body.result.metrics;
+    if m.is_empty() {
+        return Ok(());
+    }
+    if !v4 {
+        return Err(invalid(
+            AT,
+            format!("a member of {SCHEMA_V4:?}, not of this schema"),
+        ));
+    }
+    if m.len() > MAX_METRICS {
+        return Err(invalid(AT, format!("more than {MAX_METRICS} metrics")));
+    }
+    if !m.windows(2).all(|w| w[0].name < w[1].name) {
+        return Err(invalid(AT, "not sorted by name and unique"));
+    }
+    for x in m {
+        if !is_valid_check_name(&x.name) {
+            return Err(invalid(AT, format!("{:?} is not a metric name", x.name)));
+        }
+        if x.unit.is_empty()
+            || x.unit.len() > MAX_METRIC_UNIT_BYTES
+            || x.unit.chars().any(|c| c.is_control() || c.is_whitespace())
+        {
+            return Err(invalid(
+                AT,
+                format!(
+                    "metric {:?}: unit is empty, over {MAX_METRIC_UNIT_BYTES} bytes, or holds spaces or controls",
+                    x.name
+                ),
+            ));
+        }
+        if x.error.len() > MAX_TESTS_ERROR_BYTES {
+            return Err(invalid(
+                AT,
+                format!(
+                    "metric {:?}: error is over {MAX_TESTS_ERROR_BYTES} bytes",
+                    x.name
+                ),
+            ));
+        }
+        match (&x.value, x.error.is_empty()) {
+            (Some(v), true) if is_metric_value(v) => {}
+            (None, false) => {}
+            _ => {
+                return Err(invalid(
+                    AT,
+                    format!(
+                        "metric {:?}: value must be a decimal number exactly when error is empty",
+                        x.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The v4 member `result.tests`: present exactly in v4, and consistent.
 fn validate_tests(body: &Body, v4: bool) -> Result<(), ReceiptError> {
     const AT: &str = "/receipt/result/tests";
@@ -1652,9 +1801,11 @@ fn validate_tests(body: &Body, v4: bool) -> Result<(), ReceiptError> {
                 format!("a member of {SCHEMA_V4:?}, not of this schema"),
             ));
         }
+        // a v4 receipt of a check that declares metrics but no results
+        (None, true) if !body.result.metrics.is_empty() => return Ok(()),
         (None, true) => {
             return Err(ReceiptError::Schema(
-                "missing member \"tests\" in \"/receipt/result\"".into(),
+                "missing member \"tests\" (or \"metrics\") in \"/receipt/result\"".into(),
             ));
         }
         (Some(t), true) => t,
@@ -1872,6 +2023,7 @@ mod tests {
                 detail: String::new(),
                 assertions: Vec::new(),
                 tests: None,
+                metrics: Vec::new(),
             },
             runner: Runner {
                 tool: "git-receipt 0".into(),

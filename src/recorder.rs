@@ -33,6 +33,8 @@ pub struct CheckSpec {
     pub dependencies: Vec<DependencyDef>,
     /// Where its runner writes per-test results, if it says.
     pub results: Option<crate::results::ResultsDecl>,
+    /// The metrics it reports (`metric =`), in declared order.
+    pub metrics: Vec<crate::contract::MetricDecl>,
 }
 
 impl CheckSpec {
@@ -126,6 +128,8 @@ pub struct Surroundings {
     /// The per-test results read after the run (format v4), with the list's
     /// canonical bytes when it is kept beside the log rather than inline.
     pub tests: Option<(crate::receipt::Tests, Option<Vec<u8>>)>,
+    /// The metrics read after the run (format v4), in any order.
+    pub metrics: Vec<crate::receipt::Metric>,
 }
 
 /// Store a receipt for an observation of `check` on `subject`.
@@ -208,8 +212,13 @@ pub fn store_receipt_in(
         detail: obs.detail.clone(),
         assertions: around.assertions.clone(),
         tests: tests.clone(),
+        metrics: {
+            let mut m = around.metrics.clone();
+            m.sort_by(|a, b| a.name.cmp(&b.name));
+            m
+        },
     };
-    let schema = if tests.is_some() {
+    let schema = if tests.is_some() || !around.metrics.is_empty() {
         SCHEMA_V4
     } else if around.assertions.is_empty() && around.dependencies.is_empty() {
         SCHEMA_V2

@@ -127,6 +127,7 @@ pub fn check_body(
             detail: String::new(),
             assertions: Vec::new(),
             tests: None,
+            metrics: Vec::new(),
         },
         runner: Runner {
             tool: "bench".into(),

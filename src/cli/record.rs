@@ -97,6 +97,7 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         dependencies: git_receipt::environment::resolve_all(store.workdir()?, &check.dependencies)
             .with_context(|| format!("nothing was recorded for check {:?}", check.name))?,
         tests: None,
+        metrics: Vec::new(),
     };
     let appended = recorder::store_receipt_in(
         &store,

@@ -568,6 +568,7 @@ fn run_one(
         .results
         .as_ref()
         .and_then(|d| git_receipt::results::stamp_before(d, &workdir));
+    let metric_stamps = git_receipt::results::metric_stamps(&check.metrics, &workdir);
     // a failed assertion stops the check before it runs: no results to read
     let ran = environment::failure_detail(&assertions).is_none();
     let obs = match environment::failure_detail(&assertions) {
@@ -624,10 +625,28 @@ fn run_one(
         }
         git_receipt::results::record(decl, read)
     });
+    let metrics = git_receipt::results::read_metrics(
+        &check.metrics,
+        &workdir,
+        &obs.log,
+        obs.log_truncated,
+        &metric_stamps,
+        (!ran).then_some(obs.detail.as_str()),
+    );
+    for m in metrics.iter().filter(|m| !m.error.is_empty()) {
+        eprintln!(
+            "{}",
+            git_receipt::text::escape_lines(&format!(
+                "git-receipt: warning: check {:?}: metric {} could not be read: {}; the receipt records that",
+                check.name, m.name, m.error
+            ))
+        );
+    }
     let around = recorder::Surroundings {
         assertions,
         dependencies,
         tests,
+        metrics,
     };
     let appended = match recorder::store_receipt_in(
         store,

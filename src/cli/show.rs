@@ -556,6 +556,20 @@ fn print_shown(
         if let Some(t) = &b.result.tests {
             out.push_str(&tests_lines(store, t, args.tests, on));
         }
+        for m in &b.result.metrics {
+            out.push_str(&format!(
+                "  metric   {} = {} {} ({} is better){}\n",
+                escape(&m.name),
+                escape(m.value.as_deref().unwrap_or("?")),
+                escape(&m.unit),
+                m.better.as_str(),
+                if m.error.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", escape(&m.error))
+                }
+            ));
+        }
         for d in &b.subject.dependencies {
             out.push_str(&format!(
                 "  depends  {} commit {} tree {}\n",

@@ -321,6 +321,7 @@ impl Scratch {
                 crate::environment::resolve_all(self.dir.path(), &spec.dependencies).unwrap()
             },
             tests: None,
+            metrics: Vec::new(),
         };
         crate::recorder::store_receipt_in(
             &self.store,

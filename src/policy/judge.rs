@@ -351,10 +351,16 @@ pub fn apply_parity(
         let def = rules
             .check(&s.name)
             .filter(|d| d.parity == crate::contract::Parity::Differential);
-        let (Some(def), State::Failed, Some(d)) = (def, s.state, &s.decider) else {
+        // a failed receipt, or a passed one whose metrics are bounded
+        let (Some(def), Some(d)) = (def, &s.decider) else {
             kept.push(s);
             continue;
         };
+        let bounded = def.max_regression_bp.is_some() && !def.metrics.is_empty();
+        if !(s.state == State::Failed || (s.state == State::Present && bounded)) {
+            kept.push(s);
+            continue;
+        }
         if found.is_none() {
             found = Some(match parity_trusted(store, commit, trust, baseline) {
                 Ok(Some((t, label))) => (baseline_commit(store, commit, t, &label)?, label),
@@ -366,23 +372,26 @@ pub fn apply_parity(
             });
         }
         let (base, label) = found.clone().unwrap_or_default();
-        match weigh(
-            store,
-            &trust.set,
-            &s.name,
-            &d.receipt,
-            base,
-            &label,
-            def.allow_new_failures,
-            walk_limit,
-        )? {
+        match weigh(store, &trust.set, def, &d.receipt, base, &label, walk_limit)? {
+            Weighed::Nothing => kept.push(s),
             Weighed::Compared(c) => {
-                if c.passes() {
-                    s.state = State::Present;
-                    s.reason = format!("{}, but differential: {}", s.reason, c.words());
+                let was = s.state;
+                s.state = if c.passes() {
+                    State::Present
                 } else {
-                    s.reason = format!("{}; differential: {}", s.reason, c.words());
-                }
+                    State::Failed
+                };
+                s.reason = match (was, s.state) {
+                    (State::Failed, State::Present) => {
+                        format!("{}, but differential: {}", s.reason, c.words())
+                    }
+                    (State::Present, State::Failed) => format!(
+                        "failed: differential: {} (the run itself passed: {})",
+                        c.words(),
+                        s.reason
+                    ),
+                    _ => format!("{}; differential: {}", s.reason, c.words()),
+                };
                 reasons.push(Reason::Differential(c));
                 kept.push(s);
             }
