@@ -1593,6 +1593,108 @@ mod tests {
     }
 
     #[test]
+    fn metrics_and_their_bound_are_read_and_a_bad_one_names_the_fix() {
+        let c = parse(
+            "[check \"b\"]\n\trun = x\n\tresults = tap:-\n\tparity = differential\n\tmax-regression = 2.5%\n\tmetric = p99 ms lower ^p99: ([0-9.]+) ms$\n\tmetric = ops ops/s higher file:./out//bench.txt ^ops=([0-9]+)\n",
+        )
+        .unwrap();
+        let b = c.check("b").unwrap();
+        assert_eq!(b.max_regression_bp, Some(250));
+        assert_eq!(
+            b.metrics,
+            [
+                MetricDecl {
+                    name: "p99".into(),
+                    unit: "ms".into(),
+                    better: crate::receipt::Better::Lower,
+                    file: None,
+                    pattern: "^p99: ([0-9.]+) ms$".into(),
+                },
+                MetricDecl {
+                    name: "ops".into(),
+                    unit: "ops/s".into(),
+                    better: crate::receipt::Better::Higher,
+                    file: Some("out/bench.txt".into()),
+                    pattern: "^ops=([0-9]+)".into(),
+                },
+            ]
+        );
+        for (pct, bp) in [
+            ("5%", Some(500)),
+            ("0.5%", Some(50)),
+            ("12.25 %", Some(1225)),
+            ("1000%", Some(100_000)),
+        ] {
+            assert_eq!(parse_percent(pct), bp, "{pct}");
+        }
+        for bad in ["5", "%", "-1%", "1.%", "1.234%", "1001%", "x%", ".5%"] {
+            assert_eq!(parse_percent(bad), None, "{bad}");
+        }
+        let check = "[check \"b\"]\n\trun = x\n";
+        for (text, says) in [
+            (
+                format!("{check}\tmetric = p99 ms\n"),
+                "needs a name, a unit",
+            ),
+            (
+                format!("{check}\tmetric = p99 ms sideways ^x\n"),
+                "is not `lower` or `higher`",
+            ),
+            (
+                format!("{check}\tmetric = p 9 ms lower ^x\n"),
+                "is not `lower` or `higher`",
+            ),
+            (
+                format!("{check}\tmetric = p99 ms lower (\n"),
+                "is not a regular expression",
+            ),
+            (
+                format!("{check}\tmetric = p99 ms lower (a)(b)\n"),
+                "more than one capture group",
+            ),
+            (
+                format!("{check}\tmetric = p99 ms lower file:../x ^x\n"),
+                "not a path inside the work tree",
+            ),
+            (
+                format!("{check}\tmetric = p99 ms lower file:x\n"),
+                "no regex",
+            ),
+            (
+                format!("{check}\tmetric = p99 ms lower a\n\tmetric = p99 s lower b\n"),
+                "declares metric \"p99\" twice",
+            ),
+            (
+                format!("{check}\tmax-regression = 5\n"),
+                "is not a percentage",
+            ),
+            (
+                format!("{check}\tmetric = p99 ms lower a\n\tmax-regression = 5%\n"),
+                "needs `parity = differential`",
+            ),
+            (
+                format!("{check}\tparity = differential\n\tmax-regression = 5%\n"),
+                "at least one `metric`",
+            ),
+            (
+                format!("{check}\tparity = sometimes\n"),
+                "is not `absolute` or `differential`",
+            ),
+            (
+                format!("{check}\tparity = differential\n"),
+                "declares no `results`",
+            ),
+            (
+                format!("{check}\tallow-new-failures = many\n"),
+                "is not a number of tests",
+            ),
+        ] {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
     fn a_bad_assertion_or_dependency_names_its_line() {
         for (text, line, says) in [
             (

@@ -627,7 +627,7 @@ pub fn acceptance_problems(
                 .flat_map(|d| d.metrics.clone())
                 .collect();
         }
-        match crate::parity::weigh(
+        crate::parity::weigh(
             store,
             trust,
             &def,
@@ -635,10 +635,8 @@ pub fn acceptance_problems(
             baseline.clone(),
             "the acceptance's trusted revision",
             crate::freshness::DEFAULT_WALK_LIMIT,
-        ) {
-            Ok(crate::parity::Weighed::Compared(c)) => Some(c),
-            _ => None,
-        }
+        )
+        .ok()
     };
     let excused = |receipt: &Receipt<Verified>, check: &str| {
         let list = match &receipt.body().result.tests {
@@ -656,7 +654,7 @@ pub fn acceptance_problems(
         {
             return true;
         }
-        differential(receipt, check).is_some_and(|c| c.passes())
+        matches!(differential(receipt, check), Some(crate::parity::Weighed::Compared(c)) if c.passes())
     };
     for c in &a.criteria {
         // distinct trusted signers of cited approvals of the decided inputs
@@ -766,7 +764,11 @@ pub fn acceptance_problems(
                 State::Failed
                     if passed
                         && !(c.kind == CriterionKind::Check
-                            && differential(&receipt, &c.name).is_some_and(|d| !d.passes())) =>
+                            && match differential(&receipt, &c.name) {
+                                Some(crate::parity::Weighed::Fails(_)) => true,
+                                Some(crate::parity::Weighed::Compared(d)) => !d.passes(),
+                                _ => false,
+                            }) =>
                 {
                     problem(Some(id), format!("{claim} citing {id}, which passed"))
                 }

@@ -102,9 +102,11 @@ impl Comparison {
                 parts.push(format!("no metric to compare with {b7}'s"));
             }
             for m in &self.metrics {
-                let change = m.worse_bp.map_or("from 0".to_owned(), |bp| {
-                    format!("{}{} worse", if bp < 0 { "" } else { "+" }, percent(bp))
-                });
+                let change = match m.worse_bp {
+                    None => "from 0".to_owned(),
+                    Some(bp) if bp < 0 => format!("{} better", percent(-bp)),
+                    Some(bp) => format!("{} worse", percent(bp)),
+                };
                 parts.push(format!(
                     "{} {} -> {} {} vs {b7} ({change}; {} max-regression {max})",
                     m.name,

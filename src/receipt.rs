@@ -814,6 +814,7 @@ const VERSIONED: &[(&str, &str)] = &[
     ("/receipt/result", "log_sha256"),
     ("/receipt/result", "assertions"),
     ("/receipt/result", "tests"),
+    ("/receipt/result", "metrics"),
     ("/receipt/subject", "dependencies"),
     ("/receipt", "check"),
     ("/receipt", "result"),
@@ -866,6 +867,7 @@ const MEMBERS: &[(&str, &[&str])] = &[
             "log_bytes",
             "log_sha256",
             "log_truncated",
+            "metrics",
             "mode",
             "output_bytes",
             "passed",
@@ -2092,6 +2094,64 @@ mod tests {
             list_blob: None,
         });
         b
+    }
+
+    /// v4 may carry `result.metrics` (with or without tests): sorted, unique,
+    /// bounded, a decimal value exactly when there is no error; never before v4.
+    #[test]
+    fn v4_metrics_are_closed_and_consistent() {
+        let key = SigningKey::from_seed(&[4; 32]);
+        let metric = |name: &str, value: Option<&str>, error: &str| Metric {
+            name: name.into(),
+            unit: "ms".into(),
+            better: Better::Lower,
+            value: value.map(str::to_owned),
+            error: error.into(),
+        };
+        let mut only = sample_v4_body();
+        only.result.tests = None;
+        only.result.metrics = vec![
+            metric("a", Some("1.5e3"), ""),
+            metric("b", None, "not found"),
+        ];
+        let signed = Receipt::sign(only.clone(), &key).expect("metrics alone make a v4 receipt");
+        let parsed = Receipt::parse(signed.bytes()).unwrap();
+        assert_eq!(parsed.body().result.metrics, only.result.metrics);
+        let refused = |b: Body, what: &str| {
+            assert!(Receipt::sign(b, &key).is_err(), "{what} must be refused");
+        };
+        let mut b = only.clone();
+        b.schema = SCHEMA_V3.into();
+        refused(b, "metrics in v3");
+        let mut b = only.clone();
+        b.result.metrics.swap(0, 1);
+        refused(b, "unsorted metrics");
+        let mut b = only.clone();
+        b.result.metrics[1].name = "a".into();
+        refused(b, "a name twice");
+        for (value, error) in [
+            (Some("1.5.3"), ""),
+            (Some("NaN"), ""),
+            (Some("1e999"), ""),
+            (None, ""),
+            (Some("1"), "also an error"),
+        ] {
+            let mut b = only.clone();
+            b.result.metrics[0] = metric("a", value, error);
+            refused(b, &format!("value {value:?} with error {error:?}"));
+        }
+        let mut b = only.clone();
+        b.result.metrics[0].unit = "m s".into();
+        refused(b, "a unit with a space");
+        let mut b = only;
+        b.result.metrics.clear();
+        refused(b, "v4 with neither tests nor metrics");
+        for good in ["0", "-1", "12.50", "3e-7", "1E+3"] {
+            assert!(is_metric_value(good), "{good}");
+        }
+        for bad in ["", "-", "1.", ".5", "+1", "1e", "0x10", "inf", " 1"] {
+            assert!(!is_metric_value(bad), "{bad:?}");
+        }
     }
 
     /// v4 adds `result.tests`, required in v4 and refused before it; the counts,

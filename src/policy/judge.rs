@@ -395,6 +395,16 @@ pub fn apply_parity(
                 reasons.push(Reason::Differential(c));
                 kept.push(s);
             }
+            // a passed run whose bounded metric cannot be compared fails: no
+            // regression past the bound can be ruled out
+            Weighed::Fails(why) if s.state == State::Present => {
+                s.reason = format!(
+                    "failed: differential, but {why} (the run itself passed: {})",
+                    s.reason
+                );
+                s.state = State::Failed;
+                kept.push(s);
+            }
             Weighed::Fails(why) => {
                 s.notices.push(format!("differential, but {why}"));
                 kept.push(s);

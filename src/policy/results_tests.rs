@@ -43,7 +43,7 @@ fn record_tests(
     exit_code: i64,
     tests: Result<Vec<TestCase>, String>,
 ) {
-    record_where(store, key, commit, exit_code, tests, &[]);
+    record_where(store, key, commit, exit_code, tests, &[], &[]);
 }
 
 /// [`record_tests`] where the declared assertions read `(name, actual)`.
@@ -54,6 +54,7 @@ fn record_where(
     exit_code: i64,
     tests: Result<Vec<TestCase>, String>,
     assertions: &[(&str, &str)],
+    metrics: &[(&str, Option<&str>)],
 ) {
     let c = contract_at(store, commit, "test").unwrap();
     let def = c.check("suite").unwrap();
@@ -78,16 +79,34 @@ fn record_where(
         log_truncated: false,
         interrupted: None,
     };
-    let decl = def.results.clone().unwrap();
     let around = crate::recorder::Surroundings {
         // sorted, as the parsers leave a list
-        tests: Some(crate::results::record(
-            &decl,
-            tests.map(|mut l| {
-                l.sort();
-                l
-            }),
-        )),
+        tests: def.results.as_ref().map(|decl| {
+            crate::results::record(
+                decl,
+                tests.map(|mut l| {
+                    l.sort();
+                    l
+                }),
+            )
+        }),
+        metrics: metrics
+            .iter()
+            .map(|(name, value)| {
+                let d = def.metrics.iter().find(|m| m.name == *name).unwrap();
+                crate::receipt::Metric {
+                    name: d.name.clone(),
+                    unit: d.unit.clone(),
+                    better: d.better,
+                    value: value.map(str::to_owned),
+                    error: if value.is_some() {
+                        String::new()
+                    } else {
+                        "no line matched".into()
+                    },
+                }
+            })
+            .collect(),
         assertions: assertions
             .iter()
             .map(|(name, actual)| crate::receipt::AssertionResult {
@@ -523,6 +542,7 @@ fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_cla
         1,
         tests_of(&[("a", false)]),
         &[("os", "Darwin")],
+        &[],
     );
     record_where(
         &store,
@@ -531,6 +551,7 @@ fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_cla
         1,
         tests_of(&[("a", false)]),
         &[("os", "Linux")],
+        &[],
     );
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     let u = j
@@ -549,6 +570,7 @@ fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_cla
         1,
         tests_of(&[("a", false)]),
         &[("os", "Linux")],
+        &[],
     );
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     assert_eq!(suite(&j).state, State::Present, "{:?}", j.undecided);
@@ -597,5 +619,165 @@ fn differential_is_the_trusted_revisions_rule_and_a_main_commit_is_weighed_again
         )),
         "{}",
         s.reason
+    );
+}
+
+#[test]
+fn a_differential_checks_metrics_fail_it_past_max_regression_even_when_the_run_passed() {
+    let repo = Repo::new();
+    let text = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\trequired = true\n\tparity = differential\n\tmax-regression = 5%\n\tmetric = p99 ms lower ^p99: ([0-9.]+)\n\tmetric = ops ops/s higher ^ops: ([0-9.]+)\n";
+    let (m, t) = main_and_topic(&repo, text);
+    let store = repo.store();
+    let k = key(1);
+    let m7 = m.to_hex_with_len(7).to_string();
+    let run = |commit, p99: &str, ops: Option<&str>| {
+        record_where(
+            &store,
+            &k,
+            commit,
+            0,
+            Err("none".into()),
+            &[],
+            &[("ops", ops), ("p99", Some(p99))],
+        );
+        judged_at(&store, t, &k, &at(m), EXPIRES_MS)
+    };
+    // the baseline: p99 10 ms, 200 ops/s
+    record_where(
+        &store,
+        &k,
+        m,
+        0,
+        Err("none".into()),
+        &[],
+        &[("ops", Some("200")), ("p99", Some("10"))],
+    );
+    // within 5% both ways: present, the comparison said
+    let j = run(t, "10.5", Some("190"));
+    let s = suite(&j);
+    assert_eq!(s.state, State::Present, "{}", s.reason);
+    assert!(
+        s.reason.ends_with(&format!(
+            "; differential: ops 200 -> 190 ops/s vs {m7} (5% worse; within max-regression 5%); p99 10 -> 10.5 ms vs {m7} (5% worse; within max-regression 5%)"
+        )),
+        "{}",
+        s.reason
+    );
+    // past it: the passed run fails the check, and says so
+    let j = run(t, "10.6", Some("250"));
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed);
+    assert!(
+        s.reason
+            .starts_with("failed: differential: ops 200 -> 250 ops/s"),
+        "{}",
+        s.reason
+    );
+    assert!(s.reason.contains("(25% better; within"), "{}", s.reason);
+    assert!(s.reason.contains("p99 10 -> 10.6 ms vs"), "{}", s.reason);
+    assert!(
+        s.reason.contains("(6% worse; past max-regression 5%)"),
+        "{}",
+        s.reason
+    );
+    assert!(
+        s.reason.contains("(the run itself passed: present:"),
+        "{}",
+        s.reason
+    );
+    let Some(Reason::Differential(c)) = j.reasons.first() else {
+        panic!("{:?}", j.reasons)
+    };
+    assert_eq!(c.metrics.iter().filter(|x| x.regressed).count(), 1);
+    assert_eq!(c.metrics[1].worse_bp, Some(600));
+    // a metric that was not read here cannot be compared: the check fails
+    let j = run(t, "10", None);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed, "no regression can be ruled out");
+    assert!(
+        s.reason
+            .starts_with("failed: differential, but its metric ops was not read (no line matched)"),
+        "{}",
+        s.reason
+    );
+}
+
+#[test]
+fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
+    let repo = Repo::new();
+    let text = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\tparity = differential\n\tmax-regression = 1000%\n\tmetric = errors n lower ^errors: ([0-9]+)\n\tmetric = ops n higher ^ops: ([0-9]+)\n";
+    let (m, t) = main_and_topic(&repo, text);
+    let store = repo.store();
+    let k = key(1);
+    // at the baseline no error and no ops reading
+    record_where(
+        &store,
+        &k,
+        m,
+        0,
+        Err("none".into()),
+        &[],
+        &[("errors", Some("0")), ("ops", None)],
+    );
+    record_where(
+        &store,
+        &k,
+        t,
+        0,
+        Err("none".into()),
+        &[],
+        &[("errors", Some("0")), ("ops", Some("5"))],
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Present, "{}", suite(&j).reason);
+    let Some(Reason::Differential(c)) = j.reasons.first() else {
+        panic!("{:?}", j.reasons)
+    };
+    assert_eq!(
+        c.metrics.len(),
+        1,
+        "ops is not compared with a baseline that did not read it"
+    );
+    assert_eq!(c.metrics[0].worse_bp, None, "from 0");
+    // from 0, any move the wrong way is past every bound
+    record_where(
+        &store,
+        &k,
+        t,
+        0,
+        Err("none".into()),
+        &[],
+        &[("errors", Some("1")), ("ops", Some("5"))],
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Failed);
+    assert!(
+        suite(&j).reason.contains("errors 0 -> 1 n vs"),
+        "{}",
+        suite(&j).reason
+    );
+    assert!(
+        suite(&j).reason.contains("(from 0; past"),
+        "{}",
+        suite(&j).reason
+    );
+    // and without any baseline receipt, even a passed run cannot be decided
+    let repo = Repo::new();
+    let (m, t) = main_and_topic(&repo, text);
+    let store = repo.store();
+    record_where(
+        &store,
+        &k,
+        t,
+        0,
+        Err("none".into()),
+        &[],
+        &[("errors", Some("0")), ("ops", Some("5"))],
+    );
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert!(
+        j.undecided.iter().any(|u| u.name == "suite"),
+        "{:?}",
+        j.states
     );
 }

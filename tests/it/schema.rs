@@ -156,8 +156,8 @@ fn schema_is_closed_and_requires_every_member() {
                     // log_bytes and log_sha256 are v2 members: the body's
                     // schema-version conditional requires them in v2, forbids them in v1
                     // (and assertions and dependencies are v3 members, absent when empty;
-                    // tests is the v4 member, required in v4 by the body's conditional)
-                    let versioned = ["log_bytes", "log_sha256", "assertions", "tests"];
+                    // tests and metrics are the v4 members, one of them required in v4 by the body's conditional)
+                    let versioned = ["log_bytes", "log_sha256", "assertions", "tests", "metrics"];
                     // and the body's kind conditionals require check and result,
                     // acceptance or review, each for its own kind
                     let by_kind = ["check", "result", "acceptance", "review"];
@@ -190,10 +190,10 @@ fn schema_is_closed_and_requires_every_member() {
     let mut seen = 0;
     visit(&schema(), "#", &mut seen);
     assert_eq!(
-        seen, 18,
+        seen, 19,
         "the envelope, body, signature and the body's chain, subject, check, result, runner; \
          v3's dependency, assertion and its two kinds of expectation; acceptance (with \
-         criterion and unresolved), review; v4's tests and test case"
+         criterion and unresolved), review; v4's tests, test case and metric"
     );
 }
 
