@@ -6,16 +6,16 @@ use std::path::Path;
 
 use crate::common::Env;
 
-/// Write `cases` (one `NAME ok|fail` a line) and commit it on a new branch `name`
-/// from `from`.
-fn branch(env: &Env, dir: &Path, name: &str, from: &str, cases: &str) {
+/// Write `file` (for `cases`: one `NAME ok|fail` a line) and commit it on a new
+/// branch `name` from `from`.
+fn branch(env: &Env, dir: &Path, name: &str, from: &str, file: &str, text: &str) {
     env.git_ok(dir, &["checkout", "-q", "-b", name, from]);
-    std::fs::write(dir.join("cases"), cases).unwrap();
+    std::fs::write(dir.join(file), text).unwrap();
     env.git_ok(dir, &["commit", "-qam", name]);
 }
 
-fn row(env: &Env, dir: &Path) -> serde_json::Value {
-    let s = env.status_of(dir, None, "suite");
+fn row(env: &Env, dir: &Path, check: &str) -> serde_json::Value {
+    let s = env.status_of(dir, None, check);
     assert!(s.is_object(), "{s}");
     s
 }
@@ -35,12 +35,13 @@ fn a_branch_fails_only_on_failures_main_did_not_have_and_without_a_baseline_cann
         &dir,
         "same",
         "main",
+        "cases",
         "adds ok\nlegacy fail\nnew-test ok\n",
     );
     assert_eq!(env.receipt(&dir, &["run", "suite"]).code, 1);
     let g = env.receipt(&dir, &["gate"]);
     assert_eq!(g.code, 0, "main fails legacy too: {g}");
-    let s = row(&env, &dir);
+    let s = row(&env, &dir, "suite");
     assert_eq!(s["state"], "present", "{s}");
     assert!(
         s["reason"].as_str().unwrap().ends_with(&format!(
@@ -57,7 +58,14 @@ fn a_branch_fails_only_on_failures_main_did_not_have_and_without_a_baseline_cann
     );
 
     // a new failure (and a fix): failed, naming it
-    branch(&env, &dir, "breaks", "main", "adds fail\nlegacy ok\n");
+    branch(
+        &env,
+        &dir,
+        "breaks",
+        "main",
+        "cases",
+        "adds fail\nlegacy ok\n",
+    );
     assert_eq!(env.receipt(&dir, &["run", "suite"]).code, 1);
     let g = env.receipt(&dir, &["gate"]);
     assert_eq!(g.code, 1, "{g}");
@@ -78,6 +86,7 @@ fn a_branch_fails_only_on_failures_main_did_not_have_and_without_a_baseline_cann
         &dir,
         "nobase",
         "main",
+        "cases",
         "adds ok\nlegacy fail\nmore ok\nmine ok\n",
     );
     assert_eq!(env.receipt(&dir, &["run", "suite"]).code, 1);
@@ -100,4 +109,56 @@ fn a_branch_fails_only_on_failures_main_did_not_have_and_without_a_baseline_cann
     );
     let g = env.receipt(&dir, &["gate"]);
     assert_eq!(g.code, 0, "weighed now: {g}");
+}
+
+#[test]
+fn a_metric_that_regressed_past_its_bound_fails_a_passing_run_and_verify_agrees() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_metrics_repo.sh", "repo");
+    env.receipt_ok(&dir, &["init"]);
+    let main = env.git_ok(&dir, &["rev-parse", "--short=7", "main"]);
+    env.receipt_ok(&dir, &["run", "bench"]);
+    let shown = env.receipt_ok(&dir, &["show"]).stdout;
+    assert!(
+        shown.contains("  metric   ops = 200 ops/s (higher is better)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("  metric   p99 = 10.0 ms (lower is better)"),
+        "{shown}"
+    );
+
+    // within 5%: present, the comparison said
+    branch(&env, &dir, "within", "main", "numbers", "10.4 195\n");
+    env.receipt_ok(&dir, &["run", "bench"]);
+    let g = env.receipt(&dir, &["gate"]);
+    assert_eq!(g.code, 0, "{g}");
+    let s = row(&env, &dir, "bench");
+    assert!(
+        s["reason"].as_str().unwrap().contains(&format!(
+            "differential: ops 200 -> 195 ops/s vs {main} (2.5% worse; within max-regression 5%); p99 10.0 -> 10.4 ms vs {main} (4% worse; within max-regression 5%)"
+        )),
+        "{s}"
+    );
+
+    // past it: the run passed, the check fails, and verify accepts the signed
+    // acceptance that says so
+    branch(&env, &dir, "slower", "main", "numbers", "11.0 200\n");
+    let r = env.receipt(&dir, &["run", "bench"]);
+    assert_eq!(r.code, 0, "the run itself passes: {r}");
+    let g = env.receipt(&dir, &["gate"]);
+    assert_eq!(g.code, 1, "{g}");
+    assert!(
+        g.stdout.contains(&format!(
+            "p99 10.0 -> 11.0 ms vs {main} (10% worse; past max-regression 5%)"
+        )),
+        "{g}"
+    );
+    let rec = env.receipt(&dir, &["gate", "--record"]);
+    assert_eq!(rec.code, 1, "recorded, and not accepted: {rec}");
+    let v = env.receipt(&dir, &["verify"]);
+    assert_eq!(
+        v.code, 0,
+        "a failed claim citing a passed run that regressed stands: {v}"
+    );
 }
