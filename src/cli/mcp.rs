@@ -121,6 +121,18 @@ struct Server {
 struct StatusParams {
     /// A revision (HEAD, main, a commit id) or a range A..B; default: the work tree on HEAD, as `run` would test it.
     rev: Option<String>,
+    /// Also list every test of each check that records per-test results (`status --tests`).
+    #[serde(default)]
+    tests: bool,
+}
+
+/// Arguments of `flaky`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct FlakyParams {
+    /// Only this check (default: every check).
+    check: Option<String>,
 }
 
 /// Arguments of `show`.
@@ -216,6 +228,11 @@ fn tools() -> Vec<Tool> {
             "Whether every required check is present at each revision (`ok`), with each required check's state: the JSON of `git receipt gate --json`.",
             true,
         ),
+        tool::<FlakyParams>(
+            "flaky",
+            "Tests that trusted receipts of the same check, on the same inputs and definition, disagree on (one passed, another failed), with the receipts that say so and any [quarantine] at HEAD: the JSON of `git receipt flaky --json`.",
+            true,
+        ),
         tool::<LogParams>(
             "log",
             "A receipt's full output (stdout and stderr as they arrived), checked against its signature; the last `max_bytes` bytes. Name the receipt by id, or by `rev` and `check` for the receipt deciding that check there.",
@@ -252,7 +269,7 @@ impl ServerHandler for Server {
         let name = request.name.as_ref();
         if !tools().iter().any(|t| t.name == name) {
             return Err(McpError::invalid_params(
-                format!("no tool {name:?}; the tools are status, run, show, gate and log"),
+                format!("no tool {name:?}; the tools are status, run, show, gate, flaky and log"),
                 None,
             ));
         }
@@ -263,6 +280,7 @@ impl ServerHandler for Server {
                 "show" => self.show(params(name, arguments)?).await,
                 "gate" => self.gate(params(name, arguments)?).await,
                 "log" => self.log(params(name, arguments)?).await,
+                "flaky" => self.flaky(params(name, arguments)?).await,
                 _ => self.run(params(name, arguments)?, &context).await,
             }
         }
@@ -358,10 +376,21 @@ impl Server {
 
     async fn status(&self, p: StatusParams) -> Result<CallToolResult, String> {
         let mut args = vec!["status".to_owned(), "--json".to_owned()];
+        if p.tests {
+            args.push("--tests".to_owned());
+        }
         if let Some(rev) = &p.rev {
             args.push(operand("rev", rev)?.to_owned());
         }
         self.json_tool("git receipt status", args).await
+    }
+
+    async fn flaky(&self, p: FlakyParams) -> Result<CallToolResult, String> {
+        let mut args = vec!["flaky".to_owned(), "--json".to_owned()];
+        if let Some(check) = &p.check {
+            args.push(operand("check", check)?.to_owned());
+        }
+        self.json_tool("git receipt flaky", args).await
     }
 
     async fn show(&self, p: ShowParams) -> Result<CallToolResult, String> {

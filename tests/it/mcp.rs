@@ -109,6 +109,8 @@ fn an_agent_runs_a_passing_and_a_failing_check_and_reads_status_and_a_log() {
             {"name": "log", "arguments": {"rev": "HEAD", "check": "fails"}},
             {"name": "log", "arguments": {"rev": "HEAD", "check": "fails", "max_bytes": 4}},
             {"name": "gate", "arguments": {}},
+            {"name": "flaky", "arguments": {"check": "fails"}},
+            {"name": "status", "arguments": {"tests": true}},
         ]),
     );
     let names: Vec<&str> = seen["tools"]
@@ -117,7 +119,7 @@ fn an_agent_runs_a_passing_and_a_failing_check_and_reads_status_and_a_log() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["status", "run", "show", "gate", "log"]);
+    assert_eq!(names, ["status", "run", "show", "gate", "flaky", "log"]);
     for tool in seen["tools"].as_array().unwrap() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool:#}");
     }
@@ -212,6 +214,22 @@ fn an_agent_runs_a_passing_and_a_failing_check_and_reads_status_and_a_log() {
     assert_eq!(
         serde_json::from_str::<Value>(text(gate)).unwrap()[0]["ok"],
         true
+    );
+
+    // flaky: the CLI's JSON (one run of `fails` records no per-test results:
+    // nothing compared), and status with every check's test list asked for
+    let flaky = result(&seen, 6);
+    let cli = env.receipt_ok(&repo, &["flaky", "--json", "fails"]);
+    assert_eq!(text(flaky), cli.stdout, "flaky over MCP is the CLI's JSON");
+    assert_eq!(flaky["structuredContent"]["flaky"], json!([]), "{flaky:#}");
+    assert_eq!(flaky["structuredContent"]["compared"], 0, "{flaky:#}");
+    let with_tests = result(&seen, 7);
+    assert!(!is_error(with_tests), "{with_tests:#}");
+    let cli = env.receipt(&repo, &["status", "--json", "--tests"]);
+    assert_eq!(
+        text(with_tests),
+        cli.stdout,
+        "status --tests over MCP is the CLI's JSON"
     );
 }
 
