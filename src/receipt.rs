@@ -2302,7 +2302,16 @@ mod tests {
     #[test]
     fn member_table_matches_the_types() {
         let key = SigningKey::from_seed(&[1; 32]);
-        let signed = Receipt::sign(sample_v4_body(), &key).unwrap();
+        // every optional member present: v4 with tests and metrics
+        let mut body = sample_v4_body();
+        body.result.metrics = vec![Metric {
+            name: "p99".into(),
+            unit: "ms".into(),
+            better: Better::Lower,
+            value: Some("12.5".into()),
+            error: String::new(),
+        }];
+        let signed = Receipt::sign(body, &key).unwrap();
         let value: serde_json::Value = serde_json::from_slice(signed.bytes()).unwrap();
         fn objects(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
             if let Some(o) = v.as_object() {
