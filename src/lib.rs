@@ -27,6 +27,7 @@ pub mod freshness;
 pub mod hooks;
 pub mod intoto;
 pub mod keyfile;
+pub mod metrics;
 pub mod notice;
 pub mod parity;
 pub mod policy;

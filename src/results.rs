@@ -206,7 +206,7 @@ pub fn unreadable(decl: &ResultsDecl, why: &str) -> Tests {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp(u64, Option<std::time::SystemTime>, u64);
 
-fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
+pub(crate) fn stamp_of(meta: &std::fs::Metadata) -> Stamp {
     use std::os::unix::fs::MetadataExt;
     Stamp(meta.len(), meta.modified().ok(), meta.ino())
 }
@@ -222,7 +222,7 @@ pub fn stamp_before(decl: &ResultsDecl, workdir: &std::path::Path) -> Option<Sta
 /// The bytes of `rel` under `workdir`, which must stay inside it (symbolic links
 /// resolved), be a file of at most `max` bytes, and have been written since
 /// `before` was stamped. `Err` says why, in words naming `rel`.
-fn read_inside(
+pub(crate) fn read_inside(
     workdir: &std::path::Path,
     rel: &str,
     before: Option<&Stamp>,
@@ -293,122 +293,6 @@ pub fn read_after_run(
     }
     let bytes = read_inside(workdir, &decl.path, before, MAX_RESULTS_FILE_BYTES)?;
     parse(decl.format, &bytes).map_err(|e| format!("{} is not {format}: {e}", decl.path))
-}
-
-/// The largest file a metric is read from, in bytes.
-pub const MAX_METRIC_FILE_BYTES: u64 = 1 << 20;
-
-/// The stamps of the files `metrics` read, before the run (see [`stamp_before`]).
-pub fn metric_stamps(
-    metrics: &[crate::contract::MetricDecl],
-    workdir: &std::path::Path,
-) -> Vec<Option<Stamp>> {
-    metrics
-        .iter()
-        .map(|m| {
-            m.file
-                .as_ref()
-                .and_then(|f| std::fs::metadata(workdir.join(f)).ok())
-                .map(|meta| stamp_of(&meta))
-        })
-        .collect()
-}
-
-/// Each declared metric's value after the run: the first line of its source (the
-/// file, inside `workdir` and written by this run, or the check's output `log`)
-/// that its regex matches, the first capture group (or the whole match), which
-/// must be a decimal number. A value that cannot be read is recorded with why
-/// (`did_not_run`: the check never ran, and says why).
-pub fn read_metrics(
-    metrics: &[crate::contract::MetricDecl],
-    workdir: &std::path::Path,
-    log: &[u8],
-    log_truncated: bool,
-    before: &[Option<Stamp>],
-    did_not_run: Option<&str>,
-) -> Vec<crate::receipt::Metric> {
-    metrics
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let value = match did_not_run {
-                Some(why) => Err(format!("the check did not run: {why}")),
-                None => metric_value(
-                    m,
-                    workdir,
-                    log,
-                    log_truncated,
-                    before.get(i).and_then(Option::as_ref),
-                ),
-            };
-            let (value, mut error) = match value {
-                Ok(v) => (Some(v), String::new()),
-                Err(e) => (None, e),
-            };
-            if error.len() > crate::receipt::MAX_TESTS_ERROR_BYTES {
-                let mut end = crate::receipt::MAX_TESTS_ERROR_BYTES - 3;
-                while !error.is_char_boundary(end) {
-                    end -= 1;
-                }
-                error.truncate(end);
-                error.push_str("...");
-            }
-            crate::receipt::Metric {
-                name: m.name.clone(),
-                unit: m.unit.clone(),
-                better: m.better,
-                value,
-                error,
-            }
-        })
-        .collect()
-}
-
-fn metric_value(
-    m: &crate::contract::MetricDecl,
-    workdir: &std::path::Path,
-    log: &[u8],
-    log_truncated: bool,
-    before: Option<&Stamp>,
-) -> Result<String, String> {
-    let (bytes, source) = match &m.file {
-        Some(f) => (
-            read_inside(workdir, f, before, MAX_METRIC_FILE_BYTES)?,
-            f.as_str(),
-        ),
-        None => (log.to_vec(), "the output"),
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let re = regex::RegexBuilder::new(&m.pattern)
-        .size_limit(1 << 20)
-        .build()
-        .map_err(|e| format!("the regex does not compile: {e}"))?;
-    for line in text.lines() {
-        if let Some(c) = re.captures(line) {
-            let v = c
-                .get(1)
-                .or_else(|| c.get(0))
-                .map_or("", |g| g.as_str())
-                .trim();
-            return if crate::receipt::is_metric_value(v) {
-                Ok(v.to_owned())
-            } else {
-                Err(format!(
-                    "{source} matched, but {:?} is not a decimal number",
-                    crate::text::escape(&v.chars().take(64).collect::<String>())
-                ))
-            };
-        }
-    }
-    Err(format!(
-        "no line of {source} matches {:?}{}",
-        m.pattern,
-        if log_truncated && m.file.is_none() {
-            " (the output was cut at receipt.logLimit)"
-        } else {
-            ""
-        }
-    ))
 }
 
 /// The test list a receipt's `result.tests` signs: inline, or read from the blob

@@ -568,7 +568,7 @@ fn run_one(
         .results
         .as_ref()
         .and_then(|d| git_receipt::results::stamp_before(d, &workdir));
-    let metric_stamps = git_receipt::results::metric_stamps(&check.metrics, &workdir);
+    let metric_stamps = git_receipt::metrics::metric_stamps(&check.metrics, &workdir);
     // a failed assertion stops the check before it runs: no results to read
     let ran = environment::failure_detail(&assertions).is_none();
     let obs = match environment::failure_detail(&assertions) {
@@ -625,7 +625,7 @@ fn run_one(
         }
         git_receipt::results::record(decl, read)
     });
-    let metrics = git_receipt::results::read_metrics(
+    let metrics = git_receipt::metrics::read_metrics(
         &check.metrics,
         &workdir,
         &obs.log,
