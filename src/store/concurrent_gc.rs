@@ -501,7 +501,20 @@ impl Store {
                 }
             }
         }
-        let restored = newest_whole(&candidates, whole)?;
+        // a second opinion from a store opened afresh: this process's object
+        // store may list the packs as they were before a concurrent repack, and
+        // every entry skipped here is lost from the chain
+        let fresh_whole = |c: ObjectId| {
+            let Ok(fresh) = Store::open(self.repo.path()) else {
+                return false;
+            };
+            if is_chain {
+                fresh.chain_is_whole(writer, c)
+            } else {
+                fresh.missing_on_disk(&fresh.entry_objects(c)).is_empty()
+            }
+        };
+        let restored = newest_whole(&candidates, whole, fresh_whole)?;
         super::crash_point("restore-decided");
         // Decide under the ref's lock, taken by preparing the update: a writer
         // that wrote the tip's objects again and found them whole did so under
@@ -643,16 +656,29 @@ fn logged_edit(
     })
 }
 
+/// How many times, and how far apart, a restore looks again at an entry that
+/// seemed not whole, in a store opened afresh, before it takes an older one.
+const RELOOKS: u32 = 8;
+const RELOOK_PAUSE: std::time::Duration = std::time::Duration::from_millis(150);
+
 /// The first of `candidates` (newest first) that is `whole`. Each one found not
-/// whole is looked at once more, a little later, before an older one is taken:
-/// a look that falls between two steps of a concurrent repack can miss objects
-/// that are there, and every entry skipped here is lost from the chain.
-fn newest_whole(candidates: &[ObjectId], whole: impl Fn(ObjectId) -> bool) -> Option<ObjectId> {
+/// whole is looked at again, [`RELOOKS`] times over about a second, with
+/// `fresh_whole` (a store opened anew) before an older one is taken: a look that
+/// falls between two steps of a concurrent repack, or reads through a view of
+/// the packs from before it, can miss objects that are there, and every entry
+/// skipped here is lost from the chain (with everything above it, since an
+/// entry is whole only with its whole chain below).
+fn newest_whole(
+    candidates: &[ObjectId],
+    whole: impl Fn(ObjectId) -> bool,
+    fresh_whole: impl Fn(ObjectId) -> bool,
+) -> Option<ObjectId> {
     candidates.iter().copied().find(|&c| {
-        whole(c) || {
-            std::thread::sleep(std::time::Duration::from_millis(100));
-            whole(c)
-        }
+        whole(c)
+            || (0..RELOOKS).any(|_| {
+                std::thread::sleep(RELOOK_PAUSE);
+                fresh_whole(c)
+            })
     })
 }
 
