@@ -564,6 +564,11 @@ impl Protected {
                 None => candidates.push(p.clone()),
                 Some((literal, _)) => {
                     // the refs under the pattern's literal directory
+                    // mutants: `i * 1` for `i + 1` is equivalent: it drops the
+                    // trailing `/`, and `refs_named_under` lists by byte prefix
+                    // (gix's `prefixed`: `refs/heads/rel` lists `refs/heads/rel/1`
+                    // and `refs/heads/relx`), so it lists a superset of the refs,
+                    // and every name is then matched against the whole pattern.
                     let dir = &literal[..literal.rfind('/').map_or(0, |i| i + 1)];
                     let under = store.refs_named_under(dir).map_err(|e| {
                         Misconfigured::Unreadable(format!("listing the server's refs: {e}"))

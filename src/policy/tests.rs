@@ -1492,9 +1492,10 @@ fn the_server_refuses_a_protected_branch_whose_new_tip_lacks_receipts_and_its_de
     assert!(got.refusals.is_empty() && got.events.is_empty(), "{got:?}");
 }
 
-#[test]
-fn the_server_accepts_a_protected_branch_whose_new_tip_has_trusted_receipts() {
-    let k = key(1);
+/// A server whose `main` is at `old`, whose `.gitreceipts` requires check `test`
+/// and names `k` as signer `ci`, and a commit `new` on top of it with a passing
+/// receipt of `test` by `k`: (the server, old, new).
+fn server_with_a_receipted_tip(k: &SigningKey) -> (Repo, ObjectId, ObjectId) {
     let repo = Repo::new();
     let contract_text = format!(
         "{TEST_CHECK}[signer \"ci\"]\n\tkey = {}\n",
@@ -1503,8 +1504,14 @@ fn the_server_accepts_a_protected_branch_whose_new_tip_has_trusted_receipts() {
     let old = repo.commit(&[(".gitreceipts", &contract_text)], "one");
     let new = repo.commit(&[("a", "x")], "two");
     repo.git(&["update-ref", "refs/heads/main", &old.to_string()]);
-    let store = repo.store();
-    record(&store, &k, new, "test", true, Mode::Run);
+    record(&repo.store(), k, new, "test", true, Mode::Run);
+    (repo, old, new)
+}
+
+#[test]
+fn the_server_accepts_a_protected_branch_whose_new_tip_has_trusted_receipts() {
+    let k = key(1);
+    let (repo, old, new) = server_with_a_receipted_tip(&k);
     let mut store = repo.store();
     let got = server::pre_receive(
         &mut store,
@@ -1624,6 +1631,79 @@ fn a_push_to_a_symbolic_ref_is_judged_as_an_update_of_its_target() {
         }]
     );
     assert_eq!(got.refusals.len(), 1, "one ref by two names is judged once");
+    // pushed by its symbolic name alone, the target is what is judged and refused
+    let master = vec![received("refs/heads/master", Some(old), Some(new))];
+    match refusals_of(&repo, master).as_slice() {
+        [r @ Refusal::Lacking { .. }] => assert_eq!(r.ref_name(), Some("refs/heads/main")),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The refusals of a push of `updates` to `repo`.
+fn refusals_of(repo: &Repo, updates: Vec<ReceivedRef>) -> Vec<Refusal> {
+    server::pre_receive(&mut repo.store(), updates)
+        .unwrap()
+        .refusals
+}
+
+#[test]
+fn receipts_pushed_with_a_protected_branch_count_for_its_new_tip() {
+    let k = key(1);
+    let (repo, old, new) = server_with_a_receipted_tip(&k);
+    let (writer, tip) = repo.store().writers().unwrap()[0].clone();
+    let chain = format!("refs/receipts/{writer}");
+    // the server has not got the chain yet: the branch alone lacks its receipt
+    repo.git(&["update-ref", "-d", &chain]);
+    let main = || received("refs/heads/main", Some(old), Some(new));
+    assert!(matches!(
+        refusals_of(&repo, vec![main()]).as_slice(),
+        [Refusal::Lacking { .. }]
+    ));
+    // the chain in the same push makes it present
+    let got = refusals_of(&repo, vec![received(&chain, None, Some(tip)), main()]);
+    assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn a_protected_branch_needs_an_acceptance_by_each_signer_require_acceptance_names() {
+    let k = key(1);
+    let (repo, old, new) = server_with_a_receipted_tip(&k);
+    let main = || vec![received("refs/heads/main", Some(old), Some(new))];
+    assert!(refusals_of(&repo, main()).is_empty());
+    // blank names in the list are skipped
+    repo.git(&["config", "receipt.requireAcceptance", " , ci,"]);
+    match refusals_of(&repo, main()).as_slice() {
+        [r @ Refusal::NotAccepted { signer, why, .. }] => {
+            assert_eq!(signer, "ci");
+            assert!(matches!(**why, NotAccepted::Absent { .. }), "{why:?}");
+            assert_eq!(r.ref_name(), Some("refs/heads/main"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_protected_branch_whose_new_contract_is_over_the_limit_is_refused_unread() {
+    let repo = Repo::new();
+    let old = repo.commit(&[(".gitreceipts", TEST_CHECK)], "one");
+    let limit = crate::contract::MAX_CONTRACT_BYTES;
+    let big = "#".repeat(usize::try_from(limit).unwrap() + 1);
+    let new = repo.commit(&[(".gitreceipts", &big)], "two");
+    repo.git(&["update-ref", "refs/heads/main", &old.to_string()]);
+    let main = vec![received("refs/heads/main", Some(old), Some(new))];
+    match refusals_of(&repo, main).as_slice() {
+        [r @ Refusal::ContractTooLarge { detail, .. }] => {
+            assert_eq!(
+                detail,
+                &format!(
+                    ".gitreceipts at {new} is {} bytes, over the {limit}-byte (4 MiB) limit for a contract, so it is not read",
+                    limit + 1
+                )
+            );
+            assert_eq!(r.ref_name(), Some("refs/heads/main"));
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 // ---------------------------------------------------------------------------------
