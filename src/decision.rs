@@ -802,7 +802,7 @@ pub fn acceptance_problems(
 }
 
 #[cfg(test)]
-mod rules;
+pub(crate) mod rules;
 
 #[cfg(test)]
 mod tests {

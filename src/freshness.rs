@@ -873,18 +873,7 @@ mod tests {
     }
 
     fn record(commit: ObjectId, chain: u32) -> Record {
-        Record {
-            commit,
-            chain,
-            position: 0,
-            started: 0,
-            id_prefix: [0; 8],
-            check: 0,
-            definition: 0,
-            passed: true,
-            dirty: false,
-            decision: true,
-        }
+        Record::decision_at(commit, chain)
     }
 
     /// The writer guard of every decision: a receipt read through an index

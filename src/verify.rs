@@ -922,6 +922,9 @@ fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
                 newest
                     .entry((object, r.check))
                     .and_modify(|n| {
+                        // mutants: `>=` is equivalent: a chain that reaches here has
+                        // no finding, so its positions are its entries' indexes,
+                        // each once (0, 1, ...); no two records tie.
                         if r.position > n.position {
                             *n = r;
                         }
@@ -1138,6 +1141,9 @@ fn verify_checkpoint(
                 "chain {} was deleted; the checkpoint recorded its tip {recorded}",
                 chain_ref(writer)
             )),
+            // mutants: `false` for this guard is equivalent: the tip is a commit
+            // here, and git counts a commit its own ancestor, so the arm below
+            // finds that it descends and says nothing either.
             Some(tip) if tip == recorded_id => {}
             Some(tip) => {
                 let descends = store.has_commit(recorded_id)

@@ -350,7 +350,7 @@ fn reviews_an_author_is_known_only_by_a_trusted_unrevoked_key() {
     assert_eq!(Author::Unsigned.untrusted_signer(), None);
 }
 
-fn acceptance_body(s: &Scratch, commit: ObjectId, criteria: Vec<Criterion>) -> Body {
+pub(crate) fn acceptance_body(s: &Scratch, commit: ObjectId, criteria: Vec<Criterion>) -> Body {
     let tree = s.store.commit_tree(commit).unwrap();
     Body {
         schema: SCHEMA_V3.into(),

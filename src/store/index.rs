@@ -745,6 +745,26 @@ pub struct Index {
 }
 
 #[cfg(test)]
+impl Record {
+    /// A decision's record at chain commit `commit` of chain `chain`, every
+    /// other field zero: for tests of what reads records by where they sit.
+    pub(crate) fn decision_at(commit: ObjectId, chain: u32) -> Record {
+        Record {
+            commit,
+            chain,
+            position: 0,
+            started: 0,
+            id_prefix: [0; 8],
+            check: 0,
+            definition: 0,
+            passed: true,
+            dirty: false,
+            decision: true,
+        }
+    }
+}
+
+#[cfg(test)]
 impl Index {
     /// An index of these chains and no records: for tests of what a record
     /// opens to (`open_candidate` of the `freshness` module).
@@ -753,6 +773,24 @@ impl Index {
             inner: Inner::Mem(Mem::from_entries(
                 chains.into_iter().map(|c| (c, Vec::new())).collect(),
             )),
+        }
+    }
+
+    /// An index of these chains and records, laid out in the order given, each
+    /// record keyed by its commit in both roles: for tests of readers that must
+    /// refuse a layout this module never writes.
+    pub(crate) fn of_records(chains: Vec<ChainInfo>, records: Vec<Record>) -> Index {
+        let mut keys: Vec<(ObjectId, u32)> = (0u32..)
+            .zip(&records)
+            .flat_map(|(n, r)| [(r.commit, n), (r.commit, n | ROLE_INPUTS)])
+            .collect();
+        keys.sort_unstable();
+        Index {
+            inner: Inner::Mem(Mem {
+                chains,
+                records,
+                keys,
+            }),
         }
     }
 }

@@ -563,3 +563,159 @@ fn a_supersedes_link_must_name_a_receipt_in_some_chain() {
         format!("claims to supersede {gone}, which is in no chain here")
     );
 }
+
+/// The id of the receipt at chain commit `commit` of key 1's chain.
+fn id_at(s: &Scratch, commit: ObjectId) -> String {
+    s.store
+        .chain_entry(&writer(), commit)
+        .unwrap()
+        .receipt
+        .id()
+        .to_owned()
+}
+
+/// Where receipts sit is found by a binary search over their id prefixes: a link
+/// to each receipt of a chain finds its own, whatever order the chain lists them in.
+#[test]
+fn supersedes_links_to_every_receipt_of_a_chain_each_find_theirs() {
+    let (mut s, c) = chain_of(6);
+    for commit in c {
+        let id = id_at(&s, commit);
+        append_edited(&s, &key(1), |b, _, _| b.supersedes = Some(id.clone()));
+    }
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!((r.receipts, r.findings.len()), (12, 0), "{:?}", r.findings);
+}
+
+/// A chain is read a batch at a time and progress is said once a batch: a chain
+/// shorter than a batch is one read, one check and one word of progress.
+#[test]
+fn a_chain_shorter_than_a_batch_is_checked_in_one_batch() {
+    let (s, _) = chain_of(3);
+    let mut said = Vec::new();
+    verify(&s.store, &trust_of(&[1]), None, &mut |n| said.push(n)).unwrap();
+    assert_eq!(said, [3]);
+}
+
+/// A chain that still descends from its checkpointed tip, but not by first
+/// parents (a merge that puts it second), never reaches it by the walk: a link
+/// finding at the tip, not links checked against an entry never walked to.
+#[test]
+fn section_7_a_tip_that_reaches_the_checkpointed_tip_only_by_a_second_parent_is_a_finding() {
+    let (mut s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    // entry 1 again, on entry 0 first and on the checkpointed tip second
+    let forged = commit_tree(&s, c[1], &[c[0], c[1]]);
+    set_chain(&mut s, forged);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(
+        kinds(&r),
+        [("shape", None), ("link", None)],
+        "{:?}",
+        r.findings
+    );
+    assert_eq!(
+        r.findings[1].reason,
+        format!(
+            "following first parents from the tip never reaches {}, which it must descend from",
+            c[1]
+        )
+    );
+    assert_eq!(r.findings[1].commit, Some(forged.to_string()));
+}
+
+/// A log ref named after the blob it points at, whose blob is gone from the
+/// object store, is said to be missing (not to point elsewhere).
+#[test]
+fn a_log_ref_whose_blob_is_missing_is_a_finding_that_says_so() {
+    let (mut s, _) = chain_of(1);
+    let gone = "d".repeat(40);
+    let name = format!("refs/receipt-logs/{}/{gone}", writer());
+    let path = s.store.git_dir().join(&name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("{gone}\n")).unwrap();
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("log", None)], "{:?}", r.findings);
+    assert_eq!(
+        r.findings[0].reason,
+        format!(
+            "{name} names log blob {gone}, which is missing from the object store (a `git gc --prune=now` that ran while it was written leaves this); fetch the log again, or delete the ref (`git update-ref -d {name}`)"
+        )
+    );
+}
+
+/// A note should show the newest receipt per object and check: with two on the
+/// same commit and no notes, only the newer is a warning (on its commit and its
+/// inputs tree).
+#[test]
+fn notes_that_lag_their_chain_are_a_warning_about_the_newest_receipt_per_object() {
+    let (mut s, _) = chain_of(1);
+    let h = s.head();
+    s.run(&key(1), &contract(CONTRACT), "test", h, 0, 5);
+    s.git(&["update-ref", "-d", &notes_ref(&writer())]);
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(r.findings, []);
+    let at: Vec<Option<u64>> = r.warnings.iter().map(|w| w.index).collect();
+    assert_eq!(at, [Some(1), Some(1)], "{:?}", r.warnings);
+}
+
+/// Only a trusted acceptance is held to its evidence: one that cites a receipt
+/// that is nowhere is an `acceptance` finding when its signer is trusted, and
+/// only `untrusted` when not.
+#[test]
+fn only_a_trusted_acceptance_is_held_to_its_evidence() {
+    let (mut s, _) = chain_of(1);
+    let h = s.head();
+    let tree = s.store.commit_tree(h).unwrap().to_string();
+    let criterion = crate::receipt::Criterion {
+        kind: crate::receipt::CriterionKind::Check,
+        name: "test".into(),
+        state: crate::receipt::State::Present,
+        inputs: tree,
+        evidence: vec![format!("sha256:{}", "0".repeat(64))],
+    };
+    let body = crate::decision::rules::acceptance_body(&s, h, vec![criterion]);
+    append_edited(&s, &key(1), |b, index, prev| {
+        *b = body.clone();
+        b.chain.index = index;
+        b.chain.prev = prev;
+    });
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.kind == "acceptance" && f.index == Some(1))
+            && !r.findings.is_empty(),
+        "{:?}",
+        r.findings
+    );
+    let r = run(&s, &trust_of(&[2]), None);
+    assert_eq!(kinds(&r), [("untrusted", Some(1)), ("untrusted", Some(0))]);
+}
+
+/// The notes check reads each chain's records as one run, as the index lays them
+/// out; an index whose records of a chain lie apart is not read.
+#[test]
+fn notes_tables_read_an_index_only_when_each_chain_s_records_lie_together() {
+    use crate::store::index::{ChainInfo, Index, Record};
+    let commit = ObjectId::from_hex("ab".repeat(20).as_bytes()).unwrap();
+    let chain = |w: &str| ChainInfo {
+        writer: w.into(),
+        tip: commit,
+        count: 2,
+    };
+    let ranges = |order: [u32; 4]| {
+        let index = Index::of_records(
+            vec![chain("a"), chain("b")],
+            order.map(|c| Record::decision_at(commit, c)).to_vec(),
+        );
+        NotesTables::read(&index).map(|t| t.ranges)
+    };
+    assert_eq!(ranges([0, 0, 1, 1]), Some(vec![Some(0..2), Some(2..4)]));
+    assert_eq!(ranges([0, 1, 0, 1]), None);
+}
