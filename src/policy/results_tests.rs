@@ -46,7 +46,8 @@ fn record_tests(
     record_where(store, key, commit, exit_code, tests, &[], &[]);
 }
 
-/// [`record_tests`] where the declared assertions read `(name, actual)`.
+/// [`record_tests`] where the declared assertions read `(name, actual)` and the
+/// metrics `(name, value)`; the receipt's id.
 fn record_where(
     store: &Store,
     key: &SigningKey,
@@ -55,9 +56,24 @@ fn record_where(
     tests: Result<Vec<TestCase>, String>,
     assertions: &[(&str, &str)],
     metrics: &[(&str, Option<&str>)],
-) {
+) -> String {
+    let writer = writer_id(key.public(), "default");
+    let run = ("suite", exit_code, tests);
+    record_in(store, (&writer, key), commit, run, assertions, metrics)
+}
+
+/// A receipt of check `run.0` on `commit` in chain `writer` signed by `key`
+/// (which need not be the writer's), exiting `run.1` with results `run.2`; its id.
+fn record_in(
+    store: &Store,
+    (writer, key): (&str, &SigningKey),
+    commit: ObjectId,
+    (check, exit_code, tests): (&str, i64, Result<Vec<TestCase>, String>),
+    assertions: &[(&str, &str)],
+    metrics: &[(&str, Option<&str>)],
+) -> String {
     let c = contract_at(store, commit, "test").unwrap();
-    let def = c.check("suite").unwrap();
+    let def = c.check(check).unwrap();
     let spec = crate::freshness::spec_in(&c, def);
     let tree = store.commit_tree(commit).unwrap();
     let subject = crate::recorder::SubjectIds {
@@ -120,18 +136,11 @@ fn record_where(
             .collect(),
         ..Default::default()
     };
-    let writer = writer_id(key.public(), "default");
-    crate::recorder::store_receipt_in(
-        store,
-        &writer,
-        key,
-        &spec,
-        subject,
-        &obs,
-        Mode::Run,
-        &around,
-    )
-    .unwrap();
+    crate::recorder::store_receipt_in(store, writer, key, &spec, subject, &obs, Mode::Run, &around)
+        .unwrap()
+        .receipt
+        .id()
+        .to_owned()
 }
 
 fn judged_at(
@@ -780,4 +789,84 @@ fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
         "{:?}",
         j.states
     );
+}
+
+// ---------------------------------------------------------------------------------
+// Flaky tests
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn a_test_the_trusted_receipts_of_the_same_inputs_disagree_on_is_flaky() {
+    use TestStatus::{Failed as F, Passed as P, Skipped as S};
+    let repo = Repo::new();
+    let text = format!(
+        "{CHECK}[check \"other\"]\n\trun = sh other.sh\n\tresults = tap:-\n[check \"plain\"]\n\trun = true\n"
+    );
+    let c = repo.commit(&[(".gitreceipts", &text), ("suite.sh", "x")], "one");
+    let store = repo.store();
+    let (k, stranger) = (key(1), key(9));
+    let mine = writer_id(k.public(), "default");
+    // a receipt of `check` in chain `writer` signed by `by`, with results `l`
+    // (none for `plain`, which declares no `results`)
+    let rec = |writer: &str, by: &SigningKey, check: &str, l: &[(&str, TestStatus)]| {
+        let tests = Ok(l.iter().map(|(n, s)| case(n, *s)).collect());
+        record_in(&store, (writer, by), c, (check, 1, tests), &[], &[])
+    };
+    let ids: Vec<String> = [
+        // `dup` listed both ways says nothing of it
+        &[("a", F), ("b", P), ("dup", P), ("dup", F), ("s", S)][..],
+        &[("a", P), ("b", P), ("dup", F)],
+        &[("a", P), ("b", P), ("s", S)],
+    ]
+    .into_iter()
+    .map(|run| rec(&mine, &k, "suite", run))
+    .collect();
+    rec(&mine, &k, "other", &[("x", P)]);
+    rec(&mine, &k, "other", &[("x", F)]);
+    rec(&mine, &k, "plain", &[]);
+    // in chains of the trusted key's, signed by another: untrusted; one without
+    // per-test results is not even counted
+    let forged = writer_id(k.public(), "forged");
+    rec(&forged, &stranger, "suite", &[("b", F)]);
+    rec(&writer_id(k.public(), "unsigned"), &stranger, "plain", &[]);
+    // the stranger's own chain is not read at all
+    rec(
+        &writer_id(stranger.public(), "default"),
+        &stranger,
+        "suite",
+        &[("b", F)],
+    );
+    // the forged chain again under a trusted key's name: not that chain's
+    let alias = writer_id(k.public(), "alias");
+    let tip = repo.git(&["rev-parse", &format!("refs/receipts/{forged}")]);
+    repo.git(&["update-ref", &format!("refs/receipts/{alias}"), &tip]);
+    let store = repo.store();
+    let trust = trusting(&[&k]);
+    let survey = super::flaky::find(&store, &trust.set, None).unwrap();
+    let found = |s: &super::flaky::Survey| -> Vec<(String, String, usize, usize)> {
+        s.flaky
+            .iter()
+            .map(|f| (f.check.clone(), f.test.clone(), f.passed, f.failed))
+            .collect()
+    };
+    let flaky = |check: &str, test: &str, passed, failed| {
+        (check.to_owned(), test.to_owned(), passed, failed)
+    };
+    assert_eq!(
+        found(&survey),
+        [flaky("other", "x", 1, 1), flaky("suite", "a", 2, 1)]
+    );
+    assert_eq!((survey.compared, survey.untrusted), (5, 2));
+    assert!(survey.unreadable.is_empty(), "{:?}", survey.unreadable);
+    let a = &survey.flaky[1];
+    assert_eq!(a.failed_in, [ids[0].clone()]);
+    let mut passed_in = a.passed_in.clone();
+    passed_in.sort();
+    let mut want = ids[1..].to_vec();
+    want.sort();
+    assert_eq!(passed_in, want);
+    // one check's: the other's receipts are neither compared nor flaky
+    let survey = super::flaky::find(&store, &trust.set, Some("suite")).unwrap();
+    assert_eq!(found(&survey), [flaky("suite", "a", 2, 1)]);
+    assert_eq!((survey.compared, survey.untrusted), (3, 2));
 }
