@@ -296,6 +296,12 @@ fn compare_metrics(
     out
 }
 
+/// The `max-regression` of `def`, when it has metrics for it to bound: a
+/// receipt of it is weighed even when it passed.
+pub fn metric_bound(def: &crate::contract::CheckDef) -> Option<u32> {
+    def.max_regression_bp.filter(|_| !def.metrics.is_empty())
+}
+
 /// Weigh `here`, the receipt deciding differential check `def` (as the rules
 /// that judge it declare it), against the baseline `baseline` and the words that
 /// name it (None: there is none; `trusted_label` names the trusted revision in
@@ -320,7 +326,7 @@ pub fn weigh(
     };
     let body = here.body();
     let weigh_tests = !body.result.passed;
-    let bound = def.max_regression_bp.filter(|_| !def.metrics.is_empty());
+    let bound = metric_bound(def);
     if !weigh_tests && bound.is_none() {
         return Ok(Weighed::Nothing);
     }

@@ -376,6 +376,15 @@ fn main_and_topic(repo: &Repo, contract: &str) -> (ObjectId, ObjectId) {
     (m, t)
 }
 
+/// [`main_and_topic`] in a new repository: it, its store, the key that signs,
+/// and the two commits.
+fn on_topic(contract: &str) -> (Repo, Store, SigningKey, (ObjectId, ObjectId)) {
+    let repo = Repo::new();
+    let commits = main_and_topic(&repo, contract);
+    let store = repo.store();
+    (repo, store, key(1), commits)
+}
+
 fn at(commit: ObjectId) -> Baseline {
     Baseline::At {
         commit,
@@ -385,10 +394,7 @@ fn at(commit: ObjectId) -> Baseline {
 
 #[test]
 fn a_differential_failure_blocks_only_on_tests_that_did_not_fail_at_the_baseline() {
-    let repo = Repo::new();
-    let (m, t) = main_and_topic(&repo, DIFFERENTIAL);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(DIFFERENTIAL);
     // main: `old` already fails there
     record_tests(
         &store,
@@ -465,11 +471,8 @@ fn a_differential_failure_blocks_only_on_tests_that_did_not_fail_at_the_baseline
 
 #[test]
 fn allow_new_failures_bounds_how_many_a_change_may_introduce() {
-    let repo = Repo::new();
     let text = format!("{DIFFERENTIAL}\tallow-new-failures = 1\n");
-    let (m, t) = main_and_topic(&repo, &text);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(&text);
     record_tests(&store, &k, m, 0, tests_of(&[("a", true), ("b", true)]));
     record_tests(&store, &k, t, 1, tests_of(&[("a", false), ("b", true)]));
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
@@ -491,10 +494,7 @@ fn allow_new_failures_bounds_how_many_a_change_may_introduce() {
 
 #[test]
 fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
-    let repo = Repo::new();
-    let (m, t) = main_and_topic(&repo, DIFFERENTIAL);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(DIFFERENTIAL);
     record_tests(&store, &k, t, 1, tests_of(&[("a", false)]));
     let undecided_why = |j: &Judgement| -> String {
         assert!(
@@ -539,11 +539,8 @@ fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
 
 #[test]
 fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_class() {
-    let repo = Repo::new();
     let text = format!("[assert \"os\"]\n\trun = uname\n{DIFFERENTIAL}\tassert = os\n");
-    let (m, t) = main_and_topic(&repo, &text);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(&text);
     record_where(
         &store,
         &k,
@@ -633,34 +630,15 @@ fn differential_is_the_trusted_revisions_rule_and_a_main_commit_is_weighed_again
 
 #[test]
 fn a_differential_checks_metrics_fail_it_past_max_regression_even_when_the_run_passed() {
-    let repo = Repo::new();
     let text = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\trequired = true\n\tparity = differential\n\tmax-regression = 5%\n\tmetric = p99 ms lower ^p99: ([0-9.]+)\n\tmetric = ops ops/s higher ^ops: ([0-9.]+)\n";
-    let (m, t) = main_and_topic(&repo, text);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(text);
     let m7 = m.to_hex_with_len(7).to_string();
     let run = |commit, p99: &str, ops: Option<&str>| {
-        record_where(
-            &store,
-            &k,
-            commit,
-            0,
-            Err("none".into()),
-            &[],
-            &[("ops", ops), ("p99", Some(p99))],
-        );
+        record_metrics(&store, &k, commit, &[("ops", ops), ("p99", Some(p99))]);
         judged_at(&store, t, &k, &at(m), EXPIRES_MS)
     };
     // the baseline: p99 10 ms, 200 ops/s
-    record_where(
-        &store,
-        &k,
-        m,
-        0,
-        Err("none".into()),
-        &[],
-        &[("ops", Some("200")), ("p99", Some("10"))],
-    );
+    record_metrics(&store, &k, m, &[("ops", Some("200")), ("p99", Some("10"))]);
     // within 5% both ways: present, the comparison said
     let j = run(t, "10.5", Some("190"));
     let s = suite(&j);
@@ -713,30 +691,11 @@ fn a_differential_checks_metrics_fail_it_past_max_regression_even_when_the_run_p
 
 #[test]
 fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
-    let repo = Repo::new();
     let text = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\tparity = differential\n\tmax-regression = 1000%\n\tmetric = errors n lower ^errors: ([0-9]+)\n\tmetric = ops n higher ^ops: ([0-9]+)\n";
-    let (m, t) = main_and_topic(&repo, text);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(text);
     // at the baseline no error and no ops reading
-    record_where(
-        &store,
-        &k,
-        m,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("0")), ("ops", None)],
-    );
-    record_where(
-        &store,
-        &k,
-        t,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("0")), ("ops", Some("5"))],
-    );
+    record_metrics(&store, &k, m, &[("errors", Some("0")), ("ops", None)]);
+    record_metrics(&store, &k, t, &[("errors", Some("0")), ("ops", Some("5"))]);
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     assert_eq!(suite(&j).state, State::Present, "{}", suite(&j).reason);
     let Some(Reason::Differential(c)) = j.reasons.first() else {
@@ -749,15 +708,7 @@ fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
     );
     assert_eq!(c.metrics[0].worse_bp, None, "from 0");
     // from 0, any move the wrong way is past every bound
-    record_where(
-        &store,
-        &k,
-        t,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("1")), ("ops", Some("5"))],
-    );
+    record_metrics(&store, &k, t, &[("errors", Some("1")), ("ops", Some("5"))]);
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     assert_eq!(suite(&j).state, State::Failed);
     assert!(
@@ -771,24 +722,69 @@ fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
         suite(&j).reason
     );
     // and without any baseline receipt, even a passed run cannot be decided
-    let repo = Repo::new();
-    let (m, t) = main_and_topic(&repo, text);
-    let store = repo.store();
-    record_where(
-        &store,
-        &k,
-        t,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("0")), ("ops", Some("5"))],
-    );
+    let (_repo, store, _, (m, t)) = on_topic(text);
+    record_metrics(&store, &k, t, &[("errors", Some("0")), ("ops", Some("5"))]);
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     assert!(
         j.undecided.iter().any(|u| u.name == "suite"),
         "{:?}",
         j.states
     );
+}
+
+/// A differential check of its metrics only: p99 may grow 5% at most.
+const BOUNDED: &str = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\trequired = true\n\tparity = differential\n\tmax-regression = 5%\n\tmetric = p99 ms lower ^p99: ([0-9.]+)\n";
+
+/// A passed receipt of `suite` on `commit` without per-test results, whose
+/// metrics read `(name, value)`.
+fn record_metrics(
+    store: &Store,
+    k: &SigningKey,
+    commit: ObjectId,
+    metrics: &[(&str, Option<&str>)],
+) {
+    record_where(store, k, commit, 0, Err("none".into()), &[], metrics);
+}
+
+#[test]
+fn a_differential_failure_without_per_test_results_keeps_failing_with_a_notice() {
+    let (_repo, store, k, (m, t)) = on_topic(DIFFERENTIAL);
+    record_tests(&store, &k, m, 1, tests_of(&[("a", false)]));
+    record_tests(&store, &k, t, 1, Err("no file".into()));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed);
+    assert!(!s.reason.contains("differential"), "{}", s.reason);
+    assert_eq!(
+        s.notices,
+        [
+            "differential, but its per-test results could not be read when it ran, so nothing can be compared"
+        ]
+    );
+    assert!(j.reasons.is_empty(), "{:?}", j.reasons);
+}
+
+#[test]
+fn a_single_bounded_metric_not_read_fails_a_passed_run_and_a_stale_check_is_not_weighed() {
+    let (repo, store, k, (m, t)) = on_topic(BOUNDED);
+    let t2 = repo.commit(&[("suite.sh", "v3")], "topic 2");
+    record_metrics(&store, &k, m, &[("p99", Some("10"))]);
+    record_metrics(&store, &k, t, &[("p99", None)]);
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed);
+    assert!(
+        s.reason
+            .starts_with("failed: differential, but its metric p99 was not read (no line matched)"),
+        "{}",
+        s.reason
+    );
+    // a regression at t, judged at t2 where suite.sh changed since: stale, as
+    // freshness decided, not weighed
+    record_metrics(&store, &k, t, &[("p99", Some("20"))]);
+    let j = judged_at(&store, t2, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Stale, "{}", suite(&j).reason);
+    assert!(j.reasons.is_empty(), "{:?}", j.reasons);
 }
 
 // ---------------------------------------------------------------------------------
