@@ -541,7 +541,7 @@ fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
 fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_class() {
     let text = format!("[assert \"os\"]\n\trun = uname\n{DIFFERENTIAL}\tassert = os\n");
     let (_repo, store, k, (m, t)) = on_topic(&text);
-    record_where(
+    let there = record_where(
         &store,
         &k,
         m,
@@ -568,6 +568,13 @@ fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_cla
     let why = u.error.to_string();
     assert!(why.contains("another runner class"), "{why}");
     assert!(why.contains("Darwin") && why.contains("Linux"), "{why}");
+    assert!(
+        why.contains(&format!(
+            "the baseline's receipt {} ran where",
+            &there[..19]
+        )),
+        "{why}"
+    );
     // the same class compares
     record_where(
         &store,
@@ -785,6 +792,52 @@ fn a_single_bounded_metric_not_read_fails_a_passed_run_and_a_stale_check_is_not_
     let j = judged_at(&store, t2, &k, &at(m), EXPIRES_MS);
     assert_eq!(suite(&j).state, State::Stale, "{}", suite(&j).reason);
     assert!(j.reasons.is_empty(), "{:?}", j.reasons);
+}
+
+#[test]
+fn the_baseline_commit_is_the_merge_base_or_the_parent_and_its_words_say_which() {
+    let (repo, store, _, (m, t)) = on_topic(DIFFERENTIAL);
+    repo.git(&["checkout", "-q", "main"]);
+    let m2 = repo.commit(&[("suite.sh", "v3")], "main 2");
+    let m7 = m.to_hex_with_len(7).to_string();
+    let base = |commit, trusted, label: &str| {
+        crate::parity::baseline_commit(&store, commit, trusted, label).unwrap()
+    };
+    // main moved on: the merge base, even when the label spells its short id
+    assert_eq!(
+        base(t, m2, "main"),
+        Some((m, format!("{m7} (merge base with main)")))
+    );
+    let by_id = format!("{m7} (trust root)");
+    assert_eq!(
+        base(t, m2, &by_id),
+        Some((m, format!("{m7} (merge base with {by_id})")))
+    );
+    // the trusted revision itself: its label, with the short id unless it says it
+    assert_eq!(base(t, m, "main"), Some((m, format!("{m7} (main)"))));
+    assert_eq!(base(t, m, &by_id), Some((m, by_id.clone())));
+    // a commit on the trusted history: its first parent; a root commit has none
+    assert_eq!(
+        base(m2, m2, "main"),
+        Some((
+            m,
+            format!(
+                "{m7} (the parent of {}, which is on main)",
+                m2.to_hex_with_len(7)
+            )
+        ))
+    );
+    assert_eq!(base(m, m2, "main"), None);
+}
+
+#[test]
+fn the_baseline_is_the_differential_checks_own_among_the_checks_there() {
+    let text = format!("[check \"lint\"]\n\trun = true\n{DIFFERENTIAL}");
+    let (_repo, store, k, (m, t)) = on_topic(&text);
+    record_tests(&store, &k, m, 1, tests_of(&[("a", false)]));
+    record_tests(&store, &k, t, 1, tests_of(&[("a", false)]));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Present, "{:?}", j.undecided);
 }
 
 // ---------------------------------------------------------------------------------
