@@ -296,6 +296,12 @@ fn compare_metrics(
     out
 }
 
+/// The `max-regression` of `def`, when it has metrics for it to bound: a
+/// receipt of it is weighed even when it passed.
+pub fn metric_bound(def: &crate::contract::CheckDef) -> Option<u32> {
+    def.max_regression_bp.filter(|_| !def.metrics.is_empty())
+}
+
 /// Weigh `here`, the receipt deciding differential check `def` (as the rules
 /// that judge it declare it), against the baseline `baseline` and the words that
 /// name it (None: there is none; `trusted_label` names the trusted revision in
@@ -320,7 +326,7 @@ pub fn weigh(
     };
     let body = here.body();
     let weigh_tests = !body.result.passed;
-    let bound = def.max_regression_bp.filter(|_| !def.metrics.is_empty());
+    let bound = metric_bound(def);
     if !weigh_tests && bound.is_none() {
         return Ok(Weighed::Nothing);
     }
@@ -504,4 +510,169 @@ pub fn any_differential(contract: &Contract) -> bool {
         .checks
         .iter()
         .any(|c| c.parity == Parity::Differential)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::receipt::{Better, Metric, TestCase};
+
+    fn metric(name: &str, unit: &str, better: Better, value: &str) -> Metric {
+        Metric {
+            name: name.into(),
+            unit: unit.into(),
+            better,
+            value: Some(value.into()),
+            error: String::new(),
+        }
+    }
+
+    #[test]
+    fn percent_writes_hundredths_of_a_percent_with_no_trailing_zero() {
+        let cases = [
+            (0, "0%"),
+            (500, "5%"),
+            (50, "0.5%"),
+            (5, "0.05%"),
+            (1225, "12.25%"),
+            (-1225, "-12.25%"),
+            (-50, "-0.5%"),
+        ];
+        for (bp, words) in cases {
+            assert_eq!(percent(bp), words, "{bp}");
+        }
+    }
+
+    #[test]
+    fn named_lists_ten_names_and_counts_the_rest() {
+        let names = |n: usize| (0..n).map(|i| format!("t{i}")).collect::<Vec<_>>();
+        assert_eq!(named(&names(10)), names(10).join(", "));
+        assert_eq!(
+            named(&names(12)),
+            format!("{} and 2 more", names(10).join(", "))
+        );
+    }
+
+    #[test]
+    fn a_name_listed_both_failed_and_passed_counts_as_failed_and_a_skip_as_neither() {
+        let case = |name: &str, status| TestCase {
+            name: name.into(),
+            status,
+            duration_ms: None,
+        };
+        let list = [
+            case("x", TestStatus::Failed),
+            case("x", TestStatus::Passed),
+            case("y", TestStatus::Passed),
+            case("z", TestStatus::Skipped),
+        ];
+        let (failed, passed) = failed_names(&list);
+        assert_eq!(failed, BTreeSet::from(["x"]));
+        assert_eq!(passed, BTreeSet::from(["y"]));
+    }
+
+    #[test]
+    fn worse_bp_is_the_move_the_wrong_way_in_hundredths_of_a_percent_of_the_baseline() {
+        assert_eq!(worse_bp(Better::Lower, 10.0, 10.5), Some(500));
+        assert_eq!(worse_bp(Better::Lower, 10.0, 9.0), Some(-1000));
+        assert_eq!(worse_bp(Better::Higher, 200.0, 190.0), Some(500));
+        assert_eq!(worse_bp(Better::Higher, 200.0, 250.0), Some(-2500));
+        // of the baseline's magnitude: -10 -> -5 is 50% up
+        assert_eq!(worse_bp(Better::Lower, -10.0, -5.0), Some(5000));
+        assert_eq!(worse_bp(Better::Lower, 0.0, 5.0), None);
+    }
+
+    #[test]
+    fn a_metric_is_compared_only_with_the_baselines_of_the_same_name_unit_and_direction() {
+        let here = [metric("p99", "ms", Better::Lower, "11")];
+        let there = [
+            metric("errors", "ms", Better::Lower, "100"),
+            metric("p99", "s", Better::Lower, "1"),
+            metric("p99", "ms", Better::Higher, "20"),
+            metric("p99", "ms", Better::Lower, "10"),
+        ];
+        let c = compare_metrics(&here, &there, 1000);
+        assert_eq!(
+            c,
+            [MetricChange {
+                name: "p99".into(),
+                unit: "ms".into(),
+                baseline: "10".into(),
+                here: "11".into(),
+                worse_bp: Some(1000),
+                regressed: false,
+            }]
+        );
+        // one hundredth of a percent past the bound regresses
+        assert!(compare_metrics(&here, &there, 999)[0].regressed);
+    }
+
+    #[test]
+    fn from_a_baseline_of_zero_only_a_move_the_wrong_way_regresses() {
+        let regressed = |better, here: &str| {
+            let c = compare_metrics(
+                &[metric("m", "n", better, here)],
+                &[metric("m", "n", better, "0")],
+                1000,
+            );
+            assert_eq!(c[0].worse_bp, None);
+            c[0].regressed
+        };
+        for (here, lower, higher) in [("0", false, false), ("5", true, false), ("-1", false, true)]
+        {
+            assert_eq!(regressed(Better::Lower, here), lower, "lower, 0 -> {here}");
+            assert_eq!(
+                regressed(Better::Higher, here),
+                higher,
+                "higher, 0 -> {here}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_comparison_says_an_unchanged_metric_is_0_percent_worse() {
+        let change = |name: &str, worse_bp, regressed| MetricChange {
+            name: name.into(),
+            unit: "ms".into(),
+            baseline: "10".into(),
+            here: "10".into(),
+            worse_bp,
+            regressed,
+        };
+        let c = Comparison {
+            check: "suite".into(),
+            baseline: "0123456789abcdef".into(),
+            baseline_receipt: "r".into(),
+            tests_compared: true,
+            new_failures: Vec::new(),
+            fixed: vec!["f".into()],
+            still_failing: 0,
+            allowed: 0,
+            metrics: vec![
+                change("same", Some(0), false),
+                change("less", Some(-50), false),
+                change("zero", None, true),
+            ],
+            max_regression_bp: Some(500),
+        };
+        assert_eq!(
+            c.words(),
+            "1 fixed, 0 new failures vs 0123456; \
+             same 10 -> 10 ms vs 0123456 (0% worse; within max-regression 5%); \
+             less 10 -> 10 ms vs 0123456 (0.5% better; within max-regression 5%); \
+             zero 10 -> 10 ms vs 0123456 (from 0; past max-regression 5%)"
+        );
+        assert!(!c.passes(), "a regressed metric fails it");
+    }
+
+    #[test]
+    fn only_a_contract_with_a_differential_check_is_weighed() {
+        let parse = |text: &str| {
+            Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap()
+        };
+        assert!(!any_differential(&parse("[check \"a\"]\n\trun = true\n")));
+        assert!(any_differential(&parse(
+            "[check \"a\"]\n\trun = true\n[check \"b\"]\n\trun = true\n\tresults = tap:-\n\tparity = differential\n"
+        )));
+    }
 }

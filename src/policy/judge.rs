@@ -356,7 +356,7 @@ pub fn apply_parity(
             kept.push(s);
             continue;
         };
-        let bounded = def.max_regression_bp.is_some() && !def.metrics.is_empty();
+        let bounded = crate::parity::metric_bound(def).is_some();
         if !(s.state == State::Failed || (s.state == State::Present && bounded)) {
             kept.push(s);
             continue;

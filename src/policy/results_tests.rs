@@ -46,7 +46,8 @@ fn record_tests(
     record_where(store, key, commit, exit_code, tests, &[], &[]);
 }
 
-/// [`record_tests`] where the declared assertions read `(name, actual)`.
+/// [`record_tests`] where the declared assertions read `(name, actual)` and the
+/// metrics `(name, value)`; the receipt's id.
 fn record_where(
     store: &Store,
     key: &SigningKey,
@@ -55,9 +56,24 @@ fn record_where(
     tests: Result<Vec<TestCase>, String>,
     assertions: &[(&str, &str)],
     metrics: &[(&str, Option<&str>)],
-) {
+) -> String {
+    let writer = writer_id(key.public(), "default");
+    let run = ("suite", exit_code, tests);
+    record_in(store, (&writer, key), commit, run, assertions, metrics)
+}
+
+/// A receipt of check `run.0` on `commit` in chain `writer` signed by `key`
+/// (which need not be the writer's), exiting `run.1` with results `run.2`; its id.
+fn record_in(
+    store: &Store,
+    (writer, key): (&str, &SigningKey),
+    commit: ObjectId,
+    (check, exit_code, tests): (&str, i64, Result<Vec<TestCase>, String>),
+    assertions: &[(&str, &str)],
+    metrics: &[(&str, Option<&str>)],
+) -> String {
     let c = contract_at(store, commit, "test").unwrap();
-    let def = c.check("suite").unwrap();
+    let def = c.check(check).unwrap();
     let spec = crate::freshness::spec_in(&c, def);
     let tree = store.commit_tree(commit).unwrap();
     let subject = crate::recorder::SubjectIds {
@@ -120,18 +136,11 @@ fn record_where(
             .collect(),
         ..Default::default()
     };
-    let writer = writer_id(key.public(), "default");
-    crate::recorder::store_receipt_in(
-        store,
-        &writer,
-        key,
-        &spec,
-        subject,
-        &obs,
-        Mode::Run,
-        &around,
-    )
-    .unwrap();
+    crate::recorder::store_receipt_in(store, writer, key, &spec, subject, &obs, Mode::Run, &around)
+        .unwrap()
+        .receipt
+        .id()
+        .to_owned()
 }
 
 fn judged_at(
@@ -367,6 +376,15 @@ fn main_and_topic(repo: &Repo, contract: &str) -> (ObjectId, ObjectId) {
     (m, t)
 }
 
+/// [`main_and_topic`] in a new repository: it, its store, the key that signs,
+/// and the two commits.
+fn on_topic(contract: &str) -> (Repo, Store, SigningKey, (ObjectId, ObjectId)) {
+    let repo = Repo::new();
+    let commits = main_and_topic(&repo, contract);
+    let store = repo.store();
+    (repo, store, key(1), commits)
+}
+
 fn at(commit: ObjectId) -> Baseline {
     Baseline::At {
         commit,
@@ -376,10 +394,7 @@ fn at(commit: ObjectId) -> Baseline {
 
 #[test]
 fn a_differential_failure_blocks_only_on_tests_that_did_not_fail_at_the_baseline() {
-    let repo = Repo::new();
-    let (m, t) = main_and_topic(&repo, DIFFERENTIAL);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(DIFFERENTIAL);
     // main: `old` already fails there
     record_tests(
         &store,
@@ -456,11 +471,8 @@ fn a_differential_failure_blocks_only_on_tests_that_did_not_fail_at_the_baseline
 
 #[test]
 fn allow_new_failures_bounds_how_many_a_change_may_introduce() {
-    let repo = Repo::new();
     let text = format!("{DIFFERENTIAL}\tallow-new-failures = 1\n");
-    let (m, t) = main_and_topic(&repo, &text);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(&text);
     record_tests(&store, &k, m, 0, tests_of(&[("a", true), ("b", true)]));
     record_tests(&store, &k, t, 1, tests_of(&[("a", false), ("b", true)]));
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
@@ -482,10 +494,7 @@ fn allow_new_failures_bounds_how_many_a_change_may_introduce() {
 
 #[test]
 fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
-    let repo = Repo::new();
-    let (m, t) = main_and_topic(&repo, DIFFERENTIAL);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(DIFFERENTIAL);
     record_tests(&store, &k, t, 1, tests_of(&[("a", false)]));
     let undecided_why = |j: &Judgement| -> String {
         assert!(
@@ -530,12 +539,9 @@ fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
 
 #[test]
 fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_class() {
-    let repo = Repo::new();
     let text = format!("[assert \"os\"]\n\trun = uname\n{DIFFERENTIAL}\tassert = os\n");
-    let (m, t) = main_and_topic(&repo, &text);
-    let store = repo.store();
-    let k = key(1);
-    record_where(
+    let (_repo, store, k, (m, t)) = on_topic(&text);
+    let there = record_where(
         &store,
         &k,
         m,
@@ -562,6 +568,13 @@ fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_cla
     let why = u.error.to_string();
     assert!(why.contains("another runner class"), "{why}");
     assert!(why.contains("Darwin") && why.contains("Linux"), "{why}");
+    assert!(
+        why.contains(&format!(
+            "the baseline's receipt {} ran where",
+            &there[..19]
+        )),
+        "{why}"
+    );
     // the same class compares
     record_where(
         &store,
@@ -624,34 +637,15 @@ fn differential_is_the_trusted_revisions_rule_and_a_main_commit_is_weighed_again
 
 #[test]
 fn a_differential_checks_metrics_fail_it_past_max_regression_even_when_the_run_passed() {
-    let repo = Repo::new();
     let text = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\trequired = true\n\tparity = differential\n\tmax-regression = 5%\n\tmetric = p99 ms lower ^p99: ([0-9.]+)\n\tmetric = ops ops/s higher ^ops: ([0-9.]+)\n";
-    let (m, t) = main_and_topic(&repo, text);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(text);
     let m7 = m.to_hex_with_len(7).to_string();
     let run = |commit, p99: &str, ops: Option<&str>| {
-        record_where(
-            &store,
-            &k,
-            commit,
-            0,
-            Err("none".into()),
-            &[],
-            &[("ops", ops), ("p99", Some(p99))],
-        );
+        record_metrics(&store, &k, commit, &[("ops", ops), ("p99", Some(p99))]);
         judged_at(&store, t, &k, &at(m), EXPIRES_MS)
     };
     // the baseline: p99 10 ms, 200 ops/s
-    record_where(
-        &store,
-        &k,
-        m,
-        0,
-        Err("none".into()),
-        &[],
-        &[("ops", Some("200")), ("p99", Some("10"))],
-    );
+    record_metrics(&store, &k, m, &[("ops", Some("200")), ("p99", Some("10"))]);
     // within 5% both ways: present, the comparison said
     let j = run(t, "10.5", Some("190"));
     let s = suite(&j);
@@ -704,30 +698,11 @@ fn a_differential_checks_metrics_fail_it_past_max_regression_even_when_the_run_p
 
 #[test]
 fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
-    let repo = Repo::new();
     let text = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\tparity = differential\n\tmax-regression = 1000%\n\tmetric = errors n lower ^errors: ([0-9]+)\n\tmetric = ops n higher ^ops: ([0-9]+)\n";
-    let (m, t) = main_and_topic(&repo, text);
-    let store = repo.store();
-    let k = key(1);
+    let (_repo, store, k, (m, t)) = on_topic(text);
     // at the baseline no error and no ops reading
-    record_where(
-        &store,
-        &k,
-        m,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("0")), ("ops", None)],
-    );
-    record_where(
-        &store,
-        &k,
-        t,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("0")), ("ops", Some("5"))],
-    );
+    record_metrics(&store, &k, m, &[("errors", Some("0")), ("ops", None)]);
+    record_metrics(&store, &k, t, &[("errors", Some("0")), ("ops", Some("5"))]);
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     assert_eq!(suite(&j).state, State::Present, "{}", suite(&j).reason);
     let Some(Reason::Differential(c)) = j.reasons.first() else {
@@ -740,15 +715,7 @@ fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
     );
     assert_eq!(c.metrics[0].worse_bp, None, "from 0");
     // from 0, any move the wrong way is past every bound
-    record_where(
-        &store,
-        &k,
-        t,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("1")), ("ops", Some("5"))],
-    );
+    record_metrics(&store, &k, t, &[("errors", Some("1")), ("ops", Some("5"))]);
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     assert_eq!(suite(&j).state, State::Failed);
     assert!(
@@ -762,22 +729,193 @@ fn a_metric_compared_with_zero_or_missing_at_the_baseline() {
         suite(&j).reason
     );
     // and without any baseline receipt, even a passed run cannot be decided
-    let repo = Repo::new();
-    let (m, t) = main_and_topic(&repo, text);
-    let store = repo.store();
-    record_where(
-        &store,
-        &k,
-        t,
-        0,
-        Err("none".into()),
-        &[],
-        &[("errors", Some("0")), ("ops", Some("5"))],
-    );
+    let (_repo, store, _, (m, t)) = on_topic(text);
+    record_metrics(&store, &k, t, &[("errors", Some("0")), ("ops", Some("5"))]);
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
     assert!(
         j.undecided.iter().any(|u| u.name == "suite"),
         "{:?}",
         j.states
     );
+}
+
+/// A differential check of its metrics only: p99 may grow 5% at most.
+const BOUNDED: &str = "[check \"suite\"]\n\trun = sh suite.sh\n\tpath = suite.sh\n\trequired = true\n\tparity = differential\n\tmax-regression = 5%\n\tmetric = p99 ms lower ^p99: ([0-9.]+)\n";
+
+/// A passed receipt of `suite` on `commit` without per-test results, whose
+/// metrics read `(name, value)`.
+fn record_metrics(
+    store: &Store,
+    k: &SigningKey,
+    commit: ObjectId,
+    metrics: &[(&str, Option<&str>)],
+) {
+    record_where(store, k, commit, 0, Err("none".into()), &[], metrics);
+}
+
+#[test]
+fn a_differential_failure_without_per_test_results_keeps_failing_with_a_notice() {
+    let (_repo, store, k, (m, t)) = on_topic(DIFFERENTIAL);
+    record_tests(&store, &k, m, 1, tests_of(&[("a", false)]));
+    record_tests(&store, &k, t, 1, Err("no file".into()));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed);
+    assert!(!s.reason.contains("differential"), "{}", s.reason);
+    assert_eq!(
+        s.notices,
+        [
+            "differential, but its per-test results could not be read when it ran, so nothing can be compared"
+        ]
+    );
+    assert!(j.reasons.is_empty(), "{:?}", j.reasons);
+}
+
+#[test]
+fn a_single_bounded_metric_not_read_fails_a_passed_run_and_a_stale_check_is_not_weighed() {
+    let (repo, store, k, (m, t)) = on_topic(BOUNDED);
+    let t2 = repo.commit(&[("suite.sh", "v3")], "topic 2");
+    record_metrics(&store, &k, m, &[("p99", Some("10"))]);
+    record_metrics(&store, &k, t, &[("p99", None)]);
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    let s = suite(&j);
+    assert_eq!(s.state, State::Failed);
+    assert!(
+        s.reason
+            .starts_with("failed: differential, but its metric p99 was not read (no line matched)"),
+        "{}",
+        s.reason
+    );
+    // a regression at t, judged at t2 where suite.sh changed since: stale, as
+    // freshness decided, not weighed
+    record_metrics(&store, &k, t, &[("p99", Some("20"))]);
+    let j = judged_at(&store, t2, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Stale, "{}", suite(&j).reason);
+    assert!(j.reasons.is_empty(), "{:?}", j.reasons);
+}
+
+#[test]
+fn the_baseline_commit_is_the_merge_base_or_the_parent_and_its_words_say_which() {
+    let (repo, store, _, (m, t)) = on_topic(DIFFERENTIAL);
+    repo.git(&["checkout", "-q", "main"]);
+    let m2 = repo.commit(&[("suite.sh", "v3")], "main 2");
+    let m7 = m.to_hex_with_len(7).to_string();
+    let base = |commit, trusted, label: &str| {
+        crate::parity::baseline_commit(&store, commit, trusted, label).unwrap()
+    };
+    // main moved on: the merge base, even when the label spells its short id
+    assert_eq!(
+        base(t, m2, "main"),
+        Some((m, format!("{m7} (merge base with main)")))
+    );
+    let by_id = format!("{m7} (trust root)");
+    assert_eq!(
+        base(t, m2, &by_id),
+        Some((m, format!("{m7} (merge base with {by_id})")))
+    );
+    // the trusted revision itself: its label, with the short id unless it says it
+    assert_eq!(base(t, m, "main"), Some((m, format!("{m7} (main)"))));
+    assert_eq!(base(t, m, &by_id), Some((m, by_id.clone())));
+    // a commit on the trusted history: its first parent; a root commit has none
+    assert_eq!(
+        base(m2, m2, "main"),
+        Some((
+            m,
+            format!(
+                "{m7} (the parent of {}, which is on main)",
+                m2.to_hex_with_len(7)
+            )
+        ))
+    );
+    assert_eq!(base(m, m2, "main"), None);
+}
+
+#[test]
+fn the_baseline_is_the_differential_checks_own_among_the_checks_there() {
+    let text = format!("[check \"lint\"]\n\trun = true\n{DIFFERENTIAL}");
+    let (_repo, store, k, (m, t)) = on_topic(&text);
+    record_tests(&store, &k, m, 1, tests_of(&[("a", false)]));
+    record_tests(&store, &k, t, 1, tests_of(&[("a", false)]));
+    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+    assert_eq!(suite(&j).state, State::Present, "{:?}", j.undecided);
+}
+
+// ---------------------------------------------------------------------------------
+// Flaky tests
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn a_test_the_trusted_receipts_of_the_same_inputs_disagree_on_is_flaky() {
+    use TestStatus::{Failed as F, Passed as P, Skipped as S};
+    let repo = Repo::new();
+    let text = format!(
+        "{CHECK}[check \"other\"]\n\trun = sh other.sh\n\tresults = tap:-\n[check \"plain\"]\n\trun = true\n"
+    );
+    let c = repo.commit(&[(".gitreceipts", &text), ("suite.sh", "x")], "one");
+    let store = repo.store();
+    let (k, stranger) = (key(1), key(9));
+    let mine = writer_id(k.public(), "default");
+    // a receipt of `check` in chain `writer` signed by `by`, with results `l`
+    // (none for `plain`, which declares no `results`)
+    let rec = |writer: &str, by: &SigningKey, check: &str, l: &[(&str, TestStatus)]| {
+        let tests = Ok(l.iter().map(|(n, s)| case(n, *s)).collect());
+        record_in(&store, (writer, by), c, (check, 1, tests), &[], &[])
+    };
+    let ids: Vec<String> = [
+        // `dup` listed both ways says nothing of it
+        &[("a", F), ("b", P), ("dup", P), ("dup", F), ("s", S)][..],
+        &[("a", P), ("b", P), ("dup", F)],
+        &[("a", P), ("b", P), ("s", S)],
+    ]
+    .into_iter()
+    .map(|run| rec(&mine, &k, "suite", run))
+    .collect();
+    rec(&mine, &k, "other", &[("x", P)]);
+    rec(&mine, &k, "other", &[("x", F)]);
+    rec(&mine, &k, "plain", &[]);
+    // in chains of the trusted key's, signed by another: untrusted; one without
+    // per-test results is not even counted
+    let forged = writer_id(k.public(), "forged");
+    rec(&forged, &stranger, "suite", &[("b", F)]);
+    rec(&writer_id(k.public(), "unsigned"), &stranger, "plain", &[]);
+    // the stranger's own chain is not read at all
+    rec(
+        &writer_id(stranger.public(), "default"),
+        &stranger,
+        "suite",
+        &[("b", F)],
+    );
+    // the forged chain again under a trusted key's name: not that chain's
+    let alias = writer_id(k.public(), "alias");
+    let tip = repo.git(&["rev-parse", &format!("refs/receipts/{forged}")]);
+    repo.git(&["update-ref", &format!("refs/receipts/{alias}"), &tip]);
+    let store = repo.store();
+    let trust = trusting(&[&k]);
+    let survey = super::flaky::find(&store, &trust.set, None).unwrap();
+    let found = |s: &super::flaky::Survey| -> Vec<(String, String, usize, usize)> {
+        s.flaky
+            .iter()
+            .map(|f| (f.check.clone(), f.test.clone(), f.passed, f.failed))
+            .collect()
+    };
+    let flaky = |check: &str, test: &str, passed, failed| {
+        (check.to_owned(), test.to_owned(), passed, failed)
+    };
+    assert_eq!(
+        found(&survey),
+        [flaky("other", "x", 1, 1), flaky("suite", "a", 2, 1)]
+    );
+    assert_eq!((survey.compared, survey.untrusted), (5, 2));
+    assert!(survey.unreadable.is_empty(), "{:?}", survey.unreadable);
+    let a = &survey.flaky[1];
+    assert_eq!(a.failed_in, [ids[0].clone()]);
+    let mut passed_in = a.passed_in.clone();
+    passed_in.sort();
+    let mut want = ids[1..].to_vec();
+    want.sort();
+    assert_eq!(passed_in, want);
+    // one check's: the other's receipts are neither compared nor flaky
+    let survey = super::flaky::find(&store, &trust.set, Some("suite")).unwrap();
+    assert_eq!(found(&survey), [flaky("suite", "a", 2, 1)]);
+    assert_eq!((survey.compared, survey.untrusted), (3, 2));
 }
