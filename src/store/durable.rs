@@ -114,6 +114,10 @@ pub(crate) struct Durability {
 }
 
 /// One bit per component of `core.fsync`, in git's words.
+// mutants: `|` for `^` in the aggregates below (and in `DEFAULT`) is
+// equivalent: the six component bits are distinct powers of two, so no two
+// operands share a bit and `a | b == a ^ b` (the unit test
+// `each_component_is_one_bit_and_each_aggregate_is_its_members` pins the bits).
 const COMPONENTS: &[(&str, u16)] = &[
     ("loose-object", LOOSE),
     ("pack", PACK),
@@ -276,6 +280,47 @@ fn writeout(file: &File) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// git's components are six distinct bits, and each aggregate is the union
+    /// of exactly the components git documents for it (`git help config`,
+    /// core.fsync), as is the default (`committed,-loose-object` and the
+    /// derived metadata).
+    #[test]
+    fn each_component_is_one_bit_and_each_aggregate_is_its_members() {
+        let bit = |name: &str| COMPONENTS.iter().find(|(n, _)| *n == name).unwrap().1;
+        let single = [
+            "loose-object",
+            "pack",
+            "pack-metadata",
+            "commit-graph",
+            "index",
+            "reference",
+        ];
+        let mut seen = 0u16;
+        for name in single {
+            let b = bit(name);
+            assert_eq!(b.count_ones(), 1, "{name} is one bit");
+            assert_eq!(seen & b, 0, "{name} shares no bit");
+            seen |= b;
+        }
+        let union = |names: &[&str]| names.iter().fold(0u16, |acc, n| acc | bit(n));
+        for (aggregate, members) in [
+            ("objects", &["loose-object", "pack"][..]),
+            ("derived-metadata", &["pack-metadata", "commit-graph"][..]),
+            ("committed", &["loose-object", "pack"][..]),
+            ("added", &["loose-object", "pack", "index"][..]),
+            ("all", &single[..]),
+        ] {
+            assert_eq!(bit(aggregate), union(members), "{aggregate}");
+            assert_eq!(
+                bit(aggregate).count_ones() as usize,
+                members.len(),
+                "{aggregate}"
+            );
+        }
+        assert_eq!(DEFAULT, union(&["pack", "pack-metadata", "commit-graph"]));
+        assert_eq!(DEFAULT.count_ones(), 3);
+    }
 
     fn d(fsync: Option<&str>, method: Option<&str>, files: Option<bool>) -> Durability {
         Durability::from_settings(fsync, method, files).0
