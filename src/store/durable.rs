@@ -114,6 +114,13 @@ pub(crate) struct Durability {
 }
 
 /// One bit per component of `core.fsync`, in git's words.
+// mutants: the flush functions of this file (`harden_object`, `harden_ref`,
+// `Durability::reference`, `Durability::harden`, `writeout`) do system calls a
+// unit test cannot observe; `--cargo-arg=--lib` leaves them alive, and the
+// LD_PRELOAD fault tests kill them: `cargo mutants --file src/store/durable.rs
+// --re "harden_object|harden_ref|Durability::reference|Durability::harden|writeout"
+// -- --test it -- faults::core_fsync faults::each_failed_fsync` (10 of 11 caught;
+// the 11th is the non-Linux `writeout`).
 // mutants: `|` for `^` in the aggregates below (and in `DEFAULT`) is
 // equivalent: the six component bits are distinct powers of two, so no two
 // operands share a bit and `a | b == a ^ b` (the unit test
@@ -272,6 +279,10 @@ fn writeout(file: &File) -> std::io::Result<()> {
     }
 }
 
+// mutants: replacing this body is not built on Linux, where the mutation runs,
+// so no test here can see it; the Linux `writeout` above is killed by
+// `faults::core_fsync_decides_what_run_flushes_as_git_does` (writeout-only
+// makes no fsync) and `faults::each_failed_fsync_of_run_*`.
 #[cfg(not(target_os = "linux"))]
 fn writeout(file: &File) -> std::io::Result<()> {
     file.sync_all()
