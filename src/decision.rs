@@ -557,30 +557,9 @@ pub fn acceptance_problems(
         return out;
     };
     let tree = ObjectId::from_hex(body.subject.tree.as_bytes()).ok();
-    // How many distinct approvers a review needs: the most that the decided
-    // revision or the trusted revision asks (a branch cannot lower it).
-    let required_approvals = |name: &str| -> usize {
-        [body.subject.commit.as_str(), a.trusted.as_str()]
-            .iter()
-            .filter_map(|rev| ObjectId::from_hex(rev.as_bytes()).ok())
-            .filter_map(|commit| {
-                let bytes = store.file_at(commit, crate::contract::FILE_NAME).ok()??;
-                crate::contract::Contract::parse(&bytes, std::path::Path::new(".gitreceipts")).ok()
-            })
-            .filter_map(|c| {
-                c.reviews
-                    .iter()
-                    .find(|r| r.name == name)
-                    .map(|r| r.required)
-            })
-            .max()
-            .unwrap_or(1) as usize
-    };
-    // The rules a claim of present citing a failed receipt may rest on: the
-    // quarantines and differential checks of the decided revision's
-    // .gitreceipts (a gate under its own rules) or of the trusted revision's (a
-    // gate against it), at the time the acceptance was decided. It stands only
-    // when one of them excused the failure then.
+    // The .gitreceipts of the decided revision and of the trusted revision,
+    // parsed once: the rules every claim below is held to (an unreadable or
+    // missing one holds nothing).
     let contract_of = |rev: &str| {
         ObjectId::from_hex(rev.as_bytes())
             .ok()
@@ -591,21 +570,51 @@ pub fn acceptance_problems(
             .unwrap_or_default()
     };
     let rules = [contract_of(&body.subject.commit), contract_of(&a.trusted)];
+    // How many distinct approvers a review needs: the most that the decided
+    // revision or the trusted revision asks (a branch cannot lower it).
+    let required_approvals = |name: &str| -> usize {
+        rules
+            .iter()
+            .filter_map(|c| {
+                c.reviews
+                    .iter()
+                    .find(|r| r.name == name)
+                    .map(|r| r.required)
+            })
+            .max()
+            .unwrap_or(1) as usize
+    };
+    // A claim of present citing a failed receipt may rest on the quarantines
+    // and differential checks of those rules (a gate under the decided
+    // revision's own, or against the trusted one), at the time the acceptance
+    // was decided. It stands only when one of them excused the failure then.
     let quarantines: Vec<crate::contract::QuarantineDef> = rules
         .iter()
         .flat_map(|c| c.quarantines.iter().cloned())
         .collect();
     let decided_ms = crate::clock::timestamp_ms(&a.decided_at).unwrap_or(u64::MAX);
-    let baseline = match (
-        ObjectId::from_hex(body.subject.commit.as_bytes()),
-        ObjectId::from_hex(a.trusted.as_bytes()),
-    ) {
-        (Ok(s), Ok(t)) => {
-            crate::parity::baseline_commit(store, s, t, "the acceptance's trusted revision")
-                .ok()
-                .flatten()
-        }
-        _ => None,
+    // the baseline a differential claim is weighed against: a merge base,
+    // looked for only when a differential check asks
+    let baseline = std::cell::OnceCell::new();
+    let baseline = || {
+        baseline
+            .get_or_init(|| {
+                match (
+                    ObjectId::from_hex(body.subject.commit.as_bytes()),
+                    ObjectId::from_hex(a.trusted.as_bytes()),
+                ) {
+                    (Ok(s), Ok(t)) => crate::parity::baseline_commit(
+                        store,
+                        s,
+                        t,
+                        "the acceptance's trusted revision",
+                    )
+                    .ok()
+                    .flatten(),
+                    _ => None,
+                }
+            })
+            .clone()
     };
     // the comparison a differential check's receipt comes to, under the
     // decided or the trusted revision's definition (the laxer bounds)
@@ -632,25 +641,14 @@ pub fn acceptance_problems(
             trust,
             &def,
             receipt,
-            baseline.clone(),
+            baseline(),
             "the acceptance's trusted revision",
             crate::freshness::DEFAULT_WALK_LIMIT,
         )
         .ok()
     };
     let excused = |receipt: &Receipt<Verified>, check: &str| {
-        let list = match &receipt.body().result.tests {
-            Some(t) => crate::results::load_list(store, t),
-            None => Ok(Vec::new()),
-        };
-        if crate::quarantine::excuse(
-            receipt,
-            list.as_deref().map_err(String::as_str),
-            check,
-            &quarantines,
-            decided_ms,
-        )
-        .excused
+        if crate::quarantine::excuse_stored(store, receipt, check, &quarantines, decided_ms).excused
         {
             return true;
         }

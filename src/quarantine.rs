@@ -74,32 +74,24 @@ impl Excuse {
     /// applied to any failed test (strings from the receipt and the contract:
     /// escape before printing).
     pub fn words(&self) -> Option<String> {
-        let list = |c: &[Covered]| {
-            c.iter()
-                .map(|c| {
-                    format!(
-                        "{} ({}, owner {}, expires {})",
-                        c.test, c.quarantine, c.owner, c.expires
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
         if self.excused {
             return Some(format!(
                 "failed only quarantined test{}: {}",
                 if self.covered.len() == 1 { "" } else { "s" },
-                list(&self.covered)
+                covered_words(&self.covered)
             ));
         }
         let mut parts = Vec::new();
         if !self.expired.is_empty() {
-            parts.push(format!("quarantine expired for {}", list(&self.expired)));
+            parts.push(format!(
+                "quarantine expired for {}",
+                covered_words(&self.expired)
+            ));
         }
         if !self.covered.is_empty() {
             parts.push(format!(
                 "quarantined but not enough to pass: {} (also failed: {})",
-                list(&self.covered),
+                covered_words(&self.covered),
                 if self.uncovered.is_empty() {
                     "nothing else".to_owned()
                 } else {
@@ -109,6 +101,43 @@ impl Excuse {
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
+}
+
+/// `test (quarantine, owner O, expires D)` for each, joined by `; ` (strings from
+/// receipts and the contract: escape before printing).
+pub fn covered_words(covered: &[Covered]) -> String {
+    covered
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({}, owner {}, expires {})",
+                c.test, c.quarantine, c.owner, c.expires
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// [`excuse`] of `receipt` with its own test list, read from `store` (inline,
+/// or beside the log and checked against its signed digest).
+pub fn excuse_stored(
+    store: &crate::store::Store,
+    receipt: &Receipt<Verified>,
+    check: &str,
+    quarantines: &[QuarantineDef],
+    now_ms: u64,
+) -> Excuse {
+    let list = match &receipt.body().result.tests {
+        Some(t) => crate::results::load_list(store, t),
+        None => Ok(Vec::new()),
+    };
+    excuse(
+        receipt,
+        list.as_deref().map_err(String::as_str),
+        check,
+        quarantines,
+        now_ms,
+    )
 }
 
 /// What the quarantines of `check` in `quarantines` make of `receipt`, a failed

@@ -215,12 +215,12 @@ impl std::fmt::Display for Reason {
             Reason::Quarantined { check, tests } => write!(
                 f,
                 "check {check:?} failed only quarantined tests, so it reads present: {}",
-                covered_words(tests)
+                crate::quarantine::covered_words(tests)
             ),
             Reason::QuarantineExpired { check, tests } => write!(
                 f,
                 "check {check:?}: the quarantine of {} has expired, so the failure counts",
-                covered_words(tests)
+                crate::quarantine::covered_words(tests)
             ),
             Reason::ReviewPathMatchesNothing { path, .. } => write!(
                 f,
@@ -234,20 +234,6 @@ impl std::fmt::Display for Reason {
             )),
         }
     }
-}
-
-/// `test (quarantine, owner O, expires D)`, joined by `; `.
-fn covered_words(tests: &[crate::quarantine::Covered]) -> String {
-    tests
-        .iter()
-        .map(|c| {
-            format!(
-                "{} ({}, owner {}, expires {})",
-                c.test, c.quarantine, c.owner, c.expires
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// A failed check whose deciding receipt failed only tests that `quarantines`
@@ -269,17 +255,8 @@ pub fn apply_quarantines(
         if !quarantines.iter().any(|q| q.check == s.name) {
             continue;
         }
-        let list = match &d.receipt.body().result.tests {
-            Some(t) => crate::results::load_list(store, t),
-            None => Ok(Vec::new()),
-        };
-        let excuse = crate::quarantine::excuse(
-            &d.receipt,
-            list.as_deref().map_err(String::as_str),
-            &s.name,
-            quarantines,
-            now_ms,
-        );
+        let excuse =
+            crate::quarantine::excuse_stored(store, &d.receipt, &s.name, quarantines, now_ms);
         if !excuse.expired.is_empty() {
             reasons.push(Reason::QuarantineExpired {
                 check: s.name.clone(),
@@ -291,7 +268,7 @@ pub fn apply_quarantines(
             s.reason = format!(
                 "{}, but it failed only quarantined tests ({})",
                 s.reason,
-                covered_words(&excuse.covered)
+                crate::quarantine::covered_words(&excuse.covered)
             );
             reasons.push(Reason::Quarantined {
                 check: s.name.clone(),
@@ -776,13 +753,8 @@ pub fn judge(
     }
     let mut reasons = Vec::new();
     // the rules of the trusted history when there is one: a branch cannot
-    // excuse its own failures by adding a quarantine
-    let quarantines = match &trusted {
-        Some((t, _)) => &t.quarantines,
-        None => &contract.quarantines,
-    };
-    // the same for how a failure is weighed: `parity` as the trusted history
-    // declares it
+    // excuse its own failures by adding a quarantine, nor weigh them against
+    // a baseline by declaring its check differential
     let rules: &Contract = match &trusted {
         Some((t, _)) => t,
         None => &contract,
@@ -800,7 +772,13 @@ pub fn judge(
             &mut reasons,
         )?;
     }
-    apply_quarantines(store, &mut states, quarantines, opts.now_ms, &mut reasons);
+    apply_quarantines(
+        store,
+        &mut states,
+        &rules.quarantines,
+        opts.now_ms,
+        &mut reasons,
+    );
     let rev_tree = match rev.tree {
         Some(t) => t,
         None => store.commit_tree(commit)?,
