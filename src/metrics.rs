@@ -49,18 +49,10 @@ pub fn read_metrics(
                     before.get(i).and_then(Option::as_ref),
                 ),
             };
-            let (value, mut error) = match value {
+            let (value, error) = match value {
                 Ok(v) => (Some(v), String::new()),
-                Err(e) => (None, e),
+                Err(e) => (None, crate::results::bounded_error(&e)),
             };
-            if error.len() > crate::receipt::MAX_TESTS_ERROR_BYTES {
-                let mut end = crate::receipt::MAX_TESTS_ERROR_BYTES - 3;
-                while !error.is_char_boundary(end) {
-                    end -= 1;
-                }
-                error.truncate(end);
-                error.push_str("...");
-            }
             crate::receipt::Metric {
                 name: m.name.clone(),
                 unit: m.unit.clone(),

@@ -186,8 +186,9 @@ pub fn tests_of(decl: &ResultsDecl, list: Vec<TestCase>) -> (Tests, Option<Vec<u
     (tests, (!inline).then_some(bytes))
 }
 
-/// `result.tests` for results that could not be read, saying why.
-pub fn unreadable(decl: &ResultsDecl, why: &str) -> Tests {
+/// `why`, at most [`MAX_TESTS_ERROR_BYTES`] bytes: cut at a character boundary
+/// and ending in `...` when longer (a receipt's `error` members).
+pub(crate) fn bounded_error(why: &str) -> String {
     let mut error = why.to_owned();
     if error.len() > MAX_TESTS_ERROR_BYTES {
         let mut end = MAX_TESTS_ERROR_BYTES - 3;
@@ -197,6 +198,12 @@ pub fn unreadable(decl: &ResultsDecl, why: &str) -> Tests {
         error.truncate(end);
         error.push_str("...");
     }
+    error
+}
+
+/// `result.tests` for results that could not be read, saying why.
+pub fn unreadable(decl: &ResultsDecl, why: &str) -> Tests {
+    let error = bounded_error(why);
     let (empty, _) = tests_of(decl, Vec::new());
     Tests { error, ..empty }
 }
