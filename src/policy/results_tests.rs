@@ -5,8 +5,7 @@
 
 use gix::ObjectId;
 
-use super::contract::contract_at;
-use super::tests::{Repo, contract, key, trusting};
+use super::tests::{Repo, contract, key, run_of, trusting};
 use super::*;
 use crate::freshness::{DEFAULT_WALK_LIMIT, State};
 use crate::quarantine::excuse;
@@ -72,29 +71,8 @@ fn record_in(
     assertions: &[(&str, &str)],
     metrics: &[(&str, Option<&str>)],
 ) -> String {
-    let c = contract_at(store, commit, "test").unwrap();
+    let (c, spec, subject, obs) = run_of(store, commit, check, exit_code);
     let def = c.check(check).unwrap();
-    let spec = crate::freshness::spec_in(&c, def);
-    let tree = store.commit_tree(commit).unwrap();
-    let subject = crate::recorder::SubjectIds {
-        commit,
-        tree,
-        inputs: store.inputs_tree(tree, &spec.paths, true).unwrap(),
-        dirty: false,
-        unmarked: Vec::new(),
-    };
-    let obs = crate::runner::Observation {
-        exit_code,
-        detail: String::new(),
-        started_at_ms: 1_700_000_000_000,
-        duration_ms: 1,
-        stdout_tail: Vec::new(),
-        stderr_tail: Vec::new(),
-        log: Vec::new(),
-        output_bytes: 0,
-        log_truncated: false,
-        interrupted: None,
-    };
     let around = crate::recorder::Surroundings {
         // sorted, as the parsers leave a list
         tests: def.results.as_ref().map(|decl| {

@@ -135,12 +135,22 @@ impl Repo {
     }
 }
 
-/// A receipt of check `name` (as `.gitreceipts` at `commit` declares it) on
-/// `commit`, by `key`, passing or not, run or recorded.
-fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed: bool, mode: Mode) {
+/// What the recorder takes for a run of check `name` (as `.gitreceipts` at
+/// `commit` declares it) on `commit` that exited `exit_code`: the contract, the
+/// check as receipts record it, its subject, and the observation.
+pub(super) fn run_of(
+    store: &Store,
+    commit: ObjectId,
+    name: &str,
+    exit_code: i64,
+) -> (
+    Arc<Contract>,
+    crate::recorder::CheckSpec,
+    crate::recorder::SubjectIds,
+    crate::runner::Observation,
+) {
     let c = contract_at(store, commit, "test").unwrap();
-    let def = c.check(name).unwrap();
-    let spec = crate::freshness::spec_in(&c, def);
+    let spec = crate::freshness::spec_in(&c, c.check(name).unwrap());
     let tree = store.commit_tree(commit).unwrap();
     let subject = crate::recorder::SubjectIds {
         commit,
@@ -150,7 +160,7 @@ fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed:
         unmarked: Vec::new(),
     };
     let obs = crate::runner::Observation {
-        exit_code: if passed { 0 } else { 1 },
+        exit_code,
         detail: String::new(),
         started_at_ms: 1_700_000_000_000,
         duration_ms: 1,
@@ -161,6 +171,13 @@ fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed:
         log_truncated: false,
         interrupted: None,
     };
+    (c, spec, subject, obs)
+}
+
+/// A receipt of check `name` (as `.gitreceipts` at `commit` declares it) on
+/// `commit`, by `key`, passing or not, run or recorded.
+fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed: bool, mode: Mode) {
+    let (_, spec, subject, obs) = run_of(store, commit, name, if passed { 0 } else { 1 });
     let writer = writer_id(key.public(), "default");
     crate::recorder::store_receipt(store, &writer, key, &spec, subject, &obs, mode).unwrap();
 }
