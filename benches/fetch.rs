@@ -34,34 +34,18 @@ use std::process::Command;
 use std::time::Instant;
 
 use git_receipt::receipt::{Receipt, writer_id};
-use support::{chain_entry, check_body, fast_import_bare, git, seeded_keys};
-
-const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
+use support::{
+    BIN, chain_entry, check_body, fast_import_bare, git, median, receipt_output, seeded_keys,
+    timed_ms,
+};
 
 fn receipt(dir: &Path, home: &Path, args: &[&str]) {
-    let out = Command::new(BIN)
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .args(args)
-        .output()
-        .expect("git-receipt");
+    let out = receipt_output(dir, home, args);
     assert!(
         out.status.success(),
         "git receipt {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-fn timed(f: impl FnOnce()) -> f64 {
-    let t = Instant::now();
-    f();
-    t.elapsed().as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -170,15 +154,15 @@ fn main() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let first_gate = timed(|| gate(false));
+    let first_gate = timed_ms(|| gate(false));
     let (mut with_index, mut indexing) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         if round % 2 == 0 {
-            indexing.push(timed(|| gate(true)));
-            with_index.push(timed(|| gate(false)));
+            indexing.push(timed_ms(|| gate(true)));
+            with_index.push(timed_ms(|| gate(false)));
         } else {
-            with_index.push(timed(|| gate(false)));
-            indexing.push(timed(|| gate(true)));
+            with_index.push(timed_ms(|| gate(false)));
+            indexing.push(timed_ms(|| gate(true)));
         }
     }
     let baseline = |c: &Path| {
@@ -201,11 +185,11 @@ fn main() {
         let ours_first = round % 2 == 1;
         // nothing new
         let (g, o) = if ours_first {
-            let o = timed(|| receipt(&client, &home, &["fetch"]));
-            (timed(|| baseline(&client)), o)
+            let o = timed_ms(|| receipt(&client, &home, &["fetch"]));
+            (timed_ms(|| baseline(&client)), o)
         } else {
-            let g = timed(|| baseline(&client));
-            (g, timed(|| receipt(&client, &home, &["fetch"])))
+            let g = timed_ms(|| baseline(&client));
+            (g, timed_ms(|| receipt(&client, &home, &["fetch"])))
         };
         idle_git.push(g);
         idle_ours.push(o);
@@ -236,11 +220,11 @@ fn main() {
         fast_import_bare(&server, &s);
         tips[round % writers] = (writer, index + 1, r.id().to_owned());
         let (g, o) = if ours_first {
-            let o = timed(|| receipt(&client, &home, &["fetch"]));
-            (timed(|| baseline(&client)), o)
+            let o = timed_ms(|| receipt(&client, &home, &["fetch"]));
+            (timed_ms(|| baseline(&client)), o)
         } else {
-            let g = timed(|| baseline(&client));
-            (g, timed(|| receipt(&client, &home, &["fetch"])))
+            let g = timed_ms(|| baseline(&client));
+            (g, timed_ms(|| receipt(&client, &home, &["fetch"])))
         };
         new_git.push(g);
         new_ours.push(o);

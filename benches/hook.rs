@@ -39,7 +39,9 @@ use std::time::Instant;
 
 use git_receipt::receipt::{Receipt, Verified, writer_id};
 use git_receipt::sign::{PublicKey, SigningKey, verify};
-use support::{chain_entry, check_body, fast_import, fast_import_bare, git, marks, seeded_keys};
+use support::{
+    chain_entry, check_body, fast_import, fast_import_bare, git, marks, median, seeded_keys,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
 const CHAIN_NAME: &str = "bench";
@@ -623,11 +625,6 @@ fn thousands(n: usize) -> String {
         out.push(c);
     }
     out
-}
-
-fn median(mut samples: Vec<f64>) -> f64 {
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    samples[samples.len() / 2]
 }
 
 fn ms(v: f64) -> String {

@@ -25,21 +25,15 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Instant;
 
-use support::{git, median_ms};
+use support::{git, median, median_ms, receipt_command, timed_ms};
 
-const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
 const TESTS: usize = 10_000;
 
+/// `git receipt args`, without the machine's git config.
 fn receipt(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(BIN)
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
+    receipt_command(dir, home, args)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(args)
         .output()
         .expect("git-receipt")
 }
@@ -53,17 +47,6 @@ fn ok(dir: &Path, home: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn timed(f: impl FnOnce()) -> f64 {
-    let t = Instant::now();
-    f();
-    t.elapsed().as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 fn main() {
@@ -113,7 +96,7 @@ fn main() {
     // 1. run with and without results, alternating, on the same commit
     let (mut plain, mut with) = (Vec::new(), Vec::new());
     for r in 0..rounds {
-        let one = |name: &str| timed(|| drop(ok(&repo, &home, &["run", name])));
+        let one = |name: &str| timed_ms(|| drop(ok(&repo, &home, &["run", name])));
         if r % 2 == 0 {
             plain.push(one("plain"));
             with.push(one("with"));

@@ -43,7 +43,7 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 use serde_json::Value;
-use support::git;
+use support::{git, median};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
 
@@ -76,11 +76,6 @@ fn timed(dir: &Path, cmd: &mut Command) -> (Output, f64, f64) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out, wall, cpu)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 /// Panic, saying how to install it, unless `git test` is Michael Haggerty's

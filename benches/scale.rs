@@ -33,7 +33,7 @@ use git_receipt::receipt::{Receipt, Verified, writer_id};
 use git_receipt::sign::{SigningKey, verify};
 use git_receipt::store::Store;
 use gix::ObjectId;
-use support::{CHECK_RUN, chain_entry, check_body, fast_import, git, marks, seeded_keys};
+use support::{CHECK_RUN, chain_entry, check_body, fast_import, git, marks, median, seeded_keys};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
 const CHAIN_NAME: &str = "bench";
@@ -721,11 +721,6 @@ fn cpu_ms(who: libc::c_int) -> f64 {
     unsafe { libc::getrusage(who, &mut usage) };
     let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
     ms(usage.ru_utime) + ms(usage.ru_stime)
-}
-
-fn median(mut samples: Vec<f64>) -> f64 {
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    samples[samples.len() / 2]
 }
 
 fn ms(v: f64) -> String {

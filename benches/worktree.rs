@@ -16,7 +16,7 @@ mod support;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Instant;
-use support::{fast_import, git};
+use support::{fast_import, git, median};
 
 /// Run `cmd` to completion, quietly, asserting success; its wall time in seconds.
 fn timed(mut cmd: Command) -> f64 {
@@ -29,11 +29,6 @@ fn timed(mut cmd: Command) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     elapsed
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
 }
 
 fn main() {

@@ -203,6 +203,39 @@ pub fn marks(repo: &Path, n: usize) -> Vec<String> {
     ids
 }
 
+/// The median of `v` (the upper one of an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// The wall time of one run of `f`, in milliseconds.
+pub fn timed_ms(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
+/// The real `git-receipt` built for this bench.
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-receipt");
+
+/// `git receipt args` in `dir` as the user whose home is `home`, to run.
+pub fn receipt_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .args(args);
+    cmd
+}
+
+/// [`receipt_command`]'s output, succeeding or not.
+pub fn receipt_output(dir: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    receipt_command(dir, home, args)
+        .output()
+        .expect("git-receipt")
+}
+
 /// The median wall time of `iterations` runs of `f`, in milliseconds.
 pub fn median_ms(iterations: usize, mut f: impl FnMut()) -> f64 {
     let mut samples: Vec<f64> = (0..iterations)
