@@ -45,6 +45,13 @@ impl Store {
         })
     }
 
+    // mutants: the flush functions of this file (`harden_object`, `harden_ref`,
+    // `Durability::reference`, `Durability::harden`, `writeout`) do system calls
+    // a unit test cannot observe; `--cargo-arg=--lib` leaves them alive, and the
+    // LD_PRELOAD fault tests kill them: `cargo mutants --file src/store/durable.rs
+    // --re "harden_object|harden_ref|Durability::reference|Durability::harden|writeout"
+    // -- --test it -- faults::core_fsync faults::each_failed_fsync` (10 of 11
+    // caught; the 11th is the non-Linux `writeout`).
     /// Harden loose object `id`, just written to `path`, when `core.fsync` asks
     /// for loose objects. Before any ref names it: an error here means nothing
     /// was stored.
@@ -114,13 +121,6 @@ pub(crate) struct Durability {
 }
 
 /// One bit per component of `core.fsync`, in git's words.
-// mutants: the flush functions of this file (`harden_object`, `harden_ref`,
-// `Durability::reference`, `Durability::harden`, `writeout`) do system calls a
-// unit test cannot observe; `--cargo-arg=--lib` leaves them alive, and the
-// LD_PRELOAD fault tests kill them: `cargo mutants --file src/store/durable.rs
-// --re "harden_object|harden_ref|Durability::reference|Durability::harden|writeout"
-// -- --test it -- faults::core_fsync faults::each_failed_fsync` (10 of 11 caught;
-// the 11th is the non-Linux `writeout`).
 // mutants: `|` for `^` in the aggregates below (and in `DEFAULT`) is
 // equivalent: the six component bits are distinct powers of two, so no two
 // operands share a bit and `a | b == a ^ b` (the unit test
