@@ -581,32 +581,109 @@ pub fn trust_root(
             )
         },
     };
+    // chain.commits[i]: the branch's tip after i first-parent steps back, read
+    // as needed and kept by the store, so that the commits of a range on the
+    // branch itself are found in it without asking about ancestry at all (a
+    // commit of the chain is its own root: the ones above it descend from it)
+    let mut chain = store.first_parent_chain(tip);
+    let known = known_root(store, rev, limit, &chain)?;
+    if let Some(Some(at)) = known {
+        // a position found through another read of the chain (the store keeps
+        // one tip's): read this one as far
+        store.extend_first_parents(&mut chain, at)?;
+    }
+    let at = match known.filter(|at| at.is_none_or(|at| at < chain.commits.len())) {
+        Some(at) => at,
+        None => {
+            let at = search_root(store, rev, &name, limit, &mut chain)?;
+            store.remember_trust_root(tip, rev, limit, at);
+            at
+        }
+    };
+    Ok(match at {
+        Some(at) => found(chain.commits[at], at),
+        None => TrustRoot {
+            commit: None,
+            description: format!(
+                "{} shares no history with the first-parent history of {name}: only local keys (your key, receipt.trustedKey) are trusted",
+                rev.to_hex_with_len(7)
+            ),
+        },
+    })
+}
+
+/// The trust root of `rev` as a position on `chain`, when it is known without
+/// an ancestry check: `rev` is on the chain (its own root), the store found it
+/// before, or every parent's is known. The ancestors of a commit are it and its
+/// parents' ancestors, so a chain commit is an ancestor of `rev` (not on the
+/// chain) exactly when it is one of a parent's, and the newest such is the
+/// newest of the parents' roots (`Some(None)`: no shared history, when that is
+/// every parent's answer). A range judged oldest first asks this for each
+/// commit, and a merged side branch would otherwise cost an ancestry walk
+/// (a merge base) for each of its commits at each step of the search.
+fn known_root(
+    store: &crate::store::Store,
+    rev: gix::ObjectId,
+    limit: usize,
+    chain: &crate::store::query::FirstParentChain,
+) -> Result<Option<Option<usize>>, TrustRootError> {
+    let tip = chain.commits[0];
+    // a position past the bound is no answer: the search says how far it is
+    let known = |c: gix::ObjectId| match chain.position(c).filter(|at| *at < limit) {
+        Some(at) => Some(Some(at)),
+        None => store.remembered_trust_root(tip, c, limit),
+    };
+    if let Some(at) = known(rev) {
+        return Ok(Some(at));
+    }
+    // a shallow commit's parents are not here, and a root commit's answer
+    // depends on how far the chain goes (no history in common, or too far)
+    if store.is_shallow_commit(rev)? {
+        return Ok(None);
+    }
+    let parents = store.cached_parents(rev)?;
+    if parents.is_empty() {
+        return Ok(None);
+    }
+    let mut newest: Option<usize> = None;
+    for p in parents.iter() {
+        match known(*p) {
+            None => return Ok(None),
+            Some(None) => {}
+            Some(Some(at)) => newest = Some(newest.map_or(at, |n| n.min(at))),
+        }
+    }
+    store.remember_trust_root(tip, rev, limit, newest);
+    Ok(Some(newest))
+}
+
+/// Search `chain` (extended as needed, at most `limit` deep) for the newest
+/// commit that is an ancestor of `rev`: its position, or `None` when the chain
+/// ends at a root commit first (no shared history).
+fn search_root(
+    store: &crate::store::Store,
+    rev: gix::ObjectId,
+    name: &str,
+    limit: usize,
+    chain: &mut crate::store::query::FirstParentChain,
+) -> Result<Option<usize>, TrustRootError> {
+    let tip = chain.commits[0];
     if store.is_ancestor(tip, rev)? {
-        return Ok(found(tip, 0));
+        return Ok(Some(0));
     }
     let short = rev.to_hex_with_len(7).to_string();
-    // chain[i]: the branch's tip after i first-parent steps back, read as needed
-    let mut chain = vec![tip];
-    // Some(false): the chain ends at a root commit; Some(true): at a shallow edge
-    let mut ended: Option<bool> = None;
-    let mut extend_to =
-        |chain: &mut Vec<gix::ObjectId>, want: usize| -> Result<(), TrustRootError> {
-            while chain.len() <= want && ended.is_none() {
-                let last = chain[chain.len() - 1];
-                let parent = store.commit_parents(last)?.first().copied();
-                match parent {
-                    None => ended = Some(false),
-                    Some(p) if !store.has_object(p) => ended = Some(true),
-                    Some(p) => chain.push(p),
-                }
-            }
-            Ok(())
-        };
     // gallop: steps 1, 2, 4, ... up to the limit, to the first that is an ancestor
     let (mut miss, mut step) = (0usize, 1usize);
     let hit = loop {
         let want = step.min(limit - 1);
-        extend_to(&mut chain, want)?;
+        store.extend_first_parents(chain, want)?;
+        // mutants: `None` for this position is equivalent but slow: the
+        // ancestry checks below find the same commit.
+        if let Some(at) = chain.position(rev).filter(|at| *at < limit) {
+            return Ok(Some(at));
+        }
+        let ended = chain.ended;
+        let chain = &chain.commits;
         let at = want.min(chain.len() - 1);
         // mutants: `>=` is equivalent: `at == miss` only where the chain ended at
         // the last miss (or at the tip), a commit already known not to be an
@@ -617,23 +694,18 @@ pub fn trust_root(
         if at < want || want == limit - 1 {
             // the chain ended, or the limit is reached, with no ancestor
             // mutants: both `if at < want` guards are equivalent to `true` (and `<`
-            // to `<=`): `ended` is set only by an `extend_to` that could not reach
+            // to `<=`): `ended` is set only by an `extend_first_parents` that could not reach
             // `want`, so `at < want` whenever it is `Some`; they say why, not when.
             return match ended {
-                Some(false) if at < want => Ok(TrustRoot {
-                    commit: None,
-                    description: format!(
-                        "{short} shares no history with the first-parent history of {name}: only local keys (your key, receipt.trustedKey) are trusted"
-                    ),
-                }),
+                Some(false) if at < want => Ok(None),
                 Some(true) if at < want => Err(TrustRootError::Shallow {
                     rev: short,
-                    branch: name,
+                    branch: name.to_owned(),
                     at: chain[at].to_hex_with_len(7).to_string(),
                 }),
                 _ => Err(TrustRootError::TooFar {
                     rev: short,
-                    branch: name,
+                    branch: name.to_owned(),
                     limit,
                 }),
             };
@@ -642,6 +714,7 @@ pub fn trust_root(
         step = step.saturating_mul(2);
     };
     // bisect (miss, hit]: the first step whose commit is an ancestor of rev
+    let chain = &chain.commits;
     let (mut lo, mut hi) = (miss, hit);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
@@ -651,7 +724,7 @@ pub fn trust_root(
             lo = mid;
         }
     }
-    Ok(found(chain[hi], hi))
+    Ok(Some(hi))
 }
 
 fn split_field(line: &str) -> Option<(&str, &str)> {

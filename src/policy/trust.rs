@@ -215,6 +215,17 @@ pub fn per_trust_root(
             }
         }
     }
+    // Oldest first, the trust roots of the commits that do not inherit one:
+    // the store keeps each (with the branch's first-parent chain as far as it
+    // was read), so each commit's is then found from its parents' or on the
+    // chain, and a range costs one search, not an ancestry check per commit
+    // per step. This only warms the store: an error is met again, and
+    // returned, by the same question in the loop below.
+    for commit in listed.iter().rev() {
+        if !single_parent.contains_key(commit) {
+            let _warm = crate::trust::trust_root(store, *commit);
+        }
+    }
     let mut roots: HashMap<ObjectId, Option<ObjectId>> = HashMap::new();
     let mut judging: Vec<(Trust, super::Baseline)> = Vec::new();
     let mut by_root: HashMap<Option<ObjectId>, usize> = HashMap::new();

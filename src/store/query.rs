@@ -71,6 +71,31 @@ pub(crate) struct History {
     /// `is_ancestor(a, b)` answers by `(a, b)`: what a range (judged oldest
     /// first) asks again for each commit is answered from its parents' answers.
     pub(crate) ancestor: HashMap<(ObjectId, ObjectId), bool>,
+    /// The first-parent chain below one tip (the default branch's, for trust
+    /// roots), as far as it has been read: a range judges a thousand commits
+    /// against the same chain.
+    first_parents: Option<FirstParentChain>,
+    /// Trust roots found, as positions on the chain below a tip, by (tip, rev,
+    /// walk limit): `None` inside for no shared history.
+    trust_roots: HashMap<(ObjectId, ObjectId, usize), Option<usize>>,
+}
+
+/// A tip and the commits below it by first parents, `commits[0]` the tip, read
+/// as far as some caller asked ([`Store::extend_first_parents`]).
+#[derive(Debug, Clone)]
+pub struct FirstParentChain {
+    /// The tip, then each first parent in turn.
+    pub commits: Vec<ObjectId>,
+    /// How the chain ended, once it has: `Some(false)` at a root commit,
+    /// `Some(true)` at a parent this (shallow) clone does not have.
+    pub ended: Option<bool>,
+}
+
+impl FirstParentChain {
+    /// Where `commit` sits in the part read so far (the tip is 0).
+    pub fn position(&self, commit: ObjectId) -> Option<usize> {
+        self.commits.iter().position(|c| *c == commit)
+    }
 }
 
 impl std::fmt::Debug for History {
@@ -361,6 +386,75 @@ impl Store {
     pub(crate) fn cached_parents(&self, commit: ObjectId) -> Result<Box<[ObjectId]>, StoreError> {
         let mut history = self.history.lock().expect("history lock");
         Ok(self.parents_through(&mut history, commit)?.into())
+    }
+
+    /// The first-parent chain below `tip` as far as this store has read it
+    /// (only the tip, the first time).
+    pub fn first_parent_chain(&self, tip: ObjectId) -> FirstParentChain {
+        let history = self.history.lock().expect("history lock");
+        match &history.first_parents {
+            Some(c) if c.commits[0] == tip => c.clone(),
+            _ => FirstParentChain {
+                commits: vec![tip],
+                ended: None,
+            },
+        }
+    }
+
+    /// The trust root this store found for `rev` below `tip` (the trust
+    /// module's `trust_root`), as a position on that tip's chain.
+    pub fn remembered_trust_root(
+        &self,
+        tip: ObjectId,
+        rev: ObjectId,
+        limit: usize,
+    ) -> Option<Option<usize>> {
+        let history = self.history.lock().expect("history lock");
+        history.trust_roots.get(&(tip, rev, limit)).copied()
+    }
+
+    /// Keep the trust root found for `rev` below `tip` within `limit`.
+    pub fn remember_trust_root(
+        &self,
+        tip: ObjectId,
+        rev: ObjectId,
+        limit: usize,
+        at: Option<usize>,
+    ) {
+        let mut history = self.history.lock().expect("history lock");
+        // bounded as the ancestry answers are
+        if history.trust_roots.len() >= 1_000_000 {
+            history.trust_roots.clear();
+        }
+        history.trust_roots.insert((tip, rev, limit), at);
+    }
+
+    /// Read `chain` down to index `want` (or to where it ends), and keep what was
+    /// read for the next caller of [`Store::first_parent_chain`].
+    pub fn extend_first_parents(
+        &self,
+        chain: &mut FirstParentChain,
+        want: usize,
+    ) -> Result<(), StoreError> {
+        let before = chain.commits.len();
+        while chain.commits.len() <= want && chain.ended.is_none() {
+            let last = chain.commits[chain.commits.len() - 1];
+            match self.cached_parents(last)?.first().copied() {
+                None => chain.ended = Some(false),
+                Some(p) if !self.has_object(p) => chain.ended = Some(true),
+                Some(p) => chain.commits.push(p),
+            }
+        }
+        if chain.commits.len() > before || chain.ended.is_some() {
+            let mut history = self.history.lock().expect("history lock");
+            let longer = history.first_parents.as_ref().is_none_or(|c| {
+                c.commits[0] != chain.commits[0] || c.commits.len() < chain.commits.len()
+            });
+            if longer || chain.ended.is_some() {
+                history.first_parents = Some(chain.clone());
+            }
+        }
+        Ok(())
     }
 
     /// Visit every commit of `walk` within its bound.

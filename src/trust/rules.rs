@@ -802,3 +802,102 @@ fn section_2_at_the_edge_of_a_shallow_clone_it_fails_closed() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Every commit's trust root, or the error, as a fresh store answers it.
+fn roots_alone(s: &Scratch, commits: &[gix::ObjectId]) -> Vec<String> {
+    commits
+        .iter()
+        .map(|c| {
+            let fresh = crate::store::Store::open(s.dir.path()).unwrap();
+            format!("{:?}", trust_root(&fresh, *c).map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn section_2_a_range_judged_in_one_store_gets_each_commit_the_root_a_fresh_store_gives() {
+    // main: 24 first-parent commits; every third merges a side branch, some
+    // forked below the oldest commit asked about, one forked from another side
+    // branch; a feature branch forked from a side commit, merging main twice;
+    // an unrelated root
+    let s = Scratch::new();
+    let mut sides: Vec<gix::ObjectId> = Vec::new();
+    for i in 0..24 {
+        let m = s.commit(&[("f", &format!("{i}\n"))], &format!("main {i}"));
+        if i % 3 == 2 {
+            let base = if i > 8 {
+                format!("main~{}", i % 7 + 1)
+            } else if let Some(side) = sides.last() {
+                side.to_string()
+            } else {
+                m.to_string()
+            };
+            s.git(&["checkout", "-q", "-B", "side", &base]);
+            for j in 0..(i % 4 + 1) {
+                sides.push(s.commit(&[(&format!("s{i}.{j}"), "x\n")], "side"));
+            }
+            s.git(&["checkout", "-q", "main"]);
+            s.git(&[
+                "merge",
+                "-q",
+                "--no-ff",
+                "-m",
+                &format!("merge {i}"),
+                "side",
+            ]);
+        }
+    }
+    s.git(&["checkout", "-q", "-B", "feature", &sides[3].to_string()]);
+    s.commit(&[("g", "1\n")], "feature 1");
+    s.commit(&[("g", "2\n")], "feature 2");
+    // a merge off the branch whose parents have different roots: the newer counts
+    s.git(&["merge", "-q", "--no-ff", "-m", "catch up", "main~5"]);
+    s.git(&["merge", "-q", "--no-ff", "-m", "catch up again", "main~2"]);
+    s.commit(&[("g", "3\n")], "feature 3");
+    s.git(&["checkout", "-q", "--orphan", "lonely"]);
+    s.commit(&[("h", "1\n")], "unrelated");
+    s.git(&["checkout", "-q", "main"]);
+    let all: Vec<gix::ObjectId> = s
+        .git(&["rev-list", "--topo-order", "--all"])
+        .lines()
+        .map(|h| gix::ObjectId::from_hex(h.as_bytes()).unwrap())
+        .collect();
+    assert!(all.len() > 50, "{}", all.len());
+    for limit in ["1000", "9"] {
+        s.git(&["config", "receipt.walkLimit", limit]);
+        let expected = roots_alone(&s, &all);
+        // each kind of answer is among them: the search's, and both failures
+        let (kind, other) = if limit == "9" {
+            ("none of the newest 9", "shares no history")
+        } else {
+            ("shares no history", "none of the newest")
+        };
+        assert!(expected.iter().any(|r| r.contains(kind)), "{expected:#?}");
+        assert!(!expected.iter().any(|r| r.contains(other)), "{expected:#?}");
+        assert!(
+            expected
+                .iter()
+                .any(|r| r.contains("on its first-parent history"))
+        );
+        let mut orders = vec![all.clone(), all.iter().rev().copied().collect()];
+        // and an order that is neither (a fixed shuffle)
+        let mut shuffled = all.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, (i * 7919 + 13) % (i + 1));
+        }
+        orders.push(shuffled);
+        for order in orders {
+            let shared = crate::store::Store::open(s.dir.path()).unwrap();
+            let got: std::collections::HashMap<gix::ObjectId, String> = order
+                .iter()
+                .map(|c| {
+                    let r = trust_root(&shared, *c).map_err(|e| e.to_string());
+                    (*c, format!("{r:?}"))
+                })
+                .collect();
+            for (c, want) in all.iter().zip(&expected) {
+                assert_eq!(&got[c], want, "{c} at walkLimit {limit}");
+            }
+        }
+    }
+}
