@@ -563,10 +563,7 @@ pub fn trust_root(
             description: "no default branch found (set receipt.defaultBranch): only local keys (your key, receipt.trustedKey) are trusted".into(),
         });
     };
-    let limit = match store.config_integer("receipt.walkLimit") {
-        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
-        _ => crate::store::DEFAULT_WALK_LIMIT,
-    };
+    let limit = root_walk_limit(store);
     let found = |commit: gix::ObjectId, steps: usize| TrustRoot {
         commit: Some(commit),
         description: if steps == 0 {
@@ -610,6 +607,28 @@ pub fn trust_root(
             ),
         },
     })
+}
+
+/// How deep the first-parent history of the default branch is searched for a
+/// trust root: `receipt.walkLimit`.
+fn root_walk_limit(store: &crate::store::Store) -> usize {
+    match store.config_integer("receipt.walkLimit") {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => crate::store::DEFAULT_WALK_LIMIT,
+    }
+}
+
+/// Before the trust roots of a range of `commits` commits are asked for: read
+/// the default branch's first-parent history that deep (at most the walk
+/// limit), so that the commits of a range on the branch itself are found on it
+/// and none costs an ancestry check. Costs what listing the range cost.
+pub fn prepare_range(store: &crate::store::Store, commits: usize) -> Result<(), TrustRootError> {
+    if let Some((_, tip)) = default_branch(store)? {
+        let mut chain = store.first_parent_chain(tip);
+        let deepest = commits.min(root_walk_limit(store)).saturating_sub(1);
+        store.extend_first_parents(&mut chain, deepest)?;
+    }
+    Ok(())
 }
 
 /// The trust root of `rev` as a position on `chain`, when it is known without

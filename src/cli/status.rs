@@ -489,13 +489,15 @@ fn cmd_status_range(
     (trust, baseline): &Trusting,
 ) -> Result<ExitCode> {
     let commits = range_commits(store, spec)?;
+    if trust.is_none() {
+        git_receipt::trust::prepare_range(store, commits.len())?;
+    }
     let mut rows = Vec::new();
     let mut columns: Vec<String> = Vec::new();
     // oldest first: what a commit's judging asks of its ancestry (its trust
     // root, above all) is then answered from its parents' answers
     for (commit, subject) in commits.iter().rev() {
-        let report =
-            evaluate_rev_trusting(ctx, store, &commit.to_string(), trust.as_ref(), baseline)?;
+        let report = evaluate_commit_trusting(ctx, store, *commit, trust.as_ref(), baseline)?;
         rows.push((*commit, subject.clone(), report));
     }
     rows.reverse();

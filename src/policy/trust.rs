@@ -221,6 +221,7 @@ pub fn per_trust_root(
     // chain, and a range costs one search, not an ancestry check per commit
     // per step. This only warms the store: an error is met again, and
     // returned, by the same question in the loop below.
+    crate::trust::prepare_range(store, listed.len())?;
     for commit in listed.iter().rev() {
         if !single_parent.contains_key(commit) {
             let _warm = crate::trust::trust_root(store, *commit);
