@@ -57,12 +57,17 @@ pub fn append_decision(
         host: crate::host_name(),
         os: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
     };
+    // an accepted regression is the one decision of v4
+    let schema = match &payload {
+        Payload::Review(r) if r.accepts.is_some() => crate::receipt::SCHEMA_V4,
+        _ => SCHEMA_V3,
+    };
     let (kind, acceptance, review) = match payload {
         Payload::Acceptance(a) => (Kind::Acceptance, Some(a), None),
         Payload::Review(r) => (Kind::Review, None, Some(r)),
     };
     store.append(writer, key, &[], |index, prev| Body {
-        schema: SCHEMA_V3.into(),
+        schema: schema.into(),
         kind,
         chain: Chain {
             writer: writer.to_owned(),
@@ -77,6 +82,68 @@ pub fn append_decision(
         runner: runner.clone(),
         supersedes: None,
     })
+}
+
+/// Let the trusted accepted regressions of `receipt`'s check accept what they
+/// name in `c`: each must be signed by a key of `trust`, approve exactly the
+/// inputs tree and definition `receipt` records, and (when `until_ms` is given,
+/// as `verify` gives an acceptance's `decided_at`) have been decided by then.
+/// Newest first, as every decision is read; a notice of a future-dated one
+/// goes to `notices`. `label` names a signer by fingerprint.
+pub fn accept_regressions(
+    store: &Store,
+    trust: &TrustSet,
+    receipt: &Receipt<Verified>,
+    c: &mut crate::parity::Comparison,
+    until_ms: Option<u64>,
+    label: &dyn Fn(&str) -> String,
+    notices: &mut Vec<String>,
+) -> Result<(), StoreError> {
+    let b = receipt.body();
+    let Ok(inputs) = ObjectId::from_hex(b.subject.inputs.as_bytes()) else {
+        return Ok(());
+    };
+    let mut index = store.receipt_index()?;
+    let found = trusted_decisions(
+        store,
+        &mut index,
+        trust,
+        (inputs, Role::Inputs),
+        (DecisionKind::Regression, &b.check.name),
+        |d| {
+            d.subject.inputs == b.subject.inputs
+                && d.review.as_ref().is_some_and(|r| {
+                    r.name == b.check.name
+                        && r.verdict == Verdict::Approve
+                        && r.accepts
+                            .as_ref()
+                            .is_some_and(|a| a.definition == b.check.definition)
+                        && until_ms.is_none_or(|until| {
+                            crate::clock::timestamp_ms(&r.decided_at).is_some_and(|at| at <= until)
+                        })
+                })
+        },
+        &mut 0,
+        notices,
+    )?;
+    for f in found {
+        let Some(a) = f
+            .receipt
+            .body()
+            .review
+            .as_ref()
+            .and_then(|r| r.accepts.as_ref())
+        else {
+            continue;
+        };
+        let by = format!(
+            "{} ({})",
+            label(&f.receipt.signature().key),
+            f.receipt.id().get(..19).unwrap_or(f.receipt.id())
+        );
+        c.accept(&a.tests, &a.metrics, by);
+    }
+    Ok(())
 }
 
 /// A decision receipt found for an object and counted: opened, trusted, its body
@@ -118,8 +185,11 @@ pub fn trusted_decisions(
     let want = check_hash(&decision_key(kind, name));
     let body_kind = match kind {
         DecisionKind::Acceptance => Kind::Acceptance,
-        DecisionKind::Review => Kind::Review,
+        DecisionKind::Review | DecisionKind::Regression => Kind::Review,
     };
+    // a review and an accepted regression of the same name are keyed apart;
+    // the body says which it is, whatever an index file claims
+    let regression = kind == DecisionKind::Regression;
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for hit in hits {
@@ -145,7 +215,8 @@ pub fn trusted_decisions(
             Candidate::Open { writer, receipt } => (writer, receipt),
         };
         let b = receipt.body();
-        if b.kind != body_kind || !keep(b) {
+        let accepts = b.review.as_ref().is_some_and(|r| r.accepts.is_some());
+        if b.kind != body_kind || (body_kind == Kind::Review && accepts != regression) || !keep(b) {
             continue;
         }
         match trust.check(receipt) {
@@ -640,7 +711,7 @@ pub fn acceptance_problems(
                 .flat_map(|d| d.metrics.clone())
                 .collect();
         }
-        crate::parity::weigh(
+        let weighed = crate::parity::weigh(
             store,
             trust,
             &def,
@@ -649,7 +720,24 @@ pub fn acceptance_problems(
             "the acceptance's trusted revision",
             crate::freshness::DEFAULT_WALK_LIMIT,
         )
-        .ok()
+        .ok()?;
+        // and the accepted regressions of those inputs decided by then
+        Some(match weighed {
+            crate::parity::Weighed::Compared(mut c) if !c.passes() => {
+                accept_regressions(
+                    store,
+                    trust,
+                    receipt,
+                    &mut c,
+                    Some(decided_ms),
+                    &|fp| fp.to_owned(),
+                    &mut Vec::new(),
+                )
+                .ok()?;
+                crate::parity::Weighed::Compared(c)
+            }
+            w => w,
+        })
     };
     let excused = |receipt: &Receipt<Verified>, check: &str| {
         if crate::quarantine::excuse_stored(store, receipt, check, &quarantines, decided_ms).excused

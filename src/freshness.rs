@@ -860,6 +860,7 @@ mod tests {
             verdict: Verdict::Approve,
             message: String::new(),
             decided_at: crate::receipt::format_timestamp(crate::clock::now_ms()),
+            accepts: None,
         };
         crate::decision::append_decision(
             store,

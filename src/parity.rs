@@ -63,13 +63,53 @@ pub struct Comparison {
     pub metrics: Vec<MetricChange>,
     /// `max-regression`, in hundredths of a percent, when metrics are bounded.
     pub max_regression_bp: Option<u32>,
+    /// New failures and regressed metrics that trusted accepted regressions
+    /// accept for these inputs ([`Comparison::accept`]), sorted: they count
+    /// for nothing against the bounds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accepted: Vec<String>,
+    /// The accepted regressions that did, as `signer (id)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub accepted_by: Vec<String>,
 }
 
 impl Comparison {
     /// Whether the check reads present.
     pub fn passes(&self) -> bool {
-        self.new_failures.len() <= self.allowed as usize
-            && !self.metrics.iter().any(|m| m.regressed)
+        let counted = |name: &String| self.accepted.binary_search(name).is_err();
+        self.new_failures.iter().filter(|n| counted(n)).count() <= self.allowed as usize
+            && !self.metrics.iter().any(|m| m.regressed && counted(&m.name))
+    }
+
+    /// Whether any new failure or regressed metric is left to accept.
+    pub fn has_regressions(&self) -> bool {
+        !self.new_failures.is_empty() || self.metrics.iter().any(|m| m.regressed)
+    }
+
+    /// Let an accepted regression (`by`, in words) accept these test and
+    /// metric names: those of them that are new failures or regressed metrics
+    /// here no longer count. Returns whether it accepted any.
+    pub fn accept(&mut self, tests: &[String], metrics: &[String], by: String) -> bool {
+        let mut took = false;
+        for t in tests {
+            if self.new_failures.binary_search(t).is_ok() && !self.accepted.contains(t) {
+                self.accepted.push(t.clone());
+                took = true;
+            }
+        }
+        for m in metrics {
+            if self.metrics.iter().any(|x| x.regressed && &x.name == m)
+                && !self.accepted.contains(m)
+            {
+                self.accepted.push(m.clone());
+                took = true;
+            }
+        }
+        if took {
+            self.accepted.sort();
+            self.accepted_by.push(by);
+        }
+        took
     }
 
     /// `2 fixed, 1 new failure vs 3f2a1c9: a; p99 12.5 -> 13.9 ms (+11.2%, past
@@ -116,6 +156,13 @@ impl Comparison {
                     if m.regressed { "past" } else { "within" }
                 ));
             }
+        }
+        if !self.accepted.is_empty() {
+            parts.push(format!(
+                "accepted: {} (by {})",
+                named(&self.accepted),
+                self.accepted_by.join(", ")
+            ));
         }
         parts.join("; ")
     }
@@ -469,6 +516,8 @@ pub fn weigh(
         allowed: def.allow_new_failures,
         metrics,
         max_regression_bp: bound,
+        accepted: Vec::new(),
+        accepted_by: Vec::new(),
     }))
 }
 
@@ -654,6 +703,8 @@ mod tests {
                 change("zero", None, true),
             ],
             max_regression_bp: Some(500),
+            accepted: Vec::new(),
+            accepted_by: Vec::new(),
         };
         assert_eq!(
             c.words(),
@@ -663,6 +714,63 @@ mod tests {
              zero 10 -> 10 ms vs 0123456 (from 0; past max-regression 5%)"
         );
         assert!(!c.passes(), "a regressed metric fails it");
+    }
+
+    #[test]
+    fn an_accepted_regression_takes_only_new_failures_and_regressed_metrics_it_names() {
+        let change = |name: &str, regressed| MetricChange {
+            name: name.into(),
+            unit: "ms".into(),
+            baseline: "10".into(),
+            here: "12".into(),
+            worse_bp: Some(2000),
+            regressed,
+        };
+        let mut c = Comparison {
+            check: "suite".into(),
+            baseline: "0123456789abcdef".into(),
+            baseline_receipt: "r".into(),
+            tests_compared: true,
+            new_failures: vec!["a".into(), "b".into()],
+            fixed: Vec::new(),
+            still_failing: 0,
+            allowed: 0,
+            metrics: vec![change("p50", false), change("p99", true)],
+            max_regression_bp: Some(500),
+            accepted: Vec::new(),
+            accepted_by: Vec::new(),
+        };
+        assert!(c.has_regressions() && !c.passes());
+        // names that are no new failure, or a metric within its bound, take nothing
+        let nothing = ["c".to_owned(), "p50".to_owned()];
+        assert!(!c.accept(&nothing, &nothing[1..], "x (1)".into()));
+        assert!(c.accepted.is_empty() && c.accepted_by.is_empty());
+        // one failure of two: still failing (allow-new-failures = 0)
+        assert!(c.accept(&["b".to_owned()], &[], "ada (2)".into()));
+        assert_eq!(c.accepted, ["b"]);
+        assert!(!c.passes());
+        // with one allowed, the other may fail
+        c.allowed = 1;
+        assert!(!c.passes(), "p99 still regressed");
+        // the metric, by another signer; the same name twice is taken once
+        assert!(c.accept(&["b".to_owned()], &["p99".to_owned()], "bo (3)".into()));
+        assert!(!c.accept(&["b".to_owned()], &["p99".to_owned()], "cy (4)".into()));
+        assert_eq!(c.accepted, ["b", "p99"], "sorted");
+        assert_eq!(c.accepted_by, ["ada (2)", "bo (3)"]);
+        assert!(c.passes());
+        c.allowed = 0;
+        assert!(!c.passes(), "a is a new failure nobody accepted");
+        assert!(c.accept(&["a".to_owned()], &[], "ada (5)".into()));
+        assert!(c.passes());
+        assert!(
+            c.words()
+                .ends_with("; accepted: a, b, p99 (by ada (2), bo (3), ada (5))"),
+            "{}",
+            c.words()
+        );
+        // the accepted stay in the comparison's own lists: it says what happened
+        assert_eq!(c.new_failures, ["a", "b"]);
+        assert!(c.has_regressions());
     }
 
     #[test]

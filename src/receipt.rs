@@ -619,7 +619,30 @@ pub struct Review {
     pub message: String,
     /// When the verdict was given, RFC 3339 UTC with milliseconds.
     pub decided_at: String,
+    /// An accepted regression (v4 only, where a review always holds one): the
+    /// new failures and regressed metrics of a differential check that this
+    /// approval accepts for exactly these inputs and this definition. `name`
+    /// is then the check's name and `paths` its paths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepts: Option<Accepts>,
 }
+
+/// What an accepted regression accepts (`git receipt accept-regression`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accepts {
+    /// The check's definition digest, as its receipts record it: a redefined
+    /// check is another check, and the acceptance no longer counts.
+    pub definition: String,
+    /// Test names that may fail here though they passed at the baseline,
+    /// sorted and unique.
+    pub tests: Vec<String>,
+    /// Metric names that may regress past `max-regression`, sorted and unique.
+    pub metrics: Vec<String>,
+}
+
+/// The most test names one accepted regression may list.
+pub const MAX_ACCEPTED_TESTS: usize = 1000;
 
 /// The longest review message or unresolved reason a receipt holds, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024;
@@ -676,6 +699,9 @@ impl Body {
                     Status::Rejected => "rejected",
                 }
             ),
+            (_, Some(r)) if r.accepts.is_some() => {
+                format!("accepted regression of check {}", r.name)
+            }
             (_, Some(r)) => format!(
                 "review {} {}",
                 r.name,
@@ -1379,10 +1405,20 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             } else {
                 "review"
             };
-            if !v3 || v4 {
+            // v4 adds one decision: a review that accepts a regression
+            let accepting = body.review.as_ref().is_some_and(|r| r.accepts.is_some());
+            if !v3 || (v4 && body.kind == Kind::Acceptance) {
                 return Err(invalid(
                     "/receipt/kind",
                     format!("{kind} receipts exist only in {SCHEMA_V3:?}"),
+                ));
+            }
+            if v4 != accepting && body.kind == Kind::Review {
+                return Err(invalid(
+                    "/receipt/review/accepts",
+                    format!(
+                        "an accepted regression is a review of {SCHEMA_V4:?}, and a {SCHEMA_V4:?} review always is one"
+                    ),
                 ));
             }
             if !body.check.is_absent() {
@@ -1517,6 +1553,53 @@ fn validate_review(r: &Review) -> Result<(), ReceiptError> {
             "/receipt/review/decided_at",
             "not an RFC 3339 UTC timestamp like 2026-11-29T23:04:44.123Z",
         ));
+    }
+    if let Some(a) = &r.accepts {
+        validate_accepts(r, a)?;
+    }
+    Ok(())
+}
+
+/// An accepted regression: an approval of a known definition, naming at least
+/// one test or metric, each list sorted, unique and bounded.
+fn validate_accepts(r: &Review, a: &Accepts) -> Result<(), ReceiptError> {
+    const AT: &str = "/receipt/review/accepts";
+    if r.verdict != Verdict::Approve {
+        return Err(invalid(
+            "/receipt/review/verdict",
+            "an accepted regression is an approval",
+        ));
+    }
+    if !is_receipt_id(&a.definition) {
+        return Err(invalid(AT, "definition is not a sha256: digest"));
+    }
+    if a.tests.is_empty() && a.metrics.is_empty() {
+        return Err(invalid(AT, "names no test and no metric"));
+    }
+    if a.tests.len() > MAX_ACCEPTED_TESTS {
+        return Err(invalid(AT, format!("more than {MAX_ACCEPTED_TESTS} tests")));
+    }
+    if !a.tests.windows(2).all(|w| w[0] < w[1]) || !a.metrics.windows(2).all(|w| w[0] < w[1]) {
+        return Err(invalid(AT, "tests and metrics must be sorted and unique"));
+    }
+    if let Some(t) = a
+        .tests
+        .iter()
+        .find(|t| t.is_empty() || t.len() > MAX_TEST_NAME_BYTES)
+    {
+        return Err(invalid(
+            AT,
+            format!(
+                "a test name of {} bytes (1 to {MAX_TEST_NAME_BYTES})",
+                t.len()
+            ),
+        ));
+    }
+    if a.metrics.len() > MAX_METRICS {
+        return Err(invalid(AT, format!("more than {MAX_METRICS} metrics")));
+    }
+    if let Some(m) = a.metrics.iter().find(|m| !is_valid_check_name(m)) {
+        return Err(invalid(AT, format!("{m:?} is not a metric name")));
     }
     Ok(())
 }
@@ -2482,12 +2565,130 @@ mod tests {
             verdict: Verdict::Approve,
             message: String::new(),
             decided_at: format_timestamp(0),
+            accepts: None,
         });
         assert!(Receipt::sign(check, &key).is_err());
         // a v3 check receipt has exactly v2's members
         let mut v3 = sample_body();
         v3.schema = SCHEMA_V3.into();
         Receipt::parse(Receipt::sign(v3, &key).unwrap().bytes()).expect("a v3 check parses");
+    }
+
+    /// A v4 review: an accepted regression of check `test`.
+    fn accepted_regression_body() -> Body {
+        let mut body = acceptance_body();
+        body.schema = SCHEMA_V4.into();
+        body.kind = Kind::Review;
+        body.acceptance = None;
+        body.review = Some(Review {
+            name: "test".into(),
+            paths: vec!["src".into()],
+            verdict: Verdict::Approve,
+            message: "retired".into(),
+            decided_at: format_timestamp(0),
+            accepts: Some(Accepts {
+                definition: format!("sha256:{}", "cd".repeat(32)),
+                tests: vec!["a::one".into(), "b::two".into()],
+                metrics: vec!["p99".into()],
+            }),
+        });
+        body
+    }
+
+    fn accepts(b: &mut Body) -> &mut Accepts {
+        b.review.as_mut().unwrap().accepts.as_mut().unwrap()
+    }
+
+    /// An accepted regression is the one v4 decision: an approval naming a
+    /// definition and at least one test or metric, each list sorted, unique
+    /// and bounded; a v3 review never holds one.
+    #[test]
+    fn an_accepted_regression_is_a_v4_review_and_only_that() {
+        let key = SigningKey::from_seed(&[1; 32]);
+        let signed = Receipt::sign(accepted_regression_body(), &key).unwrap();
+        let parsed = Receipt::parse(signed.bytes()).expect("it parses back");
+        assert_eq!(
+            parsed.body().headline(),
+            "accepted regression of check test"
+        );
+        let refused = |edit: &dyn Fn(&mut Body), why: &str| {
+            let mut body = accepted_regression_body();
+            edit(&mut body);
+            let err = Receipt::sign(body, &key).expect_err(why).to_string();
+            assert!(err.contains("/receipt/"), "{why}: {err}");
+        };
+        refused(
+            &|b| b.schema = SCHEMA_V3.into(),
+            "a v3 review accepts nothing",
+        );
+        refused(
+            &|b| b.review.as_mut().unwrap().accepts = None,
+            "a v4 review is an accepted regression",
+        );
+        refused(
+            &|b| b.review.as_mut().unwrap().verdict = Verdict::Reject,
+            "a rejection accepts nothing",
+        );
+        refused(
+            &|b| accepts(b).definition = "cd".repeat(32),
+            "the definition is a digest",
+        );
+        refused(
+            &|b| {
+                accepts(b).tests.clear();
+                accepts(b).metrics.clear();
+            },
+            "it names something",
+        );
+        refused(&|b| accepts(b).tests.reverse(), "tests sorted");
+        refused(&|b| accepts(b).tests.push("b::two".into()), "tests unique");
+        refused(
+            &|b| accepts(b).tests = vec![String::new()],
+            "an empty test name",
+        );
+        refused(
+            &|b| accepts(b).tests = vec!["x".repeat(MAX_TEST_NAME_BYTES + 1)],
+            "a test name too long",
+        );
+        refused(
+            &|b| {
+                accepts(b).tests = (0..=MAX_ACCEPTED_TESTS)
+                    .map(|i| format!("t{i:05}"))
+                    .collect()
+            },
+            "too many tests",
+        );
+        refused(
+            &|b| accepts(b).metrics = vec!["not a name".into()],
+            "a metric name",
+        );
+        refused(
+            &|b| accepts(b).metrics = (0..=MAX_METRICS).map(|i| format!("m{i:04}")).collect(),
+            "too many metrics",
+        );
+        refused(
+            &|b| accepts(b).metrics = vec!["b".into(), "a".into()],
+            "metrics sorted",
+        );
+        // at the bounds, and with tests only or metrics only, it signs
+        for edit in [
+            &(|b: &mut Body| accepts(b).tests.clear()) as &dyn Fn(&mut Body),
+            &|b: &mut Body| accepts(b).metrics.clear(),
+            &|b: &mut Body| {
+                accepts(b).tests = (0..MAX_ACCEPTED_TESTS)
+                    .map(|i| format!("t{i:05}"))
+                    .collect();
+                accepts(b).metrics = (0..MAX_METRICS).map(|i| format!("m{i:04}")).collect();
+            },
+        ] {
+            let mut body = accepted_regression_body();
+            edit(&mut body);
+            Receipt::sign(body, &key).expect("within the bounds");
+        }
+        // an acceptance is still v3 only
+        let mut v4 = acceptance_body();
+        v4.schema = SCHEMA_V4.into();
+        assert!(Receipt::sign(v4, &key).is_err());
     }
 
     #[test]

@@ -6,7 +6,10 @@ use anyhow::{Result, bail};
 use clap::Args;
 
 use git_receipt::decision::{Payload, append_decision};
-use git_receipt::receipt::{MAX_MESSAGE_BYTES, Review, Subject, Verdict, format_timestamp};
+use git_receipt::receipt::{
+    Accepts, MAX_ACCEPTED_TESTS, MAX_MESSAGE_BYTES, MAX_TEST_NAME_BYTES, Review, Subject, Verdict,
+    format_timestamp,
+};
 use git_receipt::text::escape;
 
 use super::{Context, short_id};
@@ -114,6 +117,7 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
             verdict,
             message: args.message.clone(),
             decided_at: format_timestamp(git_receipt::runner::now_ms()),
+            accepts: None,
         };
         let subject = Subject {
             commit: commit.to_string(),
@@ -149,5 +153,181 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
             }
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Accept a differential check's new failures or metric regressions, signed
+///
+/// A check with `parity = differential` fails when tests that passed on its
+/// baseline fail here, or a metric regressed past `max-regression`. When that
+/// is known and wanted (a test retired on purpose, a slower but correct
+/// algorithm), a trusted signer accepts it: this writes a signed receipt on
+/// your chain naming the check, the tests and metrics accepted, the inputs
+/// tree of the check's paths at the revision and the check's definition. It
+/// counts only for exactly those inputs and that definition: any change to the
+/// check's paths makes it stale, and the failure counts again. It never
+/// excuses a failure outside the tests (a crash, a missing results file) or a
+/// check that is not differential. Push it with `git receipt push`.
+///
+/// Examples:
+///
+///     git receipt accept-regression test --test tests::old_api -m "old API removed in #412"
+///     git receipt accept-regression bench HEAD --metric p99 -m "p99 +8%: the new parser is exact"
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct AcceptRegressionArgs {
+    /// The differential check.
+    pub check: String,
+    /// The revision whose inputs it accepts (default HEAD).
+    #[arg(default_value = "HEAD")]
+    pub rev: String,
+    /// A test that may fail here though it passed at the baseline (repeatable).
+    #[arg(long = "test", value_name = "NAME")]
+    pub tests: Vec<String>,
+    /// A metric that may regress past max-regression (repeatable).
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
+    /// Why it is acceptable (required: reviewers read it).
+    #[arg(short = 'm', long = "message")]
+    pub message: Option<String>,
+}
+
+/// Write the accepted-regression receipt.
+pub fn cmd_accept_regression(ctx: &Context, args: AcceptRegressionArgs) -> Result<ExitCode> {
+    let example = format!(
+        "git receipt accept-regression {} {} --test NAME -m \"why it is acceptable\"",
+        escape(&args.check),
+        escape(&args.rev)
+    );
+    if args.tests.is_empty() && args.metrics.is_empty() {
+        bail!("name what is accepted: a --test or a --metric\nhint: {example}");
+    }
+    let message = args.message.clone().unwrap_or_default();
+    if message.trim().is_empty() {
+        bail!("an accepted regression says why (reviewers read it)\nhint: {example}");
+    }
+    if message.len() > MAX_MESSAGE_BYTES {
+        bail!(
+            "the message is {} bytes, over the {MAX_MESSAGE_BYTES} byte limit\nhint: say it shorter, and link to the rest",
+            message.len()
+        );
+    }
+    let mut tests = args.tests.clone();
+    tests.sort();
+    tests.dedup();
+    if tests.len() > MAX_ACCEPTED_TESTS {
+        bail!(
+            "{} tests named, over the {MAX_ACCEPTED_TESTS} one accepted regression holds\nhint: accept them in several, or lower the check's ambition: allow-new-failures = N",
+            tests.len()
+        );
+    }
+    if let Some(t) = tests
+        .iter()
+        .find(|t| t.is_empty() || t.len() > MAX_TEST_NAME_BYTES)
+    {
+        bail!(
+            "a test name of {} bytes: names are 1 to {MAX_TEST_NAME_BYTES} bytes, as results record them",
+            t.len()
+        );
+    }
+    let mut metrics = args.metrics.clone();
+    metrics.sort();
+    metrics.dedup();
+    if let Some(m) = metrics
+        .iter()
+        .find(|m| !git_receipt::receipt::is_valid_check_name(m))
+    {
+        bail!(
+            "{} is not a metric name\nhint: use the NAME of a `metric = NAME UNIT ...` line of the check",
+            escape(m)
+        );
+    }
+    let store = ctx.store()?;
+    let commit = store.resolve_commit(&args.rev)?;
+    let tree = store.commit_tree(commit)?;
+    let contract = super::status::contract_at(&store, commit, &args.rev)?;
+    let Some(def) = contract.check(&args.check) else {
+        bail!(
+            "no check {} is declared in .gitreceipts at {}\nhint: the checks there: {}",
+            escape(&args.check),
+            escape(&args.rev),
+            if contract.checks.is_empty() {
+                "none".to_owned()
+            } else {
+                contract
+                    .checks
+                    .iter()
+                    .map(|c| escape(&c.name).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
+    };
+    if let Some(m) = metrics
+        .iter()
+        .find(|m| !def.metrics.iter().any(|d| &d.name == *m))
+    {
+        bail!(
+            "check {} declares no metric {}\nhint: its metrics: {}",
+            escape(&def.name),
+            escape(m),
+            if def.metrics.is_empty() {
+                "none".to_owned()
+            } else {
+                def.metrics
+                    .iter()
+                    .map(|d| escape(&d.name).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        );
+    }
+    if def.parity != git_receipt::contract::Parity::Differential {
+        eprintln!(
+            "warning: check {} is not `parity = differential` at {}: an accepted regression counts only where the trusted rules make it differential",
+            escape(&def.name),
+            escape(&args.rev)
+        );
+    }
+    let spec = git_receipt::freshness::spec_in(&contract, def);
+    let inputs = store.inputs_tree(tree, &def.paths, false)?;
+    let mut paths = def.paths.clone();
+    paths.sort();
+    paths.dedup();
+    let review = Review {
+        name: def.name.clone(),
+        paths,
+        verdict: Verdict::Approve,
+        message,
+        decided_at: format_timestamp(git_receipt::runner::now_ms()),
+        accepts: Some(Accepts {
+            definition: spec.definition(),
+            tests: tests.clone(),
+            metrics: metrics.clone(),
+        }),
+    };
+    let subject = Subject {
+        commit: commit.to_string(),
+        tree: tree.to_string(),
+        inputs: inputs.to_string(),
+        dirty: false,
+        dependencies: Vec::new(),
+    };
+    let key = ctx.signing_key(&store)?;
+    let writer = ctx.writer(&store, &key)?;
+    let appended = append_decision(&store, &writer, &key, subject, Payload::Review(review))?;
+    let mut named: Vec<String> = tests
+        .iter()
+        .map(|t| format!("test {}", escape(t)))
+        .collect();
+    named.extend(metrics.iter().map(|m| format!("metric {}", escape(m))));
+    println!(
+        "accepted for check {} at {} (inputs {}, {}): {}",
+        escape(&def.name),
+        commit.to_hex_with_len(7),
+        inputs.to_hex_with_len(7),
+        short_id(appended.receipt.id()),
+        named.join(", ")
+    );
     Ok(ExitCode::SUCCESS)
 }

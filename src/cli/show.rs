@@ -758,6 +758,18 @@ fn decision_lines(b: &git_receipt::receipt::Body) -> String {
             ));
         }
     }
+    if let Some(a) = b.review.as_ref().and_then(|r| r.accepts.as_ref()) {
+        for t in &a.tests {
+            out.push_str(&format!("  accepts  test {}\n", escape(t)));
+        }
+        for m in &a.metrics {
+            out.push_str(&format!("  accepts  metric {}\n", escape(m)));
+        }
+        out.push_str(&format!(
+            "  of       definition {}\n",
+            escape(super::short_id(&a.definition))
+        ));
+    }
     if let Some(r) = &b.review
         && !r.message.is_empty()
     {

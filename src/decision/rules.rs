@@ -49,6 +49,7 @@ fn verdict(
             verdict: v,
             message: message.into(),
             decided_at: crate::receipt::format_timestamp(T0 + minute * 60_000),
+            accepts: None,
         }),
     )
     .unwrap()
@@ -1158,6 +1159,7 @@ fn reviews_a_verdict_is_found_only_in_the_role_it_signed() {
             verdict: Verdict::Approve,
             message: String::new(),
             decided_at: crate::receipt::format_timestamp(T0),
+            accepts: None,
         }),
     )
     .unwrap();

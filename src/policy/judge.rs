@@ -351,7 +351,22 @@ pub fn apply_parity(
         let (base, label) = found.clone().unwrap_or_default();
         match weigh(store, &trust.set, def, &d.receipt, base, &label, walk_limit)? {
             Weighed::Nothing => kept.push(s),
-            Weighed::Compared(c) => {
+            Weighed::Compared(mut c) => {
+                // what the comparison holds against it, a trusted accepted
+                // regression of exactly these inputs may accept
+                if !c.passes() {
+                    let mut notices = Vec::new();
+                    crate::decision::accept_regressions(
+                        store,
+                        &trust.set,
+                        &d.receipt,
+                        &mut c,
+                        None,
+                        &|fp| signer_label(&trust.set, fp),
+                        &mut notices,
+                    )?;
+                    s.notices.extend(notices);
+                }
                 let was = s.state;
                 s.state = if c.passes() {
                     State::Present

@@ -1869,6 +1869,7 @@ fn approve(store: &Store, by: &SigningKey, def: &ReviewDef, commit: ObjectId) ->
             verdict: crate::receipt::Verdict::Approve,
             message: String::new(),
             decided_at: crate::receipt::format_timestamp(1_700_000_000_000),
+            accepts: None,
         }),
     )
     .unwrap()

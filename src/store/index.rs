@@ -190,13 +190,16 @@ pub struct ChainInfo {
 #[error("the receipt index is unusable: {0}")]
 pub struct Corrupt(String);
 
-/// The two decision kinds the index keys apart from checks.
+/// The decision kinds the index keys apart from checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecisionKind {
     /// Acceptance receipts, keyed by `acceptance:`.
     Acceptance,
     /// Review receipts, keyed by `review:<name>`.
     Review,
+    /// Accepted regressions (v4 reviews that accept one), keyed by
+    /// `regression:<check>`.
+    Regression,
 }
 
 /// The name a decision receipt is keyed under in place of a check name: it holds a
@@ -206,6 +209,7 @@ pub fn decision_key(kind: DecisionKind, name: &str) -> String {
     match kind {
         DecisionKind::Acceptance => "acceptance:".to_owned(),
         DecisionKind::Review => format!("review:{name}"),
+        DecisionKind::Regression => format!("regression:{name}"),
     }
 }
 
@@ -991,6 +995,9 @@ struct LightDecision {
     #[serde(alias = "verdict")]
     status: String,
     decided_at: String,
+    /// Present on an accepted regression; what it holds is read strictly later.
+    #[serde(default)]
+    accepts: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(serde::Deserialize)]
@@ -1079,7 +1086,14 @@ fn light_checked(commit: ObjectId, bytes: &[u8], writer: &str) -> Option<(Entry,
         ),
         (None, None, None, Some(r)) => (
             started_key(&r.decided_at),
-            check_hash(&decision_key(DecisionKind::Review, &r.name)),
+            check_hash(&decision_key(
+                if r.accepts.is_some() {
+                    DecisionKind::Regression
+                } else {
+                    DecisionKind::Review
+                },
+                &r.name,
+            )),
             0,
             r.status == "approve",
         ),

@@ -162,3 +162,211 @@ fn a_metric_that_regressed_past_its_bound_fails_a_passing_run_and_verify_agrees(
         "a failed claim citing a passed run that regressed stands: {v}"
     );
 }
+
+#[test]
+fn an_accepted_regression_counts_for_exactly_its_inputs_and_names_only_by_a_trusted_key() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_parity_repo.sh", "repo");
+    env.receipt_ok(&dir, &["init"]);
+    let main = env.git_ok(&dir, &["rev-parse", "--short=7", "main"]);
+    assert_eq!(
+        env.receipt(&dir, &["run", "suite"]).code,
+        1,
+        "main fails legacy"
+    );
+    branch(
+        &env,
+        &dir,
+        "breaks",
+        "main",
+        "cases",
+        "adds fail\nlegacy ok\n",
+    );
+    assert_eq!(env.receipt(&dir, &["run", "suite"]).code, 1);
+    assert_eq!(
+        env.receipt(&dir, &["gate"]).code,
+        1,
+        "adds is a new failure"
+    );
+
+    // bad requests say what to do, and write nothing
+    let chain_len = || env.log_json(&dir).len();
+    let before = chain_len();
+    for (args, says) in [
+        (
+            vec!["suite", "-m", "why"],
+            "name what is accepted: a --test or a --metric",
+        ),
+        (
+            vec!["suite", "--test", "adds"],
+            "an accepted regression says why",
+        ),
+        (
+            vec!["nope", "--test", "adds", "-m", "why"],
+            "no check nope is declared in .gitreceipts at HEAD",
+        ),
+        (
+            vec!["suite", "--metric", "p99", "-m", "why"],
+            "check suite declares no metric p99",
+        ),
+        (
+            vec!["suite", "--metric", "not a name", "-m", "why"],
+            "is not a metric name",
+        ),
+    ] {
+        let r = env.receipt(&dir, &[&["accept-regression"], args.as_slice()].concat());
+        assert_eq!(r.code, 2, "an error, not a verdict: {args:?}: {r}");
+        assert!(r.stderr.contains(says), "{args:?}: {r}");
+        assert!(r.stderr.contains("\nhint: "), "{r}");
+    }
+    assert_eq!(chain_len(), before, "nothing written");
+
+    // accepting a test that is no new failure changes nothing
+    env.receipt_ok(
+        &dir,
+        &[
+            "accept-regression",
+            "suite",
+            "--test",
+            "legacy",
+            "-m",
+            "fixed anyway",
+        ],
+    );
+    assert_eq!(env.receipt(&dir, &["gate"]).code, 1);
+
+    // accepting the new failure: present, and the reason says by whom
+    let a = env.receipt_ok(
+        &dir,
+        &[
+            "accept-regression",
+            "suite",
+            "--test",
+            "adds",
+            "-m",
+            "adds is retired in #12",
+        ],
+    );
+    assert!(a.stdout.starts_with("accepted for check suite at "), "{a}");
+    assert!(a.stdout.trim_end().ends_with(": test adds"), "{a}");
+    // stored as a v4 review the schema describes, of exactly these inputs
+    let writer = env.only_writer(&dir);
+    let tip = env.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]);
+    let stored: serde_json::Value = serde_json::from_slice(&env.receipt_bytes(&dir, &tip)).unwrap();
+    let r = &stored["receipt"];
+    assert_eq!(
+        (&r["schema"], &r["kind"]),
+        (&"git-receipt/v4".into(), &"review".into())
+    );
+    assert_eq!(r["review"]["accepts"]["tests"], serde_json::json!(["adds"]));
+    assert_eq!(r["review"]["accepts"]["metrics"], serde_json::json!([]));
+    assert_eq!(
+        r["review"]["paths"],
+        serde_json::json!(["cases", "suite.sh"])
+    );
+    let inputs = env.git_input(
+        &dir,
+        &["mktree"],
+        format!(
+            "100644 blob {}\tcases\n100644 blob {}\tsuite.sh\n",
+            env.git_ok(&dir, &["rev-parse", "HEAD:cases"]),
+            env.git_ok(&dir, &["rev-parse", "HEAD:suite.sh"])
+        )
+        .as_bytes(),
+    );
+    assert_eq!(r["subject"]["inputs"], inputs.as_str());
+    crate::common::receipt_schema::assert_schema_accepts(&stored);
+    // and the schema refuses it with a reject verdict, or as v3
+    let mut bad = stored.clone();
+    bad["receipt"]["review"]["verdict"] = "reject".into();
+    let mut v3 = stored.clone();
+    v3["receipt"]["schema"] = "git-receipt/v3".into();
+    for refused in [bad, v3] {
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/receipt.schema.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let v = jsonschema::draft202012::new(&schema).unwrap();
+        assert!(!v.is_valid(&refused), "{refused}");
+    }
+    let g = env.receipt(&dir, &["gate"]);
+    assert_eq!(g.code, 0, "{g}");
+    let s = row(&env, &dir, "suite");
+    assert_eq!(s["state"], "present", "{s}");
+    let reason = s["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!("1 fixed, 1 new failure vs {main}: adds"))
+            && reason.contains("accepted: adds (by "),
+        "{s}"
+    );
+    let shown = env.receipt_ok(&dir, &["show"]).stdout;
+    assert!(
+        shown.contains("decision accepted regression of check suite"),
+        "{shown}"
+    );
+    assert!(shown.contains("  accepts  test adds\n"), "{shown}");
+    assert!(
+        shown.contains("  message  adds is retired in #12\n"),
+        "{shown}"
+    );
+    // a signed acceptance resting on it verifies; so does the chain
+    assert_eq!(env.receipt(&dir, &["gate", "--record"]).code, 0);
+    let v = env.receipt(&dir, &["verify"]);
+    assert_eq!(v.code, 0, "{v}");
+
+    // the inputs change (adds still failing): the acceptance no longer counts
+    std::fs::write(dir.join("cases"), "adds fail\nlegacy ok\nextra ok\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "more"]);
+    assert_eq!(env.receipt(&dir, &["run", "suite"]).code, 1);
+    let g = env.receipt(&dir, &["gate"]);
+    assert_eq!(g.code, 1, "stale for new inputs: {g}");
+    assert!(!g.stdout.contains("accepted:"), "{g}");
+
+    // another key's acceptance of these inputs is not trusted here
+    let other = env.path("other-key");
+    let keygen = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other)
+        .status()
+        .unwrap();
+    assert!(keygen.success());
+    let r = env.receipt_with(
+        &dir,
+        &["accept-regression", "suite", "--test", "adds", "-m", "mine"],
+        &[("GIT_RECEIPT_SIGNING_KEY", other.to_str().unwrap())],
+    );
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        env.receipt(&dir, &["gate"]).code,
+        1,
+        "an untrusted key accepts nothing"
+    );
+    // yours does
+    env.receipt_ok(
+        &dir,
+        &[
+            "accept-regression",
+            "suite",
+            "--test",
+            "adds",
+            "-m",
+            "still retired",
+        ],
+    );
+    assert_eq!(env.receipt(&dir, &["gate"]).code, 0);
+    // and a definition change makes it another check
+    let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    std::fs::write(
+        dir.join(".gitreceipts"),
+        contract.replace("run = sh suite.sh", "run = sh ./suite.sh"),
+    )
+    .unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "redefine"]);
+    assert_eq!(env.receipt(&dir, &["run", "suite"]).code, 1);
+    let g = env.receipt(&dir, &["gate"]);
+    assert_ne!(g.code, 0, "{g}");
+    assert!(!g.stdout.contains("accepted:"), "{g}");
+}
