@@ -917,9 +917,13 @@ fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
                 newest
                     .entry((object, r.check))
                     .and_modify(|n| {
-                        // mutants: `>=` is equivalent: a chain that reaches here has
-                        // no finding, so its positions are its entries' indexes,
-                        // each once (0, 1, ...); no two records tie.
+                        // mutants: `>=` is equivalent: no two records of one chain
+                        // tie. The index keeps a chain's entries only while each
+                        // sits at the position after the one below it
+                        // (`index_chain` in store/index.rs), and reads a file only
+                        // when sealed by this user's key, so a chain's records
+                        // hold distinct positions (and a chain that reaches here
+                        // has no finding besides: its positions are 0, 1, ...).
                         if r.position > n.position {
                             *n = r;
                         }
