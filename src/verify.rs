@@ -631,8 +631,9 @@ pub fn verify(
     let shared = store.shared_reader();
     // (writer, index, id, commit, supersedes) to check once every id is known
     let mut supersedes: Vec<(String, u64, String, ObjectId, String)> = Vec::new();
-    // chains checked only above their checkpointed tip: (writer, that tip)
-    let mut covered: Vec<(String, ObjectId)> = Vec::new();
+    // chains checked only above their checkpointed tip: (the writer's position
+    // in `writers`, that tip)
+    let mut covered: Vec<(usize, ObjectId)> = Vec::new();
 
     // where every receipt seen sits: for supersedes links and the evidence
     // acceptances cite
@@ -700,7 +701,7 @@ pub fn verify(
                 .map(|(idx, id, commit, target)| (writer.clone(), idx, id, commit, target)),
         );
         if let Some(base) = base {
-            covered.push((writer, base));
+            covered.push((w, base));
         }
     }
     // What the checkpoint covers was verified before and cannot have changed (chain
@@ -720,15 +721,9 @@ pub fn verify(
     let reader = shared.local();
     let mut found = located.find_all(&reader, &asked);
     if found.values().any(Option::is_none) {
-        for (writer, base) in &covered {
-            // mutants: the closure is equivalent when mutated: every covered
-            // chain was walked above, so `writers` already holds it.
-            let w = writers.iter().position(|x| x == writer).unwrap_or_else(|| {
-                writers.push(writer.clone());
-                writers.len() - 1
-            });
+        for &(w, base) in &covered {
             let mut below = Vec::new();
-            store.walk_chain(writer, *base, |e| {
+            store.walk_chain(&writers[w], base, |e| {
                 below.push((id_prefix(e.receipt.id()), e.commit));
                 Ok(true)
             })?;
@@ -922,9 +917,13 @@ fn verify_notes(store: &Store, report: &mut Report) -> Result<(), StoreError> {
                 newest
                     .entry((object, r.check))
                     .and_modify(|n| {
-                        // mutants: `>=` is equivalent: a chain that reaches here has
-                        // no finding, so its positions are its entries' indexes,
-                        // each once (0, 1, ...); no two records tie.
+                        // mutants: `>=` is equivalent: no two records of one chain
+                        // tie. The index keeps a chain's entries only while each
+                        // sits at the position after the one below it
+                        // (`index_chain` in store/index.rs), and reads a file only
+                        // when sealed by this user's key, so a chain's records
+                        // hold distinct positions (and a chain that reaches here
+                        // has no finding besides: its positions are 0, 1, ...).
                         if r.position > n.position {
                             *n = r;
                         }

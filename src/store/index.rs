@@ -797,6 +797,18 @@ impl Index {
             }),
         }
     }
+
+    /// This index without its keys of role `role` (each record keyed by its
+    /// other object only): a layout this module never writes, for tests of
+    /// readers that must refuse it. Only for an index made in memory.
+    pub(crate) fn without_keys(mut self, role: Role) -> Index {
+        let Inner::Mem(m) = &mut self.inner else {
+            panic!("an index made in memory");
+        };
+        let inputs = role == Role::Inputs;
+        m.keys.retain(|(_, r)| (r & ROLE_INPUTS != 0) != inputs);
+        self
+    }
 }
 
 impl Index {

@@ -719,3 +719,192 @@ fn notes_tables_read_an_index_only_when_each_chain_s_records_lie_together() {
     assert_eq!(ranges([0, 0, 1, 1]), Some(vec![Some(0..2), Some(2..4)]));
     assert_eq!(ranges([0, 1, 0, 1]), None);
 }
+
+/// The notes check reads each record's two objects from the keys; an index
+/// that keys a record by only one of them (either one) is not read.
+#[test]
+fn notes_tables_read_an_index_only_when_every_record_is_keyed_by_both_its_objects() {
+    use crate::store::index::{ChainInfo, Index, Record};
+    let commit = ObjectId::from_hex("cd".repeat(20).as_bytes()).unwrap();
+    let index = || {
+        Index::of_records(
+            vec![ChainInfo {
+                writer: "a".into(),
+                tip: commit,
+                count: 1,
+            }],
+            vec![Record::decision_at(commit, 0)],
+        )
+    };
+    let objects = NotesTables::read(&index()).map(|t| t.objects);
+    assert_eq!(objects, Some(vec![[commit, commit]]));
+    for role in [Role::Subject, Role::Inputs] {
+        assert!(
+            NotesTables::read(&index().without_keys(role)).is_none(),
+            "{role:?} keys left out"
+        );
+    }
+}
+
+/// A note line that names a chain commit of its writer, on the object that
+/// commit's receipt is about, but with another receipt's id, is a finding: the
+/// id and the chain commit must agree.
+#[test]
+fn a_note_line_naming_a_chain_commit_with_another_receipt_s_id_is_a_finding() {
+    let (mut s, c) = chain_of(1);
+    let id = id_at(&s, c[0]);
+    // another id: its first hex digit differs, so its prefix does too
+    let digit = if id.as_bytes()[7] == b'0' { "1" } else { "0" };
+    let other = format!("sha256:{digit}{}", &id[8..]);
+    let subject = s.head();
+    s.git(&[
+        "notes",
+        "--ref",
+        &format!("receipts/{}", writer()),
+        "add",
+        "-f",
+        "-m",
+        &format!("{other} {} test passed", c[0]),
+        &subject.to_string(),
+    ]);
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
+    assert_eq!(
+        r.findings[0].reason,
+        format!(
+            "note names {other} but chain commit {} holds another receipt",
+            c[0]
+        )
+    );
+    assert_eq!(r.findings[0].id, Some(other));
+    assert_eq!(r.findings[0].commit, Some(subject.to_string()));
+}
+
+/// The loose object file of key 1's notes tree.
+fn notes_tree_file(s: &Scratch) -> std::path::PathBuf {
+    let tree = s.git(&["rev-parse", &format!("{}^{{tree}}", notes_ref(&writer()))]);
+    let path = s
+        .store
+        .git_dir()
+        .join("objects")
+        .join(&tree[..2])
+        .join(&tree[2..]);
+    assert!(path.is_file(), "the notes tree is a loose object");
+    path
+}
+
+/// A notes commit whose tree is gone is a note finding (the notes are a
+/// display, rebuilt by `reindex`), not an error.
+#[test]
+fn a_notes_commit_whose_tree_is_missing_is_a_note_finding() {
+    let (mut s, _) = chain_of(1);
+    std::fs::remove_file(notes_tree_file(&s)).unwrap();
+    s.reopen();
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
+    assert!(
+        r.findings[0].reason.starts_with(&format!(
+            "{} is not a readable notes commit: ",
+            notes_ref(&writer())
+        )) && r.findings[0]
+            .reason
+            .ends_with("; `git receipt reindex` rebuilds it from the chain"),
+        "{}",
+        r.findings[0].reason
+    );
+}
+
+/// A notes tree whose file exists but cannot be read says nothing of the
+/// notes: verify fails with the error rather than reporting a finding. The
+/// object file is made a link to a sysfs attribute: a regular file that even
+/// root opens, and that cannot be mapped into memory (ENODEV), as git-receipt
+/// reads objects.
+#[test]
+fn a_notes_tree_that_cannot_be_read_is_an_error_not_a_finding() {
+    let (mut s, _) = chain_of(1);
+    let path = notes_tree_file(&s);
+    std::fs::remove_file(&path).unwrap();
+    std::os::unix::fs::symlink("/sys/kernel/uevent_seqnum", &path).unwrap();
+    s.reopen();
+    let e = verify(&s.store, &trust_of(&[1]), None, &mut |_| {}).unwrap_err();
+    assert!(
+        e.is_unreadable() && e.to_string().starts_with("reading a notes tree: "),
+        "{e}"
+    );
+}
+
+/// An acceptance made with `gate --require` on gated history is genuine but
+/// partial: an accepted one is a notice that it does not satisfy
+/// `--accepted-by`, and a rejected one, which satisfies nothing anyway, says
+/// nothing; neither is a finding.
+#[test]
+fn a_partial_acceptance_is_a_notice_only_when_it_accepts() {
+    let (mut s, _) = chain_of(1);
+    let h = s.commit(
+        &[(
+            ".gitreceipts",
+            "[check \"test\"]\n\trun = true\n\tpath = src\n\trequired = true\n",
+        )],
+        "the contract requires test",
+    );
+    let accepted = crate::decision::rules::acceptance_body(&s, h, Vec::new());
+    // rejected: it names docs, which is missing (test, required, it leaves out)
+    let mut rejected = accepted.clone();
+    let a = rejected.acceptance.as_mut().unwrap();
+    a.status = crate::receipt::Status::Rejected;
+    a.criteria = vec![crate::receipt::Criterion {
+        kind: crate::receipt::CriterionKind::Check,
+        name: "docs".into(),
+        state: crate::receipt::State::Missing,
+        inputs: rejected.subject.inputs.clone(),
+        evidence: Vec::new(),
+    }];
+    a.unresolved = vec![crate::receipt::Unresolved {
+        kind: crate::receipt::CriterionKind::Check,
+        name: "docs".into(),
+        state: crate::receipt::State::Missing,
+        reason: "no receipt".into(),
+    }];
+    for body in [accepted, rejected] {
+        append_edited(&s, &key(1), |b, index, prev| {
+            *b = body.clone();
+            b.chain.index = index;
+            b.chain.prev = prev;
+        });
+    }
+    s.reopen();
+    let tip = s.store.chain_tip(&writer()).unwrap().unwrap();
+    let rejected = id_at(&s, tip);
+    let accepted = s
+        .store
+        .chain_entry(&writer(), tip)
+        .unwrap()
+        .receipt
+        .body()
+        .chain
+        .prev
+        .clone()
+        .unwrap();
+    assert_ne!(accepted, rejected);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(r.findings, []);
+    let partial: Vec<crate::notice::Notice> = s
+        .store
+        .take_notices()
+        .into_iter()
+        .filter(|n| n.code == "acceptance-partial")
+        .collect();
+    assert_eq!(partial.len(), 1, "{partial:?}");
+    assert_eq!(partial[0].subject, Some(accepted));
+    assert!(
+        partial[0].message.starts_with(&format!(
+            "chain {} #1: the acceptance of {} does not satisfy `gate --accepted-by`: it is partial: check test required at {}",
+            writer(),
+            h.to_hex_with_len(7),
+            h.to_hex_with_len(7)
+        )),
+        "{}",
+        partial[0].message
+    );
+}
