@@ -46,6 +46,18 @@ pub struct ReviewArgs {
     pub name: Option<String>,
 }
 
+/// What a review (or an accepted regression) is about: a commit, its tree and
+/// the inputs tree of the reviewed paths; never uncommitted changes.
+fn decision_subject(commit: gix::ObjectId, tree: gix::ObjectId, inputs: gix::ObjectId) -> Subject {
+    Subject {
+        commit: commit.to_string(),
+        tree: tree.to_string(),
+        inputs: inputs.to_string(),
+        dirty: false,
+        dependencies: Vec::new(),
+    }
+}
+
 /// Write the review receipts.
 pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
@@ -119,13 +131,7 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
             decided_at: format_timestamp(git_receipt::runner::now_ms()),
             accepts: None,
         };
-        let subject = Subject {
-            commit: commit.to_string(),
-            tree: tree.to_string(),
-            inputs: inputs.to_string(),
-            dirty: false,
-            dependencies: Vec::new(),
-        };
+        let subject = decision_subject(commit, tree, inputs);
         let appended = append_decision(&store, &writer, &key, subject, Payload::Review(review))?;
         println!(
             "{} review {} of {} ({}): {}",
@@ -192,6 +198,16 @@ pub struct AcceptRegressionArgs {
     pub message: Option<String>,
 }
 
+/// Names from `.gitreceipts` for a hint, escaped and joined; `none` for none.
+fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let listed: Vec<String> = names.map(|n| escape(n).into_owned()).collect();
+    if listed.is_empty() {
+        "none".to_owned()
+    } else {
+        listed.join(", ")
+    }
+}
+
 /// Write the accepted-regression receipt.
 pub fn cmd_accept_regression(ctx: &Context, args: AcceptRegressionArgs) -> Result<ExitCode> {
     let example = format!(
@@ -251,16 +267,7 @@ pub fn cmd_accept_regression(ctx: &Context, args: AcceptRegressionArgs) -> Resul
             "no check {} is declared in .gitreceipts at {}\nhint: the checks there: {}",
             escape(&args.check),
             escape(&args.rev),
-            if contract.checks.is_empty() {
-                "none".to_owned()
-            } else {
-                contract
-                    .checks
-                    .iter()
-                    .map(|c| escape(&c.name).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
+            names(contract.checks.iter().map(|c| c.name.as_str()))
         );
     };
     if let Some(m) = metrics
@@ -271,15 +278,7 @@ pub fn cmd_accept_regression(ctx: &Context, args: AcceptRegressionArgs) -> Resul
             "check {} declares no metric {}\nhint: its metrics: {}",
             escape(&def.name),
             escape(m),
-            if def.metrics.is_empty() {
-                "none".to_owned()
-            } else {
-                def.metrics
-                    .iter()
-                    .map(|d| escape(&d.name).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
+            names(def.metrics.iter().map(|d| d.name.as_str()))
         );
     }
     if def.parity != git_receipt::contract::Parity::Differential {
@@ -306,13 +305,7 @@ pub fn cmd_accept_regression(ctx: &Context, args: AcceptRegressionArgs) -> Resul
             metrics: metrics.clone(),
         }),
     };
-    let subject = Subject {
-        commit: commit.to_string(),
-        tree: tree.to_string(),
-        inputs: inputs.to_string(),
-        dirty: false,
-        dependencies: Vec::new(),
-    };
+    let subject = decision_subject(commit, tree, inputs);
     let key = ctx.signing_key(&store)?;
     let writer = ctx.writer(&store, &key)?;
     let appended = append_decision(&store, &writer, &key, subject, Payload::Review(review))?;
