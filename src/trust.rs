@@ -589,7 +589,7 @@ pub fn trust_root(
         // one tip's): read this one as far
         store.extend_first_parents(&mut chain, at)?;
     }
-    let at = match known.filter(|at| at.is_none_or(|at| at < chain.commits.len())) {
+    let at = match known.filter(|at| at.is_none_or(|at| at < chain.commits().len())) {
         Some(at) => at,
         None => {
             let at = search_root(store, rev, &name, limit, &mut chain)?;
@@ -598,7 +598,7 @@ pub fn trust_root(
         }
     };
     Ok(match at {
-        Some(at) => found(chain.commits[at], at),
+        Some(at) => found(chain.commits()[at], at),
         None => TrustRoot {
             commit: None,
             description: format!(
@@ -646,7 +646,7 @@ fn known_root(
     limit: usize,
     chain: &crate::store::query::FirstParentChain,
 ) -> Result<Option<Option<usize>>, TrustRootError> {
-    let tip = chain.commits[0];
+    let tip = chain.commits()[0];
     // a position past the bound is no answer: the search says how far it is
     let known = |c: gix::ObjectId| match chain.position(c).filter(|at| *at < limit) {
         Some(at) => Some(Some(at)),
@@ -684,9 +684,9 @@ fn search_root(
     rev: gix::ObjectId,
     name: &str,
     limit: usize,
-    chain: &mut crate::store::query::FirstParentChain,
+    chain: &mut std::sync::Arc<crate::store::query::FirstParentChain>,
 ) -> Result<Option<usize>, TrustRootError> {
-    let tip = chain.commits[0];
+    let tip = chain.commits()[0];
     if store.is_ancestor(tip, rev)? {
         return Ok(Some(0));
     }
@@ -701,8 +701,8 @@ fn search_root(
         if let Some(at) = chain.position(rev).filter(|at| *at < limit) {
             return Ok(Some(at));
         }
-        let ended = chain.ended;
-        let chain = &chain.commits;
+        let ended = chain.ended();
+        let chain = chain.commits();
         let at = want.min(chain.len() - 1);
         // mutants: `>=` is equivalent: `at == miss` only where the chain ended at
         // the last miss (or at the tip), a commit already known not to be an
@@ -733,7 +733,7 @@ fn search_root(
         step = step.saturating_mul(2);
     };
     // bisect (miss, hit]: the first step whose commit is an ancestor of rev
-    let chain = &chain.commits;
+    let chain = chain.commits();
     let (mut lo, mut hi) = (miss, hit);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;

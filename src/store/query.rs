@@ -74,27 +74,46 @@ pub(crate) struct History {
     /// The first-parent chain below one tip (the default branch's, for trust
     /// roots), as far as it has been read: a range judges a thousand commits
     /// against the same chain.
-    first_parents: Option<FirstParentChain>,
+    first_parents: Option<std::sync::Arc<FirstParentChain>>,
     /// Trust roots found, as positions on the chain below a tip, by (tip, rev,
     /// walk limit): `None` inside for no shared history.
     trust_roots: HashMap<(ObjectId, ObjectId, usize), Option<usize>>,
 }
 
-/// A tip and the commits below it by first parents, `commits[0]` the tip, read
-/// as far as some caller asked ([`Store::extend_first_parents`]).
+/// A tip and the commits below it by first parents, `commits()[0]` the tip,
+/// read as far as some caller asked ([`Store::extend_first_parents`]). Shared
+/// (an `Arc`) between the store and its readers: a range asks about it for
+/// every commit, and only an extension copies it.
 #[derive(Debug, Clone)]
 pub struct FirstParentChain {
-    /// The tip, then each first parent in turn.
-    pub commits: Vec<ObjectId>,
-    /// How the chain ended, once it has: `Some(false)` at a root commit,
-    /// `Some(true)` at a parent this (shallow) clone does not have.
-    pub ended: Option<bool>,
+    commits: Vec<ObjectId>,
+    positions: HashMap<ObjectId, usize>,
+    ended: Option<bool>,
 }
 
 impl FirstParentChain {
+    fn new(tip: ObjectId) -> FirstParentChain {
+        FirstParentChain {
+            commits: vec![tip],
+            positions: [(tip, 0)].into(),
+            ended: None,
+        }
+    }
+
+    /// The tip, then each first parent in turn, as far as read.
+    pub fn commits(&self) -> &[ObjectId] {
+        &self.commits
+    }
+
+    /// How the chain ended, once it has: `Some(false)` at a root commit,
+    /// `Some(true)` at a parent this (shallow) clone does not have.
+    pub fn ended(&self) -> Option<bool> {
+        self.ended
+    }
+
     /// Where `commit` sits in the part read so far (the tip is 0).
     pub fn position(&self, commit: ObjectId) -> Option<usize> {
-        self.commits.iter().position(|c| *c == commit)
+        self.positions.get(&commit).copied()
     }
 }
 
@@ -390,14 +409,11 @@ impl Store {
 
     /// The first-parent chain below `tip` as far as this store has read it
     /// (only the tip, the first time).
-    pub fn first_parent_chain(&self, tip: ObjectId) -> FirstParentChain {
+    pub fn first_parent_chain(&self, tip: ObjectId) -> std::sync::Arc<FirstParentChain> {
         let history = self.history.lock().expect("history lock");
         match &history.first_parents {
             Some(c) if c.commits[0] == tip => c.clone(),
-            _ => FirstParentChain {
-                commits: vec![tip],
-                ended: None,
-            },
+            _ => std::sync::Arc::new(FirstParentChain::new(tip)),
         }
     }
 
@@ -433,26 +449,33 @@ impl Store {
     /// read for the next caller of [`Store::first_parent_chain`].
     pub fn extend_first_parents(
         &self,
-        chain: &mut FirstParentChain,
+        chain: &mut std::sync::Arc<FirstParentChain>,
         want: usize,
     ) -> Result<(), StoreError> {
-        let before = chain.commits.len();
+        if chain.commits.len() > want || chain.ended.is_some() {
+            return Ok(());
+        }
+        let shared = chain;
+        let chain = std::sync::Arc::make_mut(shared);
         while chain.commits.len() <= want && chain.ended.is_none() {
             let last = chain.commits[chain.commits.len() - 1];
             match self.cached_parents(last)?.first().copied() {
                 None => chain.ended = Some(false),
                 Some(p) if !self.has_object(p) => chain.ended = Some(true),
-                Some(p) => chain.commits.push(p),
+                Some(p) => {
+                    chain.positions.insert(p, chain.commits.len());
+                    chain.commits.push(p);
+                }
             }
         }
-        if chain.commits.len() > before || chain.ended.is_some() {
-            let mut history = self.history.lock().expect("history lock");
-            let longer = history.first_parents.as_ref().is_none_or(|c| {
-                c.commits[0] != chain.commits[0] || c.commits.len() < chain.commits.len()
-            });
-            if longer || chain.ended.is_some() {
-                history.first_parents = Some(chain.clone());
-            }
+        let mut history = self.history.lock().expect("history lock");
+        let longer = history.first_parents.as_ref().is_none_or(|c| {
+            c.commits[0] != shared.commits[0]
+                || c.commits.len() < shared.commits.len()
+                || shared.ended.is_some()
+        });
+        if longer {
+            history.first_parents = Some(shared.clone());
         }
         Ok(())
     }
