@@ -110,6 +110,10 @@ pub fn accept_regressions(
         trust,
         (inputs, Role::Inputs),
         (DecisionKind::Regression, &b.check.name),
+        // mutants: `r.verdict == Verdict::Approve` is equivalent when mutated
+        // (`!=`, or `&&` to `||` around it): the reader refuses a review that
+        // accepts anything unless it approves (receipt.rs, validate_accepts),
+        // so every body reaching here approves; it says what counts.
         |d| {
             d.subject.inputs == b.subject.inputs
                 && d.review.as_ref().is_some_and(|r| {

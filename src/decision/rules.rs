@@ -1180,3 +1180,133 @@ fn reviews_a_verdict_is_found_only_in_the_role_it_signed() {
     );
     assert!(st.decider.is_none());
 }
+
+/// `by`'s accepted regression of `tests` of check `name` whose receipt is
+/// `of`: its inputs, under `definition` (the receipt's when `None`), decided
+/// `minute` minutes after T0.
+fn accept_regression(
+    s: &Scratch,
+    by: &SigningKey,
+    name: &str,
+    of: &Receipt<Verified>,
+    tests: &[&str],
+    definition: Option<&str>,
+    minute: u64,
+) -> Appended {
+    let b = of.body();
+    append_decision(
+        &s.store,
+        &writer_id(by.public(), "default"),
+        by,
+        b.subject.clone(),
+        Payload::Review(Review {
+            name: name.into(),
+            paths: b.check.paths.clone(),
+            verdict: Verdict::Approve,
+            message: "wanted".into(),
+            decided_at: crate::receipt::format_timestamp(T0 + minute * 60_000),
+            accepts: Some(crate::receipt::Accepts {
+                definition: definition.unwrap_or(&b.check.definition).to_owned(),
+                tests: tests.iter().map(|t| t.to_string()).collect(),
+                metrics: Vec::new(),
+            }),
+        }),
+    )
+    .unwrap()
+}
+
+/// A failed comparison of `check` with new failures a, b, c and d.
+fn four_new_failures(check: &str) -> crate::parity::Comparison {
+    crate::parity::Comparison {
+        check: check.into(),
+        baseline: "0123456789abcdef".into(),
+        baseline_receipt: "r".into(),
+        tests_compared: true,
+        new_failures: ["a", "b", "c", "d"].map(String::from).to_vec(),
+        fixed: Vec::new(),
+        still_failing: 0,
+        allowed: 0,
+        metrics: Vec::new(),
+        max_regression_bp: None,
+        accepted: Vec::new(),
+        accepted_by: Vec::new(),
+    }
+}
+
+#[test]
+fn an_accepted_regression_counts_for_its_check_inputs_definition_and_time_by_a_trusted_key() {
+    // two check names whose 32-bit index keys collide as regressions (found
+    // by hashing `regression:check-N` for N from 0 up)
+    let (name, twin) = ("check-141202", "check-1389320");
+    assert_eq!(
+        check_hash(&decision_key(DecisionKind::Regression, name)),
+        check_hash(&decision_key(DecisionKind::Regression, twin)),
+        "the pair collides under the regression key too"
+    );
+    let s = Scratch::new();
+    let a = s.commit(&[("src/lib.rs", "a\n")], "A");
+    let c = crate::freshness::rules::contract(&format!(
+        "[check \"{name}\"]\n\trun = false\n\tpath = src\n"
+    ));
+    let here = s.run(&key(1), &c, name, a, 1, 0).receipt;
+    let b = s.commit(&[("src/lib.rs", "b\n")], "B");
+    let there = s.run(&key(1), &c, name, b, 1, 0).receipt;
+    let trust = trust_of(&[1, 2]);
+    let accepted = |until: Option<u64>| {
+        let mut cmp = four_new_failures(name);
+        let mut notices = Vec::new();
+        accept_regressions(
+            &s.store,
+            &trust,
+            &here,
+            &mut cmp,
+            until,
+            &label,
+            &mut notices,
+        )
+        .unwrap();
+        assert!(notices.is_empty(), "{notices:?}");
+        (cmp.accepted, cmp.accepted_by)
+    };
+    assert_eq!(accepted(None), (vec![], vec![]), "none yet");
+    // what must not count: another key, definition, inputs or check
+    accept_regression(&s, &key(3), name, &here, &["a"], None, 1);
+    let other = format!("sha256:{}", "0".repeat(64));
+    accept_regression(&s, &key(2), name, &here, &["b"], Some(&other), 2);
+    accept_regression(&s, &key(2), name, &there, &["c"], None, 3);
+    accept_regression(&s, &key(2), twin, &here, &["d"], None, 4);
+    // nor a plain review of the check's name
+    verdict(
+        &s,
+        &key(2),
+        &ReviewDef {
+            name: name.into(),
+            paths: vec!["src".into()],
+            required: 1,
+            self_approve: true,
+        },
+        a,
+        Verdict::Approve,
+        "",
+        5,
+    );
+    assert_eq!(accepted(None), (vec![], vec![]), "none of them counts");
+    // what counts: a trusted key's, of these inputs and this definition
+    let by_k2 = accept_regression(&s, &key(2), name, &here, &["c", "d"], None, 6).receipt;
+    let by_k1 = accept_regression(&s, &key(1), name, &here, &["a"], None, 7).receipt;
+    let words = |r: &Receipt<Verified>, k: &str| format!("{k} ({})", &r.id()[..19]);
+    assert_eq!(
+        accepted(None),
+        (
+            ["a", "c", "d"].map(String::from).to_vec(),
+            vec![words(&by_k1, "k1"), words(&by_k2, "k2")]
+        ),
+        "newest first, each named"
+    );
+    // by a time: only those decided by then, the boundary included
+    let at = |minute: u64| Some(T0 + minute * 60_000);
+    assert_eq!(accepted(at(6)).0, ["c", "d"]);
+    assert_eq!(accepted(at(7).map(|t| t - 1)).0, ["c", "d"]);
+    assert_eq!(accepted(at(7)).0, ["a", "c", "d"]);
+    assert_eq!(accepted(at(6).map(|t| t - 1)), (vec![], vec![]));
+}
