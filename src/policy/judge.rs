@@ -293,14 +293,11 @@ fn parity_trusted(
     trust: &Trust,
     baseline: &Baseline,
 ) -> Result<Option<(ObjectId, String)>, PolicyError> {
-    Ok(match baseline {
-        Baseline::At { commit, label } => Some((*commit, label.clone())),
-        Baseline::Own | Baseline::TrustRoot => match trust.root {
-            Some(c) => Some(c),
-            None => trust_root(store, commit)?.commit,
-        }
-        .map(|c| (c, trust_root_label(c))),
-    })
+    let baseline = match baseline {
+        Baseline::Own => &Baseline::TrustRoot,
+        b => b,
+    };
+    named_revision(store, commit, trust, baseline)
 }
 
 /// Each failed check that `rules` declares `parity = differential` weighed
@@ -698,6 +695,18 @@ fn trusted_revision(
     trust: &Trust,
     baseline: &Baseline,
 ) -> Result<Option<(ObjectId, String)>, PolicyError> {
+    Ok(named_revision(store, commit, trust, baseline)?.filter(|(c, _)| *c != commit))
+}
+
+/// The revision `baseline` names for `commit`, with its label: none for
+/// [`Baseline::Own`], the reader's trust root (`trust.root`, or found) for
+/// [`Baseline::TrustRoot`].
+fn named_revision(
+    store: &Store,
+    commit: ObjectId,
+    trust: &Trust,
+    baseline: &Baseline,
+) -> Result<Option<(ObjectId, String)>, PolicyError> {
     Ok(match baseline {
         Baseline::Own => None,
         Baseline::TrustRoot => match trust.root {
@@ -706,8 +715,7 @@ fn trusted_revision(
         }
         .map(|c| (c, trust_root_label(c))),
         Baseline::At { commit, label } => Some((*commit, label.clone())),
-    }
-    .filter(|(c, _)| *c != commit))
+    })
 }
 
 /// The reviews `commit` (whose contract is `here`) is held to under `baseline`
