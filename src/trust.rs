@@ -589,6 +589,10 @@ pub fn trust_root(
         // one tip's): read this one as far
         store.extend_first_parents(&mut chain, at)?;
     }
+    // mutants: `<` here is equivalent when mutated (`==`, `>`, `<=`): the chain
+    // was just read down to `at` (positions come from the same tip's chain,
+    // whose end lies below them), so `at < len` always holds, and a known
+    // answer dropped is found again by the search. It guards the index below.
     let at = match known.filter(|at| at.is_none_or(|at| at < chain.commits().len())) {
         Some(at) => at,
         None => {
@@ -622,6 +626,10 @@ fn root_walk_limit(store: &crate::store::Store) -> usize {
 /// the default branch's first-parent history that deep (at most the walk
 /// limit), so that the commits of a range on the branch itself are found on it
 /// and none costs an ancestry check. Costs what listing the range cost.
+///
+/// Only speed depends on it (`Ok(())` for its body is an equivalent mutant:
+/// every root is then searched for, and found the same; the range test of
+/// `trust::rules` compares each with a fresh store's).
 pub fn prepare_range(store: &crate::store::Store, commits: usize) -> Result<(), TrustRootError> {
     if let Some((_, tip)) = default_branch(store)? {
         let mut chain = store.first_parent_chain(tip);
@@ -640,6 +648,11 @@ pub fn prepare_range(store: &crate::store::Store, commits: usize) -> Result<(), 
 /// every parent's answer). A range judged oldest first asks this for each
 /// commit, and a merged side branch would otherwise cost an ancestry walk
 /// (a merge base) for each of its commits at each step of the search.
+///
+/// mutants: `Ok(None)` for the body is equivalent (the search finds every
+/// answer this knows; only speed differs, which the walk bench measures), and
+/// so is `<=` for `<` against the bound: the chain is read at most `limit`
+/// deep (positions 0 to `limit - 1`) for one limit per store.
 fn known_root(
     store: &crate::store::Store,
     rev: gix::ObjectId,
