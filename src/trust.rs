@@ -710,7 +710,8 @@ fn search_root(
         let want = step.min(limit - 1);
         store.extend_first_parents(chain, want)?;
         // mutants: `None` for this position is equivalent but slow: the
-        // ancestry checks below find the same commit.
+        // ancestry checks below find the same commit; so is any mutation of
+        // `*at < limit` (the chain is never read past `limit - 1`).
         if let Some(at) = chain.position(rev).filter(|at| *at < limit) {
             return Ok(Some(at));
         }
@@ -728,6 +729,9 @@ fn search_root(
             // mutants: both `if at < want` guards are equivalent to `true` (and `<`
             // to `<=`): `ended` is set only by an `extend_first_parents` that could not reach
             // `want`, so `at < want` whenever it is `Some`; they say why, not when.
+            // `>` in the condition above is equivalent too, only slower: `at`
+            // never exceeds `want`, so an ended chain gallops on (reading
+            // nothing more) until `want` reaches the limit, and returns the same.
             return match ended {
                 Some(false) if at < want => Ok(None),
                 Some(true) if at < want => Err(TrustRootError::Shallow {
