@@ -419,6 +419,12 @@ impl Store {
 
     /// The trust root this store found for `rev` below `tip` (the trust
     /// module's `trust_root`), as a position on that tip's chain.
+    ///
+    /// mutants: this memo and [`Store::remember_trust_root`] only save work
+    /// (`None` here, `()` there, or `<` for the bound's `>=`, which keeps one
+    /// answer at a time, are equivalent: every root is then searched for and
+    /// found the same; the trust module's range test compares each answer with
+    /// a fresh store's).
     pub fn remembered_trust_root(
         &self,
         tip: ObjectId,

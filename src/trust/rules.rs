@@ -901,3 +901,32 @@ fn section_2_a_range_judged_in_one_store_gets_each_commit_the_root_a_fresh_store
         }
     }
 }
+
+#[test]
+fn section_2_a_store_asked_again_after_the_branch_moved_answers_for_the_new_tip() {
+    let (s, main) = linear_main(4);
+    let old_tip = *main.last().unwrap();
+    // the chain below the old tip is read and kept
+    assert_eq!(root_of(&s, main[0]).unwrap().commit, Some(main[0]));
+    assert!(
+        root_of(&s, old_tip)
+            .unwrap()
+            .description
+            .contains("(the tip of refs/heads/main)")
+    );
+    // the branch moves on, in the same store: the old tip is main~1 now
+    let new_tip = s.commit(&[("f", "new\n")], "main 4");
+    let r = root_of(&s, old_tip).unwrap();
+    assert_eq!(r.commit, Some(old_tip));
+    assert!(
+        r.description.contains("refs/heads/main~1"),
+        "{}",
+        r.description
+    );
+    assert!(
+        root_of(&s, new_tip)
+            .unwrap()
+            .description
+            .contains("(the tip of refs/heads/main)")
+    );
+}
