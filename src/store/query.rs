@@ -475,6 +475,10 @@ impl Store {
             }
         }
         let mut history = self.history.lock().expect("history lock");
+        // mutants: `==` for the `!=` below is equivalent: a longer chain of
+        // another tip then stays kept, and this tip's is read again next time
+        // (the guard of `first_parent_chain` never hands out another tip's);
+        // so is `<=` for `<`: a chain as long as the kept one is the same chain
         let longer = history.first_parents.as_ref().is_none_or(|c| {
             c.commits[0] != shared.commits[0]
                 || c.commits.len() < shared.commits.len()
