@@ -1310,3 +1310,100 @@ fn an_accepted_regression_counts_for_its_check_inputs_definition_and_time_by_a_t
     assert_eq!(accepted(at(7)).0, ["a", "c", "d"]);
     assert_eq!(accepted(at(6).map(|t| t - 1)), (vec![], vec![]));
 }
+
+/// Whether an acceptance that claims check `suite` present at B, citing B's
+/// failed differential receipt (one new failure; its metric 5% worse than at A),
+/// stands, when B's .gitreceipts allows `decided` (new failures, max-regression
+/// %) and A's, the trusted revision's, allows `trusted`: the problems found.
+fn differential_claim(decided: (u32, u32), trusted: (u32, u32)) -> Vec<String> {
+    use crate::receipt::{Better, Metric, TestCase, TestStatus};
+    let gitreceipts = |(allow, bound): (u32, u32)| {
+        format!(
+            "[check \"suite\"]\n\trun = true\n\tpath = src\n\tresults = junit:out.xml\n\
+             \tparity = differential\n\tallow-new-failures = {allow}\n\
+             \tmetric = ops ops/s higher ^ops: ([0-9.]+)\n\tmax-regression = {bound}%\n"
+        )
+    };
+    let case = |name: &str, status| TestCase {
+        name: name.into(),
+        status,
+        duration_ms: Some(1),
+    };
+    let ops = |value: &str| Metric {
+        name: "ops".into(),
+        unit: "ops/s".into(),
+        better: Better::Higher,
+        value: Some(value.into()),
+        error: String::new(),
+    };
+    let s = Scratch::new();
+    let (there, here) = (gitreceipts(trusted), gitreceipts(decided));
+    let a = s.commit(&[("src/lib.rs", "a\n"), (".gitreceipts", &there)], "A");
+    let b = s.commit(&[("src/lib.rs", "b\n"), (".gitreceipts", &here)], "B");
+    let (at_a, at_b) = (
+        crate::freshness::rules::contract(&there),
+        crate::freshness::rules::contract(&here),
+    );
+    let passed = vec![
+        case("t1", TestStatus::Passed),
+        case("t2", TestStatus::Passed),
+    ];
+    let one_new = vec![
+        case("t1", TestStatus::Failed),
+        case("t2", TestStatus::Passed),
+    ];
+    s.run_read(&key(1), &at_a, "suite", a, 0, 1, passed, vec![ops("200")]);
+    let fail = s.run_read(&key(1), &at_b, "suite", b, 1, 2, one_new, vec![ops("190")]);
+    let cited = fail.receipt.id().to_owned();
+    let (writer, entry) = (writer_id(key(1).public(), "default"), fail.commit);
+    let locate = |id: &str| (id == cited).then(|| (writer.clone(), entry));
+    let inputs = fail.receipt.body().subject.inputs.clone();
+    let mut body = acceptance_body(
+        &s,
+        b,
+        vec![Criterion {
+            kind: CriterionKind::Check,
+            name: "suite".into(),
+            state: State::Present,
+            inputs,
+            evidence: vec![cited.clone()],
+        }],
+    );
+    let acceptance = body.acceptance.as_mut().unwrap();
+    acceptance.trusted = a.to_string();
+    acceptance.decided_at = crate::receipt::format_timestamp(T0 + 60 * 60_000);
+    acceptance_problems(&s.store, &trust_of(&[1]), &body, &locate)
+        .into_iter()
+        .map(|p| p.reason)
+        .collect()
+}
+
+#[test]
+fn acceptances_a_failed_differential_receipt_is_excused_by_the_laxer_bounds_of_the_two_rules() {
+    // each bound on its own: the laxer of the decided and the trusted rules
+    for (decided, trusted) in [
+        ((0, 10), (1, 10)),
+        ((1, 10), (0, 10)),
+        ((1, 1), (1, 10)),
+        ((1, 10), (1, 1)),
+    ] {
+        assert_eq!(
+            differential_claim(decided, trusted),
+            Vec::<String>::new(),
+            "decided {decided:?}, trusted {trusted:?}"
+        );
+    }
+    // and the claim falls when neither allows the new failure, or the metric
+    for (decided, trusted) in [((0, 10), (0, 10)), ((1, 1), (1, 1)), ((0, 1), (1, 1))] {
+        let problems = differential_claim(decided, trusted);
+        assert_eq!(
+            problems.len(),
+            1,
+            "decided {decided:?}, trusted {trusted:?}"
+        );
+        assert!(
+            problems[0].contains("claims check suite present citing"),
+            "{problems:?}"
+        );
+    }
+}

@@ -48,6 +48,22 @@ pub(crate) fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// A run that exited `exit`, started `minute` minutes after T0, 5 ms long.
+fn observation(exit: i64, minute: u64) -> Observation {
+    Observation {
+        exit_code: exit,
+        detail: String::new(),
+        started_at_ms: T0 + minute * 60_000,
+        duration_ms: 5,
+        stdout_tail: Vec::new(),
+        stderr_tail: Vec::new(),
+        log: Vec::new(),
+        interrupted: None,
+        output_bytes: 0,
+        log_truncated: false,
+    }
+}
+
 impl Scratch {
     /// An empty repository on branch `main`.
     pub(crate) fn new() -> Scratch {
@@ -282,18 +298,7 @@ impl Scratch {
             contract,
             check,
             (commit, tree, dirty),
-            Observation {
-                exit_code: exit,
-                detail: String::new(),
-                started_at_ms: T0 + minute * 60_000,
-                duration_ms: 5,
-                stdout_tail: Vec::new(),
-                stderr_tail: Vec::new(),
-                log: Vec::new(),
-                interrupted: None,
-                output_bytes: 0,
-                log_truncated: false,
-            },
+            observation(exit, minute),
             Mode::Run,
         )
     }
@@ -306,9 +311,69 @@ impl Scratch {
         chain: &str,
         contract: &Contract,
         check: &str,
+        subject: (ObjectId, ObjectId, bool),
+        obs: Observation,
+        mode: Mode,
+    ) -> Appended {
+        self.observe_with(
+            key,
+            chain,
+            contract,
+            check,
+            subject,
+            obs,
+            mode,
+            (None, Vec::new()),
+        )
+    }
+
+    /// [`Scratch::run`] of a check whose run read per-test results `tests`
+    /// (by the check's `results =` declaration) and metrics `metrics`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_read(
+        &self,
+        key: &SigningKey,
+        contract: &Contract,
+        check: &str,
+        commit: ObjectId,
+        exit: i64,
+        minute: u64,
+        tests: Vec<crate::receipt::TestCase>,
+        metrics: Vec<crate::receipt::Metric>,
+    ) -> Appended {
+        let decl = contract
+            .check(check)
+            .and_then(|d| d.results.clone())
+            .expect("the check declares results");
+        let tree = self.store.commit_tree(commit).unwrap();
+        self.observe_with(
+            key,
+            "default",
+            contract,
+            check,
+            (commit, tree, false),
+            observation(exit, minute),
+            Mode::Run,
+            (Some(crate::results::tests_of(&decl, tests)), metrics),
+        )
+    }
+
+    /// [`Scratch::observe`] with what the run read after it: per-test results
+    /// and metrics.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn observe_with(
+        &self,
+        key: &SigningKey,
+        chain: &str,
+        contract: &Contract,
+        check: &str,
         (commit, tree, dirty): (ObjectId, ObjectId, bool),
         obs: Observation,
         mode: Mode,
+        (tests, metrics): (
+            Option<(crate::receipt::Tests, Option<Vec<u8>>)>,
+            Vec<crate::receipt::Metric>,
+        ),
     ) -> Appended {
         let def = contract.check(check).expect("the check is declared");
         let spec = spec_in(contract, def);
@@ -320,8 +385,8 @@ impl Scratch {
             } else {
                 crate::environment::resolve_all(self.dir.path(), &spec.dependencies).unwrap()
             },
-            tests: None,
-            metrics: Vec::new(),
+            tests,
+            metrics,
         };
         crate::recorder::store_receipt_in(
             &self.store,
