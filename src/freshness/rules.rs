@@ -48,6 +48,13 @@ pub(crate) fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// What a run read after it: its per-test results (with the list's bytes when
+/// kept beside the log) and its metrics.
+type ReadAfter = (
+    Option<(crate::receipt::Tests, Option<Vec<u8>>)>,
+    Vec<crate::receipt::Metric>,
+);
+
 /// A run that exited `exit`, started `minute` minutes after T0, 5 ms long.
 fn observation(exit: i64, minute: u64) -> Observation {
     Observation {
@@ -370,10 +377,7 @@ impl Scratch {
         (commit, tree, dirty): (ObjectId, ObjectId, bool),
         obs: Observation,
         mode: Mode,
-        (tests, metrics): (
-            Option<(crate::receipt::Tests, Option<Vec<u8>>)>,
-            Vec<crate::receipt::Metric>,
-        ),
+        (tests, metrics): ReadAfter,
     ) -> Appended {
         let def = contract.check(check).expect("the check is declared");
         let spec = spec_in(contract, def);
