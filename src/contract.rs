@@ -41,8 +41,14 @@ pub struct CheckDef {
     /// Kill the command after this long.
     pub timeout: Option<Duration>,
     /// Which receipts count for this check: `accept = run` counts only those of
-    /// commands `git receipt run` observed, never a `record`ed result.
+    /// commands `git receipt run` observed, never a `record`ed result;
+    /// `accept = run-by:NAMES` only those observed by a signer declared
+    /// `observer = true` of one of those names.
     pub accept: Accept,
+    /// `accept-protected`: which receipts count when the revision is judged for
+    /// a protected branch (the server's pre-receive hook, a push to one, `gate
+    /// --protected`); `None`: the same as [`CheckDef::accept`].
+    pub accept_protected: Option<Accept>,
     /// Names of the `[assert]` sections to run before it, in declared order.
     pub assertions: Vec<String>,
     /// Names of the `[dependency]` sections it depends on, sorted.
@@ -119,20 +125,86 @@ pub struct DependencyDef {
     pub paths: Vec<String>,
 }
 
-/// Which receipts count for a check (`accept` in `.gitreceipts`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Which receipts count for a check (`accept` and `accept-protected` in
+/// `.gitreceipts`), from the loosest to the strictest.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Accept {
     /// Receipts of `run` and of `record` (the default).
     #[default]
     Any,
     /// Only receipts of `run`: a result recorded from elsewhere counts for nothing.
     Run,
+    /// Only receipts of `run` signed by the key of a signer of one of these
+    /// names that is declared `observer = true` (`run-by:ci,nightly`), sorted and
+    /// without repeats. Which keys those are is read from the trusted rules,
+    /// never from the revision judged (`TrustSet::observer_keys`). Empty only
+    /// when two rules that each name observers share none ([`Accept::meet`]):
+    /// then nothing counts.
+    RunBy(Vec<String>),
 }
 
+/// The prefix of `accept = run-by:NAMES`.
+pub const RUN_BY: &str = "run-by:";
+
 impl Accept {
-    /// Whether a receipt obtained in `mode` counts.
-    pub fn counts(self, mode: crate::receipt::Mode) -> bool {
-        self == Accept::Any || mode == crate::receipt::Mode::Run
+    /// Read an `accept` value: `any`, `run` or `run-by:NAME[,NAME...]`; `None`
+    /// for anything else, including `run-by:` naming nobody.
+    pub fn parse(value: &str) -> Option<Accept> {
+        match value {
+            "any" => Some(Accept::Any),
+            "run" => Some(Accept::Run),
+            _ => {
+                let names = value.strip_prefix(RUN_BY)?;
+                let mut names: Vec<String> = names
+                    .split(',')
+                    .map(|n| n.trim().to_owned())
+                    .collect::<Vec<_>>();
+                if names.iter().any(String::is_empty) {
+                    return None;
+                }
+                names.sort();
+                names.dedup();
+                Some(Accept::RunBy(names))
+            }
+        }
+    }
+
+    /// What counts under both `self` and `other`: the stricter of the two, and
+    /// for two lists of observers the names in both (a receipt must satisfy each
+    /// rule). A revision judged against a trusted one is held to this.
+    pub fn meet(&self, other: &Accept) -> Accept {
+        match (self, other) {
+            (Accept::Any, x) | (x, Accept::Any) => x.clone(),
+            (Accept::Run, x) | (x, Accept::Run) => x.clone(),
+            (Accept::RunBy(a), Accept::RunBy(b)) => {
+                Accept::RunBy(a.iter().filter(|n| b.contains(n)).cloned().collect())
+            }
+        }
+    }
+
+    /// Whether a receipt obtained in `mode` can count, before its signer is
+    /// asked about ([`Accept::RunBy`] also needs an observer's key).
+    pub fn counts_mode(&self, mode: crate::receipt::Mode) -> bool {
+        *self == Accept::Any || mode == crate::receipt::Mode::Run
+    }
+
+    /// The observers it names: empty for `any` and `run`.
+    pub fn observers(&self) -> &[String] {
+        match self {
+            Accept::RunBy(names) => names,
+            _ => &[],
+        }
+    }
+}
+
+impl std::fmt::Display for Accept {
+    /// As `.gitreceipts` spells it: `any`, `run`, `run-by:ci,nightly`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Accept::Any => f.write_str("any"),
+            Accept::Run => f.write_str("run"),
+            Accept::RunBy(names) => write!(f, "{RUN_BY}{}", names.join(",")),
+        }
     }
 }
 
@@ -140,6 +212,15 @@ impl CheckDef {
     /// The argv that runs this check.
     pub fn argv(&self) -> Vec<String> {
         vec!["sh".into(), "-c".into(), self.run.clone()]
+    }
+
+    /// Which receipts count when judging for a protected branch (`protected`:
+    /// `accept-protected`, else `accept`) or for any other (`accept`).
+    pub fn accept_for(&self, protected: bool) -> &Accept {
+        match &self.accept_protected {
+            Some(a) if protected => a,
+            _ => &self.accept,
+        }
     }
 }
 
@@ -156,6 +237,9 @@ pub struct SignerDef {
     pub valid_before: Option<u64>,
     /// The key is revoked: none of its receipts are accepted.
     pub revoked: bool,
+    /// `observer = true`: its runs may satisfy `accept = run-by:NAME` (the key
+    /// belongs to a runner whose runs the team relies on, such as CI's).
+    pub observer: bool,
 }
 
 /// One declared review: `[review "name"]`.
@@ -600,7 +684,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
     let mut quarantines: Vec<(QuarantineDef, usize)> = Vec::new();
     // (name, section line, run, paths, required, env, timeout)
     let mut checks: Vec<(CheckDef, usize, bool)> = Vec::new();
-    // (name, section line, key, valid-after, valid-before, revoked)
+    // (name, section line, key, valid-after, valid-before, revoked, observer)
     #[allow(clippy::type_complexity)]
     let mut signers: Vec<(
         &str,
@@ -609,7 +693,11 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
         Option<u64>,
         Option<u64>,
         bool,
+        bool,
     )> = Vec::new();
+    // (check, line, names) of every `accept = run-by:` and `accept-protected =
+    // run-by:`: each name must be a signer of this file declared an observer
+    let mut observers_named: Vec<(String, usize, Vec<String>)> = Vec::new();
     // by name, borrowed from the entries: a team's contract may list a thousand
     let mut signer_at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     // one `key` per signer (two are refused, none is an error below): reserved
@@ -640,6 +728,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 env: Vec::new(),
                                 timeout: None,
                                 accept: Accept::Any,
+                                accept_protected: None,
                                 assertions: Vec::new(),
                                 depends: Vec::new(),
                                 results: None,
@@ -728,19 +817,30 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                             )
                         })?);
                     }
-                    "accept" => {
+                    "accept" | "accept-protected" => {
                         let v = value.unwrap_or_default();
-                        check.accept = match v.as_str() {
-                            "run" => Accept::Run,
-                            "any" => Accept::Any,
-                            _ => {
-                                return Err(err(
-                                    e.line,
-                                    format!("check {sub:?}: accept = {v:?} is not `run` or `any`"),
-                                    "write accept = run to count only results `git receipt run` observed",
-                                ));
-                            }
+                        let Some(accept) = Accept::parse(v.trim()) else {
+                            return Err(err(
+                                e.line,
+                                format!(
+                                    "check {sub:?}: {} = {:?} is not `any`, `run` or `run-by:NAMES`",
+                                    e.key,
+                                    crate::text::escape(&v)
+                                ),
+                                &format!(
+                                    "write {} = run to count only results `git receipt run` observed, or {} = run-by:ci to count only runs by signers declared observer = true (comma-separated names)",
+                                    e.key, e.key
+                                ),
+                            ));
                         };
+                        if let Accept::RunBy(names) = &accept {
+                            observers_named.push((sub.to_owned(), e.line, names.clone()));
+                        }
+                        if e.key == "accept" {
+                            check.accept = accept;
+                        } else {
+                            check.accept_protected = Some(accept);
+                        }
                     }
                     "metric" => {
                         let v = value.unwrap_or_default();
@@ -856,7 +956,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env, timeout, accept, assert, depends, results, parity, allow-new-failures, metric and max-regression",
+                            "a check takes run, path, required, env, timeout, accept, accept-protected, assert, depends, results, parity, allow-new-failures, metric and max-regression",
                         ));
                     }
                 }
@@ -873,7 +973,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 let idx = match signer_at.get(sub) {
                     Some(&i) => i,
                     None => {
-                        signers.push((sub, e.head.line, None, None, None, false));
+                        signers.push((sub, e.head.line, None, None, None, false, false));
                         signer_at.insert(sub, signers.len() - 1);
                         signers.len() - 1
                     }
@@ -924,11 +1024,23 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                             )
                         })?;
                     }
+                    "observer" => {
+                        entry.6 = parse_bool(e.value.as_deref()).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!(
+                                    "signer {sub:?}: observer = {:?} is not a boolean",
+                                    crate::text::escape(v)
+                                ),
+                                "write observer = true (its runs satisfy accept = run-by:NAME) or observer = false",
+                            )
+                        })?;
+                    }
                     other => {
                         return Err(err(
                             e.line,
                             format!("signer {sub:?}: unknown key {other:?}"),
-                            "a signer takes key, valid-after, valid-before and revoked",
+                            "a signer takes key, valid-after, valid-before, revoked and observer",
                         ));
                     }
                 }
@@ -1089,23 +1201,58 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
     // collected in place: the thousand signers' buffer becomes the contract's
     contract.signers = signers
         .into_iter()
-        .map(|(name, line, key, valid_after, valid_before, revoked)| {
-            let Some(key) = key else {
-                return Err(err(
-                    line,
-                    format!("signer {name:?} has no `key`"),
-                    "add key = ssh-ed25519 AAAA... (the output of `git receipt key show`)",
-                ));
-            };
-            Ok(SignerDef {
-                name: name.to_owned(),
-                key,
-                valid_after,
-                valid_before,
-                revoked,
-            })
-        })
+        .map(
+            |(name, line, key, valid_after, valid_before, revoked, observer)| {
+                let Some(key) = key else {
+                    return Err(err(
+                        line,
+                        format!("signer {name:?} has no `key`"),
+                        "add key = ssh-ed25519 AAAA... (the output of `git receipt key show`)",
+                    ));
+                };
+                Ok(SignerDef {
+                    name: name.to_owned(),
+                    key,
+                    valid_after,
+                    valid_before,
+                    revoked,
+                    observer,
+                })
+            },
+        )
         .collect::<Result<_, _>>()?;
+    for (check, line, names) in observers_named {
+        for name in names {
+            let declared = contract.signers.iter().filter(|s| s.name == name);
+            if declared.clone().any(|s| s.observer) {
+                continue;
+            }
+            let (message, hint) = if declared.count() == 0 {
+                (
+                    format!(
+                        "check {check:?}: run-by names {:?}, which is no [signer] of this file",
+                        crate::text::escape(&name)
+                    ),
+                    format!(
+                        "declare the signer whose runs count, with observer = true:\n    [signer \"{}\"]\n        key = ssh-ed25519 AAAA...\n        observer = true",
+                        crate::text::escape(&name)
+                    ),
+                )
+            } else {
+                (
+                    format!(
+                        "check {check:?}: run-by names signer {:?}, which is not declared observer = true",
+                        crate::text::escape(&name)
+                    ),
+                    format!(
+                        "add observer = true under [signer \"{}\"] if its runs are to count (a key that runs what it signs, such as CI's)",
+                        crate::text::escape(&name)
+                    ),
+                )
+            };
+            return Err(err(line, message, &hint));
+        }
+    }
     for (mut check, line, has_run) in checks {
         if !has_run {
             return Err(err(
@@ -1753,6 +1900,118 @@ mod tests {
         // $${ is a literal ${ for the shell
         let c = parse("[assert \"a\"]\n\trun = echo $${HOME}\n").unwrap();
         assert_eq!(c.assertions[0].run, "echo $${HOME}");
+    }
+
+    const CI_KEY: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKPS5cKmAbrXsEYMX4rbPyw8wFpe7c5V3ux0XJAy6MzO ci";
+
+    /// `[signer "ci"]` with `extra` lines, and check `t` with `accept` lines.
+    fn with_signer(extra: &str, accept: &str) -> String {
+        format!("[signer \"ci\"]\n\tkey = {CI_KEY}\n{extra}[check \"t\"]\n\trun = x\n{accept}")
+    }
+
+    #[test]
+    fn observers_run_by_and_accept_protected_are_read() {
+        let c = parse(&with_signer(
+            "\tobserver = true\n",
+            "\taccept = run\n\taccept-protected = run-by: ci , ci\n",
+        ))
+        .unwrap();
+        assert!(c.signers[0].observer);
+        let t = c.check("t").unwrap();
+        assert_eq!(t.accept, Accept::Run);
+        assert_eq!(t.accept_protected, Some(Accept::RunBy(vec!["ci".into()])));
+        assert_eq!(t.accept_for(false), &Accept::Run);
+        assert_eq!(t.accept_for(true).to_string(), "run-by:ci");
+        // observer defaults to false, accept-protected to accept
+        let c = parse(&with_signer("", "\taccept = run\n")).unwrap();
+        assert!(!c.signers[0].observer);
+        assert_eq!(c.check("t").unwrap().accept_for(true), &Accept::Run);
+        let c = parse(&with_signer("\tobserver = false\n", "")).unwrap();
+        assert!(!c.signers[0].observer);
+        assert_eq!(
+            Accept::parse("run-by:nightly,ci"),
+            Some(Accept::RunBy(vec!["ci".into(), "nightly".into()]))
+        );
+    }
+
+    #[test]
+    fn a_bad_observer_or_run_by_names_its_line_and_the_fix() {
+        for (text, line, says, fix) in [
+            (
+                with_signer("\tobserver = maybe\n", ""),
+                3,
+                "signer \"ci\": observer = \"maybe\" is not a boolean",
+                "write observer = true",
+            ),
+            (
+                with_signer("\tobserver = true\n", "\taccept = run-by\n"),
+                6,
+                "accept = \"run-by\" is not `any`, `run` or `run-by:NAMES`",
+                "accept = run-by:ci",
+            ),
+            (
+                with_signer("\tobserver = true\n", "\taccept-protected = run-by:\n"),
+                6,
+                "accept-protected = \"run-by:\" is not",
+                "accept-protected = run-by:ci",
+            ),
+            (
+                with_signer("\tobserver = true\n", "\taccept = run-by:ci,,x\n"),
+                6,
+                "is not `any`, `run` or `run-by:NAMES`",
+                "comma-separated names",
+            ),
+            (
+                with_signer("\tobserver = true\n", "\taccept = run-by:nightly\n"),
+                6,
+                "check \"t\": run-by names \"nightly\", which is no [signer] of this file",
+                "[signer \"nightly\"]",
+            ),
+            (
+                with_signer("", "\taccept-protected = run-by:ci\n"),
+                5,
+                "run-by names signer \"ci\", which is not declared observer = true",
+                "add observer = true under [signer \"ci\"]",
+            ),
+            (
+                with_signer("\tobserver = false\n", "\taccept = run-by:ci\n"),
+                6,
+                "which is not declared observer = true",
+                "observer = true",
+            ),
+        ] {
+            let e = parse(&text).unwrap_err();
+            let ContractError::Invalid {
+                line: at,
+                message,
+                hint,
+                ..
+            } = &e
+            else {
+                panic!("{text:?}: {e:?}");
+            };
+            assert_eq!(*at, line, "{text:?}: {e}");
+            assert!(message.contains(says), "{text:?}: {message}");
+            assert!(hint.contains(fix), "{text:?}: {hint}");
+        }
+    }
+
+    #[test]
+    fn accept_meets_the_stricter_of_two_rules() {
+        let by = |names: &[&str]| Accept::RunBy(names.iter().map(|n| n.to_string()).collect());
+        assert_eq!(Accept::Any.meet(&Accept::Run), Accept::Run);
+        assert_eq!(Accept::Run.meet(&Accept::Any), Accept::Run);
+        assert_eq!(Accept::Any.meet(&by(&["ci"])), by(&["ci"]));
+        assert_eq!(by(&["ci"]).meet(&Accept::Run), by(&["ci"]));
+        assert_eq!(by(&["ci", "nightly"]).meet(&by(&["ci"])), by(&["ci"]));
+        assert_eq!(by(&["dev"]).meet(&by(&["ci"])), by(&[]));
+        assert_eq!(Accept::Any.meet(&Accept::Any), Accept::Any);
+        use crate::receipt::Mode;
+        assert!(Accept::Any.counts_mode(Mode::Record));
+        assert!(!Accept::Run.counts_mode(Mode::Record));
+        assert!(!by(&["ci"]).counts_mode(Mode::Record));
+        assert!(by(&["ci"]).counts_mode(Mode::Run));
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::store::index::{Index, Role, check_hash, definition_prefix};
 
 use gix::ObjectId;
 
-use crate::contract::{CheckDef, Contract};
+use crate::contract::{Accept, CheckDef, Contract};
 use crate::receipt::{Receipt, Unverified, Verified};
 use crate::recorder::CheckSpec;
 use crate::store::{Store, StoreError};
@@ -203,10 +203,14 @@ struct Evaluation<'a> {
     rev_tree: ObjectId,
     opts: Options,
     ancestry: Option<Ancestry>,
-    /// Which receipts count for the check being evaluated, and how many recorded
-    /// ones were passed over because it accepts only observed runs.
-    accept: crate::contract::Accept,
+    /// Which receipts count for the check being evaluated; for `accept =
+    /// run-by:NAMES`, the keys of those observers in the trusted rules; the
+    /// recorded receipts passed over because it accepts only observed runs, and
+    /// the runs passed over because no observer it names signed them.
+    accept: Accept,
+    observers: crate::trust::Observers,
     recorded_ignored: HashSet<String>,
+    unobserved_ignored: HashSet<String>,
     /// The latest date a receipt may carry and count: the clock plus its skew.
     horizon: crate::clock::Horizon,
     /// The check's notices, each once, by receipt id.
@@ -263,24 +267,30 @@ pub fn evaluate_tree(
         opts,
         ancestry: None,
         accept: Default::default(),
+        observers: Default::default(),
         recorded_ignored: HashSet::new(),
+        unobserved_ignored: HashSet::new(),
         horizon: store.horizon(),
         notices: Vec::new(),
     };
     let mut out = Vec::new();
     for def in &contract.checks {
-        ev.accept = def.accept;
+        ev.accept = def.accept.clone();
+        ev.observers = trust.observer_keys(def.accept.observers());
         ev.recorded_ignored.clear();
+        ev.unobserved_ignored.clear();
         ev.notices.clear();
         match ev.check(def) {
             Ok(mut state) => {
                 state.notices = ev.notices.drain(..).map(|(_, n)| n).collect();
-                let ignored = ev.recorded_ignored.len();
-                if ignored > 0 {
-                    state.reason.push_str(&format!(
-                        " ({ignored} recorded receipt{} ignored: accept = run counts only observed runs)",
-                        if ignored == 1 { "" } else { "s" }
-                    ));
+                state.reason.push_str(&ignored_words(
+                    &ev.accept,
+                    &ev.observers,
+                    ev.recorded_ignored.len(),
+                    ev.unobserved_ignored.len(),
+                ));
+                if let Some(notice) = undeclared_observers_notice(&ev.accept, &ev.observers) {
+                    state.notices.push(notice);
                 }
                 out.push(Ok(state))
             }
@@ -298,6 +308,65 @@ pub fn evaluate_tree(
         }
     }
     Ok(out)
+}
+
+/// What a check's reason adds about the receipts its `accept` passed over:
+/// `recorded` results of `record`, and `unobserved` runs signed by no observer
+/// it names; or, for `accept = run-by:NAMES` whose names the trusted rules
+/// declare no observer by, that nothing can count. Empty when there is nothing
+/// to say.
+fn ignored_words(
+    accept: &Accept,
+    observers: &crate::trust::Observers,
+    recorded: usize,
+    unobserved: usize,
+) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    match accept {
+        Accept::Any => String::new(),
+        Accept::Run if recorded == 0 => String::new(),
+        Accept::Run => format!(
+            " ({} ignored: accept = run counts only observed runs)",
+            plural(recorded, "recorded receipt", "recorded receipts")
+        ),
+        Accept::RunBy(names) if names.is_empty() => " (no receipt counts: the run-by observers named by this revision's .gitreceipts and by the trusted one have none in common)".to_owned(),
+        Accept::RunBy(_) if observers.is_empty() => format!(
+            " (no receipt counts: accept = {} names no signer that the trusted .gitreceipts declares observer = true)",
+            crate::text::escape(&accept.to_string())
+        ),
+        Accept::RunBy(_) if recorded + unobserved == 0 => String::new(),
+        Accept::RunBy(_) => {
+            let mut parts = Vec::new();
+            if recorded > 0 {
+                parts.push(plural(recorded, "recorded receipt", "recorded receipts"));
+            }
+            if unobserved > 0 {
+                parts.push(plural(unobserved, "run by another signer", "runs by other signers"));
+            }
+            format!(
+                " ({} ignored: accept = {} counts only runs signed by an observer it names)",
+                parts.join(" and "),
+                crate::text::escape(&accept.to_string())
+            )
+        }
+    }
+}
+
+/// A notice for `accept = run-by:NAMES` naming some (not all) observers the
+/// trusted rules do not declare: only the others' runs count.
+fn undeclared_observers_notice(
+    accept: &Accept,
+    observers: &crate::trust::Observers,
+) -> Option<String> {
+    if observers.undeclared.is_empty() || observers.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "accept = {}: the trusted .gitreceipts declares no observer named {}, so only the others' runs count",
+        crate::text::escape(&accept.to_string()),
+        crate::text::escape(&observers.undeclared.join(", "))
+    ))
 }
 
 impl Evaluation<'_> {
@@ -349,8 +418,16 @@ impl Evaluation<'_> {
             {
                 continue;
             }
-            if !self.accept.counts(b.result.mode) {
+            if !self.accept.counts_mode(b.result.mode) {
                 self.recorded_ignored.insert(r.id().to_owned());
+                continue;
+            }
+            // by a key the trusted rules declare an observer of those named
+            // (the signature is checked below, under that same key)
+            if matches!(self.accept, Accept::RunBy(_))
+                && !self.observers.include(&r.signature().key)
+            {
+                self.unobserved_ignored.insert(r.id().to_owned());
                 continue;
             }
             // untrusted, revoked, out of its window or badly signed: counts for nothing

@@ -272,6 +272,31 @@ impl TrustSet {
             .collect()
     }
 
+    /// The keys whose runs satisfy `accept = run-by:NAMES`: the keys of the
+    /// `[signer]`s named in `names` that a contract of this set (the trusted
+    /// rules, never the revision judged) declares `observer = true`. Whether a
+    /// receipt by one counts is still up to [`TrustSet::check`] (revocation,
+    /// validity window, signature).
+    pub fn observer_keys(&self, names: &[String]) -> Observers {
+        let mut out = Observers::default();
+        for name in names {
+            let mut found = false;
+            for s in self
+                .contracts
+                .iter()
+                .flat_map(|(c, _)| c.signers.iter())
+                .filter(|s| s.observer && s.name == *name)
+            {
+                out.digests.insert(s.key.fingerprint_digest());
+                found = true;
+            }
+            if !found {
+                out.undeclared.push(name.clone());
+            }
+        }
+        out
+    }
+
     /// Add every signer of a contract. Each key is hashed (for lookups by
     /// fingerprint and writer id); its entry is made when first looked up.
     pub fn add_contract(&mut self, contract: impl Into<std::sync::Arc<Contract>>) {
@@ -446,6 +471,28 @@ impl TrustSet {
     /// All keys.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &Trusted> {
         self.order.iter().map(|&slot| self.entry(slot))
+    }
+}
+
+/// The keys of the observers an `accept = run-by:NAMES` names, as the trusted
+/// rules declare them ([`TrustSet::observer_keys`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observers {
+    /// Their fingerprint digests.
+    digests: std::collections::HashSet<[u8; 32]>,
+    /// The names no trusted `[signer]` declared `observer = true` goes by.
+    pub undeclared: Vec<String>,
+}
+
+impl Observers {
+    /// Whether the key with this OpenSSH fingerprint is one of them.
+    pub fn include(&self, fingerprint: &str) -> bool {
+        crate::sign::fingerprint_digest_of(fingerprint).is_some_and(|d| self.digests.contains(&d))
+    }
+
+    /// Whether there is none: no receipt can count.
+    pub fn is_empty(&self) -> bool {
+        self.digests.is_empty()
     }
 }
 
@@ -922,6 +969,7 @@ mod tests {
             valid_after: None,
             valid_before: None,
             revoked,
+            observer: false,
         };
         let contract = Contract {
             signers: vec![signer(&k, true), signer(&other, false)],
@@ -954,6 +1002,7 @@ mod tests {
                     valid_after: None,
                     valid_before: None,
                     revoked: false,
+                    observer: false,
                 })
                 .collect(),
             ..Contract::default()

@@ -112,7 +112,7 @@ enum Tip {
     /// In the range, at this row.
     Row(usize),
     /// Outside the range (an empty range, or a tip not listed by it).
-    Apart(RevReport),
+    Apart(Box<RevReport>),
 }
 
 /// Everything the page shows, gathered before a byte of HTML is written.
@@ -208,7 +208,7 @@ pub fn cmd_report(ctx: &Context, args: ReportArgs) -> Result<ExitCode> {
     // the tip is usually the range's first row; evaluated apart when it is not
     let tip = match rows.iter().position(|r| r.commit == tip_commit) {
         Some(i) => Tip::Row(i),
-        None => Tip::Apart(evaluate(tip_commit)?),
+        None => Tip::Apart(Box::new(evaluate(tip_commit)?)),
     };
     let tip_states = match &tip {
         Tip::Row(i) => &rows[*i].report.states,

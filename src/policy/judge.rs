@@ -6,7 +6,9 @@
 //!
 //! - a check required there stays required here; one no longer declared here
 //!   reads missing ([`Reason::RequiredButUndeclared`]);
-//! - a check that accepts only observed runs (`accept = run`) there does so here;
+//! - a check that accepts only observed runs (`accept = run`), or only runs by
+//!   named observers (`accept = run-by:NAMES`), there does so here
+//!   ([`tighten_accept`]; [`Reason::AcceptTightened`]);
 //! - each review is the stricter of the two definitions ([`effective_reviews`]);
 //! - what a branch changed of a required check or a review is told
 //!   ([`Reason::CheckRedefined`], [`Reason::ReviewRedefined`]).
@@ -84,6 +86,10 @@ pub struct Options {
     /// The judging clock (Unix ms): quarantines expire by it
     /// ([`crate::quarantine`]).
     pub now_ms: u64,
+    /// Judge as for a protected branch: each check accepts what its
+    /// `accept-protected` says (the server's pre-receive hook, a push to a
+    /// protected branch, `gate --protected`); otherwise what `accept` says.
+    pub protected: bool,
 }
 
 impl Options {
@@ -92,6 +98,7 @@ impl Options {
         Ok(Options {
             walk_limit: walk_limit(store)?,
             now_ms: crate::clock::now_ms(),
+            protected: false,
         })
     }
 }
@@ -108,6 +115,18 @@ pub enum Reason {
         check: String,
         /// The trusted revision, as the baseline names it.
         trusted: String,
+    },
+    /// A check whose `accept` (or `accept-protected`) here counts receipts
+    /// that the trusted revision's does not: what both accept is evaluated.
+    AcceptTightened {
+        /// The check.
+        check: String,
+        /// The trusted revision, as the baseline names it.
+        trusted: String,
+        /// What `.gitreceipts` here accepts (`any`, `run`, `run-by:NAMES`).
+        here: String,
+        /// What is evaluated.
+        evaluated: String,
     },
     /// A required check whose `run`, `path` or `env` here differs from the
     /// trusted revision's: the definition here is the one evaluated.
@@ -174,6 +193,7 @@ impl Reason {
         match self {
             Reason::RequiredButUndeclared { .. } => "required-but-undeclared",
             Reason::CheckRedefined { .. } => "check-redefined",
+            Reason::AcceptTightened { .. } => "accept-tightened",
             Reason::ReviewRedefined { .. } => "review-redefined",
             Reason::ReviewPathMatchesNothing { .. } => "review-path-matches-nothing",
             Reason::Differential(_) => "differential",
@@ -190,6 +210,17 @@ impl std::fmt::Display for Reason {
             Reason::RequiredButUndeclared { trusted, .. } => write!(
                 f,
                 "required at {trusted} but no longer declared in .gitreceipts here"
+            ),
+            Reason::AcceptTightened {
+                check,
+                trusted,
+                here,
+                evaluated,
+            } => write!(
+                f,
+                "check {check:?} accepts {} here, more than {trusted} accepts: accept = {} is evaluated",
+                crate::text::escape(here),
+                crate::text::escape(evaluated)
             ),
             Reason::CheckRedefined {
                 check,
@@ -434,6 +465,21 @@ pub struct Judgement {
     /// The walk limit the states were decided with (`receipt.walkLimit`): what
     /// is signed of them (`gate --record`) is decided with the same.
     pub walk_limit: usize,
+    /// Which receipts each check counted (its name, the accept evaluated:
+    /// `accept-protected` for a protected branch, held to the trusted
+    /// revision's; [`tighten_accept`]).
+    pub accepts: Vec<(String, Accept)>,
+}
+
+impl Judgement {
+    /// Which receipts check `name` counted (`any` for one not judged here).
+    pub fn accept_of(&self, name: &str) -> &Accept {
+        const ANY: &Accept = &Accept::Any;
+        self.accepts
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(ANY, |(_, a)| a)
+    }
 }
 
 /// How far `status`, `gate` and the hooks walk back: `receipt.walkLimit`
@@ -483,24 +529,51 @@ pub fn effective_reviews(here: &Contract, trusted: Option<&Contract>) -> Vec<Rev
     out
 }
 
-/// `contract` with every check that accepts only observed runs at the trusted
-/// revision (`accept = run` in `trusted`) doing so here too: a branch cannot let
-/// a recorded result count by editing the file it is judged by. Copied (from the
-/// parsed contract every caller shares) only when it changes.
-pub fn tighten_accept(contract: &mut Arc<Contract>, trusted: &Contract) {
-    let tightened = |check: &CheckDef| {
-        check.accept != Accept::Run
-            && trusted
-                .check(&check.name)
-                .is_some_and(|was| was.accept == Accept::Run)
-    };
-    if contract.checks.iter().any(tightened) {
-        for check in Arc::make_mut(contract).checks.iter_mut() {
-            if tightened(check) {
-                check.accept = Accept::Run;
-            }
+/// `contract` with each check's `accept` the one it is judged by: its
+/// `accept-protected` when judged for a protected branch (`protected`), else
+/// its `accept`; and, against a trusted revision (`trusted`, with its label),
+/// only what the trusted rules accept as well ([`Accept::meet`], the same
+/// choice of key there): a branch cannot let a recorded result count, drop
+/// `run-by`, or name other observers by editing the file it is judged by.
+/// Which keys the observers' names stand for is never read from `contract`
+/// (see [`crate::trust::TrustSet::observer_keys`]). Each check whose accept
+/// here was looser is a [`Reason::AcceptTightened`]. Copied (from the parsed
+/// contract every caller shares) only when it changes.
+pub fn tighten_accept(
+    contract: &mut Arc<Contract>,
+    trusted: Option<(&Contract, &str)>,
+    protected: bool,
+) -> Vec<Reason> {
+    let evaluated = |check: &CheckDef| {
+        let here = check.accept_for(protected);
+        match trusted.and_then(|(t, _)| t.check(&check.name)) {
+            Some(was) => here.meet(was.accept_for(protected)),
+            None => here.clone(),
         }
+    };
+    let changes =
+        |check: &CheckDef| check.accept_protected.is_some() || check.accept != evaluated(check);
+    let mut reasons = Vec::new();
+    if !contract.checks.iter().any(changes) {
+        return reasons;
     }
+    for check in Arc::make_mut(contract).checks.iter_mut() {
+        let accept = evaluated(check);
+        let here = check.accept_for(protected);
+        if let Some((_, label)) = trusted
+            && *here != accept
+        {
+            reasons.push(Reason::AcceptTightened {
+                check: check.name.clone(),
+                trusted: label.to_owned(),
+                here: here.to_string(),
+                evaluated: accept.to_string(),
+            });
+        }
+        check.accept = accept;
+        check.accept_protected = None;
+    }
+    reasons
 }
 
 /// Each review's state at `commit` (tree `tree`) as a row beside the checks,
@@ -757,9 +830,16 @@ pub fn judge(
     let trusted = trusted_revision(store, commit, trust, baseline)?
         .map(|(c, label)| Ok::<_, PolicyError>((contract_at(store, c, &label)?, label)))
         .transpose()?;
-    if let Some((trusted_contract, _)) = &trusted {
-        tighten_accept(&mut contract, trusted_contract);
-    }
+    let tightened = tighten_accept(
+        &mut contract,
+        trusted.as_ref().map(|(c, label)| (&**c, label.as_str())),
+        opts.protected,
+    );
+    let accepts = contract
+        .checks
+        .iter()
+        .map(|c| (c.name.clone(), c.accept.clone()))
+        .collect();
     let walk_limit = opts.walk_limit;
     let fopts = freshness::Options { walk_limit };
     let outcomes = match rev.tree {
@@ -827,7 +907,12 @@ pub fn judge(
         notices: Vec::new(),
         reasons,
         walk_limit,
+        accepts,
     };
+    for reason in tightened {
+        judgement.notices.push(reason.to_string());
+        judgement.reasons.push(reason);
+    }
     // what the decisions passed over, by check, for the reader to see
     for s in &judgement.states {
         for n in &s.notices {

@@ -89,6 +89,8 @@ pub enum PolicyError {
 }
 
 #[cfg(test)]
+mod observer_tests;
+#[cfg(test)]
 mod results_tests;
 #[cfg(test)]
 mod tests;

@@ -136,6 +136,7 @@ fn judged_at(
         Options {
             walk_limit: DEFAULT_WALK_LIMIT,
             now_ms,
+            protected: false,
         },
     )
     .unwrap()

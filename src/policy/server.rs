@@ -876,13 +876,12 @@ pub fn judge_update(
             tree: None,
             contract: Some(contract),
         };
-        judge(
-            store,
-            &revision,
-            &trust,
-            &baseline,
-            Options::from_config(store)?,
-        )
+        // a protected branch: each check accepts what `accept-protected` says
+        let opts = Options {
+            protected: true,
+            ..Options::from_config(store)?
+        };
+        judge(store, &revision, &trust, &baseline, opts)
     });
     let judgement = match judged {
         Ok(j) => j,

@@ -69,6 +69,7 @@ fn judgement(states: Vec<CheckState>, undecided: Vec<Undecided>) -> Judgement {
         notices: Vec::new(),
         reasons: Vec::new(),
         walk_limit: DEFAULT_WALK_LIMIT,
+        accepts: Vec::new(),
     }
 }
 
@@ -176,7 +177,14 @@ pub(super) fn run_of(
 
 /// A receipt of check `name` (as `.gitreceipts` at `commit` declares it) on
 /// `commit`, by `key`, passing or not, run or recorded.
-fn record(store: &Store, key: &SigningKey, commit: ObjectId, name: &str, passed: bool, mode: Mode) {
+pub(super) fn record(
+    store: &Store,
+    key: &SigningKey,
+    commit: ObjectId,
+    name: &str,
+    passed: bool,
+    mode: Mode,
+) {
     let (_, spec, subject, obs) = run_of(store, commit, name, if passed { 0 } else { 1 });
     let writer = writer_id(key.public(), "default");
     crate::recorder::store_receipt(store, &writer, key, &spec, subject, &obs, mode).unwrap();
@@ -417,9 +425,18 @@ fn accept_run_at_the_trusted_revision_holds_here_and_a_contract_is_copied_only_w
         "[check \"a\"]\n\trun = true\n[check \"b\"]\n\trun = true\n[check \"c\"]\n\trun = true\n",
     ));
     let shared = here.clone();
-    tighten_accept(&mut here, &trusted);
-    let accepts: Vec<Accept> = here.checks.iter().map(|c| c.accept).collect();
+    let reasons = tighten_accept(&mut here, Some((&trusted, "T")), false);
+    let accepts: Vec<Accept> = here.checks.iter().map(|c| c.accept.clone()).collect();
     assert_eq!(accepts, [Accept::Run, Accept::Any, Accept::Any]);
+    assert_eq!(
+        reasons,
+        [Reason::AcceptTightened {
+            check: "a".into(),
+            trusted: "T".into(),
+            here: "any".into(),
+            evaluated: "run".into(),
+        }]
+    );
     assert_eq!(
         shared.checks[0].accept,
         Accept::Any,
@@ -427,12 +444,16 @@ fn accept_run_at_the_trusted_revision_holds_here_and_a_contract_is_copied_only_w
     );
     // nothing to tighten: the very same contract
     let mut again = shared.clone();
-    tighten_accept(&mut again, &contract("[check \"a\"]\n\trun = true\n"));
+    tighten_accept(
+        &mut again,
+        Some((&contract("[check \"a\"]\n\trun = true\n"), "T")),
+        false,
+    );
     assert!(Arc::ptr_eq(&again, &shared));
     // already run here: nothing to copy either
     let mut run = Arc::new(contract("[check \"a\"]\n\trun = true\n\taccept = run\n"));
     let before = run.clone();
-    tighten_accept(&mut run, &trusted);
+    assert!(tighten_accept(&mut run, Some((&trusted, "T")), false).is_empty());
     assert!(Arc::ptr_eq(&run, &before));
 }
 
@@ -469,6 +490,15 @@ fn reasons_have_stable_codes_and_json_carries_their_fields() {
             },
             "review-path-matches-nothing",
         ),
+        (
+            Reason::AcceptTightened {
+                check: "t".into(),
+                trusted: "T".into(),
+                here: "any".into(),
+                evaluated: "run-by:ci".into(),
+            },
+            "accept-tightened",
+        ),
     ];
     for (reason, code) in &cases {
         assert_eq!(reason.code(), *code);
@@ -481,6 +511,10 @@ fn reasons_have_stable_codes_and_json_carries_their_fields() {
     assert_eq!(
         cases[3].0.to_string(),
         "path \"nope\" of the review matches nothing at this revision, so an approval covers nothing there"
+    );
+    assert_eq!(
+        cases[4].0.to_string(),
+        "check \"t\" accepts any here, more than T accepts: accept = run-by:ci is evaluated"
     );
 }
 

@@ -247,6 +247,7 @@ fn section_3_a_key_given_twice_is_held_to_every_entry_nothing_is_widened() {
             valid_after: Some(T0),
             valid_before: None,
             revoked: false,
+            observer: false,
         }],
         ..Contract::default()
     });
@@ -263,6 +264,7 @@ fn section_3_a_key_given_twice_is_held_to_every_entry_nothing_is_widened() {
             valid_after: None,
             valid_before: Some(T0),
             revoked: true,
+            observer: false,
         }],
         ..Contract::default()
     });
@@ -297,6 +299,7 @@ fn section_2_the_default_branch_tip_restricts_and_never_adds_trust() {
         valid_after: None,
         valid_before: before,
         revoked,
+        observer: false,
     };
     t.restrict(&Contract {
         signers: vec![
