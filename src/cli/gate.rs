@@ -13,7 +13,7 @@ use git_receipt::freshness::CheckState;
 use git_receipt::policy::Require;
 
 use super::status::Fix as _;
-use super::status::{Baseline, evaluate_rev_trusting, render_rows_named, state_json};
+use super::status::{Baseline, evaluate_rev_for, render_rows_named, state_json};
 use super::{Context, colour};
 use git_receipt::text::escape;
 
@@ -34,10 +34,15 @@ use git_receipt::text::escape;
 /// required check and review), so a release job can require "CI accepted exactly
 /// this tree" with --accepted-by, without deciding again.
 ///
+/// With --protected, each check counts what its accept-protected says (for
+/// example `accept-protected = run-by:ci`: only runs by CI's observer key), as
+/// the server's hook does for a protected branch; otherwise what accept says.
+///
 /// Examples:
 ///
 ///     git receipt gate HEAD --verify --record
 ///     git receipt gate v1.2.0 --accepted-by ci
+///     git receipt gate HEAD --trust origin/main --protected
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct GateArgs {
@@ -58,6 +63,10 @@ pub struct GateArgs {
     /// Sign the decision as an acceptance receipt on your chain (also when rejected).
     #[arg(long, conflicts_with = "accepted_by")]
     pub record: bool,
+    /// Judge as for a protected branch: each check accepts what its
+    /// accept-protected says in .gitreceipts (default: its accept).
+    #[arg(long, conflicts_with = "accepted_by")]
+    pub protected: bool,
     /// Pass when each named signer ([signer] name or key fingerprint) has a
     /// trusted acceptance of exactly each revision's tree; do not decide again.
     #[arg(long, value_delimiter = ',', value_name = "SIGNER")]
@@ -154,7 +163,8 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     // fingerprint every [signer] key to print nothing
     let mut names: Option<super::SignerNames> = None;
     for rev in &revs {
-        let mut report = evaluate_rev_trusting(ctx, &store, rev, trust.as_ref(), &baseline)?;
+        let mut report =
+            evaluate_rev_for(ctx, &store, rev, trust.as_ref(), &baseline, args.protected)?;
         for notice in &report.notices {
             eprintln!("git-receipt: notice: {}: {}", escape(rev), escape(notice));
         }

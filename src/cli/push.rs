@@ -9,6 +9,7 @@ use git_receipt::sync::{self, LogPolicy, PushOutcome};
 
 use super::Context;
 use super::status::Fix as _;
+use super::status::RunCommand as _;
 
 /// Push this clone's receipt chains and notes to a remote.
 ///
@@ -178,9 +179,11 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
 /// What each pushed ref (remote ref name, local commit) lacks: fresh receipts
 /// for its required checks, as the lines of a refusal (empty when all is well).
 ///
-/// Required reviews count only for a push to one of `reviewed` (remote ref names):
-/// a feature branch is pushed in order to be reviewed, the branch it merges into
-/// is not.
+/// A push to one of `reviewed` (remote ref names: `receipt.protectedBranch`, else
+/// the remote's HEAD branch) is a push to a protected branch: its required
+/// reviews count (a feature branch is pushed in order to be reviewed, the branch
+/// it merges into is not), and each check accepts what its `accept-protected`
+/// says.
 pub(super) fn lacking_receipts(
     ctx: &Context,
     store: &git_receipt::store::Store,
@@ -190,15 +193,22 @@ pub(super) fn lacking_receipts(
     let mut refused = String::new();
     let mut names = None;
     for (r, local) in pushed {
-        let reviews_count = git_receipt::policy::push::reviews_due(reviewed, r);
+        let protected = git_receipt::policy::push::reviews_due(reviewed, r);
         let local = *local;
-        let report = super::status::evaluate_rev(ctx, store, &local.to_string())?;
+        // A push to a protected branch is judged as one (`accept-protected`).
+        let report = super::status::evaluate_rev_for(
+            ctx,
+            store,
+            &local.to_string(),
+            None,
+            &super::status::Baseline::Own,
+            protected,
+        )?;
         // Reviews hold only for a protected branch: a feature branch is pushed
         // in order to be reviewed. The server's pre-receive hook holds its own
         // protected branches to them whatever this clone says.
-        let verdict = report.verdict(&git_receipt::policy::Require::MarkedChecks {
-            reviews: reviews_count,
-        });
+        let verdict =
+            report.verdict(&git_receipt::policy::Require::MarkedChecks { reviews: protected });
         if let Some(u) = verdict.undecided.first() {
             refused.push_str(&format!(
                 "{r} ({}): cannot decide {}: {}\n",
@@ -228,7 +238,9 @@ pub(super) fn lacking_receipts(
                         "  fix: a reviewer runs git receipt review {} --approve --name {review}, then pushes the review\n",
                         local.to_hex_with_len(12)
                     )),
-                    None => refused.push_str(&format!("  fix: git receipt run {}\n", s.name)),
+                    None => {
+                        refused.push_str(&format!("  fix: {}\n", report.run_command(&s.name)))
+                    }
                 }
             }
         }

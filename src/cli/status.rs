@@ -99,20 +99,39 @@ impl Fix for RevReport {
             )
         } else if s.state == State::Failed {
             // rerunning a failing check only fails again: the fix is in the code
+            let run = self.run_command(&s.name);
             match &s.decider {
                 Some(d) if d.receipt.body().result.log.is_some() => format!(
-                    "fix what made {} fail (its log: git receipt show --log {}), then git receipt run {}",
+                    "fix what made {} fail (its log: git receipt show --log {}), then {run}",
                     s.name,
                     short_id(d.receipt.id()),
-                    s.name
                 ),
-                _ => format!(
-                    "fix what made {} fail, then git receipt run {}",
-                    s.name, s.name
-                ),
+                _ => format!("fix what made {} fail, then {run}", s.name),
             }
         } else {
-            format!("git receipt run {}", s.name)
+            self.run_command(&s.name)
+        }
+    }
+}
+
+/// The command whose receipt would count for check `name`, in words: `git
+/// receipt run NAME`, run by an observer it names for `accept = run-by:NAMES`.
+pub(super) trait RunCommand {
+    fn run_command(&self, name: &str) -> String;
+}
+
+impl RunCommand for RevReport {
+    fn run_command(&self, name: &str) -> String {
+        use git_receipt::contract::Accept;
+        match self.accept_of(name) {
+            Accept::RunBy(names) if names.is_empty() => format!(
+                "no run counts until accept = run-by in .gitreceipts here names an observer that the trusted revision's names too; then that observer runs git receipt run {name}"
+            ),
+            Accept::RunBy(names) => format!(
+                "{} runs git receipt run {name}",
+                escape(&names.join(" or "))
+            ),
+            _ => format!("git receipt run {name}"),
         }
     }
 }
@@ -140,17 +159,30 @@ pub(super) fn evaluate_rev_trusting(
     trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
     baseline: &Baseline,
 ) -> Result<RevReport> {
+    evaluate_rev_for(ctx, store, rev, trust_override, baseline, false)
+}
+
+/// [`evaluate_rev_trusting`], judged as for a protected branch when
+/// `protected` (each check accepts what its `accept-protected` says).
+pub(super) fn evaluate_rev_for(
+    ctx: &Context,
+    store: &Store,
+    rev: &str,
+    trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
+    baseline: &Baseline,
+    protected: bool,
+) -> Result<RevReport> {
     let commit = store.resolve_commit(rev)?;
     let contract = contract_at(store, commit, rev)?;
     evaluate_with(
         ctx,
         store,
         rev,
-        commit,
+        (commit, None),
         contract,
-        None,
         trust_override,
         baseline,
+        protected,
     )
 }
 
@@ -169,27 +201,28 @@ pub(super) fn evaluate_commit_trusting(
         ctx,
         store,
         &rev,
-        commit,
+        (commit, None),
         contract,
-        None,
         trust_override,
         baseline,
+        false,
     )
 }
 
 /// Judge `contract`'s checks at `commit`, or at `tree` on top of it (the work
 /// tree), with the trust and baseline as [`evaluate_rev_trusting`] takes them:
-/// the override, or the reader's trust for `commit` ([`Context::trust_for`]).
+/// the override, or the reader's trust for `commit` ([`Context::trust_for`]);
+/// as for a protected branch when `protected`.
 #[allow(clippy::too_many_arguments)]
 fn evaluate_with(
     ctx: &Context,
     store: &Store,
     rev: &str,
-    commit: gix::ObjectId,
+    (commit, tree): (gix::ObjectId, Option<gix::ObjectId>),
     contract: std::sync::Arc<Contract>,
-    tree: Option<gix::ObjectId>,
     trust_override: Option<&(git_receipt::trust::TrustSet, String)>,
     baseline: &Baseline,
+    protected: bool,
 ) -> Result<RevReport> {
     let trust = match trust_override {
         Some((t, d)) => Trust::given(t.clone(), d.clone()),
@@ -208,7 +241,10 @@ fn evaluate_with(
         tree,
         contract: Some(contract),
     };
-    let opts = policy::Options::from_config(store)?;
+    let opts = policy::Options {
+        protected,
+        ..policy::Options::from_config(store)?
+    };
     Ok(policy::judge(store, &revision, &trust, baseline, opts)?)
 }
 
@@ -414,11 +450,11 @@ fn work_tree_report(
         ctx,
         store,
         "the work tree",
-        commit,
+        (commit, work.tree),
         contract,
-        work.tree,
         trust.as_ref(),
         baseline,
+        false,
     )?;
     // the evaluation names the commit it sits on; what it judged is the work tree
     let own = format!("{}'s inputs", commit.to_hex_with_len(7));

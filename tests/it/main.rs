@@ -46,6 +46,7 @@ mod keys;
 mod logs;
 mod mcp;
 mod no_identity;
+mod observers;
 mod openssh_and_help;
 mod parity;
 mod pre_commit;
