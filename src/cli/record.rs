@@ -11,6 +11,7 @@ use git_receipt::runner::{Captured, Observation, capture, now_ms};
 
 use super::run::{TAIL_BYTES, resolve_check};
 use super::{Context, short_id};
+use git_receipt::text::escape;
 
 /// Write a receipt for a check whose result was produced elsewhere
 ///
@@ -22,9 +23,14 @@ use super::{Context, short_id};
 /// Keep the log outside the work tree, or the receipt records uncommitted
 /// changes (the log itself).
 ///
-/// Example:
+/// With --expect-commit REV, nothing is recorded unless the receipt would name
+/// REV's commit (HEAD's commit is what it names): a CI step that passes the
+/// commit it was started for cannot record a result against another checkout.
+///
+/// Examples:
 ///
 ///     cargo test > /tmp/test.log 2>&1; git receipt record test --exit-code $? --log /tmp/test.log
+///     git receipt record test --exit-code 0 --expect-commit "$GITHUB_SHA"
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RecordArgs {
@@ -42,14 +48,41 @@ pub struct RecordArgs {
     /// Why the result is not a plain exit code (makes the receipt failed).
     #[arg(long, default_value = "")]
     pub detail: String,
+    /// Refuse, recording nothing, unless HEAD's commit (the one the receipt
+    /// names) is this revision's commit.
+    #[arg(long, value_name = "REV")]
+    pub expect_commit: Option<String>,
     /// An ad hoc command (what ran), for a check not declared in .gitreceipts.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
+/// Refuse when the receipt would name commit `names` rather than `expected`
+/// (what `rev` names): the error says both and what to do.
+fn expect_commit(rev: &str, expected: gix::ObjectId, names: gix::ObjectId) -> Result<()> {
+    if expected == names {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "--expect-commit {} is commit {expected}, but HEAD is commit {names}, which the receipt would name: nothing was recorded\nhint: check out the expected commit first (git checkout --detach {expected}), or pass --expect-commit the commit that was tested",
+        escape(rev)
+    )
+}
+
 /// Record the result.
 pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
+    // before anything is made or written (a key, a tree, a receipt)
+    let expected = match &args.expect_commit {
+        Some(rev) => {
+            let expected = store
+                .resolve_commit(rev)
+                .with_context(|| format!("--expect-commit {}", escape(rev)))?;
+            expect_commit(rev, expected, store.resolve_commit("HEAD")?)?;
+            Some((rev, expected))
+        }
+        None => None,
+    };
     let (check, _, _) = resolve_check(ctx, &store, &args.name, &args.command, &[], &[])?;
     if let Some(a) = check.assertions.first() {
         anyhow::bail!(
@@ -78,6 +111,10 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     // A clock that may not sign refuses before anything is written.
     store.check_signing_clock(&writer)?;
     let subject = recorder::subject_now(&store, &check)?;
+    if let Some((rev, expected)) = expected {
+        // HEAD may have moved since it was compared
+        expect_commit(rev, expected, subject.commit)?;
+    }
     super::run::warn_paths_matching_nothing(&store, &check, subject.tree)?;
     super::run::warn_unmarked(&subject.unmarked);
     let obs = Observation {

@@ -137,7 +137,11 @@ fn a_protected_branch_refuses_a_developers_run_until_cis_observed_run_while_a_to
     // not observe counts no more than anyone's
     let c = clone(&ci, &bare, "ci");
     ci.git_ok(&c, &["checkout", "-q", "--detach", "origin/topic"]);
-    ci.receipt_ok(&c, &["record", "test", "--exit-code", "0"]);
+    let expect = ["--expect-commit", change.as_str()];
+    ci.receipt_ok(
+        &c,
+        &[&["record", "test", "--exit-code", "0"][..], &expect].concat(),
+    );
     let ci_chain = chain(&ci, &c);
     let r = raw_push(&ci, &c, &[&ci_chain]);
     assert_eq!(r.code, 0, "{r}");
@@ -203,4 +207,83 @@ fn a_pushed_branch_that_declares_its_own_key_an_observer_gains_nothing() {
         "the tightening is told: {r}"
     );
     assert!(r.stderr.contains("1 run by another signer ignored"), "{r}");
+}
+
+#[test]
+fn record_expect_commit_refuses_another_commit_and_records_nothing() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&dir, &["run", "docs"]);
+    let chain = chain(&env, &dir);
+    let before = env.git_ok(&dir, &["rev-parse", &chain]);
+    let head = env.git_ok(&dir, &["rev-parse", "HEAD"]);
+    let parent = env.git_ok(&dir, &["rev-parse", "HEAD~1"]);
+    let r = env.receipt(
+        &dir,
+        &[
+            "record",
+            "test",
+            "--exit-code",
+            "0",
+            "--expect-commit",
+            "HEAD~1",
+        ],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "--expect-commit HEAD~1 is commit {parent}, but HEAD is commit {head}, which the receipt would name: nothing was recorded"
+        )),
+        "names both commits: {r}"
+    );
+    assert!(
+        r.stderr
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("hint: check out the expected commit first")),
+        "ends with the fix: {r}"
+    );
+    assert_eq!(
+        env.git_ok(&dir, &["rev-parse", &chain]),
+        before,
+        "nothing written"
+    );
+    // a name that is no commit here
+    let r = env.receipt(
+        &dir,
+        &[
+            "record",
+            "test",
+            "--exit-code",
+            "0",
+            "--expect-commit",
+            "no-such-rev",
+        ],
+    );
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("--expect-commit no-such-rev"), "{r}");
+    assert!(r.stderr.contains("hint: "), "{r}");
+    assert_eq!(
+        env.git_ok(&dir, &["rev-parse", &chain]),
+        before,
+        "nothing written"
+    );
+    // the commit it names: recorded, and the receipt names it
+    let r = env.receipt(
+        &dir,
+        &[
+            "record",
+            "test",
+            "--exit-code",
+            "0",
+            "--expect-commit",
+            &head,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r}");
+    assert_ne!(env.git_ok(&dir, &["rev-parse", &chain]), before);
+    let log = env.log_json(&dir);
+    let newest = log.iter().find(|r| r["check"] == "test").unwrap();
+    assert_eq!(newest["commit"], head.as_str(), "{newest}");
+    assert_eq!(newest["mode"], "recorded", "{newest}");
 }
