@@ -1227,26 +1227,23 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
             if declared.clone().any(|s| s.observer) {
                 continue;
             }
+            let name = crate::text::escape(&name);
             let (message, hint) = if declared.count() == 0 {
                 (
                     format!(
-                        "check {check:?}: run-by names {:?}, which is no [signer] of this file",
-                        crate::text::escape(&name)
+                        "check {check:?}: run-by names {name:?}, which is no [signer] of this file"
                     ),
                     format!(
-                        "declare the signer whose runs count, with observer = true:\n    [signer \"{}\"]\n        key = ssh-ed25519 AAAA...\n        observer = true",
-                        crate::text::escape(&name)
+                        "declare the signer whose runs count, with observer = true:\n    [signer \"{name}\"]\n        key = ssh-ed25519 AAAA...\n        observer = true"
                     ),
                 )
             } else {
                 (
                     format!(
-                        "check {check:?}: run-by names signer {:?}, which is not declared observer = true",
-                        crate::text::escape(&name)
+                        "check {check:?}: run-by names signer {name:?}, which is not declared observer = true"
                     ),
                     format!(
-                        "add observer = true under [signer \"{}\"] if its runs are to count (a key that runs what it signs, such as CI's)",
-                        crate::text::escape(&name)
+                        "add observer = true under [signer \"{name}\"] if its runs are to count (a key that runs what it signs, such as CI's)"
                     ),
                 )
             };

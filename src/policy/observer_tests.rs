@@ -62,6 +62,37 @@ fn test_state(
     (s, j)
 }
 
+/// A trusted `main` declaring the developer and CI (an observer) with the
+/// `accept` lines given, and a commit on top of it that changes a file.
+struct Scene {
+    dev: SigningKey,
+    ci: SigningKey,
+    repo: Repo,
+    store: Store,
+    trusted: ObjectId,
+    here: ObjectId,
+    trust: Trust,
+}
+
+fn scene(accept: &str) -> Scene {
+    let (dev, ci) = keys();
+    let repo = Repo::new();
+    let main = rules(&dev, &ci, true, accept);
+    let trusted = repo.commit(&[(".gitreceipts", &main)], "trusted");
+    let here = repo.commit(&[("src.txt", "change")], "change");
+    let store = repo.store();
+    let trust = trust_at(&store, trusted);
+    Scene {
+        dev,
+        ci,
+        repo,
+        store,
+        trusted,
+        here,
+        trust,
+    }
+}
+
 fn at(trusted: ObjectId) -> Baseline {
     Baseline::At {
         commit: trusted,
@@ -71,61 +102,53 @@ fn at(trusted: ObjectId) -> Baseline {
 
 #[test]
 fn a_developers_run_does_not_count_where_run_by_ci_is_required_and_cis_observed_run_does() {
-    let (dev, ci) = keys();
-    let repo = Repo::new();
-    let main = rules(&dev, &ci, true, "\taccept = run-by:ci\n");
-    let trusted = repo.commit(&[(".gitreceipts", &main)], "trusted");
-    let here = repo.commit(&[("src.txt", "change")], "change");
-    let store = repo.store();
-    let trust = trust_at(&store, trusted);
+    let sc = scene("\taccept = run-by:ci\n");
+    let (dev, ci, store, trusted, here, trust) =
+        (&sc.dev, &sc.ci, &sc.store, sc.trusted, sc.here, &sc.trust);
     for baseline in [Baseline::Own, at(trusted)] {
-        let (s, _) = test_state(&store, here, &trust, &baseline, false);
+        let (s, _) = test_state(store, here, trust, &baseline, false);
         assert_eq!(s.state, State::Missing, "{baseline:?}: {}", s.reason);
     }
-    record(&store, &dev, here, "test", true, Mode::Run);
-    let (s, _) = test_state(&store, here, &trust, &at(trusted), false);
-    assert_eq!(s.state, State::Missing, "{}", s.reason);
-    assert!(
-        s.reason.ends_with(
-            "(1 run by another signer ignored: accept = run-by:ci counts only runs signed by an observer it names)"
+    // (who signs, how it was obtained, what the reason then ends with)
+    let passed_over = [
+        (
+            &dev,
+            Mode::Run,
+            "(1 run by another signer ignored: accept = run-by:ci counts only runs signed by an observer it names)",
         ),
-        "{}",
-        s.reason
-    );
-    // CI's word for a result it did not observe counts no more than anyone's
-    record(&store, &ci, here, "test", true, Mode::Record);
-    let (s, _) = test_state(&store, here, &trust, &at(trusted), false);
-    assert_eq!(s.state, State::Missing, "{}", s.reason);
-    assert!(
-        s.reason.contains(
-            "(1 recorded receipt and 1 run by another signer ignored: accept = run-by:ci"
+        // CI's word for a result it did not observe counts no more than anyone's
+        (
+            &ci,
+            Mode::Record,
+            "(1 recorded receipt and 1 run by another signer ignored: accept = run-by:ci counts only runs signed by an observer it names)",
         ),
-        "{}",
-        s.reason
-    );
+    ];
+    for (by, mode, reason) in passed_over {
+        record(store, by, here, "test", true, mode);
+        let (s, _) = test_state(store, here, trust, &at(trusted), false);
+        assert_eq!(s.state, State::Missing, "{}", s.reason);
+        assert!(s.reason.ends_with(reason), "{}", s.reason);
+    }
     // CI's observed run decides, for every baseline
-    record(&store, &ci, here, "test", true, Mode::Run);
+    record(store, ci, here, "test", true, Mode::Run);
     for baseline in [Baseline::Own, at(trusted)] {
-        let (s, j) = test_state(&store, here, &trust, &baseline, false);
+        let (s, j) = test_state(store, here, trust, &baseline, false);
         assert_eq!(s.state, State::Present, "{baseline:?}: {}", s.reason);
         let decider = s.decider.unwrap();
         assert_eq!(decider.receipt.signature().key, ci.public().fingerprint());
         assert_eq!(j.accept_of("test").to_string(), "run-by:ci");
     }
     // and a failed observed run by CI fails: the developer's pass does not hide it
-    record(&store, &ci, here, "test", false, Mode::Run);
-    let (s, _) = test_state(&store, here, &trust, &at(trusted), false);
+    record(store, ci, here, "test", false, Mode::Run);
+    let (s, _) = test_state(store, here, trust, &at(trusted), false);
     assert_eq!(s.state, State::Failed, "{}", s.reason);
 }
 
 #[test]
 fn a_branch_that_makes_its_own_key_an_observer_or_drops_run_by_gains_nothing() {
-    let (dev, ci) = keys();
-    let repo = Repo::new();
-    let main = rules(&dev, &ci, true, "\taccept = run-by:ci\n");
-    let trusted = repo.commit(&[(".gitreceipts", &main)], "trusted");
-    let store = repo.store();
-    let trust = trust_at(&store, trusted);
+    let sc = scene("\taccept = run-by:ci\n");
+    let (dev, ci, repo, store, trusted, trust) =
+        (&sc.dev, &sc.ci, &sc.repo, &sc.store, sc.trusted, &sc.trust);
     let dev_observer = |accept: &str| {
         format!(
             "[signer \"dev\"]\n\tkey = {}\n\tobserver = true\n[signer \"ci\"]\n\tkey = {}\n\tobserver = true\n\
@@ -152,20 +175,20 @@ fn a_branch_that_makes_its_own_key_an_observer_or_drops_run_by_gains_nothing() {
         ),
         // CI's name on the developer's key
         (
-            rules(&ci, &dev, true, "\taccept = run-by:ci\n"),
+            rules(ci, dev, true, "\taccept = run-by:ci\n"),
             true,
             "run-by:ci",
             false,
         ),
-        (rules(&dev, &ci, true, ""), false, "run-by:ci", true),
+        (rules(dev, ci, true, ""), false, "run-by:ci", true),
         (
-            rules(&dev, &ci, true, "\taccept = run\n"),
+            rules(dev, ci, true, "\taccept = run\n"),
             false,
             "run-by:ci",
             true,
         ),
         (
-            rules(&dev, &ci, false, "\taccept-protected = any\n"),
+            rules(dev, ci, false, "\taccept-protected = any\n"),
             false,
             "run-by:ci",
             true,
@@ -177,9 +200,9 @@ fn a_branch_that_makes_its_own_key_an_observer_or_drops_run_by_gains_nothing() {
             &[(".gitreceipts", text), ("src.txt", &format!("change {i}"))],
             "the branch edits its rules",
         );
-        record(&store, &dev, here, "test", true, Mode::Run);
+        record(store, dev, here, "test", true, Mode::Run);
         for protected in [false, true] {
-            let (s, j) = test_state(&store, here, &trust, &at(trusted), protected);
+            let (s, j) = test_state(store, here, trust, &at(trusted), protected);
             assert_ne!(s.state, State::Present, "{text}: {}", s.reason);
             assert_eq!(j.accept_of("test").to_string(), *evaluated, "{text}");
             let told = j.reasons.iter().any(|r| {
@@ -194,7 +217,7 @@ fn a_branch_that_makes_its_own_key_an_observer_or_drops_run_by_gains_nothing() {
         // judged by its own rules (status, the pre-push hook), the observers'
         // keys still come from the trusted signers
         if *holds_alone {
-            let (s, _) = test_state(&store, here, &trust, &Baseline::Own, false);
+            let (s, _) = test_state(store, here, trust, &Baseline::Own, false);
             assert_ne!(s.state, State::Present, "{text}: {}", s.reason);
         }
     }
@@ -207,35 +230,31 @@ fn a_branch_that_makes_its_own_key_an_observer_or_drops_run_by_gains_nothing() {
         ],
         "dev only",
     );
-    record(&store, &ci, here, "test", true, Mode::Run);
-    let (s, _) = test_state(&store, here, &trust, &at(trusted), false);
+    record(store, ci, here, "test", true, Mode::Run);
+    let (s, _) = test_state(store, here, trust, &at(trusted), false);
     assert_eq!(s.state, State::Missing, "{}", s.reason);
     assert!(s.reason.contains("have none in common"), "{}", s.reason);
 }
 
 #[test]
 fn accept_protected_applies_only_when_judged_for_a_protected_branch() {
-    let (dev, ci) = keys();
-    let repo = Repo::new();
-    let main = rules(&dev, &ci, true, "\taccept-protected = run-by:ci\n");
-    let trusted = repo.commit(&[(".gitreceipts", &main)], "trusted");
-    let here = repo.commit(&[("src.txt", "change")], "change");
-    let store = repo.store();
-    let trust = trust_at(&store, trusted);
-    record(&store, &dev, here, "test", true, Mode::Run);
+    let sc = scene("\taccept-protected = run-by:ci\n");
+    let (dev, ci, store, trusted, here, trust) =
+        (&sc.dev, &sc.ci, &sc.store, sc.trusted, sc.here, &sc.trust);
+    record(store, dev, here, "test", true, Mode::Run);
     for baseline in [Baseline::Own, at(trusted)] {
-        let (topic, j) = test_state(&store, here, &trust, &baseline, false);
+        let (topic, j) = test_state(store, here, trust, &baseline, false);
         assert_eq!(topic.state, State::Present, "{}", topic.reason);
         assert_eq!(j.accept_of("test"), &crate::contract::Accept::Any);
-        let (protected, j) = test_state(&store, here, &trust, &baseline, true);
+        let (protected, j) = test_state(store, here, trust, &baseline, true);
         assert_eq!(protected.state, State::Missing, "{}", protected.reason);
         assert_eq!(j.accept_of("test").to_string(), "run-by:ci");
     }
-    record(&store, &ci, here, "test", true, Mode::Run);
-    let (protected, _) = test_state(&store, here, &trust, &at(trusted), true);
+    record(store, ci, here, "test", true, Mode::Run);
+    let (protected, _) = test_state(store, here, trust, &at(trusted), true);
     assert_eq!(protected.state, State::Present, "{}", protected.reason);
     // with none, accept-protected is accept
-    let c = contract(&rules(&dev, &ci, true, "\taccept = run-by:ci\n"));
+    let c = contract(&rules(dev, ci, true, "\taccept = run-by:ci\n"));
     assert_eq!(c.checks[0].accept_for(true).to_string(), "run-by:ci");
 }
 

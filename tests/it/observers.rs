@@ -33,28 +33,21 @@ fn seed(dev: &Env, ci: &Env) -> PathBuf {
 /// A bare clone of `seed` guarding `main` (the branch its HEAD names) with the
 /// pre-receive hook.
 fn guarded_server(env: &Env, seed: &Path) -> PathBuf {
-    let bare = env.path("server.git");
-    env.git_ok(
-        env.tmp.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            seed.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = clone_as(env, seed, "server.git", "--bare");
     env.receipt_ok(&bare, &["install-hooks", "--server"]);
     bare
 }
 
-fn clone(env: &Env, bare: &Path, rel: &str) -> PathBuf {
+/// `git clone -q HOW FROM` into `rel`.
+fn clone_as(env: &Env, from: &Path, rel: &str, how: &str) -> PathBuf {
     let dir = env.path(rel);
-    env.git_ok(
-        env.tmp.path(),
-        &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()],
-    );
+    let (from, to) = (from.to_str().unwrap(), dir.to_str().unwrap());
+    env.git_ok(env.tmp.path(), &["clone", "-q", how, from, to]);
     dir
+}
+
+fn clone(env: &Env, bare: &Path, rel: &str) -> PathBuf {
+    clone_as(env, bare, rel, "--origin=origin")
 }
 
 /// A push that skips the client's pre-push hook: only the server decides.
@@ -209,6 +202,12 @@ fn a_pushed_branch_that_declares_its_own_key_an_observer_gains_nothing() {
     assert!(r.stderr.contains("1 run by another signer ignored"), "{r}");
 }
 
+/// `record test --exit-code 0 --expect-commit REV` in `dir`.
+fn record_expecting(env: &Env, dir: &Path, rev: &str) -> Run {
+    let args = ["record", "test", "--exit-code", "0", "--expect-commit", rev];
+    env.receipt(dir, &args)
+}
+
 #[test]
 fn record_expect_commit_refuses_another_commit_and_records_nothing() {
     let env = Env::new();
@@ -218,17 +217,7 @@ fn record_expect_commit_refuses_another_commit_and_records_nothing() {
     let before = env.git_ok(&dir, &["rev-parse", &chain]);
     let head = env.git_ok(&dir, &["rev-parse", "HEAD"]);
     let parent = env.git_ok(&dir, &["rev-parse", "HEAD~1"]);
-    let r = env.receipt(
-        &dir,
-        &[
-            "record",
-            "test",
-            "--exit-code",
-            "0",
-            "--expect-commit",
-            "HEAD~1",
-        ],
-    );
+    let r = record_expecting(&env, &dir, "HEAD~1");
     assert_eq!(r.code, 2, "{r}");
     assert!(
         r.stderr.contains(&format!(
@@ -243,45 +232,18 @@ fn record_expect_commit_refuses_another_commit_and_records_nothing() {
             .is_some_and(|l| l.starts_with("hint: check out the expected commit first")),
         "ends with the fix: {r}"
     );
-    assert_eq!(
-        env.git_ok(&dir, &["rev-parse", &chain]),
-        before,
-        "nothing written"
-    );
+    let tip = || env.git_ok(&dir, &["rev-parse", &chain]);
+    assert_eq!(tip(), before, "nothing written");
     // a name that is no commit here
-    let r = env.receipt(
-        &dir,
-        &[
-            "record",
-            "test",
-            "--exit-code",
-            "0",
-            "--expect-commit",
-            "no-such-rev",
-        ],
-    );
+    let r = record_expecting(&env, &dir, "no-such-rev");
     assert_eq!(r.code, 2, "{r}");
     assert!(r.stderr.contains("--expect-commit no-such-rev"), "{r}");
     assert!(r.stderr.contains("hint: "), "{r}");
-    assert_eq!(
-        env.git_ok(&dir, &["rev-parse", &chain]),
-        before,
-        "nothing written"
-    );
+    assert_eq!(tip(), before, "nothing written");
     // the commit it names: recorded, and the receipt names it
-    let r = env.receipt(
-        &dir,
-        &[
-            "record",
-            "test",
-            "--exit-code",
-            "0",
-            "--expect-commit",
-            &head,
-        ],
-    );
+    let r = record_expecting(&env, &dir, &head);
     assert_eq!(r.code, 0, "{r}");
-    assert_ne!(env.git_ok(&dir, &["rev-parse", &chain]), before);
+    assert_ne!(tip(), before);
     let log = env.log_json(&dir);
     let newest = log.iter().find(|r| r["check"] == "test").unwrap();
     assert_eq!(newest["commit"], head.as_str(), "{newest}");
