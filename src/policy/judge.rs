@@ -22,7 +22,7 @@ use super::PolicyError;
 pub use super::contract::contract_at;
 use super::trust::Trust;
 pub use super::trust::trust_root_label;
-use crate::contract::{Accept, CheckDef, Contract, ReviewDef};
+use crate::contract::{Accept, Contract, ReviewDef};
 use crate::freshness::{self, CheckState, Decider, State, Undecided};
 use crate::store::Store;
 use crate::trust::{TrustOrigin, TrustSet, trust_root};
@@ -544,22 +544,14 @@ pub fn tighten_accept(
     trusted: Option<(&Contract, &str)>,
     protected: bool,
 ) -> Vec<Reason> {
-    let evaluated = |check: &CheckDef| {
+    let mut reasons = Vec::new();
+    let mut evaluated = Vec::with_capacity(contract.checks.len());
+    for check in &contract.checks {
         let here = check.accept_for(protected);
-        match trusted.and_then(|(t, _)| t.check(&check.name)) {
+        let accept = match trusted.and_then(|(t, _)| t.check(&check.name)) {
             Some(was) => here.meet(was.accept_for(protected)),
             None => here.clone(),
-        }
-    };
-    let changes =
-        |check: &CheckDef| check.accept_protected.is_some() || check.accept != evaluated(check);
-    let mut reasons = Vec::new();
-    if !contract.checks.iter().any(changes) {
-        return reasons;
-    }
-    for check in Arc::make_mut(contract).checks.iter_mut() {
-        let accept = evaluated(check);
-        let here = check.accept_for(protected);
+        };
         if let Some((_, label)) = trusted
             && *here != accept
         {
@@ -570,8 +562,18 @@ pub fn tighten_accept(
                 evaluated: accept.to_string(),
             });
         }
-        check.accept = accept;
-        check.accept_protected = None;
+        evaluated.push(accept);
+    }
+    // freshness reads only `accept`: `accept_protected` may stay as it is
+    if contract
+        .checks
+        .iter()
+        .zip(&evaluated)
+        .any(|(c, a)| c.accept != *a)
+    {
+        for (check, accept) in Arc::make_mut(contract).checks.iter_mut().zip(evaluated) {
+            check.accept = accept;
+        }
     }
     reasons
 }

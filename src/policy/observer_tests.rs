@@ -317,3 +317,43 @@ fn run_by_counts_nothing_until_the_trusted_rules_declare_the_observer() {
         ]
     );
 }
+
+#[test]
+fn a_looser_accept_protected_is_told_even_where_the_contract_needs_no_copy() {
+    let (dev, ci) = keys();
+    let trusted = contract(&rules(&dev, &ci, true, "\taccept = run-by:ci\n"));
+    let here = contract(&rules(
+        &dev,
+        &ci,
+        true,
+        "\taccept = run-by:ci\n\taccept-protected = any\n",
+    ));
+    let shared = std::sync::Arc::new(here);
+    let mut judged = shared.clone();
+    let reasons = super::judge::tighten_accept(&mut judged, Some((&trusted, "T")), true);
+    assert_eq!(
+        reasons,
+        [Reason::AcceptTightened {
+            check: "test".into(),
+            trusted: "T".into(),
+            here: "any".into(),
+            evaluated: "run-by:ci".into(),
+        }]
+    );
+    assert!(
+        std::sync::Arc::ptr_eq(&judged, &shared),
+        "accept is already what is evaluated"
+    );
+    // for a topic branch there is nothing to tell, and without a trusted
+    // revision the branch's own accept-protected holds
+    let mut topic = shared.clone();
+    assert!(super::judge::tighten_accept(&mut topic, Some((&trusted, "T")), false).is_empty());
+    let mut own = shared.clone();
+    assert!(super::judge::tighten_accept(&mut own, None, true).is_empty());
+    assert_eq!(own.checks[0].accept, crate::contract::Accept::Any);
+    assert_eq!(
+        shared.checks[0].accept.to_string(),
+        "run-by:ci",
+        "the shared parse is untouched"
+    );
+}
