@@ -178,6 +178,7 @@ pub fn spec_of(def: &CheckDef) -> CheckSpec {
         env: def.env.clone(),
         results: def.results.clone(),
         metrics: def.metrics.clone(),
+        artifacts: def.artifacts.clone(),
         ..Default::default()
     }
 }

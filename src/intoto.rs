@@ -360,6 +360,8 @@ mod tests {
                 assertions: Vec::new(),
                 tests: None,
                 metrics: Vec::new(),
+                artifacts: None,
+                idempotency_key: None,
             },
             runner: Runner {
                 tool: "git-receipt test".into(),
