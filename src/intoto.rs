@@ -37,6 +37,12 @@ pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const TEST_RESULT: &str = "https://in-toto.io/attestation/test-result/v0.1";
 /// The verification summary predicate (SLSA VSA v1) an acceptance receipt becomes.
 pub const VERIFICATION_SUMMARY: &str = "https://slsa.dev/verification_summary/v1";
+/// The SLSA Provenance v1 predicate a check receipt with artifacts becomes
+/// (`export --slsa`).
+pub const PROVENANCE: &str = "https://slsa.dev/provenance/v1";
+/// The `buildType` of that provenance: a check that `git receipt run` observed
+/// or `record`ed, as docs/interop.md ("SLSA provenance") describes it.
+pub const BUILD_TYPE: &str = "git-receipt:build-type/check/v1";
 
 /// An in-toto ResourceDescriptor (only the members used here).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -283,6 +289,134 @@ fn test_result(
             "failedTests": failed,
         }),
     }
+}
+
+/// Why a verified receipt has no SLSA provenance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoProvenance {
+    /// It is not a check receipt.
+    NotACheck,
+    /// Its check declares no artifacts, or none matched (format v5 `result.artifacts`).
+    NoArtifacts,
+    /// Its check failed: a failed run's outputs are not vouched for.
+    Failed,
+}
+
+impl std::fmt::Display for NoProvenance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoProvenance::NotACheck => "it is not a check receipt, so it produced nothing",
+            NoProvenance::NoArtifacts => {
+                "it records no artifacts (its check declares no artifact = GLOB, or none matched)"
+            }
+            NoProvenance::Failed => {
+                "its check failed, and a failed run's outputs get no provenance"
+            }
+        })
+    }
+}
+
+/// A passed check receipt that records artifacts as a SLSA Provenance v1
+/// Statement: the artifacts are the subjects (by SHA-256); the build is the
+/// check (its name, argv, paths and definition digest the external parameters),
+/// run on the commit, the inputs tree and each declared dependency (the
+/// resolved dependencies); the builder is the writer that signed the receipt;
+/// the log is a byproduct. `signer` is the receipt's signing key's fingerprint.
+pub fn provenance(receipt: &Receipt<Verified>) -> Result<Statement, NoProvenance> {
+    let body = receipt.body();
+    if body.kind != Kind::Check {
+        return Err(NoProvenance::NotACheck);
+    }
+    let artifacts = match &body.result.artifacts {
+        Some(list) if !list.is_empty() => list,
+        _ => return Err(NoProvenance::NoArtifacts),
+    };
+    if !body.result.passed {
+        return Err(NoProvenance::Failed);
+    }
+    let (check, result) = (&body.check, &body.result);
+    let subject = artifacts
+        .iter()
+        .map(|a| ResourceDescriptor {
+            name: a.path.clone(),
+            digest: BTreeMap::from([("sha256", hex_of(&a.sha256))]),
+            annotations: None,
+        })
+        .collect();
+    let mut resolved = Vec::new();
+    if !body.subject.dirty {
+        resolved.push(ResourceDescriptor {
+            name: "commit".into(),
+            digest: BTreeMap::from([("gitCommit", body.subject.commit.clone())]),
+            annotations: None,
+        });
+    }
+    resolved.push(ResourceDescriptor {
+        name: "inputs".into(),
+        digest: BTreeMap::from([("gitTree", body.subject.inputs.clone())]),
+        annotations: Some(json!({ "paths": check.paths, "dirty": body.subject.dirty })),
+    });
+    for d in &body.subject.dependencies {
+        resolved.push(ResourceDescriptor {
+            name: format!("dependency:{}", d.name),
+            digest: BTreeMap::from([("gitCommit", d.commit.clone())]),
+            annotations: Some(json!({ "tree": d.tree })),
+        });
+    }
+    let mut byproducts = Vec::new();
+    if let Some(Some(digest)) = &result.log_sha256 {
+        byproducts.push(ResourceDescriptor {
+            name: "log".into(),
+            digest: BTreeMap::from([("sha256", hex_of(digest))]),
+            annotations: Some(json!({
+                "blob": result.log,
+                "bytes": result.log_bytes,
+                "truncated": result.log_truncated,
+            })),
+        });
+    }
+    let started = crate::clock::timestamp_ms(&result.started_at).unwrap_or(0);
+    let finished = crate::receipt::format_timestamp(started.saturating_add(result.duration_ms));
+    Ok(Statement {
+        type_: STATEMENT_TYPE,
+        subject,
+        predicate_type: PROVENANCE,
+        predicate: json!({
+            "buildDefinition": {
+                "buildType": BUILD_TYPE,
+                "externalParameters": {
+                    "check": check.name,
+                    "argv": check.argv,
+                    "paths": check.paths,
+                    "definition": check.definition,
+                },
+                "internalParameters": {
+                    "env": check.env,
+                    "mode": match result.mode {
+                        Mode::Run => "run",
+                        Mode::Record => "record",
+                    },
+                    "receipt": receipt.id(),
+                    "schema": body.schema,
+                    "signer": receipt.signature().key,
+                    "runner": { "tool": body.runner.tool, "os": body.runner.os },
+                },
+                "resolvedDependencies": resolved,
+            },
+            "runDetails": {
+                "builder": {
+                    "id": format!("git-receipt:writer/{}", body.chain.writer),
+                    "version": { "git-receipt": body.runner.tool },
+                },
+                "metadata": {
+                    "invocationId": receipt.id(),
+                    "startedOn": result.started_at,
+                    "finishedOn": finished,
+                },
+                "byproducts": byproducts,
+            },
+        }),
+    })
 }
 
 /// Why a Statement could not be put in a signed envelope.
