@@ -135,6 +135,66 @@ pub fn collect(workdir: &Path, globs: &[String]) -> Result<Vec<Artifact>, String
         .collect()
 }
 
+/// A check receipt that recorded an artifact with the digest looked for.
+#[derive(Debug, Clone)]
+pub struct Produced {
+    /// The chain it is in.
+    pub writer: String,
+    /// It, as its chain holds it (not yet verified: the caller decides trust).
+    pub entry: crate::store::chain::ChainEntry,
+    /// The path it recorded the file under.
+    pub path: String,
+}
+
+/// What [`produced`] found.
+#[derive(Debug, Default)]
+pub struct Search {
+    /// The receipts that recorded the digest, newest first within each chain.
+    pub found: Vec<Produced>,
+    /// Receipts read.
+    pub read: usize,
+    /// Chains that could not be read to their root, each with why (the
+    /// entries above the bad one were read).
+    pub unreadable: Vec<(String, String)>,
+}
+
+/// Every check receipt in every chain here that records an artifact whose
+/// SHA-256 is `sha256` (`sha256:<hex>`). Reads each chain from its tip to its
+/// root: the cost is one parse per receipt here (no index holds artifact
+/// digests). A chain whose entry is missing or corrupt is named in
+/// [`Search::unreadable`] and the rest are still read: nothing is decided here.
+pub fn produced(
+    store: &crate::store::Store,
+    sha256: &str,
+) -> Result<Search, crate::store::StoreError> {
+    let mut search = Search::default();
+    for (writer, tip) in store.writers()? {
+        let walked = store.walk_chain(&writer, tip, |entry| {
+            search.read += 1;
+            let path = entry
+                .receipt
+                .body()
+                .result
+                .artifacts
+                .as_ref()
+                .and_then(|list| list.iter().find(|a| a.sha256 == sha256))
+                .map(|a| a.path.clone());
+            if let Some(path) = path {
+                search.found.push(Produced {
+                    writer: writer.clone(),
+                    entry,
+                    path,
+                });
+            }
+            Ok(true)
+        });
+        if let Err(e) = walked {
+            search.unreadable.push((writer, e.to_string()));
+        }
+    }
+    Ok(search)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

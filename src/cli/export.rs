@@ -1,7 +1,8 @@
-//! `git receipt export`: receipts in other tools' formats. Two formats,
-//! in-toto attestations (`--in-toto`): each verified, trusted receipt becomes an
-//! in-toto Statement in a DSSE envelope signed by the exporter's key, one JSON
-//! object per line (the translation lives in `git_receipt::intoto`).
+//! `git receipt export`: receipts in other tools' formats, as DSSE envelopes
+//! signed by the exporter's key, one JSON object per line: in-toto attestations
+//! (`--in-toto`: each verified, trusted receipt becomes an in-toto Statement) or
+//! SLSA provenance (`--slsa`: each passed check receipt that records artifacts).
+//! The translation lives in `git_receipt::intoto`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -387,7 +387,13 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     store.gc_auto_detached();
     if let [one] = outcomes.as_slice() {
         print_reviews_needed(&reviews_needed);
-        return Ok(ExitCode::from(one.exit_code.clamp(0, 255) as u8));
+        // the command's own status; a receipt failed for another reason (its
+        // artifacts could not be recorded) is a failure even when it exited 0
+        let code = match one.exit_code.clamp(0, 255) as u8 {
+            0 if !one.passed => 1,
+            c => c,
+        };
+        return Ok(ExitCode::from(code));
     }
     let on = colour(std::io::stderr().is_terminal());
     let width = outcomes.iter().map(|o| o.name.len()).max().unwrap_or(4);
