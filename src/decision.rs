@@ -220,6 +220,17 @@ pub fn trusted_decisions(
         };
         let b = receipt.body();
         let accepts = b.review.as_ref().is_some_and(|r| r.accepts.is_some());
+        // mutants: `!=` for `body_kind == Kind::Review` is equivalent. In an
+        // acceptance lookup the first term already skips every review. In a
+        // review or regression lookup it drops the plain/regression test, which
+        // only a body under a colliding key could reach: a plain review of name
+        // N found under `regression:M`, or a regression of N under `review:M`.
+        // Every caller's `keep` holds the name to M (and a regression lookup's
+        // to `accepts`), so N = M, and `review:M` never hashes as `regression:M`:
+        // each FNV-1a step (xor a byte, multiply by an odd prime) is a bijection
+        // of the state, so two prefixes that leave different states stay apart
+        // through the same name. The first `||` (`&&`) is killed by
+        // `acceptances_a_review_under_a_key_that_collides_with_acceptances_is_not_one`.
         if b.kind != body_kind || (body_kind == Kind::Review && accepts != regression) || !keep(b) {
             continue;
         }

@@ -1407,3 +1407,41 @@ fn acceptances_a_failed_differential_receipt_is_excused_by_the_laxer_bounds_of_t
         );
     }
 }
+
+#[test]
+fn acceptances_a_review_under_a_key_that_collides_with_acceptances_is_not_one() {
+    // a review name whose index key hashes as the acceptances' key does (found
+    // by hashing `review:` and 7 characters of [a-z0-9], counting up)
+    let name = "pyrf1je";
+    assert_eq!(
+        check_hash(&decision_key(DecisionKind::Review, name)),
+        check_hash(&decision_key(DecisionKind::Acceptance, "")),
+        "the review's key collides with the acceptances'"
+    );
+    let (s, _a, b) = two_commits();
+    let tree = s.store.commit_tree(b).unwrap();
+    // a whole-tree review: its inputs and tree are B's tree, as an acceptance's are
+    let def = ReviewDef {
+        name: name.into(),
+        paths: Vec::new(),
+        required: 1,
+        self_approve: true,
+    };
+    let review = verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    assert_eq!(review.receipt.body().subject.inputs, tree.to_string());
+    let mut index = s.store.receipt_index().unwrap();
+    let keys = vec![key(1).public().fingerprint()];
+    assert!(
+        newest_acceptance(
+            &s.store,
+            &mut index,
+            &trust_of(&[1]),
+            tree,
+            &keys,
+            &mut Vec::new()
+        )
+        .unwrap()
+        .is_none(),
+        "a review is never an acceptance, whatever key it is filed under"
+    );
+}
