@@ -67,6 +67,10 @@ pub struct CheckDef {
     /// with their sizes and SHA-256s after each run (format v5), in declared
     /// order; not part of the definition digest.
     pub artifacts: Vec<String>,
+    /// `self-accept`: whether a regression of this check may be accepted
+    /// (`git receipt accept-regression`) by the key that signed the receipt
+    /// that regressed (default false: another trusted signer must).
+    pub self_accept: bool,
 }
 
 /// The most `artifact =` globs one check declares.
@@ -655,6 +659,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 metrics: Vec::new(),
                                 max_regression_bp: None,
                                 artifacts: Vec::new(),
+                                self_accept: false,
                             },
                             e.head.line,
                             false,
@@ -804,6 +809,18 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                             }
                         };
                     }
+                    "self-accept" => {
+                        check.self_accept = parse_bool(value.as_deref()).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!(
+                                    "check {sub:?}: self-accept = {:?} is not a boolean",
+                                    value.unwrap_or_default()
+                                ),
+                                "write self-accept = true to let whoever ran a regression accept it, or leave it out",
+                            )
+                        })?;
+                    }
                     "allow-new-failures" => {
                         let v = value.unwrap_or_default();
                         check.allow_new_failures = match v.trim().parse::<u32>() {
@@ -895,7 +912,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env, timeout, accept, assert, depends, results, parity, allow-new-failures, metric, max-regression and artifact",
+                            "a check takes run, path, required, env, timeout, accept, assert, depends, results, parity, allow-new-failures, metric, max-regression, self-accept and artifact",
                         ));
                     }
                 }

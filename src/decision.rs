@@ -89,13 +89,17 @@ pub fn append_decision(
 /// inputs tree and definition `receipt` records, and (when `until_ms` is given,
 /// as `verify` gives an acceptance's `decided_at`) have been decided by then.
 /// Newest first, as every decision is read; a notice of a future-dated one
-/// goes to `notices`. `label` names a signer by fingerprint.
+/// goes to `notices`. `label` names a signer by fingerprint. Unless
+/// `self_accept` (the check's `self-accept = true`), one signed by the key that
+/// signed `receipt` counts for nothing, and a notice says so.
+#[allow(clippy::too_many_arguments)]
 pub fn accept_regressions(
     store: &Store,
     trust: &TrustSet,
     receipt: &Receipt<Verified>,
     c: &mut crate::parity::Comparison,
     until_ms: Option<u64>,
+    self_accept: bool,
     label: &dyn Fn(&str) -> String,
     notices: &mut Vec<String>,
 ) -> Result<(), StoreError> {
@@ -145,6 +149,16 @@ pub fn accept_regressions(
             label(&f.receipt.signature().key),
             f.receipt.id().get(..19).unwrap_or(f.receipt.id())
         );
+        if !self_accept && f.receipt.signature().key == receipt.signature().key {
+            // said only when it would have accepted something here
+            if c.clone().accept(&a.tests, &a.metrics, String::new()) {
+                notices.push(format!(
+                "the accepted regression {by} counts for nothing: its signer also signed the receipt that regressed ({}); another trusted signer must accept it, or the check must say self-accept = true",
+                receipt.id().get(..19).unwrap_or(receipt.id())
+            ));
+            }
+            continue;
+        }
         c.accept(&a.tests, &a.metrics, by);
     }
     Ok(())
@@ -717,6 +731,7 @@ pub fn acceptance_problems(
             .reduce(|a, b| crate::contract::CheckDef {
                 allow_new_failures: a.allow_new_failures.max(b.allow_new_failures),
                 max_regression_bp: a.max_regression_bp.max(b.max_regression_bp),
+                self_accept: a.self_accept || b.self_accept,
                 ..a
             })?;
         if def.metrics.is_empty() {
@@ -745,6 +760,7 @@ pub fn acceptance_problems(
                     receipt,
                     &mut c,
                     Some(decided_ms),
+                    def.self_accept,
                     &|fp| fp.to_owned(),
                     &mut Vec::new(),
                 )
