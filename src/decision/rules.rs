@@ -1310,7 +1310,9 @@ fn an_accepted_regression_counts_for_its_check_inputs_definition_and_time_by_a_t
         "newest first, each named"
     );
     // without self-accept, k1's own acceptance of k1's receipt counts for
-    // nothing, and says so; k2's still counts
+    // nothing, and says so (not of one that would accept nothing here); k2's
+    // still counts
+    accept_regression(&s, &key(1), name, &here, &["not-a-new-failure"], None, 8);
     let (tests, by, notices) = accepted_as(None, false);
     assert_eq!(tests, ["c", "d"]);
     assert_eq!(by, vec![words(&by_k2, "k2")]);
