@@ -512,6 +512,106 @@ mod tests {
         Receipt::sign(body(passed, dirty), &key()).expect("signs")
     }
 
+    /// A v5 check receipt recording `artifacts` (paths), a log and a dependency.
+    fn built(passed: bool, dirty: bool, artifacts: &[&str]) -> Receipt<Verified> {
+        let mut b = body(passed, dirty);
+        b.schema = crate::receipt::SCHEMA_V5.into();
+        b.result.artifacts = Some(
+            artifacts
+                .iter()
+                .map(|p| crate::receipt::Artifact {
+                    path: (*p).into(),
+                    size: 9,
+                    sha256: format!("sha256:{}", "a".repeat(64)),
+                })
+                .collect(),
+        );
+        b.result.log = Some("5".repeat(40));
+        b.result.log_bytes = Some(3);
+        b.result.log_sha256 = Some(Some(format!("sha256:{}", "6".repeat(64))));
+        b.subject.dependencies = vec![crate::receipt::DependencyState {
+            name: "lib".into(),
+            commit: "7".repeat(40),
+            tree: "8".repeat(40),
+        }];
+        b.schema = crate::receipt::SCHEMA_V5.into();
+        Receipt::sign(b, &key()).expect("signs")
+    }
+
+    #[test]
+    fn a_passed_build_is_provenance_of_its_artifacts_on_its_commit_inputs_and_dependencies() {
+        let r = built(true, false, &["dist/a", "dist/b"]);
+        let s = provenance(&r).expect("provenance");
+        assert_eq!(s.predicate_type, PROVENANCE);
+        let names: Vec<&str> = s.subject.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["dist/a", "dist/b"]);
+        assert_eq!(s.subject[0].digest["sha256"], "a".repeat(64));
+        let p = &s.predicate;
+        assert_eq!(p["buildDefinition"]["buildType"], BUILD_TYPE);
+        assert_eq!(p["buildDefinition"]["externalParameters"]["check"], "test");
+        assert_eq!(
+            p["buildDefinition"]["externalParameters"]["definition"],
+            format!("sha256:{}", "4".repeat(64))
+        );
+        let deps = &p["buildDefinition"]["resolvedDependencies"];
+        assert_eq!(deps[0]["name"], "commit");
+        assert_eq!(deps[0]["digest"]["gitCommit"], "1".repeat(40));
+        assert_eq!(deps[1]["name"], "inputs");
+        assert_eq!(deps[1]["digest"]["gitTree"], "3".repeat(40));
+        assert_eq!(deps[2]["name"], "dependency:lib");
+        assert_eq!(deps[2]["digest"]["gitCommit"], "7".repeat(40));
+        assert_eq!(deps[2]["annotations"]["tree"], "8".repeat(40));
+        let run = &p["runDetails"];
+        assert_eq!(
+            run["builder"]["id"],
+            format!("git-receipt:writer/{}", r.body().chain.writer)
+        );
+        assert_eq!(run["metadata"]["invocationId"], r.id());
+        assert_eq!(run["metadata"]["startedOn"], "2026-02-01T00:00:00.000Z");
+        assert_eq!(run["metadata"]["finishedOn"], "2026-02-01T00:00:00.012Z");
+        assert_eq!(run["byproducts"][0]["name"], "log");
+        assert_eq!(run["byproducts"][0]["digest"]["sha256"], "6".repeat(64));
+        assert_eq!(
+            p["buildDefinition"]["internalParameters"]["signer"],
+            r.signature().key
+        );
+        // uncommitted changes: the commit is not what was built from
+        let dirty = provenance(&built(true, true, &["dist/a"])).unwrap();
+        let deps = &dirty.predicate["buildDefinition"]["resolvedDependencies"];
+        assert_eq!(deps[0]["name"], "inputs");
+        assert_eq!(deps[0]["annotations"]["dirty"], true);
+    }
+
+    #[test]
+    fn no_provenance_without_artifacts_for_a_failed_run_or_for_a_decision() {
+        assert_eq!(
+            provenance(&built(true, false, &[])).unwrap_err(),
+            NoProvenance::NoArtifacts
+        );
+        assert_eq!(
+            provenance(&signed(true, false)).unwrap_err(),
+            NoProvenance::NoArtifacts
+        );
+        assert_eq!(
+            provenance(&built(false, false, &["dist/a"])).unwrap_err(),
+            NoProvenance::Failed
+        );
+        let mut decision = body(true, false);
+        decision.schema = crate::receipt::SCHEMA_V3.into();
+        decision.kind = Kind::Acceptance;
+        decision.check = Default::default();
+        decision.result = Default::default();
+        decision.acceptance = Some(crate::receipt::Acceptance {
+            status: crate::receipt::Status::Accepted,
+            trusted: "1".repeat(40),
+            decided_at: "2026-02-01T00:00:00.000Z".into(),
+            criteria: Vec::new(),
+            unresolved: Vec::new(),
+        });
+        let decision = Receipt::sign(decision, &key()).expect("an acceptance signs");
+        assert_eq!(provenance(&decision).unwrap_err(), NoProvenance::NotACheck);
+    }
+
     #[test]
     fn pae_matches_the_dsse_specification_example() {
         // protocol.md of DSSE: PAE("http://example.com/HelloWorld", "hello world")
