@@ -185,6 +185,8 @@ fn main() {
                         assertions: Vec::new(),
                         tests: None,
                         metrics: Vec::new(),
+                        artifacts: None,
+                        idempotency_key: None,
                     },
                     runner: Runner {
                         tool: "bench".into(),

@@ -201,6 +201,8 @@ impl Generated {
                 assertions: Vec::new(),
                 tests: None,
                 metrics: Vec::new(),
+                artifacts: None,
+                idempotency_key: None,
             },
             runner: Runner {
                 tool: "bench".into(),

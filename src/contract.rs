@@ -69,7 +69,18 @@ pub struct CheckDef {
     /// `max-regression = N%`: how far a metric of a differential check may move
     /// the wrong way from the baseline's value, in hundredths of a percent.
     pub max_regression_bp: Option<u32>,
+    /// `artifact = GLOB` (repeatable): the files the check produces, recorded
+    /// with their sizes and SHA-256s after each run (format v5), in declared
+    /// order; not part of the definition digest.
+    pub artifacts: Vec<String>,
+    /// `self-accept`: whether a regression of this check may be accepted
+    /// (`git receipt accept-regression`) by the key that signed the receipt
+    /// that regressed (default false: another trusted signer must).
+    pub self_accept: bool,
 }
+
+/// The most `artifact =` globs one check declares.
+pub const MAX_ARTIFACT_GLOBS: usize = 32;
 
 /// One metric a check reports: `metric = NAME UNIT lower|higher [file:PATH] REGEX`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -736,6 +747,8 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 allow_new_failures: 0,
                                 metrics: Vec::new(),
                                 max_regression_bp: None,
+                                artifacts: Vec::new(),
+                                self_accept: false,
                             },
                             e.head.line,
                             false,
@@ -896,6 +909,18 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                             }
                         };
                     }
+                    "self-accept" => {
+                        check.self_accept = parse_bool(value.as_deref()).ok_or_else(|| {
+                            err(
+                                e.line,
+                                format!(
+                                    "check {sub:?}: self-accept = {:?} is not a boolean",
+                                    value.unwrap_or_default()
+                                ),
+                                "write self-accept = true to let whoever ran a regression accept it, or leave it out",
+                            )
+                        })?;
+                    }
                     "allow-new-failures" => {
                         let v = value.unwrap_or_default();
                         check.allow_new_failures = match v.trim().parse::<u32>() {
@@ -910,6 +935,37 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                                 ));
                             }
                         };
+                    }
+                    "artifact" => {
+                        let v = value.unwrap_or_default();
+                        let glob = crate::receipt::normalize_path(v.trim()).filter(|g| {
+                            g.len() <= crate::receipt::MAX_ARTIFACT_PATH_BYTES
+                                && !g.chars().any(char::is_control)
+                                && g != ".git"
+                                && !g.starts_with(".git/")
+                        });
+                        let Some(glob) = glob else {
+                            return Err(err(
+                                e.line,
+                                format!(
+                                    "check {sub:?}: artifact = {:?} is not a relative path or glob inside the work tree",
+                                    crate::text::escape(&v)
+                                ),
+                                "write artifact = GLOB relative to the top of the work tree, e.g. artifact = target/release/app or artifact = dist/*.tar.gz",
+                            ));
+                        };
+                        if check.artifacts.len() >= MAX_ARTIFACT_GLOBS {
+                            return Err(err(
+                                e.line,
+                                format!(
+                                    "check {sub:?} declares more than {MAX_ARTIFACT_GLOBS} artifact globs"
+                                ),
+                                "match several files with one glob, e.g. artifact = dist/*",
+                            ));
+                        }
+                        if !check.artifacts.contains(&glob) {
+                            check.artifacts.push(glob);
+                        }
                     }
                     "results" => {
                         let v = value.unwrap_or_default();
@@ -956,7 +1012,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                         return Err(err(
                             e.line,
                             format!("check {sub:?}: unknown key {other:?}"),
-                            "a check takes run, path, required, env, timeout, accept, accept-protected, assert, depends, results, parity, allow-new-failures, metric and max-regression",
+                            "a check takes run, path, required, env, timeout, accept, accept-protected, assert, depends, results, parity, allow-new-failures, metric, max-regression, self-accept and artifact",
                         ));
                     }
                 }

@@ -89,13 +89,17 @@ pub fn append_decision(
 /// inputs tree and definition `receipt` records, and (when `until_ms` is given,
 /// as `verify` gives an acceptance's `decided_at`) have been decided by then.
 /// Newest first, as every decision is read; a notice of a future-dated one
-/// goes to `notices`. `label` names a signer by fingerprint.
+/// goes to `notices`. `label` names a signer by fingerprint. Unless
+/// `self_accept` (the check's `self-accept = true`), one signed by the key that
+/// signed `receipt` counts for nothing, and a notice says so.
+#[allow(clippy::too_many_arguments)]
 pub fn accept_regressions(
     store: &Store,
     trust: &TrustSet,
     receipt: &Receipt<Verified>,
     c: &mut crate::parity::Comparison,
     until_ms: Option<u64>,
+    self_accept: bool,
     label: &dyn Fn(&str) -> String,
     notices: &mut Vec<String>,
 ) -> Result<(), StoreError> {
@@ -145,6 +149,16 @@ pub fn accept_regressions(
             label(&f.receipt.signature().key),
             f.receipt.id().get(..19).unwrap_or(f.receipt.id())
         );
+        if !self_accept && f.receipt.signature().key == receipt.signature().key {
+            // said only when it would have accepted something here
+            if c.clone().accept(&a.tests, &a.metrics, String::new()) {
+                notices.push(format!(
+                "the accepted regression {by} counts for nothing: its signer also signed the receipt that regressed ({}); another trusted signer must accept it, or the check must say self-accept = true",
+                receipt.id().get(..19).unwrap_or(receipt.id())
+            ));
+            }
+            continue;
+        }
         c.accept(&a.tests, &a.metrics, by);
     }
     Ok(())
@@ -220,6 +234,17 @@ pub fn trusted_decisions(
         };
         let b = receipt.body();
         let accepts = b.review.as_ref().is_some_and(|r| r.accepts.is_some());
+        // mutants: `!=` for `body_kind == Kind::Review` is equivalent. In an
+        // acceptance lookup the first term already skips every review. In a
+        // review or regression lookup it drops the plain/regression test, which
+        // only a body under a colliding key could reach: a plain review of name
+        // N found under `regression:M`, or a regression of N under `review:M`.
+        // Every caller's `keep` holds the name to M (and a regression lookup's
+        // to `accepts`), so N = M, and `review:M` never hashes as `regression:M`:
+        // each FNV-1a step (xor a byte, multiply by an odd prime) is a bijection
+        // of the state, so two prefixes that leave different states stay apart
+        // through the same name. The first `||` (`&&`) is killed by
+        // `acceptances_a_review_under_a_key_that_collides_with_acceptances_is_not_one`.
         if b.kind != body_kind || (body_kind == Kind::Review && accepts != regression) || !keep(b) {
             continue;
         }
@@ -706,6 +731,7 @@ pub fn acceptance_problems(
             .reduce(|a, b| crate::contract::CheckDef {
                 allow_new_failures: a.allow_new_failures.max(b.allow_new_failures),
                 max_regression_bp: a.max_regression_bp.max(b.max_regression_bp),
+                self_accept: a.self_accept || b.self_accept,
                 ..a
             })?;
         if def.metrics.is_empty() {
@@ -734,6 +760,7 @@ pub fn acceptance_problems(
                     receipt,
                     &mut c,
                     Some(decided_ms),
+                    def.self_accept,
                     &|fp| fp.to_owned(),
                     &mut Vec::new(),
                 )

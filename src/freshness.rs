@@ -178,6 +178,7 @@ pub fn spec_of(def: &CheckDef) -> CheckSpec {
         env: def.env.clone(),
         results: def.results.clone(),
         metrics: def.metrics.clone(),
+        artifacts: def.artifacts.clone(),
         ..Default::default()
     }
 }
@@ -245,6 +246,55 @@ pub fn evaluate(
     opts: Options,
 ) -> Result<Vec<Result<CheckState, Undecided>>, FreshnessError> {
     evaluate_tree(store, rev, store.commit_tree(rev)?, contract, trust, opts)
+}
+
+/// The newest trusted receipt of check `def` (as `contract` declares it) for
+/// exactly the inputs it has in commit `rev`, under its definition, that `keep`
+/// takes: rule 1's candidates, each held to what rule 1 holds them to (its
+/// signed name, definition and inputs, a trusted signature, a date within the
+/// clock's horizon, `accept`). Parity looks for a baseline receipt from the
+/// runner class of the receipt it is weighed against with it.
+pub fn newest_of_inputs(
+    store: &Store,
+    rev: ObjectId,
+    contract: &Contract,
+    def: &CheckDef,
+    trust: &TrustSet,
+    keep: &dyn Fn(&Receipt<Verified>) -> bool,
+) -> Result<Option<Receipt<Verified>>, FreshnessError> {
+    let rev_tree = store.commit_tree(rev)?;
+    let mut ev = Evaluation {
+        store,
+        contract,
+        trust,
+        index: store.receipt_index()?,
+        rev,
+        rev_tree,
+        opts: Options::default(),
+        ancestry: None,
+        accept: def.accept.clone(),
+        observers: trust.observer_keys(def.accept.observers()),
+        recorded_ignored: HashSet::new(),
+        unobserved_ignored: HashSet::new(),
+        horizon: store.horizon(),
+        notices: Vec::new(),
+    };
+    let definition = spec_in(contract, def).definition();
+    let inputs = store.inputs_tree(rev_tree, &def.paths, false)?;
+    let inputs_hex = inputs.to_string();
+    Ok(ev
+        .newest_trusted_where(
+            Wanted {
+                object: inputs,
+                role: Role::Inputs,
+                check: &def.name,
+                definition: Some(&definition),
+            },
+            |s| s.inputs == inputs_hex,
+            keep,
+            &mut 0,
+        )?
+        .map(|f| f.receipt))
 }
 
 /// [`evaluate`] for `tree` on top of commit `rev` (its history): the work tree
@@ -384,6 +434,17 @@ impl Evaluation<'_> {
         subject_ok: impl Fn(&crate::receipt::Subject) -> bool,
         untrusted: &mut usize,
     ) -> Result<Option<Found>, FreshnessError> {
+        self.newest_trusted_where(want, subject_ok, &|_| true, untrusted)
+    }
+
+    /// [`Evaluation::newest_trusted`] among the trusted receipts `keep` takes.
+    fn newest_trusted_where(
+        &mut self,
+        want: Wanted<'_>,
+        subject_ok: impl Fn(&crate::receipt::Subject) -> bool,
+        keep: &dyn Fn(&Receipt<Verified>) -> bool,
+        untrusted: &mut usize,
+    ) -> Result<Option<Found>, FreshnessError> {
         let hits = self.store.index_lookup(&mut self.index, &want.object)?;
         let check = check_hash(want.check);
         let definition = want.definition.map(definition_prefix);
@@ -443,6 +504,9 @@ impl Evaluation<'_> {
                         if !self.notices.iter().any(|(id, _)| id == receipt.id()) {
                             self.notices.push((receipt.id().to_owned(), notice));
                         }
+                        continue;
+                    }
+                    if !keep(&receipt) {
                         continue;
                     }
                     return Ok(Some(Found { receipt, writer }));

@@ -37,6 +37,12 @@ pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const TEST_RESULT: &str = "https://in-toto.io/attestation/test-result/v0.1";
 /// The verification summary predicate (SLSA VSA v1) an acceptance receipt becomes.
 pub const VERIFICATION_SUMMARY: &str = "https://slsa.dev/verification_summary/v1";
+/// The SLSA Provenance v1 predicate a check receipt with artifacts becomes
+/// (`export --slsa`).
+pub const PROVENANCE: &str = "https://slsa.dev/provenance/v1";
+/// The `buildType` of that provenance: a check that `git receipt run` observed
+/// or `record`ed, as docs/interop.md ("SLSA provenance") describes it.
+pub const BUILD_TYPE: &str = "git-receipt:build-type/check/v1";
 
 /// An in-toto ResourceDescriptor (only the members used here).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -285,6 +291,134 @@ fn test_result(
     }
 }
 
+/// Why a verified receipt has no SLSA provenance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoProvenance {
+    /// It is not a check receipt.
+    NotACheck,
+    /// Its check declares no artifacts, or none matched (format v5 `result.artifacts`).
+    NoArtifacts,
+    /// Its check failed: a failed run's outputs are not vouched for.
+    Failed,
+}
+
+impl std::fmt::Display for NoProvenance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoProvenance::NotACheck => "it is not a check receipt, so it produced nothing",
+            NoProvenance::NoArtifacts => {
+                "it records no artifacts (its check declares no artifact = GLOB, or none matched)"
+            }
+            NoProvenance::Failed => {
+                "its check failed, and a failed run's outputs get no provenance"
+            }
+        })
+    }
+}
+
+/// A passed check receipt that records artifacts as a SLSA Provenance v1
+/// Statement: the artifacts are the subjects (by SHA-256); the build is the
+/// check (its name, argv, paths and definition digest the external parameters),
+/// run on the commit, the inputs tree and each declared dependency (the
+/// resolved dependencies); the builder is the writer that signed the receipt;
+/// the log is a byproduct. `signer` is the receipt's signing key's fingerprint.
+pub fn provenance(receipt: &Receipt<Verified>) -> Result<Statement, NoProvenance> {
+    let body = receipt.body();
+    if body.kind != Kind::Check {
+        return Err(NoProvenance::NotACheck);
+    }
+    let artifacts = match &body.result.artifacts {
+        Some(list) if !list.is_empty() => list,
+        _ => return Err(NoProvenance::NoArtifacts),
+    };
+    if !body.result.passed {
+        return Err(NoProvenance::Failed);
+    }
+    let (check, result) = (&body.check, &body.result);
+    let subject = artifacts
+        .iter()
+        .map(|a| ResourceDescriptor {
+            name: a.path.clone(),
+            digest: BTreeMap::from([("sha256", hex_of(&a.sha256))]),
+            annotations: None,
+        })
+        .collect();
+    let mut resolved = Vec::new();
+    if !body.subject.dirty {
+        resolved.push(ResourceDescriptor {
+            name: "commit".into(),
+            digest: BTreeMap::from([("gitCommit", body.subject.commit.clone())]),
+            annotations: None,
+        });
+    }
+    resolved.push(ResourceDescriptor {
+        name: "inputs".into(),
+        digest: BTreeMap::from([("gitTree", body.subject.inputs.clone())]),
+        annotations: Some(json!({ "paths": check.paths, "dirty": body.subject.dirty })),
+    });
+    for d in &body.subject.dependencies {
+        resolved.push(ResourceDescriptor {
+            name: format!("dependency:{}", d.name),
+            digest: BTreeMap::from([("gitCommit", d.commit.clone())]),
+            annotations: Some(json!({ "tree": d.tree })),
+        });
+    }
+    let mut byproducts = Vec::new();
+    if let Some(Some(digest)) = &result.log_sha256 {
+        byproducts.push(ResourceDescriptor {
+            name: "log".into(),
+            digest: BTreeMap::from([("sha256", hex_of(digest))]),
+            annotations: Some(json!({
+                "blob": result.log,
+                "bytes": result.log_bytes,
+                "truncated": result.log_truncated,
+            })),
+        });
+    }
+    let started = crate::clock::timestamp_ms(&result.started_at).unwrap_or(0);
+    let finished = crate::receipt::format_timestamp(started.saturating_add(result.duration_ms));
+    Ok(Statement {
+        type_: STATEMENT_TYPE,
+        subject,
+        predicate_type: PROVENANCE,
+        predicate: json!({
+            "buildDefinition": {
+                "buildType": BUILD_TYPE,
+                "externalParameters": {
+                    "check": check.name,
+                    "argv": check.argv,
+                    "paths": check.paths,
+                    "definition": check.definition,
+                },
+                "internalParameters": {
+                    "env": check.env,
+                    "mode": match result.mode {
+                        Mode::Run => "run",
+                        Mode::Record => "record",
+                    },
+                    "receipt": receipt.id(),
+                    "schema": body.schema,
+                    "signer": receipt.signature().key,
+                    "runner": { "tool": body.runner.tool, "os": body.runner.os },
+                },
+                "resolvedDependencies": resolved,
+            },
+            "runDetails": {
+                "builder": {
+                    "id": format!("git-receipt:writer/{}", body.chain.writer),
+                    "version": { "git-receipt": body.runner.tool },
+                },
+                "metadata": {
+                    "invocationId": receipt.id(),
+                    "startedOn": result.started_at,
+                    "finishedOn": finished,
+                },
+                "byproducts": byproducts,
+            },
+        }),
+    })
+}
+
 /// Why a Statement could not be put in a signed envelope.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -360,6 +494,8 @@ mod tests {
                 assertions: Vec::new(),
                 tests: None,
                 metrics: Vec::new(),
+                artifacts: None,
+                idempotency_key: None,
             },
             runner: Runner {
                 tool: "git-receipt test".into(),
@@ -374,6 +510,106 @@ mod tests {
 
     fn signed(passed: bool, dirty: bool) -> Receipt<Verified> {
         Receipt::sign(body(passed, dirty), &key()).expect("signs")
+    }
+
+    /// A v5 check receipt recording `artifacts` (paths), a log and a dependency.
+    fn built(passed: bool, dirty: bool, artifacts: &[&str]) -> Receipt<Verified> {
+        let mut b = body(passed, dirty);
+        b.schema = crate::receipt::SCHEMA_V5.into();
+        b.result.artifacts = Some(
+            artifacts
+                .iter()
+                .map(|p| crate::receipt::Artifact {
+                    path: (*p).into(),
+                    size: 9,
+                    sha256: format!("sha256:{}", "a".repeat(64)),
+                })
+                .collect(),
+        );
+        b.result.log = Some("5".repeat(40));
+        b.result.log_bytes = Some(3);
+        b.result.log_sha256 = Some(Some(format!("sha256:{}", "6".repeat(64))));
+        b.subject.dependencies = vec![crate::receipt::DependencyState {
+            name: "lib".into(),
+            commit: "7".repeat(40),
+            tree: "8".repeat(40),
+        }];
+        b.schema = crate::receipt::SCHEMA_V5.into();
+        Receipt::sign(b, &key()).expect("signs")
+    }
+
+    #[test]
+    fn a_passed_build_is_provenance_of_its_artifacts_on_its_commit_inputs_and_dependencies() {
+        let r = built(true, false, &["dist/a", "dist/b"]);
+        let s = provenance(&r).expect("provenance");
+        assert_eq!(s.predicate_type, PROVENANCE);
+        let names: Vec<&str> = s.subject.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["dist/a", "dist/b"]);
+        assert_eq!(s.subject[0].digest["sha256"], "a".repeat(64));
+        let p = &s.predicate;
+        assert_eq!(p["buildDefinition"]["buildType"], BUILD_TYPE);
+        assert_eq!(p["buildDefinition"]["externalParameters"]["check"], "test");
+        assert_eq!(
+            p["buildDefinition"]["externalParameters"]["definition"],
+            format!("sha256:{}", "4".repeat(64))
+        );
+        let deps = &p["buildDefinition"]["resolvedDependencies"];
+        assert_eq!(deps[0]["name"], "commit");
+        assert_eq!(deps[0]["digest"]["gitCommit"], "1".repeat(40));
+        assert_eq!(deps[1]["name"], "inputs");
+        assert_eq!(deps[1]["digest"]["gitTree"], "3".repeat(40));
+        assert_eq!(deps[2]["name"], "dependency:lib");
+        assert_eq!(deps[2]["digest"]["gitCommit"], "7".repeat(40));
+        assert_eq!(deps[2]["annotations"]["tree"], "8".repeat(40));
+        let run = &p["runDetails"];
+        assert_eq!(
+            run["builder"]["id"],
+            format!("git-receipt:writer/{}", r.body().chain.writer)
+        );
+        assert_eq!(run["metadata"]["invocationId"], r.id());
+        assert_eq!(run["metadata"]["startedOn"], "2026-02-01T00:00:00.000Z");
+        assert_eq!(run["metadata"]["finishedOn"], "2026-02-01T00:00:00.012Z");
+        assert_eq!(run["byproducts"][0]["name"], "log");
+        assert_eq!(run["byproducts"][0]["digest"]["sha256"], "6".repeat(64));
+        assert_eq!(
+            p["buildDefinition"]["internalParameters"]["signer"],
+            r.signature().key
+        );
+        // uncommitted changes: the commit is not what was built from
+        let dirty = provenance(&built(true, true, &["dist/a"])).unwrap();
+        let deps = &dirty.predicate["buildDefinition"]["resolvedDependencies"];
+        assert_eq!(deps[0]["name"], "inputs");
+        assert_eq!(deps[0]["annotations"]["dirty"], true);
+    }
+
+    #[test]
+    fn no_provenance_without_artifacts_for_a_failed_run_or_for_a_decision() {
+        assert_eq!(
+            provenance(&built(true, false, &[])).unwrap_err(),
+            NoProvenance::NoArtifacts
+        );
+        assert_eq!(
+            provenance(&signed(true, false)).unwrap_err(),
+            NoProvenance::NoArtifacts
+        );
+        assert_eq!(
+            provenance(&built(false, false, &["dist/a"])).unwrap_err(),
+            NoProvenance::Failed
+        );
+        let mut decision = body(true, false);
+        decision.schema = crate::receipt::SCHEMA_V3.into();
+        decision.kind = Kind::Acceptance;
+        decision.check = Default::default();
+        decision.result = Default::default();
+        decision.acceptance = Some(crate::receipt::Acceptance {
+            status: crate::receipt::Status::Accepted,
+            trusted: "1".repeat(40),
+            decided_at: "2026-02-01T00:00:00.000Z".into(),
+            criteria: Vec::new(),
+            unresolved: Vec::new(),
+        });
+        let decision = Receipt::sign(decision, &key()).expect("an acceptance signs");
+        assert_eq!(provenance(&decision).unwrap_err(), NoProvenance::NotACheck);
     }
 
     #[test]

@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod artifacts;
 pub mod canon;
 pub mod clock;
 pub mod contract;

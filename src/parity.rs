@@ -457,14 +457,26 @@ pub fn weigh(
         }
         None => return no_baseline(format!("the baseline {b7} was not evaluated")),
     };
-    if assertion_values(&there) != assertion_values(here) {
-        return no_baseline(format!(
-            "it is `parity = differential`, and the baseline's receipt {} ran where the declared environment assertions read otherwise ({:?} there, {:?} here): another runner class",
-            short(there.id()),
-            assertion_values(&there),
-            assertion_values(here)
-        ));
-    }
+    // a baseline is only compared within a runner class: when the deciding
+    // receipt there ran elsewhere, the newest trusted one of the same inputs
+    // that ran where the assertions read as they do here stands in for it
+    let there = if assertion_values(&there) == assertion_values(here) {
+        there
+    } else {
+        let class = assertion_values(here);
+        let same_class = |r: &Receipt<Verified>| assertion_values(r) == class;
+        match freshness::newest_of_inputs(store, b, &only, there_def, trust, &same_class)? {
+            Some(r) => r,
+            None => {
+                return no_baseline(format!(
+                    "it is `parity = differential`, and no trusted receipt of its inputs at the baseline {words} ran where the declared environment assertions read as here ({:?}; its newest, {}, read {:?}): another runner class",
+                    class,
+                    short(there.id()),
+                    assertion_values(&there)
+                ));
+            }
+        }
+    };
     let mut failed_there = BTreeSet::new();
     let list_there;
     if weigh_tests {

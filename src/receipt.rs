@@ -33,6 +33,19 @@ pub const SCHEMA_V3: &str = "git-receipt/v3";
 /// (`results = junit:PATH`). Written only for such a check, and then always
 /// with `result.tests`; every other receipt is written as before.
 pub const SCHEMA_V4: &str = "git-receipt/v4";
+/// The value of `schema` in v5 check bodies: v4 plus `result.artifacts`, the
+/// files a check produced (`artifact = GLOB`), and `result.idempotency_key`.
+/// Written only for a check that declares artifacts or a result recorded with
+/// an idempotency key, then with whichever of the two it has; `result.tests`
+/// is present exactly when the check declares results. Decisions are never v5.
+pub const SCHEMA_V5: &str = "git-receipt/v5";
+/// v5: the most artifacts one receipt records (a run whose globs match more
+/// fails, saying so: narrow the globs).
+pub const MAX_ARTIFACTS: usize = 256;
+/// v5: the longest artifact path, in bytes.
+pub const MAX_ARTIFACT_PATH_BYTES: usize = 512;
+/// v5: the longest idempotency key, in bytes.
+pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 128;
 /// v4: the most tests one receipt records (more is refused when reading results).
 pub const MAX_TESTS: u64 = 100_000;
 /// v4: the longest test name kept, in bytes (a longer one is cut at a character
@@ -225,6 +238,26 @@ pub struct Outcome {
     /// Absent (empty) when it declares none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<Metric>,
+    /// v5 only: the files the check's `artifact =` globs matched after the run,
+    /// sorted by path; absent when it declares none (an empty list: none matched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<Vec<Artifact>>,
+    /// v5 only: the key a retried upload of the same result carries
+    /// (`record --idempotency-key`); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+}
+
+/// v5: one file a check produced, as it was when the run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Artifact {
+    /// Its path, relative to the top of the work tree (normalized, `/`-separated).
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// `sha256:<hex>` of its bytes.
+    pub sha256: String,
 }
 
 /// v4: the most metrics one receipt records (more is a contract error).
@@ -841,6 +874,8 @@ const VERSIONED: &[(&str, &str)] = &[
     ("/receipt/result", "assertions"),
     ("/receipt/result", "tests"),
     ("/receipt/result", "metrics"),
+    ("/receipt/result", "artifacts"),
+    ("/receipt/result", "idempotency_key"),
     ("/receipt/subject", "dependencies"),
     ("/receipt", "check"),
     ("/receipt", "result"),
@@ -885,10 +920,12 @@ const MEMBERS: &[(&str, &[&str])] = &[
     (
         "/receipt/result",
         &[
+            "artifacts",
             "assertions",
             "detail",
             "duration_ms",
             "exit_code",
+            "idempotency_key",
             "log",
             "log_bytes",
             "log_sha256",
@@ -1361,16 +1398,17 @@ fn invalid(member: &'static str, reason: impl Into<String>) -> ReceiptError {
 
 /// Value rules that the types alone do not enforce.
 fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> {
-    let (v2, v3, v4) = match body.schema.as_str() {
-        SCHEMA => (false, false, false),
-        SCHEMA_V2 => (true, false, false),
-        SCHEMA_V3 => (true, true, false),
-        SCHEMA_V4 => (true, true, true),
+    let (v2, v3, v4, v5) = match body.schema.as_str() {
+        SCHEMA => (false, false, false, false),
+        SCHEMA_V2 => (true, false, false, false),
+        SCHEMA_V3 => (true, true, false, false),
+        SCHEMA_V4 => (true, true, true, false),
+        SCHEMA_V5 => (true, true, true, true),
         other => {
             return Err(invalid(
                 "/receipt/schema",
                 format!(
-                    "unknown schema {other:?}, expected {SCHEMA_V4:?}, {SCHEMA_V3:?}, {SCHEMA_V2:?} or {SCHEMA:?}"
+                    "unknown schema {other:?}, expected {SCHEMA_V5:?}, {SCHEMA_V4:?}, {SCHEMA_V3:?}, {SCHEMA_V2:?} or {SCHEMA:?}"
                 ),
             ));
         }
@@ -1396,8 +1434,9 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             }
             validate_environment(body, v3)?;
             validate_check(body, v2)?;
-            validate_tests(body, v4)?;
+            validate_tests(body, v4, v5)?;
             validate_metrics(body, v4)?;
+            validate_v5(body, v5)?;
         }
         Kind::Acceptance | Kind::Review => {
             let kind = if body.kind == Kind::Acceptance {
@@ -1407,6 +1446,12 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
             };
             // v4 adds one decision: a review that accepts a regression
             let accepting = body.review.as_ref().is_some_and(|r| r.accepts.is_some());
+            if v5 {
+                return Err(invalid(
+                    "/receipt/schema",
+                    format!("{kind} receipts are never {SCHEMA_V5:?}"),
+                ));
+            }
             if !v3 || (v4 && body.kind == Kind::Acceptance) {
                 return Err(invalid(
                     "/receipt/kind",
@@ -1875,8 +1920,89 @@ fn validate_metrics(body: &Body, v4: bool) -> Result<(), ReceiptError> {
     Ok(())
 }
 
-/// The v4 member `result.tests`: present exactly in v4, and consistent.
-fn validate_tests(body: &Body, v4: bool) -> Result<(), ReceiptError> {
+/// The v5 members `result.artifacts` and `result.idempotency_key`: only in
+/// v5, which has at least one of them; artifacts sorted by path, unique, each a
+/// normalized relative path with a size and a SHA-256; a key of printable
+/// ASCII without spaces; both bounded.
+fn validate_v5(body: &Body, v5: bool) -> Result<(), ReceiptError> {
+    let r = &body.result;
+    if !v5 {
+        for (member, present) in [
+            ("/receipt/result/artifacts", r.artifacts.is_some()),
+            (
+                "/receipt/result/idempotency_key",
+                r.idempotency_key.is_some(),
+            ),
+        ] {
+            if present {
+                return Err(invalid(
+                    member,
+                    format!("a member of {SCHEMA_V5:?}, not of this schema"),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    if r.artifacts.is_none() && r.idempotency_key.is_none() {
+        return Err(ReceiptError::Schema(
+            "missing member \"artifacts\" (or \"idempotency_key\") in \"/receipt/result\"".into(),
+        ));
+    }
+    if let Some(k) = &r.idempotency_key
+        && !is_idempotency_key(k)
+    {
+        return Err(invalid(
+            "/receipt/result/idempotency_key",
+            format!("not 1 to {MAX_IDEMPOTENCY_KEY_BYTES} bytes of printable ASCII without spaces"),
+        ));
+    }
+    const AT: &str = "/receipt/result/artifacts";
+    let Some(list) = &r.artifacts else {
+        return Ok(());
+    };
+    if list.len() > MAX_ARTIFACTS {
+        return Err(invalid(AT, format!("more than {MAX_ARTIFACTS} artifacts")));
+    }
+    if !list.windows(2).all(|w| w[0].path < w[1].path) {
+        return Err(invalid(AT, "not sorted by path and unique"));
+    }
+    for a in list {
+        if !is_artifact_path(&a.path) {
+            return Err(invalid(
+                AT,
+                format!(
+                    "path {:?} is not a normalized relative path of at most {MAX_ARTIFACT_PATH_BYTES} bytes without control characters",
+                    a.path
+                ),
+            ));
+        }
+        if !is_receipt_id(&a.sha256) {
+            return Err(invalid(
+                AT,
+                format!("artifact {:?}: sha256 is not a sha256: digest", a.path),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `k` is an idempotency key: 1 to [`MAX_IDEMPOTENCY_KEY_BYTES`] bytes
+/// of printable ASCII, no space.
+pub fn is_idempotency_key(k: &str) -> bool {
+    !k.is_empty() && k.len() <= MAX_IDEMPOTENCY_KEY_BYTES && k.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Whether `p` is an artifact path as a receipt records it: normalized,
+/// relative, at most [`MAX_ARTIFACT_PATH_BYTES`] bytes, no control characters.
+pub fn is_artifact_path(p: &str) -> bool {
+    p.len() <= MAX_ARTIFACT_PATH_BYTES
+        && !p.chars().any(char::is_control)
+        && normalize_path(p).as_deref() == Some(p)
+}
+
+/// The v4 member `result.tests`: present exactly in v4 (in v5: optional), and
+/// consistent.
+fn validate_tests(body: &Body, v4: bool, v5: bool) -> Result<(), ReceiptError> {
     const AT: &str = "/receipt/result/tests";
     let tests = match (&body.result.tests, v4) {
         (None, false) => return Ok(()),
@@ -1886,8 +2012,8 @@ fn validate_tests(body: &Body, v4: bool) -> Result<(), ReceiptError> {
                 format!("a member of {SCHEMA_V4:?}, not of this schema"),
             ));
         }
-        // a v4 receipt of a check that declares metrics but no results
-        (None, true) if !body.result.metrics.is_empty() => return Ok(()),
+        // a v4 receipt of a check that declares metrics but no results, or v5
+        (None, true) if !body.result.metrics.is_empty() || v5 => return Ok(()),
         (None, true) => {
             return Err(ReceiptError::Schema(
                 "missing member \"tests\" (or \"metrics\") in \"/receipt/result\"".into(),
@@ -2109,6 +2235,8 @@ mod tests {
                 assertions: Vec::new(),
                 tests: None,
                 metrics: Vec::new(),
+                artifacts: None,
+                idempotency_key: None,
             },
             runner: Runner {
                 tool: "git-receipt 0".into(),
@@ -2177,6 +2305,134 @@ mod tests {
             list_blob: None,
         });
         b
+    }
+
+    fn artifact(path: &str) -> Artifact {
+        Artifact {
+            path: path.into(),
+            size: 7,
+            sha256: format!("sha256:{}", "ab".repeat(32)),
+        }
+    }
+
+    fn sample_v5_body() -> Body {
+        let mut b = sample_v4_body();
+        b.schema = SCHEMA_V5.into();
+        b.result.artifacts = Some(vec![artifact("dist/a.tar.gz"), artifact("dist/b")]);
+        b.result.idempotency_key = Some("ci-run-1234/attempt-1".into());
+        b
+    }
+
+    /// v5 adds `result.artifacts` and `result.idempotency_key`, at least one of
+    /// them, each bounded and well-formed; never before v5, never on a decision;
+    /// `result.tests` becomes optional.
+    #[test]
+    fn v5_artifacts_and_idempotency_keys_are_closed_and_bounded() {
+        let key = SigningKey::from_seed(&[5; 32]);
+        let full = sample_v5_body();
+        let parsed = Receipt::parse(Receipt::sign(full.clone(), &key).unwrap().bytes()).unwrap();
+        assert_eq!(parsed.body(), &full);
+        let accepted = |b: Body, what: &str| {
+            let signed = Receipt::sign(b, &key).unwrap_or_else(|e| panic!("{what}: {e}"));
+            Receipt::parse(signed.bytes()).unwrap_or_else(|e| panic!("{what}: {e}"));
+        };
+        let refused = |b: Body, what: &str, why: &str| match Receipt::sign(b, &key) {
+            Ok(_) => panic!("{what} must be refused"),
+            Err(e) => assert!(e.to_string().contains(why), "{what}: {e}"),
+        };
+        // each member alone, an empty list, no tests: still v5
+        let mut b = full.clone();
+        b.result.idempotency_key = None;
+        b.result.tests = None;
+        accepted(b, "artifacts alone, no tests");
+        let mut b = full.clone();
+        b.result.artifacts = None;
+        accepted(b, "a key alone");
+        let mut b = full.clone();
+        b.result.artifacts = Some(Vec::new());
+        b.result.idempotency_key = None;
+        accepted(b, "an empty artifact list");
+        let mut b = full.clone();
+        b.result.artifacts = Some(
+            (0..MAX_ARTIFACTS)
+                .map(|i| artifact(&format!("o/{i:03}")))
+                .collect(),
+        );
+        accepted(b, "the most artifacts");
+        let mut b = full.clone();
+        b.result.idempotency_key = Some("k".repeat(MAX_IDEMPOTENCY_KEY_BYTES));
+        accepted(b, "the longest key");
+        // neither; before v5; on a decision
+        let mut b = full.clone();
+        b.result.artifacts = None;
+        b.result.idempotency_key = None;
+        refused(b, "v5 with neither", "missing member \"artifacts\"");
+        for (schema, strip) in [(SCHEMA_V4, true), (SCHEMA_V4, false)] {
+            let mut b = full.clone();
+            b.schema = schema.into();
+            if strip {
+                b.result.artifacts = None;
+            } else {
+                b.result.idempotency_key = None;
+            }
+            refused(b, "a v5 member in v4", "not of this schema");
+        }
+        let mut b = full.clone();
+        b.schema = SCHEMA_V4.into();
+        b.result.artifacts = None;
+        b.result.idempotency_key = None;
+        b.result.tests = None;
+        refused(b, "v4 without tests still", "missing member \"tests\"");
+        let mut d = accepted_regression_body();
+        d.schema = SCHEMA_V5.into();
+        refused(d, "a v5 review", "never \"git-receipt/v5\"");
+        // bad lists
+        let mut b = full.clone();
+        b.result.artifacts.as_mut().unwrap().reverse();
+        refused(b, "unsorted artifacts", "not sorted by path and unique");
+        let mut b = full.clone();
+        b.result.artifacts = Some(vec![artifact("a"), artifact("a")]);
+        refused(b, "an artifact twice", "not sorted by path and unique");
+        let mut b = full.clone();
+        b.result.artifacts = Some(
+            (0..=MAX_ARTIFACTS)
+                .map(|i| artifact(&format!("o/{i:03}")))
+                .collect(),
+        );
+        refused(b, "too many artifacts", "more than 256 artifacts");
+        for bad in [
+            "/etc/passwd",
+            "../up",
+            "a/../b",
+            "a//b",
+            "./a",
+            "a/",
+            "",
+            "tab\there",
+            &"p".repeat(MAX_ARTIFACT_PATH_BYTES + 1),
+        ] {
+            let mut b = full.clone();
+            b.result.artifacts = Some(vec![artifact(bad)]);
+            refused(
+                b,
+                &format!("artifact path {bad:?}"),
+                "is not a normalized relative path",
+            );
+        }
+        let mut b = full.clone();
+        b.result.artifacts.as_mut().unwrap()[0].sha256 = "sha256:abc".into();
+        refused(b, "a short digest", "sha256 is not a sha256: digest");
+        for bad in [
+            String::new(),
+            "has space".into(),
+            "tab\t".into(),
+            "ünïcode".into(),
+            "k".repeat(MAX_IDEMPOTENCY_KEY_BYTES + 1),
+        ] {
+            let mut b = full.clone();
+            b.result.idempotency_key = Some(bad.clone());
+            refused(b, &format!("key {bad:?}"), "printable ASCII without spaces");
+        }
     }
 
     /// v4 may carry `result.metrics` (with or without tests): sorted, unique,
@@ -2385,8 +2641,8 @@ mod tests {
     #[test]
     fn member_table_matches_the_types() {
         let key = SigningKey::from_seed(&[1; 32]);
-        // every optional member present: v4 with tests and metrics
-        let mut body = sample_v4_body();
+        // every optional member present: v5 with tests, metrics, artifacts and a key
+        let mut body = sample_v5_body();
         body.result.metrics = vec![Metric {
             name: "p99".into(),
             unit: "ms".into(),

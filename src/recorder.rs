@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::contract::{AssertDef, DependencyDef};
 use crate::receipt::{
     AssertionResult, Body, Chain, Check, DependencyState, Expectation, Kind, Mode, Outcome, Runner,
-    SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, definition_digest, format_timestamp,
+    SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, definition_digest, format_timestamp,
 };
 use crate::runner::{Observation, tail_text};
 use crate::sign::SigningKey;
@@ -35,6 +35,8 @@ pub struct CheckSpec {
     pub results: Option<crate::results::ResultsDecl>,
     /// The metrics it reports (`metric =`), in declared order.
     pub metrics: Vec<crate::contract::MetricDecl>,
+    /// The globs of the files it produces (`artifact =`), in declared order.
+    pub artifacts: Vec<String>,
 }
 
 impl CheckSpec {
@@ -130,6 +132,11 @@ pub struct Surroundings {
     pub tests: Option<(crate::receipt::Tests, Option<Vec<u8>>)>,
     /// The metrics read after the run (format v4), in any order.
     pub metrics: Vec<crate::receipt::Metric>,
+    /// The files the check's `artifact =` globs matched after the run (format
+    /// v5), sorted by path; `None` when it declares none.
+    pub artifacts: Option<Vec<crate::receipt::Artifact>>,
+    /// The idempotency key of a recorded result (format v5).
+    pub idempotency_key: Option<String>,
 }
 
 /// Store a receipt for an observation of `check` on `subject`.
@@ -217,8 +224,12 @@ pub fn store_receipt_in(
             m.sort_by(|a, b| a.name.cmp(&b.name));
             m
         },
+        artifacts: around.artifacts.clone(),
+        idempotency_key: around.idempotency_key.clone(),
     };
-    let schema = if tests.is_some() || !around.metrics.is_empty() {
+    let schema = if around.artifacts.is_some() || around.idempotency_key.is_some() {
+        SCHEMA_V5
+    } else if tests.is_some() || !around.metrics.is_empty() {
         SCHEMA_V4
     } else if around.assertions.is_empty() && around.dependencies.is_empty() {
         SCHEMA_V2

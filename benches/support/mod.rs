@@ -128,6 +128,8 @@ pub fn check_body(
             assertions: Vec::new(),
             tests: None,
             metrics: Vec::new(),
+            artifacts: None,
+            idempotency_key: None,
         },
         runner: Runner {
             tool: "bench".into(),

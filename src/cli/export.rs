@@ -1,7 +1,8 @@
-//! `git receipt export`: receipts in other tools' formats. For now one format,
-//! in-toto attestations (`--in-toto`): each verified, trusted receipt becomes an
-//! in-toto Statement in a DSSE envelope signed by the exporter's key, one JSON
-//! object per line (the translation lives in `git_receipt::intoto`).
+//! `git receipt export`: receipts in other tools' formats, as DSSE envelopes
+//! signed by the exporter's key, one JSON object per line: in-toto attestations
+//! (`--in-toto`: each verified, trusted receipt becomes an in-toto Statement) or
+//! SLSA provenance (`--slsa`: each passed check receipt that records artifacts).
+//! The translation lives in `git_receipt::intoto`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,10 +39,18 @@ use super::show::{entries_about, find_receipt, looks_like_id};
 /// skipped with a notice on stderr (the exit status stays 0 when the rest is
 /// exported); one named by its id is not exported (exit 1).
 ///
+/// With --slsa instead, each trusted, passed check receipt that records
+/// artifacts (`artifact = GLOB` in .gitreceipts) becomes a SLSA Provenance v1
+/// Statement, in the same envelope: the artifacts (by SHA-256) are its
+/// subjects, the commit, inputs tree and dependencies its resolved
+/// dependencies, the log a byproduct. A revision's receipts without artifacts
+/// are skipped with a notice; one named by its id is not exported (exit 1).
+///
 /// Examples:
 ///
 ///     git receipt export --in-toto > receipts.intoto.jsonl
 ///     git receipt export --in-toto main sha256:3f2a -o main.intoto.jsonl
+///     git receipt export --slsa -o build.intoto.jsonl
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ExportArgs {
@@ -49,8 +58,11 @@ pub struct ExportArgs {
     #[arg(value_name = "REV|ID")]
     pub targets: Vec<String>,
     /// Write in-toto attestations: DSSE envelopes of in-toto Statements v1.
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "slsa", conflicts_with = "slsa")]
     pub in_toto: bool,
+    /// Write SLSA Provenance v1 of the artifacts of check receipts (DSSE envelopes).
+    #[arg(long)]
+    pub slsa: bool,
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -68,7 +80,7 @@ struct Picked {
 
 /// Export.
 pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
-    debug_assert!(args.in_toto, "clap requires the format");
+    debug_assert!(args.in_toto != args.slsa, "clap requires one format");
     let store = ctx.store()?;
     let targets = if args.targets.is_empty() {
         vec!["HEAD".to_owned()]
@@ -167,7 +179,31 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
             },
             _ => None,
         };
-        let Some(statement) = intoto::statement_with_tests(&verified, list.as_deref()) else {
+        let statement = if args.slsa {
+            match intoto::provenance(&verified) {
+                Ok(s) => Some(s),
+                Err(why) => {
+                    // a revision's receipts without artifacts: not what was asked
+                    let verb = if p.by_id { "not exporting" } else { "skipping" };
+                    eprintln!(
+                        "{}",
+                        text::escape_lines(&format!(
+                            "git-receipt: {verb} receipt {id} (for {}): {why}",
+                            p.asked
+                        ))
+                    );
+                    if p.by_id {
+                        refused += 1;
+                    } else {
+                        skipped += 1;
+                    }
+                    continue;
+                }
+            }
+        } else {
+            intoto::statement_with_tests(&verified, list.as_deref())
+        };
+        let Some(statement) = statement else {
             // a revision's review receipts have no in-toto form: exporting its
             // checks is what was asked, so they are skipped, said, not a no
             if !p.by_id {
@@ -205,11 +241,15 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
     }
     eprintln!(
         "git-receipt: exported {} signed by {}{}{}",
-        super::plural(
-            exported as u64,
-            "in-toto attestation",
-            "in-toto attestations"
-        ),
+        if args.slsa {
+            super::plural(exported as u64, "SLSA provenance", "SLSA provenances")
+        } else {
+            super::plural(
+                exported as u64,
+                "in-toto attestation",
+                "in-toto attestations",
+            )
+        },
         key.public().fingerprint(),
         if refused > 0 {
             format!("; {refused} not exported (see above)")
@@ -219,7 +259,11 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
         if skipped > 0 {
             format!(
                 "; {} skipped",
-                super::plural(skipped as u64, "review receipt", "review receipts")
+                if args.slsa {
+                    super::plural(skipped as u64, "receipt", "receipts")
+                } else {
+                    super::plural(skipped as u64, "review receipt", "review receipts")
+                }
             )
         } else {
             String::new()

@@ -30,6 +30,7 @@ mod run;
 mod show;
 mod status;
 mod verify;
+mod which;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,7 @@ enum Command {
     Show(show::ShowArgs),
     Log(log::LogArgs),
     Flaky(flaky::FlakyArgs),
+    Which(which::WhichArgs),
     Status(status::StatusArgs),
     Gate(gate::GateArgs),
     Review(review::ReviewArgs),
@@ -469,6 +471,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show::cmd_show(&ctx, a),
         Command::Log(a) => log::cmd_log(&ctx, a),
         Command::Flaky(a) => flaky::cmd_flaky(&ctx, a),
+        Command::Which(a) => which::cmd_which(&ctx, a),
         Command::Status(a) => status::cmd_status(&ctx, a),
         Command::Env(a) => env::cmd_env(&ctx, a),
         Command::Gate(a) => gate::cmd_gate(&ctx, a),

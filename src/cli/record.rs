@@ -117,7 +117,7 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
     }
     super::run::warn_paths_matching_nothing(&store, &check, subject.tree)?;
     super::run::warn_unmarked(&subject.unmarked);
-    let obs = Observation {
+    let mut obs = Observation {
         exit_code: args.exit_code,
         detail: args.detail.clone(),
         started_at_ms: now_ms().saturating_sub(args.duration_ms),
@@ -135,6 +135,8 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
             .with_context(|| format!("nothing was recorded for check {:?}", check.name))?,
         tests: None,
         metrics: Vec::new(),
+        artifacts: super::run::artifacts_after_run(&check, store.workdir()?, &mut obs),
+        idempotency_key: None,
     };
     let appended = recorder::store_receipt_in(
         &store,

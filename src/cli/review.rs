@@ -173,7 +173,9 @@ pub fn cmd_review(ctx: &Context, args: ReviewArgs) -> Result<ExitCode> {
 /// counts only for exactly those inputs and that definition: any change to the
 /// check's paths makes it stale, and the failure counts again. It never
 /// excuses a failure outside the tests (a crash, a missing results file) or a
-/// check that is not differential. Push it with `git receipt push`.
+/// check that is not differential. As with reviews, it must come from another
+/// key than the run that regressed, unless the check says `self-accept = true`.
+/// Push it with `git receipt push`.
 ///
 /// Examples:
 ///

@@ -387,7 +387,13 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     store.gc_auto_detached();
     if let [one] = outcomes.as_slice() {
         print_reviews_needed(&reviews_needed);
-        return Ok(ExitCode::from(one.exit_code.clamp(0, 255) as u8));
+        // the command's own status; a receipt failed for another reason (its
+        // artifacts could not be recorded) is a failure even when it exited 0
+        let code = match one.exit_code.clamp(0, 255) as u8 {
+            0 if !one.passed => 1,
+            c => c,
+        };
+        return Ok(ExitCode::from(code));
     }
     let on = colour(std::io::stderr().is_terminal());
     let width = outcomes.iter().map(|o| o.name.len()).max().unwrap_or(4);
@@ -571,7 +577,7 @@ fn run_one(
     let metric_stamps = git_receipt::metrics::metric_stamps(&check.metrics, &workdir);
     // a failed assertion stops the check before it runs: no results to read
     let ran = environment::failure_detail(&assertions).is_none();
-    let obs = match environment::failure_detail(&assertions) {
+    let mut obs = match environment::failure_detail(&assertions) {
         // a failed assertion: the check never runs, and its receipt says why
         Some(detail) => runner::Observation {
             exit_code: 1,
@@ -642,11 +648,14 @@ fn run_one(
             ))
         );
     }
+    let artifacts = artifacts_after_run(check, &workdir, &mut obs);
     let around = recorder::Surroundings {
         assertions,
         dependencies,
         tests,
         metrics,
+        artifacts,
+        idempotency_key: None,
     };
     let appended = match recorder::store_receipt_in(
         store,
@@ -1116,4 +1125,36 @@ fn range_value(
         "failed": count("failed"),
         "cached": count("cached"),
     })
+}
+
+/// The files `check`'s `artifact =` globs match in `workdir` now that it ran
+/// (`None` when it declares none). When they cannot all be listed, the run's
+/// receipt is failed and says why: evidence of part of a build's outputs would
+/// read as all of them.
+pub(crate) fn artifacts_after_run(
+    check: &CheckSpec,
+    workdir: &std::path::Path,
+    obs: &mut runner::Observation,
+) -> Option<Vec<git_receipt::receipt::Artifact>> {
+    if check.artifacts.is_empty() {
+        return None;
+    }
+    match git_receipt::artifacts::collect(workdir, &check.artifacts) {
+        Ok(list) => Some(list),
+        Err(why) => {
+            eprintln!(
+                "{}",
+                git_receipt::text::escape_lines(&format!(
+                    "git-receipt: check {:?}: its artifacts cannot be recorded: {why}; the receipt is failed\nhint: change the artifact = globs in .gitreceipts",
+                    check.name
+                ))
+            );
+            obs.detail = if obs.detail.is_empty() {
+                format!("artifacts: {why}")
+            } else {
+                format!("{}; artifacts: {why}", obs.detail)
+            };
+            Some(Vec::new())
+        }
+    }
 }

@@ -570,6 +570,25 @@ fn print_shown(
                 }
             ));
         }
+        match &b.result.artifacts {
+            Some(list) if list.is_empty() => {
+                out.push_str("  artifact none: the artifact = globs matched no file\n")
+            }
+            Some(list) => {
+                for a in list {
+                    out.push_str(&format!(
+                        "  artifact {} {} bytes {}\n",
+                        escape(&a.path),
+                        a.size,
+                        escape(&a.sha256)
+                    ));
+                }
+            }
+            None => {}
+        }
+        if let Some(k) = &b.result.idempotency_key {
+            out.push_str(&format!("  key      {}\n", escape(k)));
+        }
         for d in &b.subject.dependencies {
             out.push_str(&format!(
                 "  depends  {} commit {} tree {}\n",

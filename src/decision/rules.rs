@@ -1252,7 +1252,8 @@ fn an_accepted_regression_counts_for_its_check_inputs_definition_and_time_by_a_t
     let b = s.commit(&[("src/lib.rs", "b\n")], "B");
     let there = s.run(&key(1), &c, name, b, 1, 0).receipt;
     let trust = trust_of(&[1, 2]);
-    let accepted = |until: Option<u64>| {
+    // (the check says self-accept = true: k1 signed `here` and may accept it)
+    let accepted_as = |until: Option<u64>, self_accept: bool| {
         let mut cmp = four_new_failures(name);
         let mut notices = Vec::new();
         accept_regressions(
@@ -1261,12 +1262,17 @@ fn an_accepted_regression_counts_for_its_check_inputs_definition_and_time_by_a_t
             &here,
             &mut cmp,
             until,
+            self_accept,
             &label,
             &mut notices,
         )
         .unwrap();
+        (cmp.accepted, cmp.accepted_by, notices)
+    };
+    let accepted = |until: Option<u64>| {
+        let (tests, by, notices) = accepted_as(until, true);
         assert!(notices.is_empty(), "{notices:?}");
-        (cmp.accepted, cmp.accepted_by)
+        (tests, by)
     };
     assert_eq!(accepted(None), (vec![], vec![]), "none yet");
     // what must not count: another key, definition, inputs or check
@@ -1303,6 +1309,22 @@ fn an_accepted_regression_counts_for_its_check_inputs_definition_and_time_by_a_t
         ),
         "newest first, each named"
     );
+    // without self-accept, k1's own acceptance of k1's receipt counts for
+    // nothing, and says so (not of one that would accept nothing here); k2's
+    // still counts
+    accept_regression(&s, &key(1), name, &here, &["not-a-new-failure"], None, 8);
+    let (tests, by, notices) = accepted_as(None, false);
+    assert_eq!(tests, ["c", "d"]);
+    assert_eq!(by, vec![words(&by_k2, "k2")]);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with(&format!(
+            "the accepted regression {} counts for nothing: its signer also signed the receipt that regressed ({})",
+            words(&by_k1, "k1"),
+            &here.id()[..19]
+        )),
+        "{notices:?}"
+    );
     // by a time: only those decided by then, the boundary included
     let at = |minute: u64| Some(T0 + minute * 60_000);
     assert_eq!(accepted(at(6)).0, ["c", "d"]);
@@ -1316,12 +1338,28 @@ fn an_accepted_regression_counts_for_its_check_inputs_definition_and_time_by_a_t
 /// stands, when B's .gitreceipts allows `decided` (new failures, max-regression
 /// %) and A's, the trusted revision's, allows `trusted`: the problems found.
 fn differential_claim(decided: (u32, u32), trusted: (u32, u32)) -> Vec<String> {
+    differential_claim_with(
+        (decided.0, decided.1, false),
+        (trusted.0, trusted.1, false),
+        false,
+    )
+}
+
+/// [`differential_claim`] with each rules' `self-accept` as the third member,
+/// and (`accepted_by_runner`) the new failure accepted, before the acceptance
+/// was decided, by the key that ran it.
+fn differential_claim_with(
+    decided: (u32, u32, bool),
+    trusted: (u32, u32, bool),
+    accepted_by_runner: bool,
+) -> Vec<String> {
     use crate::receipt::{Better, Metric, TestCase, TestStatus};
-    let gitreceipts = |(allow, bound): (u32, u32)| {
+    let gitreceipts = |(allow, bound, own): (u32, u32, bool)| {
         format!(
             "[check \"suite\"]\n\trun = true\n\tpath = src\n\tresults = junit:out.xml\n\
              \tparity = differential\n\tallow-new-failures = {allow}\n\
-             \tmetric = ops ops/s higher ^ops: ([0-9.]+)\n\tmax-regression = {bound}%\n"
+             \tmetric = ops ops/s higher ^ops: ([0-9.]+)\n\tmax-regression = {bound}%\n\
+             \tself-accept = {own}\n"
         )
     };
     let case = |name: &str, status| TestCase {
@@ -1354,6 +1392,9 @@ fn differential_claim(decided: (u32, u32), trusted: (u32, u32)) -> Vec<String> {
     ];
     s.run_read(&key(1), &at_a, "suite", a, 0, 1, passed, vec![ops("200")]);
     let fail = s.run_read(&key(1), &at_b, "suite", b, 1, 2, one_new, vec![ops("190")]);
+    if accepted_by_runner {
+        accept_regression(&s, &key(1), "suite", &fail.receipt, &["t1"], None, 3);
+    }
     let cited = fail.receipt.id().to_owned();
     let (writer, entry) = (writer_id(key(1).public(), "default"), fail.commit);
     let locate = |id: &str| (id == cited).then(|| (writer.clone(), entry));
@@ -1406,4 +1447,59 @@ fn acceptances_a_failed_differential_receipt_is_excused_by_the_laxer_bounds_of_t
             "{problems:?}"
         );
     }
+}
+
+#[test]
+fn acceptances_a_review_under_a_key_that_collides_with_acceptances_is_not_one() {
+    // a review name whose index key hashes as the acceptances' key does (found
+    // by hashing `review:` and 7 characters of [a-z0-9], counting up)
+    let name = "pyrf1je";
+    assert_eq!(
+        check_hash(&decision_key(DecisionKind::Review, name)),
+        check_hash(&decision_key(DecisionKind::Acceptance, "")),
+        "the review's key collides with the acceptances'"
+    );
+    let (s, _a, b) = two_commits();
+    let tree = s.store.commit_tree(b).unwrap();
+    // a whole-tree review: its inputs and tree are B's tree, as an acceptance's are
+    let def = ReviewDef {
+        name: name.into(),
+        paths: Vec::new(),
+        required: 1,
+        self_approve: true,
+    };
+    let review = verdict(&s, &key(1), &def, b, Verdict::Approve, "", 1);
+    assert_eq!(review.receipt.body().subject.inputs, tree.to_string());
+    let mut index = s.store.receipt_index().unwrap();
+    let keys = vec![key(1).public().fingerprint()];
+    assert!(
+        newest_acceptance(
+            &s.store,
+            &mut index,
+            &trust_of(&[1]),
+            tree,
+            &keys,
+            &mut Vec::new()
+        )
+        .unwrap()
+        .is_none(),
+        "a review is never an acceptance, whatever key it is filed under"
+    );
+}
+
+#[test]
+fn acceptances_a_regression_accepted_by_whoever_ran_it_counts_when_either_rules_say_self_accept() {
+    for (decided, trusted) in [(false, true), (true, false)] {
+        assert_eq!(
+            differential_claim_with((0, 10, decided), (0, 10, trusted), true),
+            Vec::<String>::new(),
+            "self-accept decided {decided}, trusted {trusted}"
+        );
+    }
+    let problems = differential_claim_with((0, 10, false), (0, 10, false), true);
+    assert_eq!(problems.len(), 1, "neither says self-accept: {problems:?}");
+    assert!(
+        problems[0].contains("claims check suite present citing"),
+        "{problems:?}"
+    );
 }

@@ -391,6 +391,8 @@ impl Scratch {
             },
             tests,
             metrics,
+            artifacts: None,
+            idempotency_key: None,
         };
         crate::recorder::store_receipt_in(
             &self.store,

@@ -390,6 +390,7 @@ pub fn apply_parity(
                         &d.receipt,
                         &mut c,
                         None,
+                        def.self_accept,
                         &|fp| signer_label(&trust.set, fp),
                         &mut notices,
                     )?;

@@ -517,18 +517,22 @@ fn without_a_usable_baseline_a_differential_failure_cannot_be_decided() {
 }
 
 #[test]
-fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_class() {
+fn a_baseline_is_the_newest_trusted_receipt_from_the_same_runner_class() {
     let text = format!("[assert \"os\"]\n\trun = uname\n{DIFFERENTIAL}\tassert = os\n");
     let (_repo, store, k, (m, t)) = on_topic(&text);
-    let there = record_where(
-        &store,
-        &k,
-        m,
-        1,
-        tests_of(&[("a", false)]),
-        &[("os", "Darwin")],
-        &[],
-    );
+    let darwin = || {
+        record_where(
+            &store,
+            &k,
+            m,
+            1,
+            tests_of(&[("a", false)]),
+            &[("os", "Darwin")],
+            &[],
+        )
+    };
+    let there = darwin();
+    // here: Linux, failing a (a new failure against a baseline that passed it)
     record_where(
         &store,
         &k,
@@ -538,24 +542,27 @@ fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_cla
         &[("os", "Linux")],
         &[],
     );
-    let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
-    let u = j
-        .undecided
-        .iter()
-        .find(|u| u.name == "suite")
-        .expect("undecided");
-    let why = u.error.to_string();
-    assert!(why.contains("another runner class"), "{why}");
-    assert!(why.contains("Darwin") && why.contains("Linux"), "{why}");
+    let undecided = || {
+        let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
+        j.undecided
+            .iter()
+            .find(|u| u.name == "suite")
+            .map(|u| u.error.to_string())
+    };
+    let why = undecided().expect("no Linux receipt at the baseline: undecided");
     assert!(
         why.contains(&format!(
-            "the baseline's receipt {} ran where",
-            &there[..19]
-        )),
+            "no trusted receipt of its inputs at the baseline {} (main) ran where the declared environment assertions read as here",
+            m.to_hex_with_len(7)
+        )) && why.contains(&format!("its newest, {}, read", &there[..19]))
+            && why.contains("Darwin")
+            && why.contains("Linux")
+            && why.ends_with("another runner class"),
         "{why}"
     );
-    // the same class compares
-    record_where(
+    // an older Linux receipt at the baseline is the one compared with, even
+    // when a Darwin one is newer: it failed a too, so nothing is new
+    let linux = record_where(
         &store,
         &k,
         m,
@@ -564,8 +571,22 @@ fn a_baseline_that_ran_where_the_assertions_read_otherwise_is_another_runner_cla
         &[("os", "Linux")],
         &[],
     );
+    darwin();
+    assert_eq!(undecided(), None);
     let j = judged_at(&store, t, &k, &at(m), EXPIRES_MS);
-    assert_eq!(suite(&j).state, State::Present, "{:?}", j.undecided);
+    assert_eq!(suite(&j).state, State::Present, "{}", suite(&j).reason);
+    let compared = j
+        .reasons
+        .iter()
+        .find_map(|r| match r {
+            Reason::Differential(c) => Some(c.baseline_receipt.clone()),
+            _ => None,
+        })
+        .expect("a comparison");
+    assert_eq!(
+        compared, linux,
+        "the Linux receipt, not the newer Darwin one"
+    );
 }
 
 #[test]

@@ -39,7 +39,7 @@
 //! directory, a key file open to other users) no file is read or written: every
 //! command indexes the chains in memory, correct and slower.
 //!
-//! # File format (`<git dir>/receipt-index`, version 3, little-endian)
+//! # File format (`<git dir>/receipt-index`, version 4, little-endian)
 //!
 //! ```text
 //! header   32 bytes  "GRIX", version u32, chains u32, records u32, keys u32,
@@ -56,11 +56,14 @@
 //!          receipt's name hash is that of `acceptance:`, a review's that of
 //!          `review:<name>`, its definition 0, its start time `decided_at` and
 //!          passed its `accepted` / `approve` (version 1 did not index them, so
-//!          a version 1 file is rebuilt)
+//!          a version 1 file is rebuilt); an accepted regression's (a v4 review)
+//!          that of `regression:<check>` (version 3 filed it under
+//!          `review:<check>`, where no lookup for it looks, so a version 3 file
+//!          is rebuilt)
 //! tags     16 bytes per 4 KiB block of everything above: the first 16 bytes of
-//!          HMAC-SHA256(key, "GRIX v3 block" || block number u32 || block)
+//!          HMAC-SHA256(key, "GRIX v4 block" || block number u32 || block)
 //! trailer  48 bytes: length of everything above u64, blocks u32,
-//!          HMAC-SHA256(key, "GRIX v3 table" || these first 12 bytes || tags)
+//!          HMAC-SHA256(key, "GRIX v4 table" || these first 12 bytes || tags)
 //!          (32 bytes), "GRIX"
 //! ```
 //!
@@ -114,11 +117,11 @@ use mac::Key;
 pub const INDEX_FILE: &str = "receipt-index";
 
 const MAGIC: &[u8; 4] = b"GRIX";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 const BLOCK: usize = 4096;
 const TAG_LEN: usize = 16;
-const TAG_DOMAIN: &[u8] = b"GRIX v3 block";
-const TABLE_DOMAIN: &[u8] = b"GRIX v3 table";
+const TAG_DOMAIN: &[u8] = b"GRIX v4 block";
+const TABLE_DOMAIN: &[u8] = b"GRIX v4 table";
 const HEADER_LEN: usize = 32;
 const FANOUT_LEN: usize = 256 * 4;
 const KEY_LEN: usize = 24;

@@ -80,7 +80,7 @@ fn hmac_sha256(key: &[u8; 32], parts: &[&[u8]]) -> [u8; 32] {
 /// The index file with the failed `test` receipt's record relabelled as another
 /// check's, then sealed again the way its format's integrity requires, with all a
 /// forger has: CRC-32s (version 2), or keyed tags and MAC under a key that is not
-/// this user's (version 3).
+/// this user's (versions 3 and 4).
 fn forged(whole: &[u8]) -> Vec<u8> {
     let version = u32_at(whole, 4);
     let (records, chains_len) = (u32_at(whole, 12) as usize, u32_at(whole, 20) as usize);
@@ -108,17 +108,21 @@ fn forged(whole: &[u8]) -> Vec<u8> {
             trailer.extend_from_slice(&own.to_le_bytes());
             out.extend_from_slice(&crcs);
         }
-        3 => {
+        3 | 4 => {
             let key = [0x66; 32]; // not this user's
+            let (block, table) = if version == 3 {
+                (&b"GRIX v3 block"[..], &b"GRIX v3 table"[..])
+            } else {
+                (&b"GRIX v4 block"[..], &b"GRIX v4 table"[..])
+            };
             let tags: Vec<u8> = body
                 .chunks(4096)
                 .enumerate()
                 .flat_map(|(n, b)| {
-                    hmac_sha256(&key, &[b"GRIX v3 block", &(n as u32).to_le_bytes(), b])[..16]
-                        .to_vec()
+                    hmac_sha256(&key, &[block, &(n as u32).to_le_bytes(), b])[..16].to_vec()
                 })
                 .collect();
-            let seal = hmac_sha256(&key, &[b"GRIX v3 table", &trailer, &tags]);
+            let seal = hmac_sha256(&key, &[table, &trailer, &tags]);
             trailer.extend_from_slice(&seal);
             out.extend_from_slice(&tags);
         }

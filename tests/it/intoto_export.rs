@@ -13,11 +13,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
-const PACKAGES: &[&str] = &["in-toto", "securesystemslib", "in-toto-attestation"];
-const IMPORTS: &[&str] = &["in_toto", "securesystemslib", "in_toto_attestation"];
+pub(crate) const PACKAGES: &[&str] = &["in-toto", "securesystemslib", "in-toto-attestation"];
+pub(crate) const IMPORTS: &[&str] = &["in_toto", "securesystemslib", "in_toto_attestation"];
 
 /// Run `verify_intoto.py` over `envelopes` with the public key in `key_file`.
-fn verify(env: &Env, py: &pytools::Python, envelopes: &Path, key_file: &Path) -> Run {
+pub(crate) fn verify(env: &Env, py: &pytools::Python, envelopes: &Path, key_file: &Path) -> Run {
     let mut cmd: Command = py.command();
     cmd.arg(common::fixture("verify_intoto.py"))
         .arg(envelopes)

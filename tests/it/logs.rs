@@ -420,6 +420,8 @@ fn a_v1_receipt_with_its_log_in_the_chain_still_reads_verifies_and_shows_its_log
             assertions: Vec::new(),
             tests: None,
             metrics: Vec::new(),
+            artifacts: None,
+            idempotency_key: None,
         },
         runner: Runner {
             tool: "git-receipt 0.1.0".into(),

@@ -13,6 +13,7 @@ mod common;
 
 mod acceptance;
 mod acceptance_scope;
+mod artifacts;
 mod bounded_reads;
 mod checkpoint;
 mod ci_fresh_clone;

@@ -249,6 +249,22 @@ fn an_accepted_regression_counts_for_exactly_its_inputs_and_names_only_by_a_trus
     );
     assert!(a.stdout.starts_with("accepted for check suite at "), "{a}");
     assert!(a.stdout.trim_end().ends_with(": test adds"), "{a}");
+    // by the key that ran the regression, it counts for nothing unless the
+    // rules say self-accept = true, and the gate says why
+    let g = env.receipt(&dir, &["gate"]);
+    assert_eq!(g.code, 1, "{g}");
+    assert_eq!(
+        g.stderr
+            .matches("counts for nothing: its signer also signed the receipt that regressed")
+            .count(),
+        1,
+        "said once, of the acceptance that names the new failure: {g}"
+    );
+    assert!(
+        g.stderr
+            .contains("or the check must say self-accept = true"),
+        "{g}"
+    );
     // stored as a v4 review the schema describes, of exactly these inputs
     let writer = env.only_writer(&dir);
     let tip = env.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]);
@@ -285,6 +301,36 @@ fn an_accepted_regression_counts_for_exactly_its_inputs_and_names_only_by_a_trus
     for refused in [bad, v3] {
         assert!(!schema.is_valid(&refused), "{refused}");
     }
+    // a reviewer's key, trusted here, accepts it: that counts
+    let reviewer = env.path("reviewer-key");
+    let keygen = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&reviewer)
+        .status()
+        .unwrap();
+    assert!(keygen.success());
+    let reviewer_pub = std::fs::read_to_string(env.path("reviewer-key.pub")).unwrap();
+    env.git_ok(
+        &dir,
+        &["config", "--add", "receipt.trustedKey", reviewer_pub.trim()],
+    );
+    let as_reviewer = |args: &[&str]| {
+        let r = env.receipt_with(
+            &dir,
+            args,
+            &[("GIT_RECEIPT_SIGNING_KEY", reviewer.to_str().unwrap())],
+        );
+        assert_eq!(r.code, 0, "{r}");
+    };
+    let accept_adds = [
+        "accept-regression",
+        "suite",
+        "--test",
+        "adds",
+        "-m",
+        "adds is retired in #12",
+    ];
+    as_reviewer(&accept_adds);
     let g = env.receipt(&dir, &["gate"]);
     assert_eq!(g.code, 0, "{g}");
     let s = row(&env, &dir, "suite");
@@ -337,18 +383,8 @@ fn an_accepted_regression_counts_for_exactly_its_inputs_and_names_only_by_a_trus
         1,
         "an untrusted key accepts nothing"
     );
-    // yours does
-    env.receipt_ok(
-        &dir,
-        &[
-            "accept-regression",
-            "suite",
-            "--test",
-            "adds",
-            "-m",
-            "still retired",
-        ],
-    );
+    // the trusted reviewer's does
+    as_reviewer(&accept_adds);
     assert_eq!(env.receipt(&dir, &["gate"]).code, 0);
     // and a definition change makes it another check
     let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();

@@ -156,8 +156,17 @@ fn schema_is_closed_and_requires_every_member() {
                     // log_bytes and log_sha256 are v2 members: the body's
                     // schema-version conditional requires them in v2, forbids them in v1
                     // (and assertions and dependencies are v3 members, absent when empty;
-                    // tests and metrics are the v4 members, one of them required in v4 by the body's conditional)
-                    let versioned = ["log_bytes", "log_sha256", "assertions", "tests", "metrics"];
+                    // tests and metrics are the v4 members, one of them required in v4 by the body's conditional;
+                    // artifacts and idempotency_key the v5 ones, likewise)
+                    let versioned = [
+                        "log_bytes",
+                        "log_sha256",
+                        "assertions",
+                        "tests",
+                        "metrics",
+                        "artifacts",
+                        "idempotency_key",
+                    ];
                     // and the body's kind conditionals require check and result,
                     // acceptance or review, each for its own kind
                     let by_kind = ["check", "result", "acceptance", "review"];
@@ -192,10 +201,11 @@ fn schema_is_closed_and_requires_every_member() {
     let mut seen = 0;
     visit(&schema(), "#", &mut seen);
     assert_eq!(
-        seen, 20,
+        seen, 21,
         "the envelope, body, signature and the body's chain, subject, check, result, runner; \
          v3's dependency, assertion and its two kinds of expectation; acceptance (with \
-         criterion and unresolved), review; v4's tests, test case, metric and accepts"
+         criterion and unresolved), review; v4's tests, test case, metric and accepts; \
+         v5's artifact"
     );
 }
 
@@ -834,4 +844,69 @@ fn format_md_worked_example_is_a_valid_receipt() {
         .expect("the example's signature verifies against the key shown");
     let envelope: Value = serde_json::from_str(stored).unwrap();
     assert_eq!(schema_errors(&validator(), &envelope), Vec::<String>::new());
+}
+
+/// v5 (issue 29): the schema and the reader agree on where `result.artifacts`
+/// and `result.idempotency_key` may be, and on what a well-formed one is.
+#[test]
+fn v5_members_belong_to_v5_check_receipts_only() {
+    let artifact = |path: &str| serde_json::json!({"path": path, "size": 3, "sha256": format!("sha256:{}", "0".repeat(64))});
+    let v5 = |result: Value| {
+        variant(|v| {
+            v["receipt"]["schema"] = "git-receipt/v5".into();
+            let r = members(&mut v["receipt"]["result"]);
+            for (k, x) in result.as_object().unwrap() {
+                r.insert(k.clone(), x.clone());
+            }
+        })
+    };
+    assert_accepted(
+        "v5 artifacts",
+        &v5(serde_json::json!({"artifacts": [artifact("a"), artifact("b/c")]})),
+    );
+    assert_accepted(
+        "a v5 empty artifact list",
+        &v5(serde_json::json!({"artifacts": []})),
+    );
+    assert_accepted(
+        "a v5 key",
+        &v5(serde_json::json!({"idempotency_key": "ci/123-1"})),
+    );
+    assert_rejected("v5 with neither member", &v5(serde_json::json!({})));
+    assert_rejected(
+        "an artifact path that leaves the tree",
+        &v5(serde_json::json!({"artifacts": [artifact("/etc/passwd")]})),
+    );
+    assert_rejected(
+        "an artifact digest that is not one",
+        &v5(serde_json::json!({"artifacts": [{"path": "a", "size": 1, "sha256": "md5:00"}]})),
+    );
+    assert_rejected(
+        "an artifact with an extra member",
+        &v5(
+            serde_json::json!({"artifacts": [{"path": "a", "size": 1, "sha256": format!("sha256:{}", "0".repeat(64)), "mode": 7}]}),
+        ),
+    );
+    assert_rejected(
+        "a key with a space",
+        &v5(serde_json::json!({"idempotency_key": "a b"})),
+    );
+    assert_rejected(
+        "a key over 128 bytes",
+        &v5(serde_json::json!({"idempotency_key": "k".repeat(129)})),
+    );
+    // in v2 (the real receipt's schema) both are foreign
+    for member in ["artifacts", "idempotency_key"] {
+        let value = if member == "artifacts" {
+            serde_json::json!([artifact("a")])
+        } else {
+            "k".into()
+        };
+        assert_rejected(
+            &format!("{member} in v2"),
+            &variant(|v| {
+                members(&mut v["receipt"]["result"]).insert(member.into(), value);
+            }),
+        );
+    }
 }
