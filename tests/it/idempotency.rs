@@ -9,8 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{Daemon, Env, Run};
-use git_receipt::receipt::{Receipt, format_timestamp};
-use git_receipt::sign::SigningKey;
+use git_receipt::receipt::format_timestamp;
 
 const KEY: &str = "ci-4711/test";
 
@@ -347,39 +346,22 @@ fn a_key_the_remote_holds_for_another_result_refuses_the_push_and_changes_nothin
     assert_eq!(chain(&env, &bare, &refname).0, 2);
 }
 
-/// Append to `writer`'s chain in `dir` a receipt of the tip's body, changed by
-/// `change`, at the next place, signed by `key`: as a git-receipt without key
-/// checks (or two clones merged by hand) would have written it.
+/// [`Env::append_crafted`] with a start time after the receipt below (and not
+/// after the clock of a later `record`).
 fn append_changed(
     env: &Env,
     dir: &Path,
     writer: &str,
-    key: &SigningKey,
     change: impl FnOnce(&mut git_receipt::receipt::Body),
 ) -> String {
-    let refname = format!("refs/receipts/{writer}");
-    let tip = env.git_ok(dir, &["rev-parse", &refname]);
-    let below = Receipt::parse(&env.receipt_bytes(dir, &tip)).unwrap();
-    let mut body = below.body().clone();
-    body.chain.index += 1;
-    body.chain.prev = Some(below.id().to_owned());
-    // after the receipt below, and not after the clock of a later `record`
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64;
-    body.result.started_at = format_timestamp(now);
-    change(&mut body);
-    let receipt = Receipt::sign(body, key).unwrap();
-    let blob = env.git_input(dir, &["hash-object", "-w", "--stdin"], receipt.bytes());
-    let tree = env.git_input(
-        dir,
-        &["mktree"],
-        format!("100644 blob {blob}\treceipt.json\n").as_bytes(),
-    );
-    let commit = env.git_ok(dir, &["commit-tree", &tree, "-p", &tip, "-m", "appended"]);
-    env.git_ok(dir, &["update-ref", &refname, &commit, &tip]);
-    receipt.id().to_owned()
+    env.append_crafted(dir, writer, |body| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        body.result.started_at = format_timestamp(now);
+        change(body);
+    })
 }
 
 #[test]
@@ -387,13 +369,12 @@ fn verify_finds_a_chain_holding_one_key_for_two_results_and_notes_one_result_twi
     let env = Env::new();
     let dir = env.fixture_repo("make_basic_repo.sh", "repo");
     env.receipt_ok(&dir, &["key", "generate"]);
-    let key = SigningKey::load(&env.home.join(".config/git-receipt/signing_key")).unwrap();
     let log = log_file(&env, "ok\n");
     assert_eq!(record(&env, &dir, "0", &log, KEY).code, 0);
     let writer = env.only_writer(&dir);
     let first = env.log_json(&dir)[0]["id"].as_str().unwrap().to_owned();
     // the same result again (only the start differs): one result, said once
-    let twice = append_changed(&env, &dir, &writer, &key, |_| {});
+    let twice = append_changed(&env, &dir, &writer, |_| {});
     env.receipt_ok(&dir, &["reindex"]);
     let r = env.receipt(&dir, &["verify", "--json"]);
     assert_eq!(r.code, 0, "{r}");
@@ -413,7 +394,7 @@ fn verify_finds_a_chain_holding_one_key_for_two_results_and_notes_one_result_twi
         "{r}"
     );
     // another result under the key: a finding naming both, exit 1
-    let other = append_changed(&env, &dir, &writer, &key, |b| {
+    let other = append_changed(&env, &dir, &writer, |b| {
         b.result.exit_code = 1;
         b.result.passed = false;
     });
