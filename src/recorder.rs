@@ -187,7 +187,7 @@ pub enum Recorded {
     /// The receipt was written: no idempotency key, or one the chain did not hold.
     Written(Box<Appended>),
     /// Nothing was written: the chain holds the key for this very result
-    /// (the same [`content_digest`](crate::idempotency::content_digest)).
+    /// (the same [`content_digest`]).
     AlreadyRecorded(Holder),
     /// Nothing was written: the chain holds the key for another result.
     KeyHeldForOther(Holder),
