@@ -26,6 +26,7 @@ pub mod decision;
 pub mod environment;
 pub mod freshness;
 pub mod hooks;
+pub mod idempotency;
 pub mod intoto;
 pub mod keyfile;
 pub mod metrics;

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::contract::{AssertDef, DependencyDef};
+use crate::idempotency::{Holder, content_digest, find_key};
 use crate::receipt::{
     AssertionResult, Body, Chain, Check, DependencyState, Expectation, Kind, Mode, Outcome, Runner,
     SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, definition_digest, format_timestamp,
@@ -176,22 +177,102 @@ pub fn store_receipt_in(
 ) -> Result<Appended, StoreError> {
     // Before the log is written: a clock that may not sign leaves nothing behind.
     store.check_signing_clock(writer)?;
+    let draft = draft(writer, check, &subject, obs, mode, around)?;
+    store_draft(store, writer, key, draft)
+}
+
+/// What [`store_receipt_once`] did.
+#[derive(Debug)]
+pub enum Recorded {
+    /// The receipt was written: no idempotency key, or one the chain did not hold.
+    Written(Box<Appended>),
+    /// Nothing was written: the chain holds the key for this very result
+    /// (the same [`content_digest`]).
+    AlreadyRecorded(Holder),
+    /// Nothing was written: the chain holds the key for another result.
+    KeyHeldForOther(Holder),
+}
+
+/// [`store_receipt_in`] for a result recorded under an idempotency key
+/// (`around.idempotency_key`, format v5; `docs/format.md` section 15): when
+/// `writer`'s chain already holds the key, nothing is written, and what holds it
+/// is returned, for this same result or for another. Costs, besides the write,
+/// [`find_key`]'s walk of the chain. Two processes of one clone recording one key
+/// at the same instant may both write (the look and the append are not one
+/// step); `verify` then reports the chain as holding the result twice.
+#[allow(clippy::too_many_arguments)]
+pub fn store_receipt_once(
+    store: &Store,
+    writer: &str,
+    key: &SigningKey,
+    check: &CheckSpec,
+    subject: SubjectIds,
+    obs: &Observation,
+    mode: Mode,
+    around: &Surroundings,
+) -> Result<Recorded, StoreError> {
+    store.check_signing_clock(writer)?;
+    let draft = draft(writer, check, &subject, obs, mode, around)?;
+    if let (Some(k), Some(tip)) = (&around.idempotency_key, store.chain_tip(writer)?)
+        && let Some(holder) = find_key(store, writer, tip, k)?
+    {
+        let content = content_digest(&draft.body).map_err(|e| StoreError::BadReceipt {
+            writer: writer.to_owned(),
+            commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
+            source: e.into(),
+        })?;
+        return Ok(if holder.content == content {
+            Recorded::AlreadyRecorded(holder)
+        } else {
+            Recorded::KeyHeldForOther(holder)
+        });
+    }
+    Ok(Recorded::Written(Box::new(store_draft(
+        store, writer, key, draft,
+    )?)))
+}
+
+/// A check receipt's body for any place in its chain (`chain` is set when it is
+/// appended), and the blobs kept beside it (the log, a large test list), whose
+/// ids it names: computed, not yet written.
+struct Draft<'a> {
+    body: Body,
+    kept: Vec<(gix::ObjectId, &'a [u8])>,
+}
+
+/// The id `bytes` get as a blob, without writing them.
+fn blob_id(bytes: &[u8]) -> Result<gix::ObjectId, StoreError> {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).map_err(|e| {
+        StoreError::Git {
+            what: "hashing a blob".into(),
+            source: Box::new(e),
+        }
+    })
+}
+
+/// The receipt of `obs` as it will be written, writing nothing.
+fn draft<'a>(
+    writer: &str,
+    check: &CheckSpec,
+    subject: &SubjectIds,
+    obs: &'a Observation,
+    mode: Mode,
+    around: &'a Surroundings,
+) -> Result<Draft<'a>, StoreError> {
     let log = if obs.log.is_empty() {
         None
     } else {
-        Some(store.write_blob(&obs.log)?)
+        Some(blob_id(&obs.log)?)
     };
-    // a large test list is a blob beside the log, written before the receipt too
+    // a large test list is a blob beside the log
     let mut tests = around.tests.as_ref().map(|(t, _)| t.clone());
     let list_blob = match &around.tests {
-        Some((_, Some(bytes))) => Some((store.write_blob(bytes)?, bytes.as_slice())),
+        Some((_, Some(bytes))) => Some((blob_id(bytes)?, bytes.as_slice())),
         _ => None,
     };
     if let (Some(t), Some((blob, _))) = (tests.as_mut(), list_blob) {
         t.list_blob = Some(blob.to_string());
     }
-    let env = check.env_values();
-    let definition = check.definition();
     let runner = Runner {
         tool: format!("git-receipt {}", env!("CARGO_PKG_VERSION")),
         host: crate::host_name(),
@@ -236,18 +317,18 @@ pub fn store_receipt_in(
     } else {
         SCHEMA_V3
     };
-    let kept: Vec<(gix::ObjectId, &[u8])> = log
+    let kept = log
         .map(|l| (l, obs.log.as_slice()))
         .into_iter()
         .chain(list_blob)
         .collect();
-    store.append(writer, key, &kept, |index, prev| Body {
+    let body = Body {
         schema: schema.into(),
         kind: Kind::Check,
         chain: Chain {
             writer: writer.to_owned(),
-            index,
-            prev,
+            index: 0,
+            prev: None,
         },
         subject: crate::receipt::Subject {
             commit: subject.commit.to_string(),
@@ -259,14 +340,35 @@ pub fn store_receipt_in(
         check: Check {
             name: check.name.clone(),
             argv: check.argv.clone(),
-            definition: definition.clone(),
+            definition: check.definition(),
             paths: check.paths.clone(),
-            env: env.clone(),
+            env: check.env_values(),
         },
-        result: outcome.clone(),
-        runner: runner.clone(),
+        result: outcome,
+        runner,
         acceptance: None,
         review: None,
         supersedes: None,
+    };
+    Ok(Draft { body, kept })
+}
+
+/// Write `draft`'s blobs, then append it to `writer`'s chain at whatever place
+/// the chain has for it.
+fn store_draft(
+    store: &Store,
+    writer: &str,
+    key: &SigningKey,
+    draft: Draft<'_>,
+) -> Result<Appended, StoreError> {
+    for (id, bytes) in &draft.kept {
+        let written = store.write_blob(bytes)?;
+        debug_assert_eq!(written, *id, "a blob's id is the hash of its bytes");
+    }
+    store.append(writer, key, &draft.kept, |index, prev| {
+        let mut body = draft.body.clone();
+        body.chain.index = index;
+        body.chain.prev = prev;
+        body
     })
 }

@@ -4,7 +4,9 @@
 //! Other writers never conflict: each writer owns its refs. The only conflict is
 //! one key writing on two machines (the same writer id); then `push` fetches the
 //! remote chain, re-appends this clone's unpushed receipts on top of it (re-signed,
-//! with new index and prev), and retries, a bounded number of times.
+//! with new index and prev; but for those whose result the remote's new receipts
+//! hold already, see [`crate::idempotency`]), and retries, a bounded number of
+//! times.
 
 use std::collections::BTreeMap;
 
@@ -180,6 +182,10 @@ pub struct PushOutcome {
     pub pushed: u64,
     /// Receipts re-appended because the chain had diverged.
     pub reappended: u64,
+    /// Receipts of this clone not re-appended because the remote's chain holds
+    /// their result already (an idempotency key, or the same receipt: see
+    /// [`crate::idempotency::plan_reappend`]); the local chain no longer has them.
+    pub left_out: u64,
     /// Log refs sent along (some may have been on the remote already).
     pub logs: u64,
     /// Why the remote's tip held commits that are not entries of this writer's
@@ -374,6 +380,24 @@ pub enum PushError {
         remote: String,
         /// Attempts made.
         attempts: u32,
+    },
+    /// A receipt of this clone and one of the remote's hold one idempotency key
+    /// for different results: re-appending would put both in one chain.
+    #[error(
+        "pushing chain {writer} to {remote} was refused: idempotency key {} names two results: your receipt #{} {} and the remote's #{} {}, which differ in more than the start time; nothing was sent and your local receipts are untouched",
+        crate::text::escape(&conflict.key),
+        conflict.ours.index,
+        conflict.ours.id,
+        conflict.theirs.index,
+        conflict.theirs.id
+    )]
+    KeyConflict {
+        /// The writer.
+        writer: String,
+        /// The remote.
+        remote: String,
+        /// The key and its two holders.
+        conflict: Box<crate::idempotency::KeyConflict>,
     },
     /// Local store trouble.
     #[error(transparent)]
@@ -646,6 +670,7 @@ fn push_on_lease(
             writer: writer.into(),
             pushed: 0,
             reappended: 0,
+            left_out: 0,
             logs: 0,
             repaired: None,
         }));
@@ -675,6 +700,7 @@ fn push_on_lease(
             writer: writer.into(),
             pushed: new_entries.len() as u64,
             reappended: 0,
+            left_out: 0,
             logs: log_specs.len() as u64,
             repaired: None,
         }));
@@ -717,12 +743,14 @@ pub fn push_writer(
         return Ok(done);
     }
     let mut reappended = 0;
+    let mut left_out = 0;
     for attempt in 0..PUSH_ATTEMPTS {
         let Some(local) = store.chain_tip(writer)? else {
             return Ok(PushOutcome {
                 writer: writer.into(),
                 pushed: 0,
                 reappended,
+                left_out,
                 logs: 0,
                 repaired: None,
             });
@@ -785,8 +813,19 @@ pub fn push_writer(
                 Relation::Diverged => {
                     let base = store.merge_base_of(local, t)?;
                     let mine = store.entries_since(writer, local, base)?;
-                    tip = store.reappend(writer, key, local, Some(t), &mine)?;
-                    reappended += mine.len() as u64;
+                    // what the remote holds already is not sent twice: a result
+                    // under its idempotency key, a receipt re-signed elsewhere
+                    let theirs_new = store.entries_since(writer, t, base)?;
+                    let plan = crate::idempotency::plan_reappend(mine, &theirs_new).map_err(
+                        |conflict| PushError::KeyConflict {
+                            writer: writer.into(),
+                            remote: remote.into(),
+                            conflict,
+                        },
+                    )?;
+                    tip = store.reappend(writer, key, local, Some(t), &plan.keep)?;
+                    reappended += plan.keep.len() as u64;
+                    left_out += plan.left_out.len() as u64;
                     // rebuild our notes on top of the remote's, so they fast-forward
                     if let Some(n) = their_notes {
                         store.run_git(&["update-ref", &notes_ref(writer), &n.to_string()])?;
@@ -837,6 +876,7 @@ pub fn push_writer(
                 writer: writer.into(),
                 pushed,
                 reappended,
+                left_out,
                 logs: log_specs.len() as u64,
                 repaired,
             });

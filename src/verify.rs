@@ -51,7 +51,9 @@ pub struct Finding {
     /// `revoked`, `window`, `link`, `writer`, `shape`, `supersedes`, `note`,
     /// `log`, `checkpoint`, `ref` (a ref under `refs/receipts/` or
     /// `refs/notes/receipts/` that cannot be a writer's), `acceptance` (an
-    /// acceptance receipt whose cited evidence does not back its claim).
+    /// acceptance receipt whose cited evidence does not back its claim),
+    /// `idempotency` (a receipt holding an idempotency key that an older receipt
+    /// of its chain holds for another result).
     pub kind: &'static str,
     /// One line saying what is wrong.
     pub reason: String,
@@ -148,6 +150,9 @@ struct Entry {
     other_key: Option<String>,
     /// The body of a trusted acceptance, checked against its evidence later.
     acceptance: Option<crate::receipt::Body>,
+    /// A trusted receipt's idempotency key and content digest, compared with
+    /// the other keys of its chain later.
+    keyed: Option<(String, String)>,
 }
 
 /// One chain entry parsed, before its signature is checked.
@@ -203,6 +208,12 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
             let receipt = p.receipt.map(|r| {
                 let key = &r.signature().key;
                 let other_key = (!writer_matches_key(writer, key)).then(|| key.clone());
+                let keyed = match &r.body().result.idempotency_key {
+                    Some(k) if signature.is_ok() => {
+                        Some((k.clone(), crate::idempotency::stored_content(&r)))
+                    }
+                    _ => None,
+                };
                 let id = r.id().to_owned();
                 let b = r.into_body();
                 Entry {
@@ -213,6 +224,7 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
                     prev: b.chain.prev.clone(),
                     supersedes: b.supersedes.clone(),
                     acceptance: (signature.is_ok() && b.acceptance.is_some()).then_some(b),
+                    keyed,
                 }
             });
             Checked {
@@ -304,6 +316,8 @@ pub struct ChainWalk {
     located: Vec<([u8; 8], ObjectId)>,
     /// Trusted acceptances, checked against their evidence once every chain is read.
     acceptances: Vec<(u64, String, ObjectId, crate::receipt::Body)>,
+    /// Trusted receipts that hold an idempotency key, newest first, with the key.
+    keyed: Vec<(String, crate::idempotency::Holder)>,
 }
 
 /// Check `writer`'s chain from `tip` down to `base` (not included; the whole chain
@@ -435,6 +449,17 @@ fn walk_range(
                 }
                 if let Some(body) = r.acceptance {
                     walk.acceptances.push((idx, id.clone(), e.commit, body));
+                }
+                if let Some((key, content)) = r.keyed {
+                    walk.keyed.push((
+                        key,
+                        crate::idempotency::Holder {
+                            commit: e.commit,
+                            index: idx,
+                            id: id.clone(),
+                            content,
+                        },
+                    ));
                 }
                 walk.located.push((id_prefix(&id), e.commit));
                 if let Some(named) = r.other_writer {
@@ -687,6 +712,7 @@ pub fn verify(
         report.receipts += walk.receipts;
         report.covered += walk.below_base;
         report.findings.extend(walk.findings);
+        check_keys(store, &writer, base, walk.keyed, &mut report)?;
         let w = writers.len();
         writers.push(writer.clone());
         located.extend(w, walk.located);
@@ -805,6 +831,62 @@ pub fn verify(
         verify_checkpoint(store, cp, &mut report)?;
     }
     Ok(report)
+}
+
+/// One idempotency key names one result (`docs/format.md` section 15): a
+/// receipt of `writer`'s chain that holds a key an older receipt holds for
+/// other content is a finding (`idempotency`, naming both); one that holds it for
+/// the same content (a retry two clones each recorded before their chains met,
+/// which counts as one result) is a notice (`idempotency-repeated`). `keyed` are
+/// the trusted receipts walked, newest first; below a checkpointed `base` the
+/// chain is read too when they hold any key (one read per receipt, no signature:
+/// the checkpoint vouches for them), so a key is compared across the checkpoint.
+fn check_keys(
+    store: &Store,
+    writer: &str,
+    base: Option<ObjectId>,
+    mut keyed: Vec<(String, crate::idempotency::Holder)>,
+    report: &mut Report,
+) -> Result<(), StoreError> {
+    if keyed.is_empty() {
+        return Ok(());
+    }
+    let mut all = match base {
+        Some(b) => crate::idempotency::keyed_entries(store, writer, b)?,
+        None => Vec::new(),
+    };
+    let from = all.len();
+    all.reverse();
+    keyed.reverse();
+    all.extend(keyed);
+    for r in crate::idempotency::repeated_keys(&all, from) {
+        let (first, again) = (&r.first, &r.again);
+        if r.same_content() {
+            store.notice(
+                crate::notice::Notice::info(
+                    "idempotency-repeated",
+                    format!(
+                        "chain {writer} #{} holds the result of #{} ({}) again under idempotency key {}: a retry recorded by two clones before their chains met; it is one result",
+                        again.index, first.index, first.id, r.key
+                    ),
+                )
+                .about(again.id.clone()),
+            );
+        } else {
+            report.findings.push(Finding {
+                chain: writer.to_owned(),
+                index: Some(again.index),
+                id: Some(again.id.clone()),
+                commit: Some(again.commit.to_string()),
+                kind: "idempotency",
+                reason: format!(
+                    "holds idempotency key {} for another result than #{} {} does: one key names one result",
+                    r.key, first.index, first.id
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Notes are a display: a note line that names no receipt of its writer's chain,

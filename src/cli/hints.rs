@@ -389,6 +389,22 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
                 "hint: ask the server's admin to free space on it (or to let it write its repository), then run `git receipt push` again; receipt.pushReceipts would not help: the branch needs the same room",
             ),
             PushError::Contention { .. } => one("hint: try again"),
+            PushError::KeyConflict {
+                writer,
+                remote,
+                conflict,
+            } => vec![
+                "hint: a key names one result: record a new result under a new key".to_owned(),
+                format!(
+                    "hint: to keep the remote's result, take its chain (this clone's unpushed receipts leave your chain; run or record them again): git update-ref {} {}",
+                    git_receipt::store::chain::chain_ref(writer),
+                    git_receipt::store::remote::staged_chain_ref(remote, writer)
+                ),
+                format!(
+                    "hint: `git receipt show {}` shows yours",
+                    super::short_id(&conflict.ours.id)
+                ),
+            ],
             PushError::Store(s) => for_error(s),
         };
     }

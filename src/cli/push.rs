@@ -10,6 +10,7 @@ use git_receipt::sync::{self, LogPolicy, PushOutcome};
 use super::Context;
 use super::status::Fix as _;
 use super::status::RunCommand as _;
+use git_receipt::text::escape;
 
 /// Push this clone's receipt chains and notes to a remote.
 ///
@@ -17,7 +18,10 @@ use super::status::RunCommand as _;
 /// of your key, with `git push --atomic` (the chain as a fast-forward, the notes
 /// with a lease). If the same key wrote elsewhere and the chains diverged, your
 /// unpushed receipts are re-appended on the remote's tip (re-signed, new index and
-/// prev) and the push is retried. Other writers never conflict: they own other refs.
+/// prev) and the push is retried; one whose result the remote's new receipts hold
+/// already (the same idempotency key and result, or the same receipt) is left out,
+/// and one whose key they hold for another result stops the push. Other writers
+/// never conflict: they own other refs.
 ///
 /// Full output logs travel as git config receipt.pushLogs says (all, failed or
 /// none; default failed: the logs a reviewer needs), each at most
@@ -148,10 +152,29 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
                 git_receipt::text::escape(why)
             );
         }
-        let extra = if o.reappended > 0 {
-            format!(" ({} re-appended after the chain diverged)", o.reappended)
-        } else {
+        let mut said = Vec::new();
+        if o.reappended > 0 {
+            said.push(format!(
+                "{} re-appended after the chain diverged",
+                o.reappended
+            ));
+        }
+        if o.left_out > 0 {
+            said.push(format!(
+                "{} left out: {} already held {}",
+                o.left_out,
+                escape(&remote),
+                if o.left_out == 1 {
+                    "its result"
+                } else {
+                    "their results"
+                }
+            ));
+        }
+        let extra = if said.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", said.join("; "))
         };
         let logs = if o.logs > 0 {
             format!(

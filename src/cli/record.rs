@@ -5,13 +5,13 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use clap::Args;
 
-use git_receipt::receipt::Mode;
-use git_receipt::recorder;
+use git_receipt::receipt::{MAX_IDEMPOTENCY_KEY_BYTES, Mode, is_idempotency_key};
+use git_receipt::recorder::{self, Recorded};
 use git_receipt::runner::{Captured, Observation, capture, now_ms};
+use git_receipt::text::escape;
 
 use super::run::{TAIL_BYTES, resolve_check};
 use super::{Context, short_id};
-use git_receipt::text::escape;
 
 /// Write a receipt for a check whose result was produced elsewhere
 ///
@@ -26,11 +26,17 @@ use git_receipt::text::escape;
 /// With --expect-commit REV, nothing is recorded unless the receipt would name
 /// REV's commit (HEAD's commit is what it names): a CI step that passes the
 /// commit it was started for cannot record a result against another checkout.
+/// With --idempotency-key, an upload retried (a CI job or step run again) is
+/// recorded once: when your chain already holds the key for the same result
+/// (everything but the start time), nothing is written, the receipt that holds it
+/// is named, and the exit code is 0; when it holds the key for another result,
+/// nothing is written and the exit code is 2.
 ///
 /// Examples:
 ///
 ///     cargo test > /tmp/test.log 2>&1; git receipt record test --exit-code $? --log /tmp/test.log
 ///     git receipt record test --exit-code 0 --expect-commit "$GITHUB_SHA"
+///     git receipt record test --exit-code 0 --log /tmp/test.log --idempotency-key "ci-$CI_JOB_ID/test"
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RecordArgs {
@@ -52,6 +58,11 @@ pub struct RecordArgs {
     /// names) is this revision's commit.
     #[arg(long, value_name = "REV")]
     pub expect_commit: Option<String>,
+    /// A name for this one result (1 to 128 printable ASCII characters, no
+    /// space; e.g. the CI job's id and the check): a retry with the same key and
+    /// result writes nothing.
+    #[arg(long, value_name = "KEY")]
+    pub idempotency_key: Option<String>,
     /// An ad hoc command (what ran), for a check not declared in .gitreceipts.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -71,6 +82,15 @@ fn expect_commit(rev: &str, expected: gix::ObjectId, names: gix::ObjectId) -> Re
 
 /// Record the result.
 pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
+    if let Some(k) = &args.idempotency_key
+        && !is_idempotency_key(k)
+    {
+        anyhow::bail!(
+            "--idempotency-key \"{}\" is not a key: a key is 1 to {MAX_IDEMPOTENCY_KEY_BYTES} printable ASCII characters without spaces\nhint: e.g. --idempotency-key \"ci-$CI_JOB_ID/{}\" (the job that produced the result, and the check)",
+            escape(k),
+            escape(&args.name)
+        );
+    }
     let store = ctx.store()?;
     // before anything is made or written (a key, a tree, a receipt)
     let expected = match &args.expect_commit {
@@ -136,9 +156,9 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         tests: None,
         metrics: Vec::new(),
         artifacts: super::run::artifacts_after_run(&check, store.workdir()?, &mut obs),
-        idempotency_key: None,
+        idempotency_key: args.idempotency_key.clone(),
     };
-    let appended = recorder::store_receipt_in(
+    let recorded = recorder::store_receipt_once(
         &store,
         &writer,
         &key,
@@ -148,6 +168,28 @@ pub fn cmd_record(ctx: &Context, args: RecordArgs) -> Result<ExitCode> {
         Mode::Record,
         &around,
     )?;
+    let appended = match recorded {
+        Recorded::Written(appended) => appended,
+        Recorded::AlreadyRecorded(holder) => {
+            eprintln!(
+                "git-receipt: already recorded: {} under idempotency key {}, receipt {} ({} #{}); nothing written",
+                escape(&check.name),
+                escape(args.idempotency_key.as_deref().unwrap_or_default()),
+                holder.id,
+                writer,
+                holder.index
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Recorded::KeyHeldForOther(holder) => anyhow::bail!(
+            "idempotency key {} already names another result: receipt {} ({} #{}) holds it for a result other than this one (something besides the start time differs); nothing was written\nhint: use a new key for a new result; `git receipt show {}` shows the one recorded",
+            escape(args.idempotency_key.as_deref().unwrap_or_default()),
+            holder.id,
+            writer,
+            holder.index,
+            short_id(&holder.id)
+        ),
+    };
     let b = appended.receipt.body();
     eprintln!(
         "git-receipt: recorded {} {} (exit {}), receipt {} ({} #{})",

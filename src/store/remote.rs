@@ -425,8 +425,11 @@ impl Store {
 
     /// Re-append `entries` (oldest first) on top of `onto`, re-signed with `key`
     /// with new index and prev, and move the local chain from `old_tip` to the
-    /// result. Used when one key wrote on two machines: nothing is lost, and the
-    /// chain stays linear.
+    /// result. Used when one key wrote on two machines: the chain stays linear,
+    /// and nothing is lost but what the caller leaves out of `entries` (what
+    /// `onto` holds already); with no entries the local chain moves to `onto`.
+    /// The caller rebuilds the notes ([`Store::reindex_notes`]); the receipt
+    /// index re-indexes a chain that moved sideways on its next read.
     pub fn reappend(
         &self,
         writer: &str,

@@ -908,3 +908,120 @@ fn a_partial_acceptance_is_a_notice_only_when_it_accepts() {
         partial[0].message
     );
 }
+
+/// A result of check `test` recorded by key 1 under idempotency key `k` on a
+/// new commit of `src`: exit `exit`, started `minute` minutes in. The recorder
+/// writes what it is given (only `store_receipt_once` looks for the key first),
+/// as two clones that had not met would have.
+fn keyed(s: &Scratch, k: &str, exit: i64, minute: u64) -> crate::store::chain::Appended {
+    let commit = s.head();
+    let tree = s.store.commit_tree(commit).unwrap();
+    let check = crate::recorder::CheckSpec {
+        name: "test".into(),
+        argv: vec!["true".into()],
+        paths: vec!["src".into()],
+        ..Default::default()
+    };
+    let inputs = s.store.inputs_tree(tree, &check.paths, true).unwrap();
+    let obs = crate::runner::Observation {
+        exit_code: exit,
+        detail: String::new(),
+        started_at_ms: crate::freshness::rules::T0 + minute * 60_000,
+        duration_ms: 5,
+        stdout_tail: Vec::new(),
+        stderr_tail: Vec::new(),
+        log: b"ran\n".to_vec(),
+        output_bytes: 4,
+        log_truncated: false,
+        interrupted: None,
+    };
+    let around = crate::recorder::Surroundings {
+        idempotency_key: Some(k.into()),
+        ..Default::default()
+    };
+    crate::recorder::store_receipt_in(
+        &s.store,
+        &writer(),
+        &key(1),
+        &check,
+        crate::recorder::SubjectIds {
+            commit,
+            tree,
+            inputs,
+            dirty: false,
+            unmarked: Vec::new(),
+        },
+        &obs,
+        crate::receipt::Mode::Record,
+        &around,
+    )
+    .unwrap()
+}
+
+#[test]
+fn one_key_for_two_results_is_a_finding_naming_both_and_one_result_twice_a_notice() {
+    let s = Scratch::new();
+    s.commit(&[("src/lib.rs", "1\n")], "src");
+    let first = keyed(&s, "ci-7/test", 0, 0);
+    let _ = keyed(&s, "ci-8/test", 0, 1);
+    let retried = keyed(&s, "ci-7/test", 0, 2);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(r.findings, [], "the same result twice is no finding");
+    let notices = s.store.take_notices();
+    let repeated: Vec<_> = notices
+        .iter()
+        .filter(|n| n.code == "idempotency-repeated")
+        .collect();
+    assert_eq!(repeated.len(), 1, "{notices:?}");
+    assert_eq!(repeated[0].subject.as_deref(), Some(retried.receipt.id()));
+    assert!(
+        repeated[0].message.contains(&format!(
+            "#2 holds the result of #0 ({}) again under idempotency key ci-7/test",
+            first.receipt.id()
+        )),
+        "{}",
+        repeated[0].message
+    );
+    let other = keyed(&s, "ci-7/test", 1, 3);
+    let r = run(&s, &trust_of(&[1]), None);
+    assert_eq!(kinds(&r), [("idempotency", Some(3))]);
+    let f = &r.findings[0];
+    assert_eq!(f.id.as_deref(), Some(other.receipt.id()));
+    assert_eq!(f.commit, Some(other.commit.to_string()));
+    assert_eq!(
+        f.reason,
+        format!(
+            "holds idempotency key ci-7/test for another result than #0 {} does: one key names one result",
+            first.receipt.id()
+        )
+    );
+    // an untrusted chain's keys are not compared: it counts for nothing anyway
+    let r = run(&s, &trust_of(&[2]), None);
+    assert!(
+        r.findings.iter().all(|f| f.kind == "untrusted"),
+        "{:?}",
+        r.findings
+    );
+}
+
+#[test]
+fn a_key_is_compared_across_a_checkpoint() {
+    let s = Scratch::new();
+    s.commit(&[("src/lib.rs", "1\n")], "src");
+    let first = keyed(&s, "ci-7/test", 0, 0);
+    let trust = trust_of(&[1]);
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    keyed(&s, "ci-9/test", 0, 1);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!((r.receipts, r.covered, r.findings.len()), (1, 1, 0));
+    let other = keyed(&s, "ci-7/test", 1, 2);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(
+        (r.receipts, r.covered),
+        (2, 1),
+        "checked from the checkpoint"
+    );
+    assert_eq!(kinds(&r), [("idempotency", Some(2))]);
+    assert_eq!(r.findings[0].id.as_deref(), Some(other.receipt.id()));
+    assert!(r.findings[0].reason.contains(first.receipt.id()));
+}

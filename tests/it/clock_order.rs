@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{self, Env, Run};
-use git_receipt::receipt::{Body, Receipt, Verdict};
+use git_receipt::receipt::Verdict;
 use git_receipt::sign::SigningKey;
 use serde_json::Value;
 
@@ -45,29 +45,6 @@ fn row(env: &Env, dir: &Path, name: &str) -> (Value, Value) {
     (row, v)
 }
 
-/// Sign `edit`ed copy of the tip's body as the next entry of `writer`'s chain
-/// with `env`'s key, and put it on the chain with stock git. Returns its id.
-fn append_crafted(env: &Env, dir: &Path, writer: &str, edit: impl FnOnce(&mut Body)) -> String {
-    let chain = format!("refs/receipts/{writer}");
-    let tip = env.git_ok(dir, &["rev-parse", &chain]);
-    let last = Receipt::parse(&env.receipt_bytes(dir, &tip)).unwrap();
-    let mut body = last.body().clone();
-    body.chain.index += 1;
-    body.chain.prev = Some(last.id().to_owned());
-    edit(&mut body);
-    let key = SigningKey::load(&key_path(env)).unwrap();
-    let r = Receipt::sign(body, &key).unwrap();
-    let blob = env.git_input(dir, &["hash-object", "-w", "--stdin"], r.bytes());
-    let tree = env.git_input(
-        dir,
-        &["mktree"],
-        format!("100644 blob {blob}\treceipt.json\n").as_bytes(),
-    );
-    let commit = env.git_ok(dir, &["commit-tree", &tree, "-p", &tip, "-m", "crafted"]);
-    env.git_ok(dir, &["update-ref", &chain, &commit, &tip]);
-    r.id().to_owned()
-}
-
 /// The basic fixture with the keys of `signers` declared on main as `[signer]`s
 /// and `extra` appended to `.gitreceipts`.
 fn repo_trusting(owner: &Env, signers: &[(&str, &Env)], extra: &str) -> PathBuf {
@@ -94,7 +71,7 @@ fn a_later_failure_dated_before_an_earlier_pass_in_one_chain_makes_the_check_fai
     let writer = env.only_writer(&dir);
     // The next entry of the same chain failed, but says it started an hour
     // before the pass: a writer whose clock was set back, or a hostile signer.
-    let failed = append_crafted(&env, &dir, &writer, |b| {
+    let failed = env.append_crafted(&dir, &writer, |b| {
         b.result.passed = false;
         b.result.exit_code = 1;
         b.result.started_at = "2021-03-01T11:00:00.000Z".into();
@@ -207,7 +184,7 @@ fn a_rejection_later_in_the_chain_beats_an_earlier_approval_dated_after_it() {
     assert_eq!(r.code, 0, "{r}");
     assert_eq!(row(&maintainer, &dir, "review:code").0["state"], "present");
     let writer = ada.only_writer(&dir);
-    append_crafted(&ada, &dir, &writer, |b| {
+    ada.append_crafted(&dir, &writer, |b| {
         let r = b.review.as_mut().unwrap();
         r.verdict = Verdict::Reject;
         r.message = "changed my mind".into();

@@ -39,6 +39,7 @@ mod gitolite;
 mod hidden_worktree;
 mod hostile;
 mod hygiene;
+mod idempotency;
 mod index;
 mod index_is_a_hint;
 mod intoto_export;

@@ -117,9 +117,16 @@ fn the_readme_tour_runs_as_written_in_a_fresh_repository() {
         "the tour starts in your repository"
     );
     let mut ran = Vec::new();
+    let mut retry = None;
+    let chains = || env.git_ok(&repo, &["for-each-ref", "refs/receipts/"]);
     for cmd in &tour[1..] {
         let r = bash(&env, &repo, &fake, cmd);
         assert_eq!(r.code, 0, "README tour step `{cmd}` failed: {r}");
+        if cmd.contains("--idempotency-key") {
+            let before = chains();
+            let again = bash(&env, &repo, &fake, command_part(cmd));
+            retry = Some((again, chains() == before));
+        }
         ran.push((cmd.clone(), r));
     }
     let step = |prefix: &str| -> &Run {
@@ -139,6 +146,21 @@ fn the_readme_tour_runs_as_written_in_a_fresh_repository() {
         !record.stderr.contains("uncommitted"),
         "record's log is outside the work tree: {record}"
     );
+    // the upload retried at once: the chain holds the key for this result
+    let keyed = step("git receipt record test --exit-code 0 --log /tmp/test.log --idempotency-key");
+    assert!(
+        keyed.stderr.contains("git-receipt: recorded test passed"),
+        "{keyed}"
+    );
+    let (retried, chain_unchanged) = retry.expect("the tour records under an idempotency key");
+    assert_eq!(retried.code, 0, "{retried}");
+    assert!(
+        retried.stderr.contains(
+            "git-receipt: already recorded: test under idempotency key ci-/test, receipt sha256:"
+        ),
+        "{retried}"
+    );
+    assert!(chain_unchanged, "the retry wrote nothing");
     let show = step("git receipt show  ");
     assert!(show.stdout.contains("  found    "), "{show}");
     let log = step("git receipt show --log HEAD --check test");

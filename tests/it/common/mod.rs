@@ -323,6 +323,39 @@ impl Env {
             .unwrap_or_else(|| panic!("no check {check} in {v}"))
     }
 
+    /// Sign an `edit`ed copy of the tip's body as the next entry of `writer`'s
+    /// chain in `dir` with this environment's key (the one `key generate` made),
+    /// and put it on the chain with stock git, as an older git-receipt, a hand
+    /// or a forger holding the key could. Returns its id.
+    pub fn append_crafted(
+        &self,
+        dir: &Path,
+        writer: &str,
+        edit: impl FnOnce(&mut git_receipt::receipt::Body),
+    ) -> String {
+        use git_receipt::receipt::Receipt;
+        let chain = format!("refs/receipts/{writer}");
+        let tip = self.git_ok(dir, &["rev-parse", &chain]);
+        let last = Receipt::parse(&self.receipt_bytes(dir, &tip)).unwrap();
+        let mut body = last.body().clone();
+        body.chain.index += 1;
+        body.chain.prev = Some(last.id().to_owned());
+        edit(&mut body);
+        let key =
+            git_receipt::sign::SigningKey::load(&self.home.join(".config/git-receipt/signing_key"))
+                .unwrap();
+        let r = Receipt::sign(body, &key).unwrap();
+        let blob = self.git_input(dir, &["hash-object", "-w", "--stdin"], r.bytes());
+        let tree = self.git_input(
+            dir,
+            &["mktree"],
+            format!("100644 blob {blob}\treceipt.json\n").as_bytes(),
+        );
+        let commit = self.git_ok(dir, &["commit-tree", &tree, "-p", &tip, "-m", "crafted"]);
+        self.git_ok(dir, &["update-ref", &chain, &commit, &tip]);
+        r.id().to_owned()
+    }
+
     /// The stored bytes of the receipt at a chain commit (stock git reads it).
     pub fn receipt_bytes(&self, dir: &Path, chain_commit: &str) -> Vec<u8> {
         let mut cmd = Command::new("git");
