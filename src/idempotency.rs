@@ -19,9 +19,10 @@ use crate::store::chain::ChainEntry;
 use crate::store::{Store, StoreError};
 
 /// `sha256:<hex>` of what an idempotency key stands for: the RFC 8785 bytes of
-/// `body` without `chain` and without `result.started_at`. Every other member
-/// (subject, check, exit code, detail, duration, tails, log digest, tests,
-/// metrics, artifacts, the key itself, runner, ...) is in it. An error only for a
+/// `body` without `chain`, `result.started_at` and `runner` (a retried CI job
+/// records the same result from another host, or after the tool was updated).
+/// Every other member (subject, check, exit code, detail, duration, tails, log
+/// digest, tests, metrics, artifacts, the key itself, ...) is in it. An error only for a
 /// body whose numbers no receipt can hold (one that could not be signed either).
 pub fn content_digest(body: &Body) -> Result<String, CanonError> {
     digest_leaving_out(body, true)
@@ -45,8 +46,11 @@ fn digest_leaving_out(body: &Body, started_at: bool) -> Result<String, CanonErro
 fn digest_of_value(mut value: serde_json::Value, started_at: bool) -> Result<String, CanonError> {
     if let Some(body) = value.as_object_mut() {
         body.remove("chain");
-        if started_at && let Some(result) = body.get_mut("result").and_then(|r| r.as_object_mut()) {
-            result.remove("started_at");
+        if started_at {
+            body.remove("runner");
+            if let Some(result) = body.get_mut("result").and_then(|r| r.as_object_mut()) {
+                result.remove("started_at");
+            }
         }
     }
     let bytes = canon::to_canonical(&value)?;
@@ -390,13 +394,20 @@ mod tests {
     }
 
     #[test]
-    fn another_exit_code_log_host_or_key_is_other_content() {
+    fn another_exit_code_log_or_key_is_other_content_another_runner_is_not() {
         let first = content_digest(&body()).unwrap();
+        let mut elsewhere = body();
+        elsewhere.runner.host = "ci-8".into();
+        elsewhere.runner.tool = "git-receipt 9".into();
+        assert_eq!(
+            content_digest(&elsewhere).unwrap(),
+            first,
+            "a retry on another runner host, or after an upgrade, is the same result"
+        );
         type Change = (&'static str, fn(&mut Body));
-        let changes: [Change; 5] = [
+        let changes: [Change; 4] = [
             ("exit code", |b| b.result.exit_code = 1),
             ("log", |b| b.result.log = None),
-            ("runner host", |b| b.runner.host = "ci-8".into()),
             ("key", |b| {
                 b.result.idempotency_key = Some("ci-1235/test".into())
             }),
@@ -409,9 +420,9 @@ mod tests {
         }
     }
 
-    /// Every leaf of the body's JSON, one at a time: all but `chain` and
-    /// `result.started_at` change the content digest; any but `chain` changes the
-    /// derived key.
+    /// Every leaf of the body's JSON, one at a time: all but `chain`,
+    /// `result.started_at` and `runner` change the content digest; any but
+    /// `chain` changes the derived key.
     #[test]
     fn every_member_but_chain_and_started_at_is_content() {
         fn leaves(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
@@ -448,7 +459,8 @@ mod tests {
                 _ => serde_json::Value::String("x".into()),
             };
             let outside = path.starts_with("/chain/");
-            let content_same = outside || path == "/result/started_at";
+            let content_same =
+                outside || path == "/result/started_at" || path.starts_with("/runner/");
             let digest =
                 |v: &serde_json::Value, started_at| digest_of_value(v.clone(), started_at).unwrap();
             assert_eq!(
