@@ -751,7 +751,13 @@ pub fn acceptance_problems(
             crate::freshness::DEFAULT_WALK_LIMIT,
         )
         .ok()?;
-        // and the accepted regressions of those inputs decided by then
+        // and the accepted regressions of those inputs decided by then.
+        // mutants: `true` for the guard is equivalent: accepting only takes
+        // names out of what a comparison counts, so one that passes still
+        // passes, and `passes()` is all `excused` reads of it; the guard only
+        // saves the lookup. `false`
+        // and dropping the `!` are killed by
+        // `acceptances_a_regression_accepted_by_whoever_ran_it_counts_when_either_rules_say_self_accept`.
         Some(match weighed {
             crate::parity::Weighed::Compared(mut c) if !c.passes() => {
                 accept_regressions(
