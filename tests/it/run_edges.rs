@@ -69,6 +69,7 @@ fn start_run(env: &Env, repo: &Path, args: &[&str], started: &Path) -> (std::pro
     cmd.args(args);
     env.seal(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    common::sigint_as_in_a_terminal(&mut cmd);
     let child = cmd
         .current_dir(repo)
         .stdout(Stdio::piped())

@@ -381,6 +381,7 @@ fn ctrl_c_in_a_range_run_records_nothing_and_removes_the_checkout() {
     cmd.args(["run", "slow", "main~1..main", "--json"]);
     env.seal(&mut cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    common::sigint_as_in_a_terminal(&mut cmd);
     let child = cmd
         .current_dir(&repo)
         .stdout(Stdio::piped())

@@ -640,3 +640,18 @@ impl Drop for HttpServer {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
+
+/// Start `cmd` with SIGINT at its default disposition, as a terminal's
+/// foreground job has it: a test suite launched in the background (a
+/// non-interactive shell's `&`, `nohup`) passes SIGINT on ignored, and `git
+/// receipt run` rightly leaves an ignored SIGINT ignored, so a Ctrl-C test
+/// would then time the check out instead of interrupting it.
+pub fn sigint_as_in_a_terminal(cmd: &mut Command) {
+    // SAFETY: between fork and exec only `signal`, which is async-signal-safe.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+}
