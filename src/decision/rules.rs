@@ -1353,6 +1353,37 @@ fn differential_claim_with(
     trusted: (u32, u32, bool),
     accepted_by_runner: bool,
 ) -> Vec<String> {
+    claim_about(
+        (decided, trusted),
+        accepted_by_runner,
+        Here {
+            exit: 1,
+            t1_fails: true,
+            ops: Some("190"),
+            claim: State::Present,
+        },
+    )
+}
+
+/// The run at B that an acceptance's claim cites, against A's passing run of
+/// both tests with ops = 200.
+struct Here {
+    exit: i64,
+    /// Whether t1 fails (a new failure); t2 always passes.
+    t1_fails: bool,
+    /// The ops it read; `None`: not read.
+    ops: Option<&'static str>,
+    /// What the acceptance claims of check `suite`, citing it.
+    claim: State,
+}
+
+/// [`differential_claim_with`] for any run at B and any claim about it: the
+/// problems an acceptance decided at B, trusting A, has.
+fn claim_about(
+    (decided, trusted): ((u32, u32, bool), (u32, u32, bool)),
+    accepted_by_runner: bool,
+    here_run: Here,
+) -> Vec<String> {
     use crate::receipt::{Better, Metric, TestCase, TestStatus};
     let gitreceipts = |(allow, bound, own): (u32, u32, bool)| {
         format!(
@@ -1367,12 +1398,16 @@ fn differential_claim_with(
         status,
         duration_ms: Some(1),
     };
-    let ops = |value: &str| Metric {
+    let ops = |value: Option<&str>| Metric {
         name: "ops".into(),
         unit: "ops/s".into(),
         better: Better::Higher,
-        value: Some(value.into()),
-        error: String::new(),
+        value: value.map(str::to_owned),
+        error: if value.is_some() {
+            String::new()
+        } else {
+            "no line matched".into()
+        },
     };
     let s = Scratch::new();
     let (there, here) = (gitreceipts(trusted), gitreceipts(decided));
@@ -1386,12 +1421,37 @@ fn differential_claim_with(
         case("t1", TestStatus::Passed),
         case("t2", TestStatus::Passed),
     ];
-    let one_new = vec![
-        case("t1", TestStatus::Failed),
+    let run_here = vec![
+        case(
+            "t1",
+            if here_run.t1_fails {
+                TestStatus::Failed
+            } else {
+                TestStatus::Passed
+            },
+        ),
         case("t2", TestStatus::Passed),
     ];
-    s.run_read(&key(1), &at_a, "suite", a, 0, 1, passed, vec![ops("200")]);
-    let fail = s.run_read(&key(1), &at_b, "suite", b, 1, 2, one_new, vec![ops("190")]);
+    s.run_read(
+        &key(1),
+        &at_a,
+        "suite",
+        a,
+        0,
+        1,
+        passed,
+        vec![ops(Some("200"))],
+    );
+    let fail = s.run_read(
+        &key(1),
+        &at_b,
+        "suite",
+        b,
+        here_run.exit,
+        2,
+        run_here,
+        vec![ops(here_run.ops)],
+    );
     if accepted_by_runner {
         accept_regression(&s, &key(1), "suite", &fail.receipt, &["t1"], None, 3);
     }
@@ -1405,7 +1465,7 @@ fn differential_claim_with(
         vec![Criterion {
             kind: CriterionKind::Check,
             name: "suite".into(),
-            state: State::Present,
+            state: here_run.claim,
             inputs,
             evidence: vec![cited.clone()],
         }],
@@ -1500,6 +1560,36 @@ fn acceptances_a_regression_accepted_by_whoever_ran_it_counts_when_either_rules_
     assert_eq!(problems.len(), 1, "neither says self-accept: {problems:?}");
     assert!(
         problems[0].contains("claims check suite present citing"),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn acceptances_a_claim_of_failed_citing_a_passed_run_stands_only_when_its_metric_fails_the_comparison()
+ {
+    let passed_run = |ops| Here {
+        exit: 0,
+        t1_fails: false,
+        ops,
+        claim: State::Failed,
+    };
+    let bounds = ((0, 10, false), (0, 1, false)); // the laxer: 10%
+    // 15% worse: past the bound, so the passed run is a failed differential check
+    assert_eq!(
+        claim_about(bounds, false, passed_run(Some("170"))),
+        Vec::<String>::new()
+    );
+    // a metric that was not read cannot be compared: failed as well
+    assert_eq!(
+        claim_about(bounds, false, passed_run(None)),
+        Vec::<String>::new()
+    );
+    // 5% worse, within the laxer bound: the claim of failed is refuted
+    let problems = claim_about(bounds, false, passed_run(Some("190")));
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("claims check suite failed citing")
+            && problems[0].ends_with("which passed"),
         "{problems:?}"
     );
 }
