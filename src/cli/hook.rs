@@ -287,12 +287,13 @@ fn pre_push(
         match super::push::push_own(ctx, store, remote, &plan) {
             Ok(outcomes) => {
                 let names = super::signer_names(store);
-                for o in outcomes.iter().filter(|o| o.pushed > 0) {
+                for o in outcomes.iter().filter(|o| o.pushed > 0 || o.left_out > 0) {
                     eprintln!(
-                        "git-receipt: pushed {} receipt{} of {} to {remote}",
+                        "git-receipt: pushed {} receipt{} of {} to {remote}{}",
                         o.pushed,
                         if o.pushed == 1 { "" } else { "s" },
-                        escape(&names.label_with_id(&o.writer))
+                        escape(&names.label_with_id(&o.writer)),
+                        super::push::what_happened(o, remote)
                     );
                 }
             }

@@ -152,30 +152,7 @@ pub fn cmd_push(ctx: &Context, args: PushArgs) -> Result<ExitCode> {
                 git_receipt::text::escape(why)
             );
         }
-        let mut said = Vec::new();
-        if o.reappended > 0 {
-            said.push(format!(
-                "{} re-appended after the chain diverged",
-                o.reappended
-            ));
-        }
-        if o.left_out > 0 {
-            said.push(format!(
-                "{} left out: {} already held {}",
-                o.left_out,
-                escape(&remote),
-                if o.left_out == 1 {
-                    "its result"
-                } else {
-                    "their results"
-                }
-            ));
-        }
-        let extra = if said.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", said.join("; "))
-        };
+        let extra = what_happened(&o, &remote);
         let logs = if o.logs > 0 {
             format!(
                 ", with {} log{}",
@@ -269,4 +246,34 @@ pub(super) fn lacking_receipts(
         }
     }
     Ok(refused)
+}
+
+/// What a push did besides sending, in words after the count: ` (2 re-appended
+/// after the chain diverged; 1 left out: origin already held its result)`, or
+/// nothing.
+pub(super) fn what_happened(o: &sync::PushOutcome, remote: &str) -> String {
+    let mut said = Vec::new();
+    if o.reappended > 0 {
+        said.push(format!(
+            "{} re-appended after the chain diverged",
+            o.reappended
+        ));
+    }
+    if o.left_out > 0 {
+        said.push(format!(
+            "{} left out: {} already held {}",
+            o.left_out,
+            escape(remote),
+            if o.left_out == 1 {
+                "its result"
+            } else {
+                "their results"
+            }
+        ));
+    }
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", said.join("; "))
+    }
 }

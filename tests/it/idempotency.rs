@@ -419,3 +419,31 @@ fn verify_finds_a_chain_holding_one_key_for_two_results_and_notes_one_result_twi
         "{r}"
     );
 }
+
+#[test]
+fn the_pre_push_hook_says_what_it_left_out() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let (bare, a, b) = two_clones(&env, &daemon, "hooked.git");
+    let log = log_file(&env, "test result: ok. 12 passed\n");
+    assert_eq!(record(&env, &a, "0", &log, KEY).code, 0);
+    assert_eq!(record(&env, &b, "0", &log, KEY).code, 0);
+    env.receipt_ok(&b, &["run", "docs"]);
+    env.receipt_ok(&a, &["push"]);
+    // b pushes a branch; its pre-push hook sends b's receipts first
+    env.receipt_ok(&b, &["init"]);
+    std::fs::write(b.join("NOTES"), "more\n").unwrap();
+    env.git_ok(&b, &["add", "NOTES"]);
+    env.git_ok(&b, &["commit", "-qm", "notes"]);
+    let r = env.git(&b, &["push", "origin", "HEAD:refs/heads/topic"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains(
+            "(1 re-appended after the chain diverged; 1 left out: origin already held its result)"
+        ),
+        "{r}"
+    );
+    let writer = env.only_writer(&a);
+    let (count, _) = chain(&env, &bare, &format!("refs/receipts/{writer}"));
+    assert_eq!(count, 2, "the keyed result once, and the docs run");
+}
