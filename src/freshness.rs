@@ -1114,6 +1114,55 @@ mod tests {
     }
 
     #[test]
+    fn the_spec_carries_how_a_run_is_read_and_what_it_produces() {
+        let text = "[check \"t\"]\n\trun = true\n\tresults = junit:out.xml\n\tmetric = p99 ms lower ^p99: ([0-9.]+)\n\tartifact = dist/*.tar.gz\n";
+        let c = Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap();
+        let def = c.check("t").unwrap();
+        let spec = spec_of(def);
+        assert_eq!(spec.results, def.results);
+        assert!(spec.results.is_some());
+        assert_eq!(spec.metrics, def.metrics);
+        assert_eq!(spec.metrics.len(), 1);
+        assert_eq!(spec.artifacts, ["dist/*.tar.gz"]);
+    }
+
+    #[test]
+    fn what_accept_passed_over_is_said_only_when_something_was() {
+        let key = crate::sign::SigningKey::from_seed(&[3; 32]);
+        let contract = Contract::parse(
+            format!(
+                "[signer \"ci\"]\n\tkey = {}\n\tobserver = true\n",
+                key.public().to_openssh()
+            )
+            .as_bytes(),
+            std::path::Path::new(".gitreceipts"),
+        )
+        .unwrap();
+        let mut trust = TrustSet::default();
+        trust.add_contract(contract);
+        let ci = vec!["ci".to_owned()];
+        let observers = trust.observer_keys(&ci);
+        assert!(!observers.is_empty());
+        let run_by = Accept::RunBy(ci);
+        let none = crate::trust::Observers::default();
+        assert_eq!(ignored_words(&Accept::Run, &none, 0, 0), "");
+        assert_eq!(
+            ignored_words(&Accept::Run, &none, 2, 0),
+            " (2 recorded receipts ignored: accept = run counts only observed runs)"
+        );
+        assert_eq!(ignored_words(&run_by, &observers, 0, 0), "");
+        assert_eq!(
+            ignored_words(&run_by, &observers, 1, 1),
+            " (1 recorded receipt and 1 run by another signer ignored: accept = run-by:ci counts only runs signed by an observer it names)"
+        );
+        assert_eq!(
+            ignored_words(&run_by, &observers, 0, 2),
+            " (2 runs by other signers ignored: accept = run-by:ci counts only runs signed by an observer it names)"
+        );
+        assert!(ignored_words(&run_by, &none, 0, 0).contains("names no signer"));
+    }
+
+    #[test]
     fn paths_are_listed_briefly() {
         let p: Vec<String> = (1..=7).map(|i| format!("src/f{i}.rs")).collect();
         assert_eq!(list_paths(&p[..2]), "src/f1.rs, src/f2.rs");
