@@ -1159,7 +1159,25 @@ mod tests {
             ignored_words(&run_by, &observers, 0, 2),
             " (2 runs by other signers ignored: accept = run-by:ci counts only runs signed by an observer it names)"
         );
+        assert_eq!(
+            ignored_words(&run_by, &observers, 2, 0),
+            " (2 recorded receipts ignored: accept = run-by:ci counts only runs signed by an observer it names)"
+        );
         assert!(ignored_words(&run_by, &none, 0, 0).contains("names no signer"));
+        // a name the trusted rules declare no observer by: a notice only while
+        // another name still counts (with none, the check's reason says it)
+        let notice = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            undeclared_observers_notice(&Accept::RunBy(names.clone()), &trust.observer_keys(&names))
+        };
+        assert_eq!(
+            notice(&["ci", "ghost"]).as_deref(),
+            Some(
+                "accept = run-by:ci,ghost: the trusted .gitreceipts declares no observer named ghost, so only the others' runs count"
+            )
+        );
+        assert_eq!(notice(&["ci"]), None);
+        assert_eq!(notice(&["ghost"]), None);
     }
 
     #[test]
