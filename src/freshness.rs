@@ -263,22 +263,8 @@ pub fn newest_of_inputs(
     keep: &dyn Fn(&Receipt<Verified>) -> bool,
 ) -> Result<Option<Receipt<Verified>>, FreshnessError> {
     let rev_tree = store.commit_tree(rev)?;
-    let mut ev = Evaluation {
-        store,
-        contract,
-        trust,
-        index: store.receipt_index()?,
-        rev,
-        rev_tree,
-        opts: Options::default(),
-        ancestry: None,
-        accept: def.accept.clone(),
-        observers: trust.observer_keys(def.accept.observers()),
-        recorded_ignored: HashSet::new(),
-        unobserved_ignored: HashSet::new(),
-        horizon: store.horizon(),
-        notices: Vec::new(),
-    };
+    let mut ev = Evaluation::new(store, contract, trust, (rev, rev_tree), Options::default())?;
+    ev.start_check(def);
     let definition = spec_in(contract, def).definition();
     let inputs = store.inputs_tree(rev_tree, &def.paths, false)?;
     let inputs_hex = inputs.to_string();
@@ -307,29 +293,10 @@ pub fn evaluate_tree(
     trust: &TrustSet,
     opts: Options,
 ) -> Result<Vec<Result<CheckState, Undecided>>, FreshnessError> {
-    let mut ev = Evaluation {
-        store,
-        contract,
-        trust,
-        index: store.receipt_index()?,
-        rev,
-        rev_tree: tree,
-        opts,
-        ancestry: None,
-        accept: Default::default(),
-        observers: Default::default(),
-        recorded_ignored: HashSet::new(),
-        unobserved_ignored: HashSet::new(),
-        horizon: store.horizon(),
-        notices: Vec::new(),
-    };
+    let mut ev = Evaluation::new(store, contract, trust, (rev, tree), opts)?;
     let mut out = Vec::new();
     for def in &contract.checks {
-        ev.accept = def.accept.clone();
-        ev.observers = trust.observer_keys(def.accept.observers());
-        ev.recorded_ignored.clear();
-        ev.unobserved_ignored.clear();
-        ev.notices.clear();
+        ev.start_check(def);
         match ev.check(def) {
             Ok(mut state) => {
                 state.notices = ev.notices.drain(..).map(|(_, n)| n).collect();
@@ -419,7 +386,44 @@ fn undeclared_observers_notice(
     ))
 }
 
-impl Evaluation<'_> {
+impl<'a> Evaluation<'a> {
+    /// An evaluation of `contract` at commit `rev` with tree `rev_tree` (its
+    /// own, or the work tree on top of it), nothing read yet.
+    fn new(
+        store: &'a Store,
+        contract: &'a Contract,
+        trust: &'a TrustSet,
+        (rev, rev_tree): (ObjectId, ObjectId),
+        opts: Options,
+    ) -> Result<Evaluation<'a>, FreshnessError> {
+        Ok(Evaluation {
+            store,
+            contract,
+            trust,
+            index: store.receipt_index()?,
+            rev,
+            rev_tree,
+            opts,
+            ancestry: None,
+            accept: Default::default(),
+            observers: Default::default(),
+            recorded_ignored: HashSet::new(),
+            unobserved_ignored: HashSet::new(),
+            horizon: store.horizon(),
+            notices: Vec::new(),
+        })
+    }
+
+    /// Begin check `def`: what counts for it (its `accept` and the observers
+    /// that names), and nothing yet passed over or noticed.
+    fn start_check(&mut self, def: &CheckDef) {
+        self.accept = def.accept.clone();
+        self.observers = self.trust.observer_keys(def.accept.observers());
+        self.recorded_ignored.clear();
+        self.unobserved_ignored.clear();
+        self.notices.clear();
+    }
+
     /// The newest trusted receipt the index names for `want`, opened from its chain
     /// and checked: its signed check name, writer and subject (`subject_ok`), then
     /// its signature and trust. The index only proposes candidates, newest first;
