@@ -142,15 +142,7 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
         let verified = match p.trust.check(p.receipt) {
             Ok((verified, _)) => verified,
             Err(refusal) => {
-                let why = match refusal {
-                    Refusal::Untrusted => {
-                        format!("signed by {signer}, which is not a trusted key here")
-                    }
-                    Refusal::BadSignature(why) => format!("its signature is INVALID: {why}"),
-                    Refusal::Revoked(why) | Refusal::Window(why) => {
-                        format!("its signer is not trusted for it: {why}")
-                    }
-                };
+                let why = refusal_words(refusal, &signer);
                 eprintln!(
                     "{}",
                     text::escape_lines(&format!(
@@ -274,4 +266,16 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Why a receipt signed by key `signer` counts for nothing here, in words for a
+/// line about it (`export`, `which`).
+pub(super) fn refusal_words(refusal: Refusal, signer: &str) -> String {
+    match refusal {
+        Refusal::Untrusted => format!("signed by {signer}, which is not a trusted key here"),
+        Refusal::BadSignature(why) => format!("its signature is INVALID: {why}"),
+        Refusal::Revoked(why) | Refusal::Window(why) => {
+            format!("its signer is not trusted for it: {why}")
+        }
+    }
 }

@@ -105,23 +105,12 @@ pub fn cmd_which(ctx: &Context, args: WhichArgs) -> Result<ExitCode> {
         if !trust.may_sign_as(&p.writer) {
             refused.push((
                 id,
-                format!("signed by {signer}, which is not a trusted key here"),
+                super::export::refusal_words(Refusal::Untrusted, &signer),
             ));
             continue;
         }
         if let Err(refusal) = trust.check(p.entry.receipt) {
-            refused.push((
-                id,
-                match refusal {
-                    Refusal::Untrusted => {
-                        format!("signed by {signer}, which is not a trusted key here")
-                    }
-                    Refusal::BadSignature(why) => format!("its signature is INVALID: {why}"),
-                    Refusal::Revoked(why) | Refusal::Window(why) => {
-                        format!("its signer is not trusted for it: {why}")
-                    }
-                },
-            ));
+            refused.push((id, super::export::refusal_words(refusal, &signer)));
             continue;
         }
         let (gate, failing, undecided) = match judged.entry(commit) {
