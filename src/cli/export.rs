@@ -154,23 +154,6 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
                 continue;
             }
         };
-        // a list kept beside the log is read and checked against the receipt;
-        // one this clone lacks leaves the check's name as its one test
-        let list = match &verified.body().result.tests {
-            Some(t) if t.error.is_empty() => match git_receipt::results::load_list(&store, t) {
-                Ok(list) => Some(list),
-                Err(why) => {
-                    eprintln!(
-                        "{}",
-                        text::escape_lines(&format!(
-                            "git-receipt: warning: receipt {id}: its test list is not exported: {why}"
-                        ))
-                    );
-                    None
-                }
-            },
-            _ => None,
-        };
         let statement = if args.slsa {
             match intoto::provenance(&verified) {
                 Ok(s) => Some(s),
@@ -193,6 +176,23 @@ pub fn cmd_export(ctx: &Context, args: ExportArgs) -> Result<ExitCode> {
                 }
             }
         } else {
+            // a list kept beside the log is read and checked against the receipt;
+            // one this clone lacks leaves the check's name as its one test
+            let list = match &verified.body().result.tests {
+                Some(t) if t.error.is_empty() => match git_receipt::results::load_list(&store, t) {
+                    Ok(list) => Some(list),
+                    Err(why) => {
+                        eprintln!(
+                            "{}",
+                            text::escape_lines(&format!(
+                                "git-receipt: warning: receipt {id}: its test list is not exported: {why}"
+                            ))
+                        );
+                        None
+                    }
+                },
+                _ => None,
+            };
             intoto::statement_with_tests(&verified, list.as_deref())
         };
         let Some(statement) = statement else {
