@@ -18,13 +18,7 @@ fn scenario(env: &Env) -> PathBuf {
     let repo = env.fixture_repo("make_basic_repo.sh", "repo");
     env.receipt_ok(&repo, &["run", "test"]);
     env.receipt_ok(&repo, &["record", "docs", "--exit-code", "1"]);
-    let stranger = env.path("stranger_key");
-    let keygen = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&stranger)
-        .status()
-        .unwrap();
-    assert!(keygen.success());
+    let stranger = env.ssh_keygen("stranger_key");
     let r = env.receipt_with(
         &repo,
         &["record", "test", "--exit-code", "0"],

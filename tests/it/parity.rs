@@ -302,13 +302,7 @@ fn an_accepted_regression_counts_for_exactly_its_inputs_and_names_only_by_a_trus
         assert!(!schema.is_valid(&refused), "{refused}");
     }
     // a reviewer's key, trusted here, accepts it: that counts
-    let reviewer = env.path("reviewer-key");
-    let keygen = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&reviewer)
-        .status()
-        .unwrap();
-    assert!(keygen.success());
+    let reviewer = env.ssh_keygen("reviewer-key");
     let reviewer_pub = std::fs::read_to_string(env.path("reviewer-key.pub")).unwrap();
     env.git_ok(
         &dir,
@@ -365,13 +359,7 @@ fn an_accepted_regression_counts_for_exactly_its_inputs_and_names_only_by_a_trus
     assert!(!g.stdout.contains("accepted:"), "{g}");
 
     // another key's acceptance of these inputs is not trusted here
-    let other = env.path("other-key");
-    let keygen = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&other)
-        .status()
-        .unwrap();
-    assert!(keygen.success());
+    let other = env.ssh_keygen("other-key");
     let r = env.receipt_with(
         &dir,
         &["accept-regression", "suite", "--test", "adds", "-m", "mine"],

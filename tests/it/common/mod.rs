@@ -151,6 +151,19 @@ impl Env {
         self.tmp.path().join(rel)
     }
 
+    /// A new unencrypted Ed25519 key made by OpenSSH's `ssh-keygen` at `rel`
+    /// (its public half at `rel.pub`): another signer's key.
+    pub fn ssh_keygen(&self, rel: &str) -> PathBuf {
+        let key = self.path(rel);
+        let made = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(made.success(), "ssh-keygen made {rel}");
+        key
+    }
+
     /// OpenSSH's own check of a receipt signature, the interop oracle:
     /// `ssh-keygen -Y verify -f allowed -I identity -n namespace -s sig` with
     /// `message` on its stdin, run sealed in this environment.
