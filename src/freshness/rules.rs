@@ -310,7 +310,8 @@ impl Scratch {
         )
     }
 
-    /// A receipt of `obs` in `mode`, the most general of these.
+    /// A receipt of `obs` in `mode` (with nothing read after the run:
+    /// [`Scratch::observe_with`] for that).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn observe(
         &self,
