@@ -20,6 +20,12 @@
 //! (`GIT_RECEIPT_INDEX=0`: it indexes every chain first, as the first gate after a
 //! fetch did when fetch wrote no index).
 //!
+//! Last, `git receipt gate HEAD` reading that index with every writer's ref loose
+//! (as a fetch leaves them, until gc), then packed (`git pack-refs --all`), each
+//! against `git for-each-ref refs/receipts/` (stock git reading the same refs in
+//! the same state: what a gate cannot do with less) and `git notes show` of one
+//! writer's note, alternated. `-- 10000 7` is the 10,000-writer row of issue 27.
+//!
 //! Prints the median wall time of each and the ratio; asserts nothing but that the
 //! fetches and gates succeed.
 //!
@@ -246,6 +252,64 @@ fn main() {
         median(indexing.clone()),
         median(with_index) / median(indexing)
     );
+
+    // `gate HEAD` with every writer's ref loose (as after a fetch, until gc),
+    // then packed (`git pack-refs --all`, as gc leaves them), each against
+    // stock git reading the same refs (`git for-each-ref refs/receipts/`) and
+    // reading one note (`git notes show`), alternated in the same run
+    let notes_ref = git(
+        &client,
+        &[
+            "for-each-ref",
+            "--count=1",
+            "--format=%(refname)",
+            "refs/notes/receipts/",
+        ],
+    );
+    let gate_rows = |state: &str| {
+        let (mut ours, mut refs, mut note) = (Vec::new(), Vec::new(), Vec::new());
+        let for_each_ref = || {
+            git(
+                &client,
+                &["for-each-ref", "--format=%(objectname)", "refs/receipts/"],
+            );
+        };
+        let notes_show = || {
+            // a writer's note on HEAD (the bench's one commit carries them all)
+            let _ = Command::new("git")
+                .current_dir(&client)
+                .args(["notes", "--ref", &notes_ref, "show", "HEAD"])
+                .output()
+                .expect("git notes show");
+        };
+        for round in 0..rounds {
+            if round % 2 == 0 {
+                refs.push(timed_ms(for_each_ref));
+                note.push(timed_ms(notes_show));
+                ours.push(timed_ms(|| gate(false)));
+            } else {
+                ours.push(timed_ms(|| gate(false)));
+                note.push(timed_ms(notes_show));
+                refs.push(timed_ms(for_each_ref));
+            }
+        }
+        let (o, r, n) = (median(ours), median(refs), median(note));
+        format!(
+            "| {state} | {o:.0} | {r:.0} | {:.2}x | {n:.0} | {:.2}x |",
+            o / r,
+            o / n
+        )
+    };
+    let loose = gate_rows("refs loose");
+    git(&client, &["pack-refs", "--all"]);
+    let packed = gate_rows("refs packed");
+    println!(
+        "\n`git receipt gate HEAD`, {writers} writers, the index the fetch left, {rounds} rounds (median wall ms)"
+    );
+    println!(
+        "| state | gate | git for-each-ref refs/receipts/ | ratio | git notes show | ratio |\n|---|---|---|---|---|---|"
+    );
+    println!("{loose}\n{packed}");
     if std::env::var_os("GIT_RECEIPT_BENCH_KEEP").is_some() {
         let kept = tmp.keep();
         eprintln!("kept {} (client: client/, HOME: home/)", kept.display());

@@ -17,6 +17,10 @@
 //!
 //! Usage: cargo bench --bench scale [-- [SCALE] [RUNS] [--only=1,4,...]]
 //!
+//! Case 5b is the state a CI job or reviewer is in: a real `git clone` plus `git
+//! receipt fetch` (refs loose, no commit-graph, the index the fetch left), then
+//! the first gate, timed once.
+//!
 //! SCALE divides every size (default 1: full size; 10 for a quick run); the walk
 //! of 500 commits is never scaled. RUNS is the number of timed runs per figure
 //! (default 21). `--only` picks cases by number. `BENCH_KEEP=1` keeps the
@@ -302,6 +306,74 @@ impl Table {
             self.remarks
                 .push("note: case 5: the gate did not write an index file".into());
         }
+        self.real_clone(repo, floor, floor_cpu);
+    }
+
+    /// Case 5b: the state a CI job or a reviewer is in: a real `git clone` of the
+    /// repository (over `file://`, so git's transport packs what it sends), then
+    /// `git receipt init` and `git receipt fetch` (every chain taken and checked,
+    /// refs loose, no commit-graph), then the first `gate HEAD`, against the same
+    /// strict-verify floor. The fetch is printed beside `git fetch` of the same
+    /// refspec into a second clone, measured in the same run.
+    fn real_clone(&mut self, repo: &Built, floor: f64, floor_cpu: f64) {
+        let dir = repo.path.parent().unwrap().join("real-clone");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("file://{}", repo.path.display());
+        let (ours, theirs) = (dir.join("ours"), dir.join("theirs"));
+        for c in [&ours, &theirs] {
+            git(
+                &dir,
+                &["clone", "-q", "--no-local", &url, c.to_str().unwrap()],
+            );
+        }
+        run_quiet(&ours, BIN, &["init"]);
+        let before = cpu_ms(libc::RUSAGE_CHILDREN);
+        let fetch = time_ms(|| run_quiet(&ours, BIN, &["fetch"]));
+        let fetch_cpu = cpu_ms(libc::RUSAGE_CHILDREN) - before;
+        let git_fetch = time_ms(|| {
+            git(
+                &theirs,
+                &[
+                    "fetch",
+                    "-q",
+                    "--no-tags",
+                    "origin",
+                    "+refs/receipts/*:refs/receipts/*",
+                ],
+            );
+        });
+        // the clone's very first gate is the one timed; its verdict is read
+        // from a second gate after it
+        let before = cpu_ms(libc::RUSAGE_CHILDREN);
+        let gate = time_ms(|| run_quiet(&ours, BIN, &["gate", "HEAD"]));
+        let gate_cpu = cpu_ms(libc::RUSAGE_CHILDREN) - before;
+        let mut case = format!(
+            "5b. first `gate HEAD` after `git clone` + `git receipt fetch` ({} receipts)",
+            repo.signed.len()
+        );
+        if let Some(wrong) = check_verdict(&ours, "HEAD", true) {
+            case.push_str(&format!(" **({wrong})**"));
+        }
+        self.push(
+            &case,
+            gate,
+            floor,
+            &format!("strict verify of {} signatures, 1 core", repo.signed.len()),
+            "< 0.35x",
+        );
+        self.remarks.push(format!(
+            "case 5b: the first gate after the fetch took {} CPU ({:.3}x the floor's {}); the fetch before it took {} wall, {} CPU ({:.2}x the floor's CPU), against {} for `git fetch` of the same refspec ({:.1}x): a fetch checks every entry it takes",
+            ms(gate_cpu),
+            gate_cpu / floor_cpu,
+            ms(floor_cpu),
+            ms(fetch),
+            ms(fetch_cpu),
+            fetch_cpu / floor_cpu,
+            ms(git_fetch),
+            fetch / git_fetch
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Case 6: many `git receipt run`s on one commit: the last ones against the first

@@ -1,6 +1,8 @@
 //! `git receipt verify` over 100,000 receipts (one core and every core), against
 //! the floors measured in the same run: strict Ed25519 verification of the same
-//! signatures one at a time, and in batches as `verify` checks them. Also,
+//! signatures one at a time, and in batches as `verify` checks them; and stock git
+//! reading the objects verify reads (each entry's commit, tree and `receipt.json`,
+//! `git cat-file --batch` on one core), since no verify can read them faster. Also,
 //! measured in the same run: linearity (the same repository shape with a tenth of
 //! the receipts), and incremental CI (100 new receipts on top of the 100,000,
 //! verified with the checkpoint the full run wrote, as a fraction of a full verify).
@@ -290,6 +292,50 @@ fn batch_floor(keys: &[SigningKey], signed: &[(usize, Receipt<Verified>)]) -> f6
     t.elapsed().as_secs_f64()
 }
 
+/// The other floor under `verify`: stock git reading exactly the objects verify
+/// must read (each chain entry's commit, its tree and its `receipt.json`), chain
+/// by chain in chain order, as one `git cat-file --batch` on one core: the best
+/// wall time of `iterations` runs. Their ids are listed first, untimed.
+fn read_floor(repo: &Path, iterations: usize) -> f64 {
+    let chains = git(
+        repo,
+        &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+    );
+    let mut names = String::new();
+    for chain in chains.lines() {
+        for c in git(repo, &["rev-list", chain]).lines() {
+            names.push_str(&format!("{c}\n{c}^{{tree}}\n{c}:receipt.json\n"));
+        }
+    }
+    let ids = cat_file(repo, "--batch-check=%(objectname)", names.as_bytes());
+    let mut best = f64::INFINITY;
+    for _ in 0..iterations.max(1) {
+        let t = Instant::now();
+        let out = cat_file(repo, "--batch", &ids);
+        best = best.min(t.elapsed().as_secs_f64());
+        assert!(!out.is_empty());
+    }
+    best
+}
+
+/// `git cat-file OPTION` on one core, `input` on its stdin; its stdout.
+fn cat_file(repo: &Path, option: &str, input: &[u8]) -> Vec<u8> {
+    let mut child = Command::new("taskset")
+        .args(["-c", "0", "git", "cat-file", option])
+        .current_dir(repo)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("taskset git cat-file");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    assert!(out.status.success(), "git cat-file {option}");
+    out.stdout
+}
+
 /// Best wall time of `verify --trust main --json [extra]` over `iterations` runs,
 /// with `before` run ahead of each (untimed), and the peak memory of the process.
 struct Timing {
@@ -401,6 +447,7 @@ fn main() {
     let strict = floor(&big.keys, &signed);
     let batch = batch_floor(&big.keys, &signed);
     drop(signed);
+    let read = read_floor(&big.repo, iterations);
     let one = time_verify(&big.repo, true, &[], &|| {}, total as u64, iterations);
     let full = time_verify(&big.repo, false, &[], &|| {}, total as u64, iterations);
 
@@ -477,6 +524,17 @@ fn main() {
         "{:<w$} {:>8.2}x",
         "ratio verify (1 core) / strict floor",
         one.best / strict
+    );
+    println!(
+        "{:<w$} {:>8.2} s  {:>6.1} us/receipt   (best of {iterations})",
+        "floor: git cat-file --batch of each entry's 3 objects (1 core)",
+        read,
+        us(read)
+    );
+    println!(
+        "{:<w$} {:>8.2}x",
+        "ratio verify (1 core) / (batch floor + read floor)",
+        one.best / (batch + read)
     );
     println!(
         "{:<w$} {:>8.2} s  {:>6.1} us/receipt   (best of {iterations})",
