@@ -143,7 +143,7 @@ fn main() {
                     mode: Mode::Run,
                     exit_code: 0,
                     passed: true,
-                    started_at: format_timestamp(1_800_000_000_000 + r as u64),
+                    started_at: format_timestamp(1_700_000_000_000 + r as u64),
                     duration_ms: 1000,
                     stdout_tail: "test result: ok".into(),
                     stderr_tail: String::new(),

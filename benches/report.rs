@@ -172,7 +172,7 @@ fn main() {
                         mode: Mode::Run,
                         exit_code: if passed { 0 } else { 2 },
                         passed,
-                        started_at: format_timestamp(1_800_000_000_000 + written * 1000),
+                        started_at: format_timestamp(1_700_000_000_000 + written * 1000),
                         duration_ms: 800 + (written * 37) % 900,
                         stdout_tail: format!("check {j} on commit {i}: ok\n"),
                         stderr_tail: String::new(),

@@ -190,7 +190,7 @@ impl Generated {
                 mode: Mode::Run,
                 exit_code: 0,
                 passed: true,
-                started_at: format_timestamp(1_800_000_000_000 + index),
+                started_at: format_timestamp(1_700_000_000_000 + index),
                 duration_ms: 1234,
                 stdout_tail: "test result: ok. 42 passed; 0 failed".into(),
                 stderr_tail: String::new(),

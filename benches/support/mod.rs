@@ -115,7 +115,7 @@ pub fn check_body(
             mode: Mode::Run,
             exit_code: 0,
             passed: true,
-            started_at: format_timestamp(1_800_000_000_000 + serial * 1000),
+            started_at: format_timestamp(1_700_000_000_000 + serial * 1000),
             duration_ms: 1000,
             stdout_tail: "test result: ok. 42 passed; 0 failed".into(),
             stderr_tail: String::new(),
@@ -171,7 +171,7 @@ pub fn chain_entry(
     write!(
         stream,
         "committer git-receipt <git-receipt@localhost> {} +0000\ndata {}\n{message}\n",
-        1_800_000_000 + serial,
+        1_700_000_000 + serial,
         message.len()
     )
     .unwrap();
