@@ -718,7 +718,7 @@ pub fn cmd_status(ctx: &Context, args: StatusArgs) -> Result<ExitCode> {
             }
         }
     }
-    if states.iter().any(|s| s.state != State::Present) && store.writers()?.is_empty() {
+    if states.iter().any(|s| s.state != State::Present) && !store.has_writers()? {
         // a fresh clone: `git clone` brings no refs/receipts/, so all reads missing
         eprintln!(
             "git-receipt: this clone has no receipts at all (nothing under refs/receipts/): a plain `git clone` does not bring them

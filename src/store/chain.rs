@@ -59,6 +59,22 @@ impl Store {
         self.tips_under(CHAIN_PREFIX)
     }
 
+    /// Whether any ref under `refs/receipts/` is a writer's chain, from the first
+    /// one found rather than a listing: a command whose checks read missing asks
+    /// it to say that a clone has no receipts at all, and with ten thousand loose
+    /// refs a listing cost that gate as much as its decision. Refs that cannot be
+    /// a writer's are passed over, as [`Store::writers`] passes over them.
+    pub fn has_writers(&self) -> Result<bool, StoreError> {
+        if !self.overrides.is_empty() || self.repo.refs.namespace.is_some() {
+            return Ok(!self.writers()?.is_empty());
+        }
+        if self.first_under(CHAIN_PREFIX).is_some() {
+            return Ok(true);
+        }
+        // none plainly is: the listing's exact answer (and its notices)
+        Ok(!self.writers()?.is_empty())
+    }
+
     /// The tip of a writer's chain, if it has one.
     ///
     /// A tip whose own objects (commit, tree, blobs, parent) are not all on

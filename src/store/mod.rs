@@ -692,8 +692,21 @@ impl Store {
     /// anything here is unusual: a namespace, a loose ref that cannot be read or
     /// is symbolic, or a packed line that is not a writer id and an object id.
     fn scan_packed_refs(&self, prefix: &str) -> Option<Vec<(String, ObjectId)>> {
+        let loose = self.walk_packed_refs(prefix, |_, _| Some(()))?;
+        self.merge_packed(prefix, loose)
+    }
+
+    /// The packed refs under `prefix` merged with `loose` (the loose refs under
+    /// it, read by [`Store::walk_packed_refs`]): a loose ref wins over a packed
+    /// one of its name. Reads `packed-refs` from gix's cached buffer only, so a
+    /// caller that has the loose refs reads no ref file again.
+    fn merge_packed(
+        &self,
+        prefix: &str,
+        mut loose: Vec<(String, ObjectId)>,
+    ) -> Option<Vec<(String, ObjectId)>> {
         let mut tips: Vec<(String, ObjectId)> = Vec::new();
-        let mut loose = self.walk_packed_refs(prefix, |writer, hex| {
+        self.walk_packed_lines(prefix, |writer, hex| {
             let mut name = String::with_capacity(prefix.len() + writer.len());
             name.push_str(prefix);
             name.push_str(writer);
@@ -717,9 +730,8 @@ impl Store {
     fn walk_packed_refs(
         &self,
         prefix: &str,
-        mut each: impl FnMut(&str, &[u8]) -> Option<()>,
+        each: impl FnMut(&str, &[u8]) -> Option<()>,
     ) -> Option<Vec<(String, ObjectId)>> {
-        use gix::bstr::ByteSlice as _;
         if self.repo.refs.namespace.is_some() {
             return None;
         }
@@ -733,6 +745,47 @@ impl Store {
             }
             loose.push((name.to_owned(), r.target.try_id()?.to_owned()));
         }
+        self.walk_packed_lines(prefix, each)?;
+        Some(loose)
+    }
+
+    /// The first ref under `prefix` named by a writer id and pointing at a
+    /// commit here, loose or packed, reading no more ref files than it takes to
+    /// find it; `None` when there is none that plainly is one.
+    pub(crate) fn first_under(&self, prefix: &str) -> Option<(String, ObjectId)> {
+        let relative: &gix::path::RelativePath = prefix.try_into().ok()?;
+        let usable = |name: &str, id: ObjectId| {
+            (name
+                .strip_prefix(prefix)
+                .is_some_and(crate::receipt::is_valid_writer_id)
+                && self.points_at_commit(name.to_owned(), id).is_ok())
+            .then(|| (name.to_owned(), id))
+        };
+        if let Ok(refs) = self.repo.refs.loose_iter_prefixed(relative) {
+            let found = refs.filter_map(Result::ok).find_map(|r| {
+                usable(std::str::from_utf8(r.name.as_bstr()).ok()?, r.target.try_id()?.to_owned())
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
+        let mut found = None;
+        self.walk_packed_lines(prefix, |writer, hex| {
+            found = usable(&format!("{prefix}{writer}"), ObjectId::from_hex(hex).ok()?);
+            found.is_none().then_some(())
+        });
+        found
+    }
+
+    /// The packed half of [`Store::walk_packed_refs`]: `each` is given the
+    /// writer id and hex object id of every line of `packed-refs` under
+    /// `prefix`, in order; `None` for anything unusual or when `each` stops.
+    fn walk_packed_lines(
+        &self,
+        prefix: &str,
+        mut each: impl FnMut(&str, &[u8]) -> Option<()>,
+    ) -> Option<()> {
+        use gix::bstr::ByteSlice as _;
         if let Some(packed) = self.repo.refs.cached_packed_buffer().ok()? {
             let bytes: &[u8] = (**packed).as_ref();
             let needle = format!(" {prefix}");
@@ -762,7 +815,7 @@ impl Store {
                 }
             }
         }
-        Some(loose)
+        Some(())
     }
 
     /// Whether the refs under `prefix`, read as [`Store::scan_packed_refs`] reads
@@ -781,15 +834,21 @@ impl Store {
             return false;
         }
         let mut walk = known.clone();
+        // the packed lines against `known` in order, without stopping at the
+        // first difference: a loose ref may stand for a packed one
+        let mut same = true;
         let walked = self.walk_packed_refs(prefix, |writer, hex| {
-            let (w, tip) = walk.next()?;
-            (w == writer && hex_names(hex, &tip)).then_some(())
+            same = same && walk.next().is_some_and(|(w, tip)| w == writer && hex_names(hex, &tip));
+            Some(())
         });
         match walked {
-            Some(loose) if loose.is_empty() => walk.next().is_none(),
-            // loose refs (a writer's newest, until `git pack-refs`) win over
-            // packed ones of their name: compare the merged list
-            _ => self.scan_packed_refs(prefix).is_some_and(|tips| {
+            None => false,
+            Some(loose) if loose.is_empty() => same && walk.next().is_none(),
+            // loose refs (a writer's newest, until `git pack-refs`; every ref
+            // after a fetch) win over packed ones of their name: compare the
+            // merged list, from the loose refs just read (reading ten thousand
+            // ref files twice cost a gate more than the rest of its work)
+            Some(loose) => self.merge_packed(prefix, loose).is_some_and(|tips| {
                 let mut known = known;
                 tips.iter().all(|(name, id)| {
                     known
