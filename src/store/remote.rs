@@ -409,6 +409,54 @@ impl Store {
         Ok(())
     }
 
+    /// Set each of `refs` to its value (`None`: delete it), whatever it was, in
+    /// one transaction in this process (what one `git update-ref` each did, a
+    /// process each in every hooked push); reflogs as `core.logAllRefUpdates`
+    /// says, as git's. For refs that only remember (the staging refs), not
+    /// for a chain or notes ref (those are [`Store::set_ref`]'s, compared and
+    /// logged).
+    pub fn put_refs(&self, refs: &[(String, Option<ObjectId>)]) -> Result<(), StoreError> {
+        use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+        let mut edits = Vec::with_capacity(refs.len());
+        for (name, value) in refs {
+            let full: gix::refs::FullName = name
+                .as_str()
+                .try_into()
+                .map_err(git_err(format!("writing {name}: not a ref name")))?;
+            let change = match value {
+                Some(id) => Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: "git-receipt: pushed".into(),
+                    },
+                    expected: PreviousValue::Any,
+                    new: gix::refs::Target::Object(*id),
+                },
+                None => Change::Delete {
+                    expected: PreviousValue::Any,
+                    log: RefLog::AndReference,
+                },
+            };
+            edits.push(RefEdit {
+                change,
+                name: full,
+                deref: false,
+            });
+        }
+        let mut time = gix::date::parse::TimeBuf::default();
+        self.repo
+            .edit_references_as(edits, Some(super::tool_signature().to_ref(&mut time)))
+            .map_err(git_err(format!(
+                "writing {}",
+                refs.iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))?;
+        Ok(())
+    }
+
     /// Set a local ref to `new`, expecting it to be `old` (compare-and-swap).
     pub fn set_ref(
         &self,
