@@ -444,16 +444,22 @@ impl Store {
                 deref: false,
             });
         }
+        // gix appends a reflog line in pieces: one a failed append (a full disk)
+        // left half-written is cut off, before and after, as for a chain
+        for (name, _) in refs {
+            self.mend_reflog(name);
+        }
         let mut time = gix::date::parse::TimeBuf::default();
-        self.repo
+        if let Err(e) = self
+            .repo
             .edit_references_as(edits, Some(super::tool_signature().to_ref(&mut time)))
-            .map_err(git_err(format!(
-                "writing {}",
-                refs.iter()
-                    .map(|(n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))?;
+        {
+            for (name, _) in refs {
+                self.mend_reflog(name);
+            }
+            let names: Vec<&str> = refs.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(git_err(format!("writing {}", names.join(", ")))(e));
+        }
         Ok(())
     }
 
