@@ -350,7 +350,7 @@ pub fn run(spec: &RunSpec) -> Observation {
 /// A channel that is sent one message when `child` ends, by a thread that waits
 /// for it with `waitid(WNOWAIT)`: that reaps nothing, so the child stays this
 /// process's to reap (and to signal: its pid cannot be reused meanwhile).
-fn ended_signal(child: &std::process::Child) -> std::sync::mpsc::Receiver<()> {
+pub(crate) fn ended_signal(child: &std::process::Child) -> std::sync::mpsc::Receiver<()> {
     let (tx, rx) = std::sync::mpsc::channel();
     let pid = child.id() as libc::id_t;
     std::thread::spawn(move || {

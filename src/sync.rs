@@ -613,19 +613,14 @@ fn remember_pushed(
     chain: ObjectId,
 ) -> Result<(), StoreError> {
     use crate::store::remote::{staged_chain_ref, staged_notes_ref};
-    store.run_git(&[
-        "update-ref",
-        &staged_chain_ref(remote, writer),
-        &chain.to_string(),
-    ])?;
-    match store.ref_value(&notes_ref(writer))? {
-        Some(n) => store.run_git(&[
-            "update-ref",
-            &staged_notes_ref(remote, writer),
-            &n.to_string(),
-        ])?,
-        None => store.run_git(&["update-ref", "-d", &staged_notes_ref(remote, writer)])?,
-    };
+    let notes = store.ref_value(&notes_ref(writer))?;
+    // A failure here loses only this memory (the next push leases on the older
+    // one, is refused, and takes the long way), as a failed `git update-ref`
+    // did: the push itself went through.
+    let _ = store.put_refs(&[
+        (staged_chain_ref(remote, writer), Some(chain)),
+        (staged_notes_ref(remote, writer), notes),
+    ]);
     Ok(())
 }
 

@@ -73,12 +73,10 @@ pub fn reviewed_branches(store: &Store, remote: &str) -> Vec<String> {
     if !configured.is_empty() {
         return super::server::protected_branches(store);
     }
+    // read here, not by a `git symbolic-ref` (a process in every hooked push)
     let head = format!("refs/remotes/{remote}/HEAD");
-    let out = store.run_git(&["symbolic-ref", "--quiet", &head]);
-    match out {
-        Ok(o) if o.ok => o
-            .stdout
-            .trim()
+    match store.symref_target(&head) {
+        Ok(Some(target)) => target
             .strip_prefix(&format!("refs/remotes/{remote}/"))
             .map(|b| vec![format!("refs/heads/{b}")])
             .unwrap_or_default(),

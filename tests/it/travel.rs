@@ -729,3 +729,120 @@ fn init_takes_out_the_push_refspecs_an_earlier_init_added_by_default() {
     let r = env.receipt_ok(&dir, &["init"]);
     assert!(r.stderr.contains("already set up; nothing changed"), "{r}");
 }
+
+/// The git built-ins (`git push`, `git update-ref`, ...) that ran while `args`
+/// ran in `dir`, in the order they started, from git's own trace
+/// (`GIT_TRACE`): every git process of the push, the hook's included, says so.
+fn git_builtins_of(env: &Env, dir: &Path, args: &[&str]) -> (common::Run, Vec<String>) {
+    let trace = env.path("git-trace");
+    let _ = std::fs::remove_file(&trace);
+    let mut cmd = std::process::Command::new("git");
+    cmd.args(args);
+    env.seal(&mut cmd);
+    cmd.current_dir(dir).env("GIT_TRACE", &trace);
+    let r = common::to_run(cmd.output().unwrap());
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let builtins = text
+        .lines()
+        .filter_map(|l| l.split_once("trace: built-in: git ").map(|(_, c)| c))
+        .map(|c| c.split_whitespace().next().unwrap_or("").to_owned())
+        .collect();
+    (r, builtins)
+}
+
+/// Issue 27: a hooked `git push` costs what its pushes cost. The pre-push hook
+/// starts no git process but the receipts' own push: it reads the remote's HEAD
+/// and remembers what it pushed in process (a `git symbolic-ref` and two `git
+/// update-ref`s each took a process start), and with nothing to send it starts
+/// none. What else runs is git's own work of a push, on both sides. (The first
+/// push of a chain fetches the remote's first: it knows nothing of it yet.)
+#[test]
+fn a_hooked_push_runs_no_git_but_the_pushes() {
+    let env = Env::new();
+    env.fixture_repo("make_basic_repo.sh", "seed");
+    env.git_ok(
+        env.tmp.path(),
+        &["clone", "-q", "--bare", "seed", "server.git"],
+    );
+    let url = format!("file://{}", env.path("server.git").display());
+    let dir = clone(&env, &url, "c");
+    env.receipt_ok(&dir, &["init"]);
+    // git's own machinery of a push over a local transport, on either side
+    let git_own = [
+        "receive-pack",
+        "pack-objects",
+        "unpack-objects",
+        "index-pack",
+        "rev-list",
+        "for-each-ref",
+        "maintenance",
+        "gc",
+    ];
+    let others = |builtins: &[String]| -> Vec<String> {
+        builtins
+            .iter()
+            .filter(|b| *b != "push" && !git_own.contains(&b.as_str()))
+            .cloned()
+            .collect()
+    };
+    let pushes = |builtins: &[String]| builtins.iter().filter(|b| *b == "push").count();
+
+    // the first push of a chain fetches what the remote has of it first
+    std::fs::write(dir.join("src/lib.rs"), "pub fn first() {}\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "change src"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+    env.git_ok(&dir, &["push", "-q", "origin", "main"]);
+
+    // a receipt to send: the hook pushes it (one push of its own, on what it
+    // remembers of the remote), then git the branch
+    std::fs::write(dir.join("src/lib.rs"), "pub fn sent() {}\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "change src"]);
+    env.receipt_ok(&dir, &["run", "test"]);
+    let (r, builtins) = git_builtins_of(&env, &dir, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("pushed 1 receipt"), "{r}");
+    assert_eq!(
+        pushes(&builtins),
+        2,
+        "the branch's and the receipts': {builtins:?}"
+    );
+    assert_eq!(others(&builtins), Vec::<String>::new(), "{builtins:?}");
+    // and it remembered what it pushed: the next push with nothing new sends nothing
+    let writer = env.only_writer(&dir);
+    assert_eq!(
+        env.git_ok(
+            &dir,
+            &[
+                "rev-parse",
+                &format!("refs/receipts-incoming/origin/{writer}")
+            ]
+        ),
+        env.git_ok(&dir, &["rev-parse", &format!("refs/receipts/{writer}")]),
+    );
+    assert_eq!(
+        env.git_ok(
+            &dir,
+            &[
+                "rev-parse",
+                &format!("refs/notes/receipts-incoming/origin/{writer}")
+            ]
+        ),
+        env.git_ok(
+            &dir,
+            &["rev-parse", &format!("refs/notes/receipts/{writer}")]
+        ),
+    );
+
+    // nothing to send: the branch's push alone
+    std::fs::write(dir.join("README"), "changed, not an input\n").unwrap();
+    env.git_ok(&dir, &["commit", "-qam", "readme"]);
+    let (r, builtins) = git_builtins_of(&env, &dir, &["push", "origin", "main"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stderr.contains("pushed"), "{r}");
+    assert_eq!(pushes(&builtins), 1, "{builtins:?}");
+    assert_eq!(others(&builtins), Vec::<String>::new(), "{builtins:?}");
+    assert_eq!(
+        env.git_ok(&env.path("server.git"), &["rev-parse", "main"]),
+        env.git_ok(&dir, &["rev-parse", "HEAD"])
+    );
+}
