@@ -763,7 +763,10 @@ impl Store {
         };
         if let Ok(refs) = self.repo.refs.loose_iter_prefixed(relative) {
             let found = refs.filter_map(Result::ok).find_map(|r| {
-                usable(std::str::from_utf8(r.name.as_bstr()).ok()?, r.target.try_id()?.to_owned())
+                usable(
+                    std::str::from_utf8(r.name.as_bstr()).ok()?,
+                    r.target.try_id()?.to_owned(),
+                )
             });
             if found.is_some() {
                 return found;
@@ -838,7 +841,10 @@ impl Store {
         // first difference: a loose ref may stand for a packed one
         let mut same = true;
         let walked = self.walk_packed_refs(prefix, |writer, hex| {
-            same = same && walk.next().is_some_and(|(w, tip)| w == writer && hex_names(hex, &tip));
+            same = same
+                && walk
+                    .next()
+                    .is_some_and(|(w, tip)| w == writer && hex_names(hex, &tip));
             Some(())
         });
         match walked {

@@ -700,32 +700,37 @@ fn wait_with_limit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     /// A transfer's end is seen when it comes: one that ends 75 ms in is
     /// noticed well before 113 ms, when a wait that slept at a doubling backoff
     /// from 1 ms (1 + 2 + 4 + ... + 32, then 50) looked next. Best of five, so
     /// a loaded machine does not fail it; the backoff never got under 113 ms.
     #[test]
-    fn a_transfers_end_is_noticed_when_it_comes_not_at_the_next_backoff_step() {
-        let best = (0..5)
-            .map(|_| {
-                let mut cmd = Command::new("sh");
-                cmd.args(["-c", "sleep 0.075"])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-                let child = cmd.spawn().unwrap();
-                let start = Instant::now();
-                let out = wait_with_limit(child, Some(Duration::from_secs(10)), &|_, _| {})
-                    .unwrap()
-                    .expect("not timed out");
-                assert!(out.status.success());
-                start.elapsed()
-            })
-            .min()
-            .unwrap();
-        assert!(best < Duration::from_millis(105), "noticed after {best:?}");
+    fn a_transfers_end_is_waited_for_with_its_status_and_output() {
+        // How soon the end is noticed is measured by `cargo bench --bench
+        // prepush`, not asserted here: a test holds answers, never times.
+        for (script, ok) in [
+            ("sleep 0.05; echo done", true),
+            ("echo no >&2; exit 3", false),
+        ] {
+            let mut cmd = Command::new("sh");
+            cmd.args(["-c", script])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+            let child = cmd.spawn().unwrap();
+            let out = wait_with_limit(child, Some(Duration::from_secs(10)), &|_, _| {})
+                .unwrap()
+                .expect("not timed out");
+            assert_eq!(out.status.success(), ok, "{script}");
+            if ok {
+                assert_eq!(out.stdout, b"done\n");
+            } else {
+                assert_eq!(out.status.code(), Some(3));
+                assert_eq!(out.stderr, b"no\n");
+            }
+        }
     }
 }
