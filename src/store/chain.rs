@@ -547,3 +547,80 @@ pub(crate) fn backoff(attempt: u32) {
     let cap_us = 200u64 << attempt.min(6);
     std::thread::sleep(Duration::from_micros(50 + u64::from(nanos) % cap_us));
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::freshness::rules::Scratch;
+    use crate::store::CHAIN_PREFIX;
+
+    fn writer(n: u8) -> String {
+        format!("w{n}-{}", format!("{n:x}").repeat(32).get(..32).unwrap())
+    }
+
+    /// The index's currency check and "are there any writers at all" read loose
+    /// refs once each; their answers must be those of a full listing in every
+    /// state refs are in: loose (after a fetch), packed (after gc), and both.
+    #[test]
+    fn writer_refs_read_once_give_the_listings_answers_loose_packed_and_mixed() {
+        let mut s = Scratch::new();
+        let (a, b) = (
+            s.commit(&[("f", "1")], "one"),
+            s.commit(&[("f", "2")], "two"),
+        );
+        assert!(!s.store.has_writers().unwrap(), "no refs: no writers");
+        // a ref under refs/receipts/ that no writer id names is no writer
+        s.git(&["update-ref", "refs/receipts/junk", &a.to_string()]);
+        s.reopen();
+        assert!(!s.store.has_writers().unwrap(), "junk is no writer");
+        s.git(&["update-ref", "-d", "refs/receipts/junk"]);
+        let ws: Vec<String> = (1..=3).map(writer).collect();
+        for w in &ws {
+            s.git(&["update-ref", &format!("{CHAIN_PREFIX}{w}"), &a.to_string()]);
+        }
+        let same = |s: &Scratch, tips: &[(&str, gix::ObjectId)]| {
+            s.store
+                .tips_unchanged(CHAIN_PREFIX, tips.iter().map(|(w, t)| (*w, *t)))
+        };
+        let all_a: Vec<(&str, gix::ObjectId)> = ws.iter().map(|w| (w.as_str(), a)).collect();
+        for state in ["loose", "packed"] {
+            if state == "packed" {
+                s.git(&["pack-refs", "--all"]);
+            }
+            s.reopen();
+            assert!(s.store.has_writers().unwrap(), "{state}");
+            assert!(same(&s, &all_a), "{state}: the same tips");
+            assert_eq!(s.store.writers().unwrap().len(), 3, "{state}");
+            let mut moved = all_a.clone();
+            moved[1].1 = b;
+            assert!(!same(&s, &moved), "{state}: a tip that moved");
+            assert!(
+                !same(&s, &all_a[..2]),
+                "{state}: a writer the index does not know"
+            );
+            let mut more = all_a.clone();
+            more.push(("w9-99999999999999999999999999999999", a));
+            assert!(
+                !same(&s, &more),
+                "{state}: a writer the index knows is gone"
+            );
+        }
+        // mixed: one writer's newest loose over its packed line
+        s.git(&[
+            "update-ref",
+            &format!("{CHAIN_PREFIX}{}", ws[1]),
+            &b.to_string(),
+        ]);
+        s.reopen();
+        let mut now = all_a.clone();
+        now[1].1 = b;
+        assert!(same(&s, &now), "the loose ref wins over the packed one");
+        assert!(!same(&s, &all_a), "the packed line is not the tip");
+        let listed: Vec<(String, gix::ObjectId)> = s.store.writers().unwrap();
+        assert_eq!(
+            listed,
+            now.iter()
+                .map(|(w, t)| (w.to_string(), *t))
+                .collect::<Vec<_>>()
+        );
+    }
+}
