@@ -274,7 +274,7 @@ pub fn run(spec: &RunSpec) -> Observation {
     // Told the moment the command ends, so the loop below wakes then, not at
     // its next look (which came up to 20 ms late: a range run of quick checks
     // spent a fifth of its time there).
-    let mut ended = Some(ended_signal(&child));
+    let mut ended = Some(crate::store::remote::ended_signal(&child));
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Ok(s),
@@ -345,28 +345,6 @@ pub fn run(spec: &RunSpec) -> Observation {
         log_truncated: c.truncated,
         interrupted,
     }
-}
-
-/// A channel that is sent one message when `child` ends, by a thread that waits
-/// for it with `waitid(WNOWAIT)`: that reaps nothing, so the child stays this
-/// process's to reap (and to signal: its pid cannot be reused meanwhile).
-pub(crate) fn ended_signal(child: &std::process::Child) -> std::sync::mpsc::Receiver<()> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let pid = child.id() as libc::id_t;
-    std::thread::spawn(move || {
-        loop {
-            // SAFETY: waitid writes only into `info`, which lives on this
-            // stack frame; WNOWAIT leaves the child unreaped
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            let r =
-                unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT) };
-            if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                break;
-            }
-        }
-        let _ = tx.send(());
-    });
-    rx
 }
 
 /// Lossy UTF-8 of a tail, starting at a character boundary.

@@ -648,7 +648,7 @@ fn wait_with_limit(
     // woken the moment the child ends (a transfer's end was noticed up to half
     // its time late when this slept at a doubling backoff); without the waiter,
     // a look every step
-    let mut ended = Some(crate::runner::ended_signal(&child));
+    let mut ended = Some(ended_signal(&child));
     let status = loop {
         if let Some(s) = child.try_wait()? {
             break Some(s);
@@ -695,6 +695,28 @@ fn wait_with_limit(
         stdout,
         stderr,
     }))
+}
+
+/// A channel that is sent one message when `child` ends, by a thread that waits
+/// for it with `waitid(WNOWAIT)`: that reaps nothing, so the child stays this
+/// process's to reap (and to signal: its pid cannot be reused meanwhile).
+pub(crate) fn ended_signal(child: &std::process::Child) -> std::sync::mpsc::Receiver<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pid = child.id() as libc::id_t;
+    std::thread::spawn(move || {
+        loop {
+            // SAFETY: waitid writes only into `info`, which lives on this
+            // stack frame; WNOWAIT leaves the child unreaped
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let r =
+                unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT) };
+            if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                break;
+            }
+        }
+        let _ = tx.send(());
+    });
+    rx
 }
 
 #[cfg(test)]
