@@ -65,10 +65,11 @@ impl Store {
     /// refs a listing cost that gate as much as its decision. Refs that cannot be
     /// a writer's are passed over, as [`Store::writers`] passes over them.
     pub fn has_writers(&self) -> Result<bool, StoreError> {
-        if !self.overrides.is_empty() || self.repo.refs.namespace.is_some() {
-            return Ok(!self.writers()?.is_empty());
-        }
-        if self.first_under(CHAIN_PREFIX).is_some() {
+        // overrides and namespaces are the listing's to apply
+        if self.overrides.is_empty()
+            && self.repo.refs.namespace.is_none()
+            && self.first_under(CHAIN_PREFIX).is_some()
+        {
             return Ok(true);
         }
         // none plainly is: the listing's exact answer (and its notices)
