@@ -313,9 +313,25 @@ impl Store {
         new: ObjectId,
         message: &str,
     ) -> Result<(), gix::Error> {
-        // a line a failed append left half-written would be glued to this one
-        self.mend_reflog(refname);
         let edit = logged_edit(refname, old, new, message)?;
+        self.edit_refs_mended(&[refname], vec![edit])?;
+        self.harden_ref(refname);
+        Ok(())
+    }
+
+    /// Apply `edits` to the refs `names` in one transaction, with their reflog
+    /// lines mended around it: a line a failed append left half-written would
+    /// be glued to the next one, so it is cut off before, and again when this
+    /// edit fails (gix writes a reflog line in pieces, and a full disk can stop
+    /// it half-way; the refs did not move).
+    pub(crate) fn edit_refs_mended(
+        &self,
+        names: &[&str],
+        edits: Vec<gix::refs::transaction::RefEdit>,
+    ) -> Result<(), gix::Error> {
+        for name in names {
+            self.mend_reflog(name);
+        }
         // Dated by the clock, as the chain commits are (`tool_signature`), not by
         // `GIT_COMMITTER_DATE`: gc expires reflog entries by their date, and one
         // dated in the past would protect nothing.
@@ -323,14 +339,13 @@ impl Store {
         let mut time = gix::date::parse::TimeBuf::default();
         if let Err(e) = self
             .repo
-            .edit_references_as(Some(edit), Some(sig.to_ref(&mut time)))
+            .edit_references_as(edits, Some(sig.to_ref(&mut time)))
         {
-            // gix writes a reflog line in pieces: one that failed half-way
-            // (a full disk) is cut off again, and the ref did not move
-            self.mend_reflog(refname);
+            for name in names {
+                self.mend_reflog(name);
+            }
             return Err(e);
         }
-        self.harden_ref(refname);
         Ok(())
     }
 

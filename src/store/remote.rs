@@ -444,22 +444,9 @@ impl Store {
                 deref: false,
             });
         }
-        // gix appends a reflog line in pieces: one a failed append (a full disk)
-        // left half-written is cut off, before and after, as for a chain
-        for (name, _) in refs {
-            self.mend_reflog(name);
-        }
-        let mut time = gix::date::parse::TimeBuf::default();
-        if let Err(e) = self
-            .repo
-            .edit_references_as(edits, Some(super::tool_signature().to_ref(&mut time)))
-        {
-            for (name, _) in refs {
-                self.mend_reflog(name);
-            }
-            let names: Vec<&str> = refs.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(git_err(format!("writing {}", names.join(", ")))(e));
-        }
+        let names: Vec<&str> = refs.iter().map(|(n, _)| n.as_str()).collect();
+        self.edit_refs_mended(&names, edits)
+            .map_err(git_err(format!("writing {}", names.join(", "))))?;
         Ok(())
     }
 
@@ -724,10 +711,8 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// A transfer's end is seen when it comes: one that ends 75 ms in is
-    /// noticed well before 113 ms, when a wait that slept at a doubling backoff
-    /// from 1 ms (1 + 2 + 4 + ... + 32, then 50) looked next. Best of five, so
-    /// a loaded machine does not fail it; the backoff never got under 113 ms.
+    /// A transfer waited for through the waiter thread is reported with its
+    /// own status and output, whether it succeeds or fails.
     #[test]
     fn a_transfers_end_is_waited_for_with_its_status_and_output() {
         // How soon the end is noticed is measured by `cargo bench --bench
