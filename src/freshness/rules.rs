@@ -27,6 +27,9 @@ pub(crate) struct Scratch {
 
 /// `git` with no user or system config and fixed identities and dates.
 pub(crate) fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
+    // it may move refs behind a store's back: a store's index looks again, as
+    // the next command's would
+    crate::store::refs_may_have_moved();
     let out = std::process::Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -332,6 +332,7 @@ impl Store {
         for name in names {
             self.mend_reflog(name);
         }
+        super::refs_may_have_moved();
         // Dated by the clock, as the chain commits are (`tool_signature`), not by
         // `GIT_COMMITTER_DATE`: gc expires reflog entries by their date, and one
         // dated in the past would protect nothing.
@@ -408,6 +409,7 @@ impl Store {
                 .try_into()
                 .map_err(gix::Error::from_error)
                 .and_then(|name: gix::refs::FullName| {
+                    super::refs_may_have_moved();
                     self.repo.edit_reference(RefEdit {
                         change: Change::Delete {
                             expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(
@@ -558,6 +560,7 @@ impl Store {
             // dropping the prepared transaction releases the lock, changing nothing
             return None;
         }
+        super::refs_may_have_moved();
         if prepared.commit(Some(sig.to_ref(&mut time))).is_err() {
             self.mend_reflog(refname);
             return None;

@@ -1154,23 +1154,36 @@ impl Store {
     /// The receipt index, brought up to date with every chain first (and written
     /// back, unless reads see proposed refs, as in a server hook, or the file is
     /// turned off). Cached for the life of this `Store`, and checked against the
-    /// chain tips on every call.
+    /// chain tips again only after this process may have moved a ref (a ref edit
+    /// by any store, a git command run by one: [`super::refs_moved`]): a command
+    /// sees the chains as they were when it first looked, plus its own writes,
+    /// and one that judges many revisions reads every writer's ref once, not once
+    /// per revision (ten thousand loose ref files cost more than a gate's work).
+    /// What another process writes meanwhile is seen by the next command, as a
+    /// write that lands just after this command's first look would be.
     pub fn receipt_index(&self) -> Result<std::sync::Arc<Index>, StoreError> {
         let mut slot = self.index.lock().expect("index slot");
+        // read before the tips are: a move during the check is seen next call
+        let moved = super::refs_moved();
         let current = match slot.take() {
-            Some(i) => Some(i),
+            Some((i, checked)) if checked == moved => {
+                *slot = Some((i.clone(), checked));
+                return Ok(i);
+            }
+            Some((i, _)) => Some(i),
             None => self.open_index_file().map(std::sync::Arc::new),
         };
         let fresh = self.update_index(current, false)?;
-        *slot = Some(fresh.clone());
+        *slot = Some((fresh.clone(), moved));
         Ok(fresh)
     }
 
     /// Rebuild the index from the chains alone, ignoring the file, and write it.
     pub fn rebuild_index(&self) -> Result<std::sync::Arc<Index>, StoreError> {
         let mut slot = self.index.lock().expect("index slot");
+        let moved = super::refs_moved();
         let fresh = self.update_index(None, true)?;
-        *slot = Some(fresh.clone());
+        *slot = Some((fresh.clone(), moved));
         Ok(fresh)
     }
 
@@ -1724,6 +1737,65 @@ mod tests {
         let path = dir.path().join("idx");
         std::fs::write(&path, bytes).unwrap();
         FileView::open(&path, &KEY)
+    }
+
+    /// A store reads the writers' refs for its index once, and again only
+    /// after this process may have moved a ref: its own receipt is seen at once
+    /// (a write through any store counts), a ref moved behind its back by
+    /// another process only by the next store (the next command), and after
+    /// any ref move this process makes.
+    #[test]
+    fn the_index_reads_the_chains_once_until_this_process_moves_a_ref() {
+        use crate::freshness::rules::{Scratch, contract, key_and_trust};
+        let s = Scratch::new();
+        let c = s.commit(&[("f", "1")], "one");
+        let rules = contract("[check \"test\"]\n\trun = true\n\trequired = true\n");
+        let (key, _) = key_and_trust(3);
+        let writers = |i: &Index| -> Vec<(String, ObjectId)> {
+            i.chains()
+                .iter()
+                .map(|c| (c.writer.clone(), c.tip))
+                .collect()
+        };
+        assert!(writers(&s.store.receipt_index().unwrap()).is_empty());
+        // a receipt this process writes is seen by the store that wrote it
+        let first = s.run(&key, &rules, "test", c, 0, 1).commit;
+        let seen = writers(&s.store.receipt_index().unwrap());
+        assert_eq!(seen.len(), 1, "its own write: {seen:?}");
+        assert_eq!(seen[0].1, first);
+        let chain_ref = format!("{}{}", super::super::CHAIN_PREFIX, seen[0].0);
+        let loose = s.store.repo.common_dir().join(&chain_ref);
+        // another process deletes the chain's ref (the file, as git would): the
+        // store keeps what it read, unless a ref moved in this process meanwhile
+        // (other tests run beside this one), when the answer cannot tell and the
+        // round is tried again
+        let mut rounds = 0;
+        loop {
+            rounds += 1;
+            assert!(rounds < 200, "no round without a ref move in this process");
+            let before = super::super::refs_moved();
+            let cached = s.store.receipt_index().unwrap();
+            let bytes = std::fs::read(&loose).unwrap();
+            std::fs::remove_file(&loose).unwrap();
+            let again = s.store.receipt_index().unwrap();
+            let quiet = super::super::refs_moved() == before;
+            std::fs::write(&loose, &bytes).unwrap();
+            if quiet {
+                assert!(
+                    std::sync::Arc::ptr_eq(&cached, &again),
+                    "read the refs again though no ref moved in this process"
+                );
+                assert_eq!(writers(&again), seen);
+                break;
+            }
+        }
+        std::fs::remove_file(&loose).unwrap();
+        // the next command sees the ref gone
+        let next = Store::open(s.dir.path()).unwrap();
+        assert!(writers(&next.receipt_index().unwrap()).is_empty());
+        // and so does this store after a ref move in this process
+        super::super::refs_may_have_moved();
+        assert!(writers(&s.store.receipt_index().unwrap()).is_empty());
     }
 
     #[test]

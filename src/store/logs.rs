@@ -100,6 +100,7 @@ impl Store {
         if self.ref_value(&name)? == Some(blob) {
             return Ok(());
         }
+        super::refs_may_have_moved();
         self.repo
             .reference(
                 name.as_str(),

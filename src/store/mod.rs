@@ -357,6 +357,23 @@ pub const MAX_CONTRACT_BYTES: u64 = 4 << 20;
 /// freshness walk and the search for a trust root both stop there.
 pub const DEFAULT_WALK_LIMIT: usize = 1000;
 
+/// How many times a ref of a repository may have been moved by this process:
+/// every ref edit a [`Store`] makes, and every git command it runs, counts one.
+/// The receipt index a store has read is taken as current while this count is
+/// unchanged (see [`Store::receipt_index`]), so a command that judges a thousand
+/// revisions reads ten thousand writer refs once, not once per revision.
+static REFS_MOVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Count one possible ref move in this process (see [`REFS_MOVED`]).
+pub(crate) fn refs_may_have_moved() {
+    REFS_MOVED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// How many possible ref moves this process has made so far.
+pub(crate) fn refs_moved() -> u64 {
+    REFS_MOVED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
@@ -366,8 +383,9 @@ pub struct Store {
     /// Keeps the alternates directory of a push quarantine alive (see
     /// [`Store::see_quarantine`]).
     _quarantine_view: Option<tempfile::TempDir>,
-    /// The receipt index, once read (see [`index`]).
-    index: std::sync::Mutex<Option<std::sync::Arc<index::Index>>>,
+    /// The receipt index, once read (see [`index`]), with the count of
+    /// [`refs_moved`] when its tips were last checked against the chains.
+    index: std::sync::Mutex<Option<(std::sync::Arc<index::Index>, u64)>>,
     /// Read no index file (see [`Store::ignore_index_file`]).
     index_file_ignored: bool,
     /// What became of the last attempt to write the index file.

@@ -88,6 +88,8 @@ pub fn is_valid_remote_name(name: &str) -> bool {
 impl Store {
     /// A `git` command running in this repository.
     pub fn git_command(&self) -> Command {
+        // it may move a ref; those who run it do so at once
+        super::refs_may_have_moved();
         let mut cmd = Command::new("git");
         match self.repo.workdir() {
             Some(w) => cmd.arg("-C").arg(w),
@@ -403,6 +405,7 @@ impl Store {
             });
         }
         let mut time = gix::date::parse::TimeBuf::default();
+        super::refs_may_have_moved();
         self.repo
             .edit_references_as(edits, Some(super::tool_signature().to_ref(&mut time)))
             .map_err(git_err(what()))?;
