@@ -76,6 +76,26 @@ impl Store {
         Ok(!self.writers()?.is_empty())
     }
 
+    /// Every writer's chain tip as the refs name it, from one listing, no object
+    /// looked up (a tip here may be missing or no commit): for a caller that
+    /// only compares tips with others it has, as a fetch compares each
+    /// writer's with the one it fetched. `None` when refs are overridden or
+    /// anything about them is unusual: ask [`Store::chain_tip`] of each.
+    pub fn listed_chain_tips(&self) -> Option<std::collections::HashMap<String, ObjectId>> {
+        if !self.overrides.is_empty() {
+            return None;
+        }
+        Some(
+            self.scan_packed_refs(CHAIN_PREFIX)?
+                .into_iter()
+                .map(|(mut name, tip)| {
+                    name.drain(..CHAIN_PREFIX.len());
+                    (name, tip)
+                })
+                .collect(),
+        )
+    }
+
     /// The tip of a writer's chain, if it has one.
     ///
     /// A tip whose own objects (commit, tree, blobs, parent) are not all on
@@ -556,6 +576,47 @@ mod tests {
 
     fn writer(n: u8) -> String {
         format!("w{n}-{}", format!("{n:x}").repeat(32).get(..32).unwrap())
+    }
+
+    /// A listing told which tips were checked before looks up no object for
+    /// them (a tip whose object is gone stays listed), and still checks every
+    /// other: a missing one is passed over, with a notice. The plain listing of
+    /// tips (a fetch's) looks up none, and none at all with refs overridden.
+    #[test]
+    fn known_tips_are_listed_without_a_lookup_and_only_they() {
+        let mut s = Scratch::new();
+        let a = s.commit(&[("f", "1")], "one");
+        let gone = gix::ObjectId::from_hex(b"00000000000000000000000000000000000000aa").unwrap();
+        let (w1, w2, w3) = (writer(1), writer(2), writer(3));
+        s.git(&["update-ref", &format!("{CHAIN_PREFIX}{w1}"), &a.to_string()]);
+        // git will not point a ref at a missing object: write the file as a
+        // prune would leave it
+        for w in [&w2, &w3] {
+            let path = s.dir.path().join(".git").join(CHAIN_PREFIX).join(w);
+            std::fs::write(path, format!("{gone}\n")).unwrap();
+        }
+        for state in ["loose", "packed"] {
+            if state == "packed" {
+                s.git(&["pack-refs", "--all"]);
+            }
+            s.reopen();
+            let listed = s
+                .store
+                .tips_under_known(CHAIN_PREFIX, &|w, tip| w == w2 && tip == gone)
+                .unwrap();
+            assert_eq!(
+                listed,
+                vec![(w1.clone(), a), (w2.clone(), gone)],
+                "{state}: w2 is known, w3 is checked and missing"
+            );
+            let plain = s.store.writers().unwrap();
+            assert_eq!(plain, vec![(w1.clone(), a)], "{state}: every tip checked");
+            let tips = s.store.listed_chain_tips().unwrap();
+            assert_eq!(tips.len(), 3, "{state}: {tips:?}");
+            assert_eq!((tips[&w1], tips[&w2], tips[&w3]), (a, gone, gone));
+            s.store.override_ref(&format!("{CHAIN_PREFIX}{w1}"), None);
+            assert!(s.store.listed_chain_tips().is_none(), "{state}: overridden");
+        }
     }
 
     /// The index's currency check and "are there any writers at all" read loose

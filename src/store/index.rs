@@ -1263,8 +1263,22 @@ impl Store {
         {
             return Ok(idx.clone());
         }
-        // only writer ids: `writers` skips (and warns about) any other name
-        let tips: Vec<(String, ObjectId)> = self.writers()?;
+        // only writer ids: `writers` skips (and warns about) any other name; a
+        // tip the index holds was read and checked when it was indexed, so only
+        // the tips that moved are looked up (a fetch that brings one receipt
+        // from 10,000 writers looks up one object, not 10,000)
+        let indexed: HashMap<&str, ObjectId> = current
+            .as_ref()
+            .map(|i| {
+                i.chains()
+                    .iter()
+                    .map(|c| (c.writer.as_str(), c.tip))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let tips: Vec<(String, ObjectId)> =
+            self.tips_under_known(super::CHAIN_PREFIX, &|w, tip| indexed.get(w) == Some(&tip))?;
+        drop(indexed);
         if let Some(idx) = &current {
             let same = idx.chains().len() == tips.len()
                 && idx

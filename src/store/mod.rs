@@ -566,8 +566,19 @@ impl Store {
     /// Names under `prefix` (stripped) with the commit each points at, real and
     /// overridden, sorted: one pass over the refs, whatever their number.
     pub(crate) fn tips_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        self.tips_under_known(prefix, &|_, _| false)
+    }
+
+    /// [`Store::tips_under`], looking up no object for a ref that `known`
+    /// (given the name under `prefix` and the tip) says was read and checked
+    /// before: an object id names its object for good.
+    pub(crate) fn tips_under_known(
+        &self,
+        prefix: &str,
+        known: &dyn Fn(&str, ObjectId) -> bool,
+    ) -> Result<Vec<(String, ObjectId)>, StoreError> {
         let mut found = Vec::new();
-        for r in self.scan_refs(prefix)? {
+        for r in self.scan_refs(prefix, known)? {
             match r {
                 Ok((mut name, id)) => {
                     name.drain(..prefix.len());
@@ -614,19 +625,32 @@ impl Store {
     pub fn unusable_refs(&self) -> Result<Vec<UnusableRef>, StoreError> {
         let mut out = Vec::new();
         for prefix in [CHAIN_PREFIX, NOTES_PREFIX] {
-            out.extend(self.scan_refs(prefix)?.into_iter().filter_map(Result::err));
+            out.extend(
+                self.scan_refs(prefix, &|_, _| false)?
+                    .into_iter()
+                    .filter_map(Result::err),
+            );
         }
         Ok(out)
     }
 
     /// Every ref under `prefix`: its full name when it can be a writer's chain or
-    /// notes ref, else why not.
-    fn scan_refs(&self, prefix: &str) -> Result<Vec<Scanned>, StoreError> {
+    /// notes ref, else why not. A ref `known` takes (its name under `prefix`,
+    /// its tip) is taken as it is, no object looked up.
+    fn scan_refs(
+        &self,
+        prefix: &str,
+        known: &dyn Fn(&str, ObjectId) -> bool,
+    ) -> Result<Vec<Scanned>, StoreError> {
+        let check = |name: String, id: ObjectId| {
+            if known(&name[prefix.len()..], id) {
+                Ok((name, id))
+            } else {
+                self.points_at_commit(name, id)
+            }
+        };
         if let Some(fast) = self.scan_packed_refs(prefix) {
-            return Ok(fast
-                .into_iter()
-                .map(|(name, id)| self.points_at_commit(name, id))
-                .collect());
+            return Ok(fast.into_iter().map(|(name, id)| check(name, id)).collect());
         }
         let refs = self
             .repo
@@ -672,7 +696,7 @@ impl Store {
             } else {
                 match r.target().try_id().map(|id| id.to_owned()) {
                     None => bad("is a symbolic ref".into()),
-                    Some(id) => self.points_at_commit(name.clone(), id),
+                    Some(id) => check(name.clone(), id),
                 }
             };
             out.push(entry);
