@@ -57,7 +57,7 @@ pub struct VerifyArgs {
 /// verification that checked nothing is no answer, with the fix.
 pub(super) fn nothing_fetched(store: &Store, rev: &str) -> Result<Option<String>> {
     // with no remote, there is nothing to fetch: the checks were just never run
-    if !store.writers()?.is_empty() || store.remote_names().is_empty() {
+    if store.has_writers()? || store.remote_names().is_empty() {
         return Ok(None);
     }
     let Ok(commit) = store.resolve_commit(rev) else {
