@@ -901,6 +901,10 @@ pub fn wildcard_match(pattern: &str, name: &str, any_one: bool) -> bool {
                 pi += 1;
                 ni += 1;
             }
+            // mutants: `sp * 1` for `sp + 1` below is equivalent: `pi` lands on the
+            // `*` itself, whose arm stores the same star and steps past it; so is
+            // `sn * 1` for `sn + 1`: the attempt at `sn` is made once more (and
+            // fails as before), then every later start in the same order
             _ => match last_star {
                 Some((sp, sn)) => {
                     last_star = Some((sp, sn + 1));
