@@ -27,7 +27,13 @@
 //! - **hooked, nothing to send**: a commit that changes only `README` (the receipt
 //!   of its `src` is on the server already), a bare `git push`: the hook gates it
 //!   and finds nothing to send.
+//! - **hooked, a receipt to send, push refspecs**: the same as the second case
+//!   from a second clone set up with `git receipt init --push-refspecs` (its own
+//!   chain, `receipt.chain = one`, under the same key): a bare `git push` sends
+//!   branch, chain and notes in one push, and the hook only gates.
 //!
+//! Before each case the clone it runs in takes the server's `main` (not timed),
+//! so that every push is a fast-forward of what the other clone pushed.
 //! The first round warms the caches and is not counted. Each figure is the median
 //! wall time of the whole `git push` process and, beside it, the median CPU time
 //! (user + system) of it and every process it ran (the reaped children's rusage:
@@ -89,6 +95,13 @@ enum Case {
     Plain,
     Send,
     Nothing,
+    SendOne,
+}
+
+/// Take the server's `main` into `dir`'s, as a pull would.
+fn sync(env: &Env, dir: &Path) {
+    env.git_ok(dir, &["fetch", "-q", "origin", "main"]);
+    env.git_ok(dir, &["reset", "-q", "--hard", "FETCH_HEAD"]);
 }
 
 fn main() {
@@ -131,12 +144,17 @@ fn main() {
     env.git_ok(env.tmp.path(), &["clone", "-q", &url, "clone"]);
     let a = env.path("clone");
     env.receipt_ok(&a, &["init"]);
+    env.git_ok(env.tmp.path(), &["clone", "-q", &url, "clone-one"]);
+    let b = env.path("clone-one");
+    env.git_ok(&b, &["config", "receipt.chain", "one"]);
+    env.receipt_ok(&b, &["init", "--push-refspecs"]);
 
-    let order = [Case::Plain, Case::Send, Case::Nothing];
-    let mut took: [Vec<Took>; 3] = Default::default();
+    let order = [Case::Plain, Case::Send, Case::Nothing, Case::SendOne];
+    let mut took: [Vec<Took>; 4] = Default::default();
     for i in 0..=rounds {
         for k in 0..order.len() {
             let case = order[(i + k) % order.len()];
+            sync(&env, if matches!(case, Case::SendOne) { &b } else { &a });
             let t = match case {
                 Case::Plain => {
                     commit(&env, &a, "src/lib.rs", &format!("pub fn p{i}() {{}}\n"));
@@ -153,6 +171,11 @@ fn main() {
                     commit(&env, &a, "README", &format!("round {i}\n"));
                     timed(&env, &a, &["push", "-q"])
                 }
+                Case::SendOne => {
+                    commit(&env, &b, "src/lib.rs", &format!("pub fn o{i}() {{}}\n"));
+                    env.receipt_ok(&b, &["run", "test"]);
+                    timed(&env, &b, &["push", "-q"])
+                }
             };
             // the first round warms caches and creates the chain on the server
             if i > 0 {
@@ -160,11 +183,27 @@ fn main() {
             }
         }
     }
-    // every receipt reached the server, and every branch push with it
+    // every receipt reached the server, and every branch push with it: the
+    // server's main is the last pusher's, and each clone's chain is the server's
+    let last = match order[(rounds + order.len() - 1) % order.len()] {
+        Case::SendOne => &b,
+        _ => &a,
+    };
     assert_eq!(
         env.git_ok(&server, &["rev-parse", "main"]),
-        env.git_ok(&a, &["rev-parse", "main"])
+        env.git_ok(last, &["rev-parse", "main"])
     );
+    for clone in [&a, &b] {
+        let mine = env.git_ok(
+            clone,
+            &["for-each-ref", "--format=%(refname) %(objectname)", "refs/receipts/"],
+        );
+        for line in mine.lines() {
+            let (name, id) = line.split_once(' ').unwrap();
+            let theirs = env.git_ok(&server, &["rev-parse", name]);
+            assert_eq!(theirs, id, "{name} reached the server");
+        }
+    }
 
     let base = median(took[0].iter().map(|t| t.wall).collect());
     println!(
@@ -176,6 +215,11 @@ fn main() {
         (Case::Plain, "plain `git push --no-verify`", ""),
         (Case::Send, "hooked `git push`, a receipt to send", "1.5x"),
         (Case::Nothing, "hooked `git push`, nothing to send", "1.1x"),
+        (
+            Case::SendOne,
+            "hooked `git push`, a receipt to send, push refspecs (one push)",
+            "1.5x",
+        ),
     ] {
         let v = &took[case as usize];
         let wall = median(v.iter().map(|t| t.wall).collect());
