@@ -154,7 +154,14 @@ fn main() {
     for i in 0..=rounds {
         for k in 0..order.len() {
             let case = order[(i + k) % order.len()];
-            sync(&env, if matches!(case, Case::SendOne) { &b } else { &a });
+            sync(
+                &env,
+                if matches!(case, Case::SendOne) {
+                    &b
+                } else {
+                    &a
+                },
+            );
             let t = match case {
                 Case::Plain => {
                     commit(&env, &a, "src/lib.rs", &format!("pub fn p{i}() {{}}\n"));
@@ -196,7 +203,11 @@ fn main() {
     for clone in [&a, &b] {
         let mine = env.git_ok(
             clone,
-            &["for-each-ref", "--format=%(refname) %(objectname)", "refs/receipts/"],
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+                "refs/receipts/",
+            ],
         );
         for line in mine.lines() {
             let (name, id) = line.split_once(' ').unwrap();

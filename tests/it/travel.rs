@@ -570,7 +570,7 @@ fn install_hooks_honours_core_hooks_path_and_keeps_an_existing_hook() {
     assert!(
         std::fs::read_to_string(hooks.join("pre-push"))
             .unwrap()
-            .contains("git receipt hook pre-push")
+            .contains("\"$receipt\" hook pre-push")
     );
     let r = env.receipt_ok(&repo, &["install-hooks"]);
     assert!(r.stderr.contains("already installed"), "{r}");
@@ -590,6 +590,71 @@ fn install_hooks_honours_core_hooks_path_and_keeps_an_existing_hook() {
         std::fs::read_to_string(hooks.join("pre-push")).unwrap(),
         "#!/bin/sh\necho user-hook-ran >&2\n"
     );
+}
+
+/// Installed only in git's exec path (as `install -m 755 git-receipt "$(git
+/// --exec-path)"` puts it), not on PATH: the pre-push shim runs it directly,
+/// with the push's lines on its stdin, and it gates and sends the receipt.
+#[test]
+fn the_pre_push_hook_finds_git_receipt_in_gits_exec_path() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["install-hooks"]);
+    let bare = env.path("bare.git");
+    env.git_ok(
+        env.tmp.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    // an exec path of git's own programs (links) and git-receipt
+    let real = std::path::PathBuf::from(env.git_ok(env.tmp.path(), &["--exec-path"]));
+    let exec = env.path("exec-path");
+    std::fs::create_dir_all(&exec).unwrap();
+    for e in std::fs::read_dir(&real).unwrap() {
+        let e = e.unwrap();
+        std::os::unix::fs::symlink(e.path(), exec.join(e.file_name())).unwrap();
+    }
+    std::os::unix::fs::symlink(common::bin(), exec.join("git-receipt")).unwrap();
+    // PATH without the directory of the binary under test
+    let bin_dir = common::bin().parent().unwrap().to_owned();
+    let path: Vec<std::path::PathBuf> = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .filter(|p| *p != bin_dir)
+        .collect();
+    let push = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(real.join("git"));
+        env.seal(&mut cmd);
+        cmd.env("PATH", std::env::join_paths(&path).unwrap())
+            .env("GIT_EXEC_PATH", &exec)
+            .current_dir(&repo)
+            .args(args);
+        cmd.output().unwrap()
+    };
+    // no receipt: the hook refuses, so it ran
+    let out = push(&["push", "-q", bare.to_str().unwrap(), "main"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("git receipt run test"), "{stderr}");
+    assert!(
+        !stderr.contains("not installed where the hook looks"),
+        "{stderr}"
+    );
+    // with it, the push goes through and the receipt travels with it
+    env.receipt_ok(&repo, &["run", "test"]);
+    let out = push(&["push", "-q", bare.to_str().unwrap(), "main"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mine = env.git_ok(
+        &repo,
+        &["for-each-ref", "--format=%(objectname)", "refs/receipts/"],
+    );
+    let theirs = env.git_ok(
+        &bare,
+        &["for-each-ref", "--format=%(objectname)", "refs/receipts/"],
+    );
+    assert!(!mine.is_empty());
+    assert_eq!(mine, theirs);
 }
 
 #[test]
