@@ -120,6 +120,27 @@ pub fn subject_now(store: &Store, check: &CheckSpec) -> Result<SubjectIds, Store
     })
 }
 
+/// The subject of `check` in a work tree known to hold exactly `commit`, as a
+/// temporary checkout just moved there does (`checkout --force`, `clean
+/// -ffdx`): [`subject_now`]'s answer for it, with no work tree read (a `git
+/// status` of a large repository costs a range run a process and its scan per
+/// commit).
+pub fn subject_of_commit(
+    store: &Store,
+    check: &CheckSpec,
+    commit: gix::ObjectId,
+) -> Result<SubjectIds, StoreError> {
+    let tree = store.commit_tree(commit)?;
+    let inputs = store.inputs_tree(tree, &check.paths, true)?;
+    Ok(SubjectIds {
+        commit,
+        tree,
+        inputs,
+        dirty: false,
+        unmarked: Vec::new(),
+    })
+}
+
 /// What was observed of the check's surroundings (format v3): its assertions'
 /// results and its dependencies' states. Empty for a check that declares none.
 #[derive(Debug, Clone, Default)]

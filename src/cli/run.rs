@@ -356,6 +356,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
             timeout,
             declared,
             echo: true,
+            fresh_at: None,
         };
         let outcome = match run_one(&store, &writer, &label, &key, &check, &how) {
             Err(e) if let Some(&Interrupted(sig)) = e.downcast_ref::<Interrupted>() => {
@@ -521,6 +522,9 @@ struct HowToRun {
     declared: bool,
     /// Copy its output to ours as it arrives (not with `--json`).
     echo: bool,
+    /// The commit the work tree holds exactly, nothing else (a temporary
+    /// checkout just moved there): its subject needs no look at the work tree.
+    fresh_at: Option<gix::ObjectId>,
 }
 
 /// Run one check and store its receipt; print its line.
@@ -536,6 +540,7 @@ fn run_one(
         timeout,
         declared,
         echo,
+        fresh_at,
     } = *how;
     let workdir = store.workdir()?.to_owned();
     if !declared && !started_at_the_top(&workdir) {
@@ -553,7 +558,10 @@ fn run_one(
         .check_signing_clock(writer)
         .with_context(|| format!("check {:?} was not run", check.name))?;
     // The subject is what the check is about to see, so compute it first.
-    let subject = recorder::subject_now(store, check)?;
+    let subject = match fresh_at {
+        Some(commit) => recorder::subject_of_commit(store, check, commit)?,
+        None => recorder::subject_now(store, check)?,
+    };
     warn_paths_matching_nothing(store, check, subject.tree)?;
     warn_unmarked(&subject.unmarked);
     let (dirty, inputs_before) = (subject.dirty, subject.inputs);
@@ -894,6 +902,7 @@ fn cmd_run_range(
         let mut results = Vec::new();
         // the store of the checkout at this commit, opened when a check runs
         let mut at: Option<git_receipt::store::Store> = None;
+        let mut ran_here = false;
         for name in checks {
             if let Need::Cached { receipt } = need(&judgement, &name, args.force) {
                 results.push((name, RangeResult::Cached(receipt)));
@@ -936,7 +945,11 @@ fn cmd_run_range(
                 timeout,
                 declared,
                 echo: !args.json,
+                // the first check at a commit finds the checkout as moving it
+                // left it; a later one, what the checks before it left
+                fresh_at: (!ran_here).then_some(commit),
             };
+            ran_here = true;
             match run_one(at, &writer, &label, &key, &check, &how) {
                 Err(e) if let Some(&Interrupted(sig)) = e.downcast_ref::<Interrupted>() => {
                     let json = stopped(sig, n, &done, partial(&mut results));

@@ -602,3 +602,43 @@ fn what_a_check_leaves_in_the_checkout_does_not_reach_the_next_commit() {
     env.git_ok(&repo, &["branch", "-D", "trap"]);
     assert_no_checkout_left(&env, &repo);
 }
+
+#[test]
+fn a_second_check_at_a_commit_is_judged_on_what_the_first_left() {
+    // the first check at a commit finds the checkout as moving it left it (its
+    // subject is the commit's, with no look at the work tree); a later one at
+    // the same commit finds what the checks before it did, and says so
+    let env = Env::new();
+    let repo = history(&env);
+    let mut contract = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    contract.push_str(concat!(
+        "[check \"a-scribble\"]\n",
+        "\trun = \"echo scribbled >> docs/index.md\"\n",
+        "\tpath = src\n",
+        "[check \"b-read\"]\n",
+        "\trun = true\n",
+        "\tpath = docs\n",
+    ));
+    std::fs::write(repo.join(".gitreceipts"), contract).unwrap();
+    env.git_ok(
+        &repo,
+        &["commit", "-qam", "two checks that share a checkout"],
+    );
+    std::fs::write(repo.join("src/lib.rs"), "ok 50\n").unwrap();
+    env.git_ok(&repo, &["commit", "-qam", "lib 50"]);
+    let range = rev_list(&env, &repo, &[], "main~2..main");
+
+    let (code, v) = run_json(&env, &repo, &["a-scribble", "b-read", "main~2..main"]);
+    assert_eq!(code, 0, "{v}");
+    for (name, dirty) in [("a-scribble", false), ("b-read", true)] {
+        let receipts = receipts_of(&env, &repo, name);
+        assert_eq!(receipts.len(), 2, "{name}: {receipts:?}");
+        for (r, commit) in receipts.iter().zip(&range) {
+            assert_eq!(r["commit"], commit.as_str(), "{name}");
+            let tree = env.git_ok(&repo, &["rev-parse", &format!("{commit}^{{tree}}")]);
+            assert_eq!(r["dirty"], dirty, "{name}: {r}");
+            assert_eq!(r["tree"] == tree.as_str(), !dirty, "{name}: {r}");
+        }
+    }
+    assert_no_checkout_left(&env, &repo);
+}
