@@ -449,15 +449,29 @@ impl<'a> Evaluation<'a> {
         keep: &dyn Fn(&Receipt<Verified>) -> bool,
         untrusted: &mut usize,
     ) -> Result<Option<Found>, FreshnessError> {
-        let hits = self.store.index_lookup(&mut self.index, &want.object)?;
         let check = check_hash(want.check);
         let definition = want.definition.map(definition_prefix);
+        let candidate = |hit: &crate::store::index::Hit| {
+            hit.role == want.role
+                && hit.record.check == check
+                && definition.is_none_or(|d| d == hit.record.definition)
+        };
+        // the chains no trusted key may write are left out before the hits are
+        // ordered (a property of the chain: its order is its own); each of
+        // their records that is a candidate counts as untrusted
+        let trust = self.trust;
+        let hits =
+            self.store
+                .index_lookup_chains(&mut self.index, &want.object, &mut |index, hit| {
+                    let trusted = trust.may_sign_as(index.writer(hit.record.chain));
+                    if !trusted && candidate(hit) {
+                        *untrusted += 1;
+                    }
+                    trusted
+                })?;
         for hit in hits {
             let rec = hit.record;
-            if hit.role != want.role
-                || rec.check != check
-                || definition.is_some_and(|d| d != rec.definition)
-            {
+            if !candidate(&hit) {
                 continue;
             }
             let (writer, r) = match open_candidate(self.store, &self.index, self.trust, &rec) {
@@ -951,10 +965,11 @@ pub fn open_candidate(
     trust: &TrustSet,
     rec: &crate::store::index::Record,
 ) -> Candidate {
-    let writer = index.writer(rec.chain).to_owned();
-    if !trust.may_sign_as(&writer) {
+    let writer = index.writer(rec.chain);
+    if !trust.may_sign_as(writer) {
         return Candidate::NoTrustedWriter;
     }
+    let writer = writer.to_owned();
     match store.chain_entry(&writer, rec.commit) {
         Ok(entry) if entry.receipt.body().chain.writer == writer => Candidate::Open {
             writer,
