@@ -276,6 +276,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "receipts": report.receipts,
             "covered_by_checkpoint": report.covered,
             "note_lines": report.note_lines,
+            "notes_covered_by_checkpoint": report.notes_covered,
             "findings": report.findings,
             "warnings": report.warnings,
             "untrusted": report.untrusted,
@@ -300,8 +301,15 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         } else {
             String::new()
         };
+        let notes_covered = match report.notes_covered {
+            0 => String::new(),
+            n => format!(
+                " (the notes of {} covered by the checkpoint)",
+                super::plural(n as u64, "writer", "writers")
+            ),
+        };
         eprintln!(
-            "git-receipt: verified {}{covered} in {} and {} against {described}: {}",
+            "git-receipt: verified {}{covered} in {} and {}{notes_covered} against {described}: {}",
             super::plural(report.receipts, "receipt", "receipts"),
             super::plural(report.chains as u64, "chain", "chains"),
             super::plural(report.note_lines, "note line", "note lines"),

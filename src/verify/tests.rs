@@ -231,6 +231,7 @@ fn section_7_a_checkpoint_spares_what_it_covers_and_catches_a_rollback() {
         version: 1,
         trust: None,
         chains: cp.chains.clone(),
+        notes: Default::default(),
     };
     let r = run(&s, &trust, Some(&v1));
     assert_eq!((r.receipts, r.covered, r.findings.len()), (3, 0, 0));
@@ -1024,4 +1025,89 @@ fn a_key_is_compared_across_a_checkpoint() {
     assert_eq!(kinds(&r), [("idempotency", Some(2))]);
     assert_eq!(r.findings[0].id.as_deref(), Some(other.receipt.id()));
     assert!(r.findings[0].reason.contains(first.receipt.id()));
+}
+
+/// Section 7, notes: a clean run records each writer's notes tip it found
+/// whole; the next run under the same trust reads them again only when the
+/// notes or the chain moved. Notes that moved are checked (a forged line is a
+/// finding), a chain that moved has its notes checked, another trust or a
+/// version 2 checkpoint checks every writer's notes, and notes with a warning
+/// or a finding are never recorded as whole.
+#[test]
+fn section_7_a_checkpoint_spares_notes_at_the_tip_it_found_whole() {
+    let (mut s, _) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let notes_ref = format!("refs/notes/receipts/{}", writer());
+    let notes_tip = |s: &Scratch| s.git(&["rev-parse", &notes_ref]);
+    let clean = run(&s, &trust, None);
+    assert_eq!((clean.findings.len(), clean.warnings.len()), (0, 0));
+    assert!(clean.note_lines > 0);
+    assert_eq!(clean.notes_covered, 0);
+    assert_eq!(
+        clean.notes_tips.get(&writer()),
+        Some(&notes_tip(&s)),
+        "whole notes are recorded"
+    );
+    let cp = Checkpoint::from_report(&clean, &trust);
+    assert_eq!((cp.version, &cp.notes), (3, &clean.notes_tips));
+
+    // nothing moved: the notes are not read again, and stay recorded
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!((r.note_lines, r.notes_covered), (0, 1));
+    assert_eq!(r.notes_tips, clean.notes_tips);
+    assert_eq!(r.findings, []);
+
+    // under another trust, or from a version 2 file, they are read again
+    for (other, t) in [
+        (cp.clone(), trust_of(&[1, 3])),
+        (
+            Checkpoint {
+                version: 2,
+                notes: Default::default(),
+                ..cp.clone()
+            },
+            trust.clone(),
+        ),
+    ] {
+        let r = run(&s, &t, Some(&other));
+        assert_eq!(r.notes_covered, 0);
+        assert_eq!(r.note_lines, clean.note_lines);
+    }
+
+    // a note copied to another commit moves the notes: read, and a finding
+    let head = s.head().to_string();
+    s.git(&["checkout", "-q", "--orphan", "other"]);
+    let other = s.commit(&[("x", "1\n")], "other");
+    s.git(&[
+        "notes",
+        "--ref",
+        &notes_ref["refs/notes/".len()..],
+        "copy",
+        &head,
+        &other.to_string(),
+    ]);
+    s.reopen();
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(r.notes_covered, 0);
+    assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
+    assert_eq!(r.notes_tips.get(&writer()), None, "notes with a finding");
+
+    // notes that lag a chain which moved: read, a warning, not recorded
+    let mut s2 = chain_of(2).0;
+    let cp2 = Checkpoint::from_report(&run(&s2, &trust, None), &trust);
+    let lagging = notes_tip(&s2);
+    let c = contract(CONTRACT);
+    let h = s2.commit(&[("src/lib.rs", "more\n")], "src");
+    s2.run(&key(1), &c, "test", h, 0, 9);
+    s2.git(&["update-ref", &notes_ref, &lagging]);
+    s2.reopen();
+    let r = run(&s2, &trust, Some(&cp2));
+    assert_eq!((r.findings.len(), r.notes_covered), (0, 0));
+    assert!(r.note_lines > 0, "the chain moved: its notes are read");
+    assert!(
+        r.warnings.iter().any(|w| w.kind == "note"),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(r.notes_tips.get(&writer()), None, "notes with a warning");
 }

@@ -175,6 +175,54 @@ fn after_a_checkpoint_only_the_new_receipts_are_verified() {
 }
 
 #[test]
+fn notes_found_whole_at_the_checkpoint_are_not_read_again_until_they_move() {
+    let fx = checkpointed();
+    let cp: Value = serde_json::from_slice(&std::fs::read(&fx.cp).unwrap()).unwrap();
+    assert_eq!(cp["version"], 3, "{cp}");
+    let w = writer(&fx.ada);
+    let notes_ref = format!("refs/notes/receipts/{w}");
+    assert_eq!(
+        cp["notes"][&w],
+        fx.git(&["rev-parse", &notes_ref]).as_str(),
+        "{cp}"
+    );
+    let (r, v) = fx.verify();
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        (
+            v["note_lines"].as_u64(),
+            v["notes_covered_by_checkpoint"].as_u64()
+        ),
+        (Some(0), Some(1)),
+        "{r}"
+    );
+    let text = fx.verify_text();
+    assert!(
+        text.stderr
+            .contains("and 0 note lines (the notes of 1 writer covered by the checkpoint)"),
+        "{text}"
+    );
+    // a note copied onto another commit moves the notes: they are read, a finding
+    let head = fx.git(&["rev-parse", "HEAD"]);
+    fx.git(&["checkout", "-q", "--orphan", "elsewhere"]);
+    fx.git(&["commit", "-q", "--allow-empty", "-m", "elsewhere"]);
+    let other = fx.git(&["rev-parse", "HEAD"]);
+    fx.git(&[
+        "notes",
+        "--ref",
+        &notes_ref["refs/notes/".len()..],
+        "copy",
+        &head,
+        &other,
+    ]);
+    let (r, v) = fx.verify();
+    assert_eq!(r.code, 1, "{r}");
+    assert_eq!(v["notes_covered_by_checkpoint"], 0, "{r}");
+    assert!(v["note_lines"].as_u64().unwrap() > 0, "{r}");
+    assert!(r.stdout.contains("the note was copied or moved"), "{r}");
+}
+
+#[test]
 fn a_forged_receipt_appended_after_the_checkpoint_is_caught() {
     let fx = checkpointed();
     let ada = writer(&fx.ada);
@@ -351,9 +399,9 @@ fn a_version_1_checkpoint_is_read_its_tips_held_and_every_receipt_checked() {
     assert_eq!(v["receipts"], 3, "no trust recorded: all checked: {r}");
     assert_eq!(v["covered_by_checkpoint"], 0, "{r}");
     assert!(r.stderr.contains("is version 1"), "{r}");
-    // the clean run wrote version 2, which the next run relies on
+    // the clean run wrote the current version, which the next run relies on
     let cp: Value = serde_json::from_slice(&std::fs::read(&fx.cp).unwrap()).unwrap();
-    assert_eq!(cp["version"], 2, "{cp}");
+    assert_eq!(cp["version"], 3, "{cp}");
     assert!(cp["trust"].as_str().unwrap().starts_with("sha256:"), "{cp}");
     let (r, v) = fx.verify();
     assert_eq!(
