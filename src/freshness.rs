@@ -475,11 +475,9 @@ impl<'a> Evaluation<'a> {
                 continue;
             }
             let (writer, r) = match open_candidate(self.store, &self.index, self.trust, &rec) {
-                Candidate::NoTrustedWriter => {
-                    *untrusted += 1;
-                    continue;
-                }
-                Candidate::Unusable => continue, // counts for nothing
+                // every chain no trusted key may write was counted and left out
+                // by the lookup above; an unusable entry counts for nothing
+                Candidate::NoTrustedWriter | Candidate::Unusable => continue,
                 Candidate::Open { writer, receipt } => (writer, receipt),
             };
             let b = r.body();
