@@ -7,9 +7,10 @@
 # refs loose, no commit-graph unless a row says packed) and times each case
 # against its baseline in the same run, alternated. This script runs them one
 # after another and prints their tables in the order of the README's table
-# ("Performance in the states users are in"). About an hour on 2 cores at full
-# size; `--quick` runs every bench at a tenth of its size (ratios shift: fixed
-# costs weigh more), in about ten minutes.
+# ("Performance in the states users are in"). About 80 minutes on 2 cores at
+# full size, 50 of them the 1,000,000-receipt verify (writing its notes and
+# packing is bound by the disk); `--quick` runs every bench at a tenth of its
+# size (ratios shift: fixed costs weigh more), in about ten minutes.
 #
 # Needs what the benches need: stock git, taskset, and for the range-run row
 # Michael Haggerty's git-test on PATH (github.com/mhagger/git-test, bin/git-test);
