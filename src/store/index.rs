@@ -1171,7 +1171,7 @@ impl Store {
     /// back, unless reads see proposed refs, as in a server hook, or the file is
     /// turned off). Cached for the life of this `Store`, and checked against the
     /// chain tips again only after this process may have moved a ref (a ref edit
-    /// by any store, a git command run by one: [`super::refs_moved`]): a command
+    /// by any store, a git command run by one: `refs_moved`): a command
     /// sees the chains as they were when it first looked, plus its own writes,
     /// and one that judges many revisions reads every writer's ref once, not once
     /// per revision (ten thousand loose ref files cost more than a gate's work).
