@@ -84,6 +84,18 @@ pub fn fetch(
             report.insert(writer.clone(), FetchOutcome::UpToDate);
             continue;
         }
+        // a remote ref that names no commit (an annotated tag of a chain's tip,
+        // say) is that chain's problem, never the whole fetch's
+        if let Some(kind) = store.not_a_commit(*theirs) {
+            report.insert(
+                writer.clone(),
+                FetchOutcome::Rejected(format!(
+                    "the remote's refs/receipts/{writer} names a {kind} ({}), not a chain commit",
+                    theirs.to_hex_with_len(12)
+                )),
+            );
+            continue;
+        }
         let ours = store.chain_tip(writer)?;
         let outcome = match store.relation(ours, *theirs)? {
             Relation::Same => FetchOutcome::UpToDate,

@@ -253,6 +253,18 @@ impl Store {
         })
     }
 
+    /// What `id` names when it is not a commit ("tag", "tree", "blob", or "an
+    /// object missing here"); `None` for a commit. A fetched chain's tip is taken
+    /// as the ref names it (not peeled), so a remote ref naming anything else is
+    /// refused by this, for its chain alone.
+    pub fn not_a_commit(&self, id: ObjectId) -> Option<String> {
+        match self.repo.find_header(id) {
+            Ok(h) if h.kind() == gix::object::Kind::Commit => None,
+            Ok(h) => Some(h.kind().to_string()),
+            Err(_) => Some("an object missing here".to_owned()),
+        }
+    }
+
     /// Refs under `prefix`, with their ids.
     pub fn refs_under(&self, prefix: &str) -> Result<BTreeMap<String, ObjectId>, StoreError> {
         let refs = self

@@ -181,3 +181,46 @@ fn a_fetch_prunes_the_staged_chain_the_remote_deleted_and_moves_the_changed_one(
         "ada's receipts stay in this clone"
     );
 }
+
+/// A remote chain ref that names an annotated tag (of the chain's own tip, so
+/// peeling it would find the chain) is refused for that chain alone: the fetch
+/// takes every other chain, and leaves the local one as it was.
+#[test]
+fn a_remote_chain_ref_naming_a_tag_is_refused_for_its_chain_alone() {
+    let (ada, ci) = (Env::new(), Env::new());
+    let daemon = Daemon::start(&ada);
+    let repo = ada.fixture_repo("make_basic_repo.sh", "ada");
+    let (server, url) = daemon.bare(&ada, "shared.git");
+    ada.git_ok(&repo, &["remote", "add", "origin", &url]);
+    ada.git_ok(&repo, &["push", "-q", "origin", "main"]);
+    ada.receipt_ok(&repo, &["run", "test"]);
+    ada.receipt_ok(&repo, &["push"]);
+    let writer = writer_id(key(&ada).public(), "default");
+    let chain = format!("refs/receipts/{writer}");
+    let dir = ci.path("ci");
+    ci.git_ok(ci.tmp.path(), &["clone", "-q", &url, dir.to_str().unwrap()]);
+    ci.receipt_ok(&dir, &["fetch"]);
+    let tip = ci.git_ok(&dir, &["rev-parse", &chain]);
+
+    // on the server: the chain's ref moved to a tag of its own tip, and another
+    // chain (a new writer) beside it
+    ada.git_ok(&server, &["tag", "-a", "-m", "tagged", "tagged", &chain]);
+    let tag = ada.git_ok(&server, &["rev-parse", "refs/tags/tagged"]);
+    ada.git_ok(&server, &["update-ref", &chain, &tag]);
+    let bob = Env::new();
+    let b = bob.path("bob");
+    bob.git_ok(bob.tmp.path(), &["clone", "-q", &url, b.to_str().unwrap()]);
+    bob.receipt_ok(&b, &["run", "test"]);
+    bob.receipt_ok(&b, &["push"]);
+
+    let r = ci.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "{writer}: REJECTED, local chain unchanged: the remote's {chain} names a tag ("
+        )),
+        "{r}"
+    );
+    assert!(r.stderr.contains("new chain default-"), "{r}");
+    assert_eq!(ci.git_ok(&dir, &["rev-parse", &chain]), tip);
+}
