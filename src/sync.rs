@@ -800,6 +800,16 @@ pub fn push_writer(
         let mut repaired = None;
         let theirs = match remote_tip {
             None => None,
+            // a ref that names no commit (a tag of the tip, say) holds nothing
+            // of this chain: replaced, on a lease on what it names
+            Some(t) if let Some(kind) = store.not_a_commit(t) => {
+                repaired = Some(format!(
+                    "the remote's {} names a {kind} ({}), not a chain commit",
+                    chain_ref(writer),
+                    t.to_hex_with_len(12)
+                ));
+                None
+            }
             Some(t) => {
                 let base = store.merge_base_of(local, t)?;
                 let known = crate::store::admit::only_key(key.public());

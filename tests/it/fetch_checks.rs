@@ -223,4 +223,18 @@ fn a_remote_chain_ref_naming_a_tag_is_refused_for_its_chain_alone() {
     );
     assert!(r.stderr.contains("new chain default-"), "{r}");
     assert_eq!(ci.git_ok(&dir, &["rev-parse", &chain]), tip);
+
+    // its writer's next push replaces the tag with the chain, on a lease on it
+    let r = ada.receipt(&repo, &["push"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains("names a tag (") && r.stderr.contains("replaced them with your chain"),
+        "{r}"
+    );
+    assert_eq!(
+        ada.git_ok(&server, &["rev-parse", &chain]),
+        ada.git_ok(&repo, &["rev-parse", &chain])
+    );
+    let r = ci.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 0, "{r}");
 }
