@@ -902,7 +902,6 @@ fn cmd_run_range(
         let mut results = Vec::new();
         // the store of the checkout at this commit, opened when a check runs
         let mut at: Option<git_receipt::store::Store> = None;
-        let mut ran_here = false;
         for name in checks {
             if let Need::Cached { receipt } = need(&judgement, &name, args.force) {
                 results.push((name, RangeResult::Cached(receipt)));
@@ -919,7 +918,11 @@ fn cmd_run_range(
                 let json = stopped(sig, n, &done, partial(&mut results));
                 return Ok(interrupted_range(sig, commit, checkout, json));
             }
-            if at.is_none() {
+            // the first check to run at a commit moves the checkout there and
+            // finds it as moving it left it; a later one, what the checks
+            // before it left
+            let fresh = at.is_none();
+            if fresh {
                 let moved = match checkout.as_mut() {
                     Some(made) => made.switch_to(commit).map(|()| None),
                     None => checkouts.checkout(commit).map(Some),
@@ -945,11 +948,8 @@ fn cmd_run_range(
                 timeout,
                 declared,
                 echo: !args.json,
-                // the first check at a commit finds the checkout as moving it
-                // left it; a later one, what the checks before it left
-                fresh_at: (!ran_here).then_some(commit),
+                fresh_at: fresh.then_some(commit),
             };
-            ran_here = true;
             match run_one(at, &writer, &label, &key, &check, &how) {
                 Err(e) if let Some(&Interrupted(sig)) = e.downcast_ref::<Interrupted>() => {
                     let json = stopped(sig, n, &done, partial(&mut results));
