@@ -968,7 +968,9 @@ fn verify_notes(
         .filter(|f| f.kind != "note")
         .map(|f| f.chain.clone())
         .collect();
-    let with_notes: HashSet<String> = store.notes_writers()?.into_iter().collect();
+    // each writer with notes, and their tip: what a clean run's checkpoint
+    // records, from the listing (not a lookup of each writer's ref)
+    let with_notes: HashMap<String, ObjectId> = store.notes_tips()?.into_iter().collect();
     let chain_of: HashMap<&str, usize> = index
         .chains()
         .iter()
@@ -980,7 +982,7 @@ fn verify_notes(
     let mut writers: Vec<&str> = chain_of
         .keys()
         .copied()
-        .chain(with_notes.iter().map(String::as_str))
+        .chain(with_notes.keys().map(String::as_str))
         .collect();
     writers.sort_unstable();
     writers.dedup();
@@ -988,10 +990,7 @@ fn verify_notes(
         if broken.contains(writer) {
             continue;
         }
-        let notes_tip = match with_notes.contains(writer) {
-            true => store.ref_value(&notes_ref(writer))?.map(|t| t.to_string()),
-            false => None,
-        };
+        let notes_tip = with_notes.get(writer).map(ObjectId::to_string);
         // the notes the checkpoint found whole beside this very chain: what
         // they show cannot have changed (both tips name their content)
         if let (Some(cp), Some(tip)) = (vouching, &notes_tip)
@@ -1050,7 +1049,7 @@ fn verify_notes(
         // what the writer's notes show: object -> chain commits named
         let mut shown: HashMap<ObjectId, HashSet<ObjectId>> = HashMap::new();
         let readable =
-            with_notes.contains(writer) && check_notes(store, writer, &known, &mut shown, report)?;
+            notes_tip.is_some() && check_notes(store, writer, &known, &mut shown, report)?;
         let mut missing: Vec<(ObjectId, Record)> = newest
             .into_iter()
             .filter(|((object, _), r)| !shown.get(object).is_some_and(|s| s.contains(&r.commit)))

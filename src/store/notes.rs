@@ -147,6 +147,12 @@ impl Store {
         self.names_under(NOTES_PREFIX)
     }
 
+    /// [`Store::notes_writers`] with each writer's notes tip, from the same
+    /// one listing.
+    pub fn notes_tips(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        self.tips_under(NOTES_PREFIX)
+    }
+
     /// Every object that has a note in `writer`'s notes (any fanout).
     pub fn noted_objects(&self, writer: &str) -> Result<HashSet<ObjectId>, StoreError> {
         Ok(self
