@@ -1317,6 +1317,30 @@ fn decode_signature(text: &str) -> Option<[u8; 64]> {
     raw.try_into().ok()
 }
 
+/// Decode `hex`, lowercase hex digits only (as the format spells object ids
+/// and writer ids, and git writes refs), into exactly `out`; `false` for any
+/// other length or character. Asked of every candidate receipt's writer and
+/// every packed writer ref, ten thousand times in a gate with ten thousand
+/// writers: no allocation, no validation pass apart from the decoding.
+pub(crate) fn decode_lower_hex(hex: &[u8], out: &mut [u8]) -> bool {
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    hex.len() == 2 * out.len()
+        && out.iter_mut().zip(hex.chunks_exact(2)).all(|(o, h)| {
+            match (nibble(h[0]), nibble(h[1])) {
+                // mutants: `^` for `|` is equivalent: the two nibbles share no bit
+                (Some(hi), Some(lo)) => {
+                    *o = hi << 4 | lo;
+                    true
+                }
+                _ => false,
+            }
+        })
+}
+
 fn is_hex_oid(s: &str) -> bool {
     s.len() == 40
         && s.bytes()
@@ -2178,6 +2202,29 @@ pub fn format_timestamp(unix_ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writer_suffixes_decode_from_lowercase_hex_only() {
+        let mut out = [0u8; 4];
+        assert!(decode_lower_hex(b"09af90fa", &mut out));
+        assert_eq!(out, [0x09, 0xaf, 0x90, 0xfa]);
+        for bad in [
+            &b"09AF90FA"[..],
+            b"09af90f",
+            b"09af90fa0",
+            b"09ag90fa",
+            b"09af90f/",
+            b"09af90f:",
+        ] {
+            assert!(
+                !decode_lower_hex(bad, &mut out),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let mut none = [0u8; 0];
+        assert!(decode_lower_hex(b"", &mut none));
+    }
 
     #[test]
     fn timestamps_match_known_dates() {

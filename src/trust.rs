@@ -463,35 +463,14 @@ impl TrustSet {
         };
         // a writer id spells its suffix in lowercase hex, as `writer_id` writes it
         let mut bytes = [0u8; 16];
-        decode_lower_hex(suffix.as_bytes(), &mut bytes) && self.writer_suffixes.contains(&bytes)
+        crate::receipt::decode_lower_hex(suffix.as_bytes(), &mut bytes)
+            && self.writer_suffixes.contains(&bytes)
     }
 
     /// All keys.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &Trusted> {
         self.order.iter().map(|&slot| self.entry(slot))
     }
-}
-
-/// Decode `hex`, lowercase hex digits only, into exactly `out`; `false` for
-/// any other length or character. Every candidate receipt's writer is asked
-/// this, ten thousand times in a gate where ten thousand writers have one.
-fn decode_lower_hex(hex: &[u8], out: &mut [u8]) -> bool {
-    let nibble = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    hex.len() == 2 * out.len()
-        && out.iter_mut().zip(hex.chunks_exact(2)).all(|(o, h)| {
-            match (nibble(h[0]), nibble(h[1])) {
-                // mutants: `^` for `|` is equivalent: the two nibbles share no bit
-                (Some(hi), Some(lo)) => {
-                    *o = hi << 4 | lo;
-                    true
-                }
-                _ => false,
-            }
-        })
 }
 
 /// The keys of the observers an `accept = run-by:NAMES` names, as the trusted
@@ -944,29 +923,6 @@ mod rules;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn writer_suffixes_decode_from_lowercase_hex_only() {
-        let mut out = [0u8; 4];
-        assert!(decode_lower_hex(b"09af90fa", &mut out));
-        assert_eq!(out, [0x09, 0xaf, 0x90, 0xfa]);
-        for bad in [
-            &b"09AF90FA"[..],
-            b"09af90f",
-            b"09af90fa0",
-            b"09ag90fa",
-            b"09af90f/",
-            b"09af90f:",
-        ] {
-            assert!(
-                !decode_lower_hex(bad, &mut out),
-                "{}",
-                String::from_utf8_lossy(bad)
-            );
-        }
-        let mut none = [0u8; 0];
-        assert!(decode_lower_hex(b"", &mut none));
-    }
 
     #[test]
     fn times_parse_in_every_accepted_spelling() {

@@ -444,15 +444,11 @@ fn first_line_not_below(packed: &[u8], prefix: &[u8]) -> usize {
 }
 
 fn hex_names(hex: &[u8], id: &ObjectId) -> bool {
-    // compared as spelled, in the lowercase git writes (an uppercase spelling
-    // answers `false`, and the caller reads the refs in full): a gate asks
-    // this of every writer's packed line, and decoding each cost it more
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let bytes = id.as_bytes();
-    hex.len() == 2 * bytes.len()
-        && bytes.iter().zip(hex.chunks_exact(2)).all(|(b, h)| {
-            h[0] == DIGITS[usize::from(b >> 4)] && h[1] == DIGITS[usize::from(b & 15)]
-        })
+    // in the lowercase git writes (an uppercase spelling answers `false`, and
+    // the caller reads the refs in full): a gate asks this of every writer's
+    // packed line, and the hex crate's decoding cost it more
+    let mut bytes = [0u8; 20];
+    crate::receipt::decode_lower_hex(hex, &mut bytes) && id.as_bytes() == bytes
 }
 
 /// The notice that `bad` is skipped (every listing meets it again; the sink keeps
