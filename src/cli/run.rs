@@ -879,6 +879,14 @@ fn cmd_run_range(
     // made when the first check that has to run needs it, then moved from commit
     // to commit (each check starts from the files a new checkout would have)
     let mut checkout: Option<git_receipt::store::checkout::Checkout> = None;
+    // the checkout's store, opened with it and kept as it moves: what one
+    // commit's checks read (the chain, the contract's objects) the next reuses
+    let mut checkout_store: Option<git_receipt::store::Store> = None;
+    // one notes update when the run ends, however it ends, not one per receipt
+    let notes = NotesLater {
+        store: &store,
+        writer: &writer,
+    };
     for (n, (commit, subject, checks)) in plan.into_iter().enumerate() {
         if done.last().is_some_and(|d| d.failed()) && !args.keep_going {
             not_run.push(commit);
@@ -900,8 +908,8 @@ fn cmd_run_range(
             &super::status::Baseline::Own,
         )?;
         let mut results = Vec::new();
-        // the store of the checkout at this commit, opened when a check runs
-        let mut at: Option<git_receipt::store::Store> = None;
+        // the store of the checkout once a check has moved it to this commit
+        let mut at: Option<&git_receipt::store::Store> = None;
         for name in checks {
             if let Need::Cached { receipt } = need(&judgement, &name, args.force) {
                 results.push((name, RangeResult::Cached(receipt)));
@@ -939,10 +947,15 @@ fn cmd_run_range(
                         }
                     }
                 }
-                let made = checkout.as_ref().expect("made above");
-                at = Some(ctx.store_at(made.path())?);
+                if checkout_store.is_none() {
+                    let made = checkout.as_ref().expect("made above");
+                    let opened = ctx.store_at(made.path())?;
+                    opened.defer_notes();
+                    checkout_store = Some(opened);
+                }
+                at = checkout_store.as_ref();
             }
-            let at = at.as_ref().expect("opened above");
+            let at = at.expect("opened above");
             let (check, timeout, declared) = resolve_check(ctx, at, &name, &[], &[], &[])?;
             let how = HowToRun {
                 timeout,
@@ -958,7 +971,6 @@ fn cmd_run_range(
                 outcome => results.push((name, RangeResult::Ran(outcome?))),
             }
         }
-        drop(at);
         let line = results
             .iter()
             .map(|(name, r)| {
@@ -988,6 +1000,7 @@ fn cmd_run_range(
             results,
         });
     }
+    drop(checkout_store);
     if let Some(made) = checkout {
         let last = made.commit;
         made.remove().with_context(|| {
@@ -998,6 +1011,8 @@ fn cmd_run_range(
         })?;
     }
     drop(checkouts);
+    // the notes are objects too: written before gc looks
+    drop(notes);
     store.gc_auto_detached();
     let count = |word: &str| {
         done.iter()
@@ -1030,6 +1045,28 @@ fn cmd_run_range(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Brings a writer's notes up to date with its chain when dropped: the end of a
+/// range run, whose appends leave the notes alone ([`Store::defer_notes`]).
+///
+/// [`Store::defer_notes`]: git_receipt::store::Store::defer_notes
+struct NotesLater<'a> {
+    store: &'a git_receipt::store::Store,
+    writer: &'a str,
+}
+
+impl Drop for NotesLater<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.store.index_notes(self.writer) {
+            eprintln!(
+                "{}",
+                git_receipt::text::escape_lines(&format!(
+                    "git-receipt: warning: the receipts are stored, but their notes (the display for git log --notes) were not updated: {e}\nhint: git receipt reindex writes them from the chain"
+                ))
+            );
+        }
+    }
 }
 
 /// Say that a range run was interrupted at `commit`, remove its checkout, print

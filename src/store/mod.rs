@@ -528,6 +528,9 @@ pub struct Store {
     /// An object store that sees the packs on disk as they were when the packs
     /// directory was last as stamped (see `concurrent_gc::missing_on_disk`).
     packs_view: std::sync::Mutex<Option<(concurrent_gc::PackDirStamp, gix::odb::Handle)>>,
+    /// Appends leave the notes to a later [`Store::index_notes`] (see
+    /// [`Store::defer_notes`]).
+    notes_deferred: std::sync::atomic::AtomicBool,
 }
 
 impl StoreError {
@@ -615,6 +618,7 @@ impl Store {
         if repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
             repo.refs.write_reflog = gix::refs::store::WriteReflog::Normal;
         }
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
         Ok(Store {
             repo,
             overrides: Default::default(),
@@ -627,6 +631,7 @@ impl Store {
             durability: Default::default(),
             waiting: None,
             packs_view: Default::default(),
+            notes_deferred: Default::default(),
         })
     }
 
@@ -1126,6 +1131,16 @@ impl Store {
             sink.push(n);
         }
         self.notices = sink;
+    }
+
+    /// From now on an append leaves the notes as they are, for one
+    /// [`Store::index_notes`] to bring up to date with every receipt appended
+    /// since (`git receipt run A..B`: one notes commit per run, not one per
+    /// receipt). Notes are a display derived from the chain, so a process that
+    /// dies first loses nothing: the next append, or `reindex`, writes them.
+    pub fn defer_notes(&self) {
+        self.notes_deferred
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The top of the work tree.

@@ -216,6 +216,84 @@ fn the_first_failure_stops_the_run_unless_keep_going() {
     assert_no_checkout_left(&env, &repo);
 }
 
+/// The one notes ref of the run's writer (`refs/notes/receipts/<writer>`).
+fn notes_ref(env: &Env, repo: &Path) -> String {
+    let refs = env.git_ok(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/notes/receipts/",
+        ],
+    );
+    let refs: Vec<&str> = refs.lines().collect();
+    assert_eq!(refs.len(), 1, "one writer's notes: {refs:?}");
+    refs[0].to_owned()
+}
+
+#[test]
+fn a_range_runs_notes_show_every_receipt_in_one_notes_commit_however_it_ends() {
+    let env = Env::new();
+    let repo = history(&env);
+    let range = rev_list(&env, &repo, &[], "base..main");
+
+    // stopped by the failure at the second commit: its notes are still written
+    let r = env.receipt(&repo, &["run", "test", "base..main"]);
+    assert_eq!(r.code, 1, "{r}");
+    let notes = notes_ref(&env, &repo);
+    let show = |commit: &str| {
+        let r = env.git(&repo, &["notes", "--ref", &notes, "show", commit]);
+        if r.code == 0 { r.stdout } else { String::new() }
+    };
+    let count = || {
+        env.git_ok(&repo, &["rev-list", "--count", &notes])
+            .trim()
+            .parse::<u32>()
+            .unwrap()
+    };
+    let receipts = receipts_of(&env, &repo, "test");
+    assert_eq!(receipts.len(), 2, "{receipts:?}");
+    for receipt in &receipts {
+        let (id, commit) = (
+            receipt["id"].as_str().unwrap(),
+            receipt["commit"].as_str().unwrap(),
+        );
+        let word = if receipt["passed"] == true {
+            "passed"
+        } else {
+            "failed"
+        };
+        assert!(
+            show(commit).contains(&format!("{id} ")) && show(commit).contains(word),
+            "stock git shows the note of {commit}: {:?}",
+            show(commit)
+        );
+    }
+    assert_eq!(count(), 1, "one notes commit for the whole run");
+
+    // the rest, past the failure: one notes commit more, for three receipts
+    let r = env.receipt(&repo, &["run", "--keep-going", "test", "base..main"]);
+    assert_eq!(r.code, 1, "{r}");
+    let receipts = receipts_of(&env, &repo, "test");
+    assert_eq!(receipts.len(), 5, "{receipts:?}");
+    for commit in &range[1..] {
+        let newest = receipts
+            .iter()
+            .rev()
+            .find(|r| r["commit"] == commit.as_str())
+            .unwrap_or_else(|| panic!("a receipt of {commit}"));
+        assert!(
+            show(commit).contains(newest["id"].as_str().unwrap()),
+            "{commit}: {:?}",
+            show(commit)
+        );
+    }
+    assert_eq!(count(), 2, "one notes commit for the second run");
+    // and what stock git shows is what verify finds the chain says
+    let r = env.receipt(&repo, &["verify"]);
+    assert_eq!(r.code, 0, "{r}");
+}
+
 #[test]
 fn a_second_run_is_all_cached_and_force_runs_again() {
     let env = Env::new();
