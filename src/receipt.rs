@@ -1341,11 +1341,17 @@ pub(crate) fn decode_lower_hex(hex: &[u8], out: &mut [u8]) -> bool {
         })
 }
 
+/// A git object id as git spells it: 40 lowercase hex digits (SHA-1), or 64
+/// (a SHA-256 repository, `git init --object-format=sha256`).
 fn is_hex_oid(s: &str) -> bool {
-    s.len() == 40
+    (s.len() == 40 || s.len() == 64)
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
+
+/// What an object id member that is none says.
+const NOT_AN_OID: &str =
+    "not an object id (40 lowercase hex digits, or 64 in a SHA-256 repository)";
 
 fn is_receipt_id(s: &str) -> bool {
     s.strip_prefix("sha256:").is_some_and(|h| {
@@ -1521,10 +1527,7 @@ fn validate(body: &Body, signature: &SignatureInfo) -> Result<(), ReceiptError> 
 
 fn validate_acceptance(a: &Acceptance) -> Result<(), ReceiptError> {
     if !is_hex_oid(&a.trusted) {
-        return Err(invalid(
-            "/receipt/acceptance/trusted",
-            "not a 40-digit lowercase hex object id",
-        ));
+        return Err(invalid("/receipt/acceptance/trusted", NOT_AN_OID));
     }
     if !is_timestamp(&a.decided_at) {
         return Err(invalid(
@@ -1550,7 +1553,7 @@ fn validate_acceptance(a: &Acceptance) -> Result<(), ReceiptError> {
         if !is_hex_oid(&c.inputs) {
             return Err(invalid(
                 "/receipt/acceptance/criteria",
-                "inputs is not a 40-digit lowercase hex object id",
+                "inputs is not an object id (40 or 64 lowercase hex digits)",
             ));
         }
         if !c.evidence.iter().all(|e| is_receipt_id(e))
@@ -1737,9 +1740,12 @@ fn validate_check(body: &Body, v2: bool) -> Result<(), ReceiptError> {
         ));
     }
     if let Some(log) = &r.log
-        && !is_hex_oid(log)
+        && !(is_hex_oid(log) && log.len() == body.subject.commit.len())
     {
-        return Err(invalid("/receipt/result/log", "not a blob id"));
+        return Err(invalid(
+            "/receipt/result/log",
+            "not a blob id in the object format of subject/commit",
+        ));
     }
     Ok(())
 }
@@ -1767,7 +1773,14 @@ fn validate_common(body: &Body, signature: &SignatureInfo) -> Result<(), Receipt
         ("/receipt/subject/inputs", &body.subject.inputs),
     ] {
         if !is_hex_oid(oid) {
-            return Err(invalid(member, "not a 40-digit lowercase hex object id"));
+            return Err(invalid(member, NOT_AN_OID));
+        }
+        // one repository's objects, in its one object format
+        if oid.len() != body.subject.commit.len() {
+            return Err(invalid(
+                member,
+                "an object id of another object format than subject/commit (SHA-1 and SHA-256 mixed)",
+            ));
         }
     }
     if let Some(s) = &body.supersedes
@@ -1872,10 +1885,10 @@ fn validate_environment(body: &Body, v3: bool) -> Result<(), ReceiptError> {
                 format!("{:?} is not a valid dependency name", d.name),
             ));
         }
-        if !is_hex_oid(&d.commit) || !is_hex_oid(&d.tree) {
+        if !is_hex_oid(&d.commit) || !is_hex_oid(&d.tree) || d.commit.len() != d.tree.len() {
             return Err(invalid(
                 "/receipt/subject/dependencies",
-                "commit and tree must be 40-digit lowercase hex object ids",
+                "commit and tree must be object ids of one object format (40 or 64 lowercase hex digits)",
             ));
         }
     }
@@ -2106,8 +2119,11 @@ fn validate_tests(body: &Body, v4: bool, v5: bool) -> Result<(), ReceiptError> {
             }
         }
         (None, Some(blob)) => {
-            if !is_hex_oid(blob) {
-                return Err(invalid(AT, "list_blob is not a blob id"));
+            if !is_hex_oid(blob) || blob.len() != body.subject.commit.len() {
+                return Err(invalid(
+                    AT,
+                    "list_blob is not a blob id in the object format of subject/commit",
+                ));
             }
             if !tests.error.is_empty() {
                 return Err(invalid(
@@ -2294,6 +2310,56 @@ mod tests {
             review: None,
             supersedes: Some(id),
         }
+    }
+
+    /// A SHA-256 repository's receipt names its objects by 64 hex digits; one
+    /// receipt's own objects (subject, log, test list) come in one format, and
+    /// a dependency (another repository) in its own.
+    #[test]
+    fn object_ids_are_sha1_or_sha256_and_one_receipts_are_one_format() {
+        let key = crate::sign::SigningKey::from_seed(&[3; 32]);
+        let wide = "0123456789abcdef".repeat(4);
+        let sha256 = |mut b: Body| {
+            b.subject.commit = wide.clone();
+            b.subject.tree = wide.clone();
+            b.subject.inputs = wide.clone();
+            b.result.log = Some(wide.clone());
+            b
+        };
+        let signed = Receipt::sign(sha256(sample_body()), &key).unwrap();
+        let parsed = Receipt::parse(signed.bytes()).unwrap();
+        assert_eq!(parsed.body().subject.commit.len(), 64);
+        // a dependency is another repository: SHA-1 beside a SHA-256 subject
+        let mut b = sha256(sample_v3_body());
+        assert_eq!(b.subject.dependencies[0].commit.len(), 40);
+        Receipt::sign(b.clone(), &key).expect("a SHA-1 dependency of a SHA-256 repository");
+        b.subject.dependencies[0].tree = wide.clone();
+        let e = Receipt::sign(b, &key).unwrap_err().to_string();
+        assert!(e.contains("one object format"), "{e}");
+
+        let refused = |edit: &dyn Fn(&mut Body), why: &str| {
+            let mut b = sha256(sample_body());
+            edit(&mut b);
+            let e = Receipt::sign(b, &key).unwrap_err().to_string();
+            assert!(e.contains(why), "{why}: {e}");
+        };
+        refused(&|b| b.subject.tree.truncate(40), "another object format");
+        refused(&|b| b.subject.inputs.truncate(40), "another object format");
+        refused(&|b| b.subject.commit.truncate(40), "object format");
+        refused(
+            &|b| b.result.log.as_mut().unwrap().truncate(40),
+            "object format of subject/commit",
+        );
+        for bad in [63, 41, 39, 65] {
+            refused(
+                &|b| b.subject.tree = "a".repeat(bad),
+                "40 lowercase hex digits, or 64",
+            );
+        }
+        refused(
+            &|b| b.subject.tree = "A".repeat(64),
+            "40 lowercase hex digits, or 64",
+        );
     }
 
     /// A v3 body: the sample plus one assertion and one dependency.

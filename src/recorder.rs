@@ -239,7 +239,7 @@ pub fn store_receipt_once(
     {
         let content = content_digest(&draft.body).map_err(|e| StoreError::BadReceipt {
             writer: writer.to_owned(),
-            commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
+            commit: gix::ObjectId::null(store.object_hash()),
             source: e.into(),
         })?;
         return Ok(if holder.content == content {
@@ -262,12 +262,10 @@ struct Draft<'a> {
 }
 
 /// The id `bytes` get as a blob, without writing them.
-fn blob_id(bytes: &[u8]) -> Result<gix::ObjectId, StoreError> {
-    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).map_err(|e| {
-        StoreError::Git {
-            what: "hashing a blob".into(),
-            source: Box::new(e),
-        }
+fn blob_id(kind: gix::hash::Kind, bytes: &[u8]) -> Result<gix::ObjectId, StoreError> {
+    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, bytes).map_err(|e| StoreError::Git {
+        what: "hashing a blob".into(),
+        source: Box::new(e),
     })
 }
 
@@ -283,12 +281,12 @@ fn draft<'a>(
     let log = if obs.log.is_empty() {
         None
     } else {
-        Some(blob_id(&obs.log)?)
+        Some(blob_id(subject.tree.kind(), &obs.log)?)
     };
     // a large test list is a blob beside the log
     let mut tests = around.tests.as_ref().map(|(t, _)| t.clone());
     let list_blob = match &around.tests {
-        Some((_, Some(bytes))) => Some((blob_id(bytes)?, bytes.as_slice())),
+        Some((_, Some(bytes))) => Some((blob_id(subject.tree.kind(), bytes)?, bytes.as_slice())),
         _ => None,
     };
     if let (Some(t), Some((blob, _))) = (tests.as_mut(), list_blob) {

@@ -335,7 +335,7 @@ pub fn load_list(store: &crate::store::Store, tests: &Tests) -> Result<Vec<TestC
         .log_bytes(blob)
         .map_err(|e| format!("cannot read the test list (blob {blob}): {e}"))?
         .unwrap_or_default();
-    let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes).ok();
+    let id = gix::objs::compute_hash(blob.kind(), gix::objs::Kind::Blob, &bytes).ok();
     if id != Some(blob) {
         return Err(format!(
             "the test list's bytes do not hash to blob {blob}: the object store was tampered with"

@@ -1107,7 +1107,7 @@ impl NotesTables {
     /// `None` when the index cannot be read or is not laid out as it is written
     /// (then one built in memory from the chains is read instead).
     fn read(index: &crate::store::index::Index) -> Option<NotesTables> {
-        let null = ObjectId::null(gix::hash::Kind::Sha1);
+        let null = ObjectId::null(index.object_hash());
         let mut objects = vec![[null; 2]; index.records_len()];
         index
             .each_key(|oid, n, role| {

@@ -186,9 +186,6 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             StoreError::CliConfig { .. } => one(
                 "hint: give each as `git -c section.name=value receipt ...`, or unset GIT_CONFIG_PARAMETERS",
             ),
-            StoreError::Sha256Unsupported => {
-                one("hint: receipts work in SHA-1 repositories (git's default)")
-            }
             StoreError::RefToMissingObject { refname, .. } => vec![missing_object(refname)],
             StoreError::ContractNotAFile { .. } => one(CONTRACT_NOT_A_FILE),
             StoreError::ContractTooLarge { .. } => one(CONTRACT_TOO_LARGE),

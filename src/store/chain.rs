@@ -273,7 +273,7 @@ impl Store {
                     let receipt =
                         Receipt::sign(body, key).map_err(|source| StoreError::BadReceipt {
                             writer: writer.to_owned(),
-                            commit: ObjectId::null(gix::hash::Kind::Sha1),
+                            commit: ObjectId::null(self.repo.object_hash()),
                             source,
                         })?;
                     let (commit, written) =

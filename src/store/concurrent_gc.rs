@@ -90,7 +90,7 @@ impl Store {
         kind: gix::objs::Kind,
         bytes: Vec<u8>,
     ) -> Result<Written, StoreError> {
-        let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, kind, &bytes).map_err(|e| {
+        let id = gix::objs::compute_hash(self.repo.object_hash(), kind, &bytes).map_err(|e| {
             StoreError::Git {
                 what: format!("hashing {what}"),
                 source: e.into(),
@@ -136,7 +136,7 @@ impl Store {
     fn write_loose(&self, w: &Written) -> Result<(), StoreError> {
         use gix::objs::Write as _;
         let dir = self.objects_dir();
-        let loose = gix::odb::loose::Store::at(dir.clone(), gix::hash::Kind::Sha1);
+        let loose = gix::odb::loose::Store::at(dir.clone(), self.repo.object_hash());
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -219,7 +219,7 @@ impl Store {
         if missing.is_empty() {
             return missing;
         }
-        let Ok(fresh) = gix::odb::at(dir.clone(), gix::hash::Kind::Sha1) else {
+        let Ok(fresh) = gix::odb::at(dir.clone(), self.repo.object_hash()) else {
             return missing;
         };
         let missing = missing.into_iter().filter(|id| !fresh.exists(id)).collect();

@@ -43,13 +43,15 @@
 //!
 //! ```text
 //! header   32 bytes  "GRIX", version u32, chains u32, records u32, keys u32,
-//!                    chain table length u32, 8 reserved bytes
-//! chains   per chain: tip (20), entries indexed u64, name length u16, name
+//!                    chain table length u32, id length u32 (N: 20 for SHA-1,
+//!                    32 for SHA-256; 0, read as 20, in files written before
+//!                    SHA-256 repositories were), 4 reserved bytes
+//! chains   per chain: tip (N), entries indexed u64, name length u16, name
 //! fanout   256 x u32 cumulative key counts by the key's first byte
-//! keys     24 bytes each, sorted: object id (20), record number u32 whose top bit
-//!          says whether the object is the receipt's inputs tree (set) or its
+//! keys     N + 4 bytes each, sorted: object id (N), record number u32 whose top
+//!          bit says whether the object is the receipt's inputs tree (set) or its
 //!          subject commit (clear)
-//! records  64 bytes each: chain commit (20), chain number u32, chain index u64,
+//! records  N + 44 bytes each: chain commit (N), chain number u32, chain index u64,
 //!          start time u64 (the digits of `started_at`), first 8 bytes of the
 //!          receipt id, check name hash u32, first 8 bytes of the definition
 //!          digest, flags u8 (1 passed, 2 dirty, 4 decision), 3 zero bytes. An acceptance
@@ -124,8 +126,15 @@ const TAG_DOMAIN: &[u8] = b"GRIX v4 block";
 const TABLE_DOMAIN: &[u8] = b"GRIX v4 table";
 const HEADER_LEN: usize = 32;
 const FANOUT_LEN: usize = 256 * 4;
-const KEY_LEN: usize = 24;
-const RECORD_LEN: usize = 64;
+/// The bytes of a key, for object ids of `oid` bytes (20 for SHA-1, 32 for
+/// SHA-256): the id, then a record number u32.
+const fn key_len(oid: usize) -> usize {
+    oid + 4
+}
+/// The bytes of a record: the chain commit's id, then 44 bytes of fields.
+const fn record_len(oid: usize) -> usize {
+    oid + 44
+}
 const TRAILER_LEN: usize = 48;
 const ROLE_INPUTS: u32 = 1 << 31;
 /// Keys or records read at a time by a pass over the whole file.
@@ -261,6 +270,8 @@ struct Entry {
 /// The whole index in memory: what is built, updated and written.
 #[derive(Debug, Default)]
 struct Mem {
+    /// The object format of every id in it.
+    kind: gix::hash::Kind,
     chains: Vec<ChainInfo>,
     records: Vec<Record>,
     /// Sorted by object, then record number (with the role bit).
@@ -269,8 +280,8 @@ struct Mem {
 
 impl Mem {
     /// Build from chains (sorted by writer) and their entries.
-    fn from_entries(chains: Vec<(ChainInfo, Vec<Entry>)>) -> Mem {
-        let mut mem = Mem::default();
+    fn from_entries(chains: Vec<(ChainInfo, Vec<Entry>)>, kind: gix::hash::Kind) -> Mem {
+        let mut mem = Mem::empty(kind);
         let mut chains = chains;
         chains.sort_by(|a, b| a.0.writer.cmp(&b.0.writer));
         for (n, (info, entries)) in chains.into_iter().enumerate() {
@@ -292,9 +303,17 @@ impl Mem {
         mem
     }
 
+    /// An index of nothing, for ids of `kind`.
+    fn empty(kind: gix::hash::Kind) -> Mem {
+        Mem {
+            kind,
+            ..Mem::default()
+        }
+    }
+
     /// Every chain's entries, regrouped (the inverse of [`Mem::from_entries`]).
     fn into_entries(self) -> Vec<(ChainInfo, Vec<Entry>)> {
-        let zero = ObjectId::null(gix::hash::Kind::Sha1);
+        let zero = ObjectId::null(self.kind);
         let mut entries: Vec<Entry> = self
             .records
             .iter()
@@ -341,8 +360,8 @@ impl Mem {
             HEADER_LEN
                 + chains.len()
                 + FANOUT_LEN
-                + self.keys.len() * KEY_LEN
-                + self.records.len() * RECORD_LEN,
+                + self.keys.len() * key_len(self.kind.len_in_bytes())
+                + self.records.len() * record_len(self.kind.len_in_bytes()),
         );
         out.extend_from_slice(MAGIC);
         for n in [
@@ -351,10 +370,11 @@ impl Mem {
             self.records.len() as u32,
             self.keys.len() as u32,
             chains.len() as u32,
+            self.kind.len_in_bytes() as u32,
         ] {
             out.extend_from_slice(&n.to_le_bytes());
         }
-        out.extend_from_slice(&[0; 8]);
+        out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&chains);
         let mut fanout = [0u32; 256];
         for (oid, _) in &self.keys {
@@ -419,20 +439,32 @@ fn hit(record: Record, r: u32) -> Hit {
     }
 }
 
-fn decode_record(b: &[u8]) -> Record {
+/// The object format whose ids are `oid` bytes long (20 or 32: what
+/// [`FileView::open`] accepts).
+fn kind_of_width(oid: usize) -> gix::hash::Kind {
+    if oid == gix::hash::Kind::Sha256.len_in_bytes() {
+        gix::hash::Kind::Sha256
+    } else {
+        gix::hash::Kind::Sha1
+    }
+}
+
+/// The record `b` holds, its chain commit's id `oid` bytes long.
+fn decode_record(b: &[u8], oid: usize) -> Record {
+    let (id, b) = b.split_at(oid);
     let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
     let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
     Record {
-        commit: ObjectId::from_bytes_or_panic(&b[..20]),
-        chain: u32_at(20),
-        position: u64_at(24),
-        started: u64_at(32),
-        id_prefix: b[40..48].try_into().expect("8 bytes"),
-        check: u32_at(48),
-        definition: u64_at(52),
-        passed: b[60] & 1 != 0,
-        dirty: b[60] & 2 != 0,
-        decision: b[60] & 4 != 0,
+        commit: ObjectId::from_bytes_or_panic(id),
+        chain: u32_at(0),
+        position: u64_at(4),
+        started: u64_at(12),
+        id_prefix: b[20..28].try_into().expect("8 bytes"),
+        check: u32_at(28),
+        definition: u64_at(32),
+        passed: b[40] & 1 != 0,
+        dirty: b[40] & 2 != 0,
+        decision: b[40] & 4 != 0,
     }
 }
 
@@ -446,6 +478,8 @@ struct FileView {
     tags: Vec<[u8; TAG_LEN]>,
     blocks: Mutex<HashMap<usize, Vec<u8>>>,
     chains: Vec<ChainInfo>,
+    /// The bytes of an object id in it: 20 (SHA-1) or 32 (SHA-256).
+    oid: usize,
     records: usize,
     keys: usize,
     fanout_at: usize,
@@ -454,7 +488,11 @@ struct FileView {
 }
 
 impl FileView {
-    fn open(path: &std::path::Path, key: &'static Key) -> Result<Option<FileView>, Corrupt> {
+    fn open(
+        path: &std::path::Path,
+        key: &'static Key,
+        kind: gix::hash::Kind,
+    ) -> Result<Option<FileView>, Corrupt> {
         let file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -510,6 +548,7 @@ impl FileView {
             tags,
             blocks: Mutex::new(HashMap::new()),
             chains: Vec::new(),
+            oid: kind.len_in_bytes(),
             records: 0,
             keys: 0,
             fanout_at: 0,
@@ -529,10 +568,22 @@ impl FileView {
             )));
         }
         let (n_chains, records, keys, chains_len) = (u32_at(8), u32_at(12), u32_at(16), u32_at(20));
+        // the id width: 0 in a file written before SHA-256 repositories were
+        // read, which were all SHA-1
+        let written_for = match u32_at(24) {
+            0 => gix::hash::Kind::Sha1.len_in_bytes(),
+            n => n,
+        };
+        if written_for != view.oid {
+            return Err(Corrupt(format!(
+                "it holds object ids of {written_for} bytes, and this repository's ({}) have {}",
+                kind, view.oid
+            )));
+        }
         view.fanout_at = HEADER_LEN + chains_len;
         view.keys_at = view.fanout_at + FANOUT_LEN;
-        view.records_at = view.keys_at + keys * KEY_LEN;
-        if view.records_at + records * RECORD_LEN != body_len || keys != records * 2 {
+        view.records_at = view.keys_at + keys * view.key_len();
+        if view.records_at + records * view.record_len() != body_len || keys != records * 2 {
             return Err(bad("its sections do not add up"));
         }
         view.records = records;
@@ -540,14 +591,17 @@ impl FileView {
         let table = view.read(HEADER_LEN, chains_len)?;
         let mut at = 0;
         for _ in 0..n_chains {
+            // the tip, entries u64, name length u16
+            let width = view.oid + 10;
             let fixed = table
-                .get(at..at + 30)
+                .get(at..at + width)
                 .ok_or_else(|| bad("its chain table is cut short"))?;
-            let tip = ObjectId::from_bytes_or_panic(&fixed[..20]);
-            let count = u64::from_le_bytes(fixed[20..28].try_into().expect("8"));
-            let n = u16::from_le_bytes(fixed[28..30].try_into().expect("2")) as usize;
+            let (tip, fixed) = fixed.split_at(view.oid);
+            let tip = ObjectId::from_bytes_or_panic(tip);
+            let count = u64::from_le_bytes(fixed[..8].try_into().expect("8"));
+            let n = u16::from_le_bytes(fixed[8..10].try_into().expect("2")) as usize;
             let name = table
-                .get(at + 30..at + 30 + n)
+                .get(at + width..at + width + n)
                 .and_then(|b| std::str::from_utf8(b).ok())
                 .ok_or_else(|| bad("its chain table is damaged"))?;
             view.chains.push(ChainInfo {
@@ -555,7 +609,7 @@ impl FileView {
                 tip,
                 count,
             });
-            at += 30 + n;
+            at += width + n;
         }
         if at != chains_len {
             return Err(bad("its chain table has trailing bytes"));
@@ -619,12 +673,26 @@ impl FileView {
         Ok(out)
     }
 
+    fn key_len(&self) -> usize {
+        key_len(self.oid)
+    }
+
+    fn record_len(&self) -> usize {
+        record_len(self.oid)
+    }
+
+    /// The object id and the record number (with its role bit) of key `k`.
+    fn split_key(&self, k: &[u8]) -> (ObjectId, u32) {
+        let (id, n) = k.split_at(self.oid);
+        (
+            ObjectId::from_bytes_or_panic(id),
+            u32::from_le_bytes(n.try_into().expect("4")),
+        )
+    }
+
     fn key(&self, i: usize) -> Result<(ObjectId, u32), Corrupt> {
-        let b = self.read(self.keys_at + i * KEY_LEN, KEY_LEN)?;
-        Ok((
-            ObjectId::from_bytes_or_panic(&b[..20]),
-            u32::from_le_bytes(b[20..24].try_into().expect("4")),
-        ))
+        let b = self.read(self.keys_at + i * self.key_len(), self.key_len())?;
+        Ok(self.split_key(&b))
     }
 
     fn record(&self, r: u32) -> Result<Record, Corrupt> {
@@ -632,7 +700,10 @@ impl FileView {
         if n >= self.records {
             return Err(Corrupt("a key names a record that does not exist".into()));
         }
-        let rec = decode_record(&self.read(self.records_at + n * RECORD_LEN, RECORD_LEN)?);
+        let rec = decode_record(
+            &self.read(self.records_at + n * self.record_len(), self.record_len())?,
+            self.oid,
+        );
         if rec.chain as usize >= self.chains.len() {
             return Err(Corrupt("a record names a chain that does not exist".into()));
         }
@@ -663,12 +734,13 @@ impl FileView {
         let mut i = lo;
         'keys: while i < hi {
             let n = RUN.min(hi - i);
-            let bytes = self.read(self.keys_at + i * KEY_LEN, n * KEY_LEN)?;
-            for k in bytes.chunks(KEY_LEN) {
-                if k[..20] != *oid.as_bytes() {
+            let bytes = self.read(self.keys_at + i * self.key_len(), n * self.key_len())?;
+            for k in bytes.chunks(self.key_len()) {
+                let (id, number) = k.split_at(self.oid);
+                if id != oid.as_bytes() {
                     break 'keys;
                 }
-                found.push(u32::from_le_bytes(k[20..24].try_into().expect("4")));
+                found.push(u32::from_le_bytes(number.try_into().expect("4")));
             }
             i += n;
         }
@@ -684,10 +756,11 @@ impl FileView {
         let span = last - first + 1;
         let mut out = Vec::with_capacity(found.len());
         if span <= 4 * numbers.len() + 64 {
-            let bytes = self.read(self.records_at + first * RECORD_LEN, span * RECORD_LEN)?;
+            let len = self.record_len();
+            let bytes = self.read(self.records_at + first * len, span * len)?;
             for (r, n) in found.iter().zip(&numbers) {
-                let at = (n - first) * RECORD_LEN;
-                let rec = decode_record(&bytes[at..at + RECORD_LEN]);
+                let at = (n - first) * len;
+                let rec = decode_record(&bytes[at..at + len], self.oid);
                 if rec.chain as usize >= self.chains.len() {
                     return Err(Corrupt("a record names a chain that does not exist".into()));
                 }
@@ -702,19 +775,19 @@ impl FileView {
     }
 
     fn to_mem(&self) -> Result<Mem, Corrupt> {
-        let keys_bytes = self.read(self.keys_at, self.keys * KEY_LEN)?;
+        let keys_bytes = self.read(self.keys_at, self.keys * self.key_len())?;
         let mut keys = Vec::with_capacity(self.keys);
-        for k in keys_bytes.chunks(KEY_LEN) {
-            let r = u32::from_le_bytes(k[20..24].try_into().expect("4"));
+        for k in keys_bytes.chunks(self.key_len()) {
+            let (id, r) = self.split_key(k);
             if (r & !ROLE_INPUTS) as usize >= self.records {
                 return Err(Corrupt("a key names a record that does not exist".into()));
             }
-            keys.push((ObjectId::from_bytes_or_panic(&k[..20]), r));
+            keys.push((id, r));
         }
-        let rec_bytes = self.read(self.records_at, self.records * RECORD_LEN)?;
+        let rec_bytes = self.read(self.records_at, self.records * self.record_len())?;
         let mut records = Vec::with_capacity(self.records);
-        for b in rec_bytes.chunks(RECORD_LEN) {
-            let r = decode_record(b);
+        for b in rec_bytes.chunks(self.record_len()) {
+            let r = decode_record(b, self.oid);
             if r.chain as usize >= self.chains.len() {
                 return Err(Corrupt("a record names a chain that does not exist".into()));
             }
@@ -731,6 +804,7 @@ impl FileView {
             ));
         }
         Ok(Mem {
+            kind: kind_of_width(self.oid),
             chains: self.chains.clone(),
             records,
             keys,
@@ -779,6 +853,7 @@ impl Index {
         Index {
             inner: Inner::Mem(Mem::from_entries(
                 chains.into_iter().map(|c| (c, Vec::new())).collect(),
+                gix::hash::Kind::Sha1,
             )),
         }
     }
@@ -794,6 +869,7 @@ impl Index {
         keys.sort_unstable();
         Index {
             inner: Inner::Mem(Mem {
+                kind: gix::hash::Kind::Sha1,
                 chains,
                 records,
                 keys,
@@ -888,6 +964,14 @@ impl Index {
             .collect())
     }
 
+    /// The object format of the ids it holds.
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        match &self.inner {
+            Inner::File(f) => kind_of_width(f.oid),
+            Inner::Mem(m) => m.kind,
+        }
+    }
+
     /// How many records the index holds.
     pub fn records_len(&self) -> usize {
         match &self.inner {
@@ -916,14 +1000,14 @@ impl Index {
             Inner::File(f) => {
                 for at in (0..f.keys).step_by(PASS) {
                     let n = PASS.min(f.keys - at);
-                    let bytes = f.read_passing(f.keys_at + at * KEY_LEN, n * KEY_LEN)?;
-                    for k in bytes.chunks(KEY_LEN) {
-                        let r = u32::from_le_bytes(k[20..24].try_into().expect("4"));
+                    let bytes = f.read_passing(f.keys_at + at * f.key_len(), n * f.key_len())?;
+                    for k in bytes.chunks(f.key_len()) {
+                        let (id, r) = f.split_key(k);
                         let number = (r & !ROLE_INPUTS) as usize;
                         if number >= f.records {
                             return Err(Corrupt("a key names a record that does not exist".into()));
                         }
-                        visit(ObjectId::from_bytes_or_panic(&k[..20]), number, role(r));
+                        visit(id, number, role(r));
                     }
                 }
             }
@@ -946,9 +1030,10 @@ impl Index {
             Inner::File(f) => {
                 for at in (0..f.records).step_by(PASS) {
                     let n = PASS.min(f.records - at);
-                    let bytes = f.read_passing(f.records_at + at * RECORD_LEN, n * RECORD_LEN)?;
-                    for (i, b) in bytes.chunks(RECORD_LEN).enumerate() {
-                        let r = decode_record(b);
+                    let bytes =
+                        f.read_passing(f.records_at + at * f.record_len(), n * f.record_len())?;
+                    for (i, b) in bytes.chunks(f.record_len()).enumerate() {
+                        let r = decode_record(b, f.oid);
                         if r.chain as usize >= f.chains.len() {
                             return Err(Corrupt(
                                 "a record names a chain that does not exist".into(),
@@ -977,10 +1062,13 @@ impl Index {
                     return Err(outside());
                 }
                 let bytes = f.read_passing(
-                    f.records_at + range.start * RECORD_LEN,
-                    range.len() * RECORD_LEN,
+                    f.records_at + range.start * f.record_len(),
+                    range.len() * f.record_len(),
                 )?;
-                Ok(bytes.chunks(RECORD_LEN).map(decode_record).collect())
+                Ok(bytes
+                    .chunks(f.record_len())
+                    .map(|b| decode_record(b, f.oid))
+                    .collect())
             }
         }
     }
@@ -1262,7 +1350,7 @@ impl Store {
         // no key: nothing read (nor written), every lookup in memory
         let key = mac::user_key()?;
         let path = self.index_path();
-        match FileView::open(&path, key) {
+        match FileView::open(&path, key, self.repo.object_hash()) {
             Ok(Some(view)) => Some(Index {
                 inner: Inner::File(view),
             }),
@@ -1320,12 +1408,13 @@ impl Store {
             }
         }
         let old = match current {
-            None => Mem::default(),
+            None => Mem::empty(self.repo.object_hash()),
             Some(arc) => match std::sync::Arc::try_unwrap(arc) {
                 Ok(idx) => idx.into_mem(),
                 Err(arc) => match &arc.inner {
                     Inner::File(f) => f.to_mem(),
                     Inner::Mem(m) => Ok(Mem {
+                        kind: m.kind,
                         chains: m.chains.clone(),
                         records: m.records.clone(),
                         keys: m.keys.clone(),
@@ -1337,7 +1426,7 @@ impl Store {
                     "index-rebuilt",
                     format!("{why}; rebuilding it from the chains"),
                 ));
-                Mem::default()
+                Mem::empty(self.repo.object_hash())
             }),
         };
         let mut by_writer: HashMap<String, (ChainInfo, Vec<Entry>)> = old
@@ -1354,7 +1443,7 @@ impl Store {
             }
         }
         chains.extend(self.index_chains(jobs));
-        let mem = Mem::from_entries(chains);
+        let mem = Mem::from_entries(chains, self.repo.object_hash());
         if self.overrides.is_empty() && !file_disabled(self) {
             self.write_index_file(&mem);
         }
@@ -1491,7 +1580,7 @@ fn index_chain(
             }),
             Err(_) => walked.push(Walked {
                 commit: c,
-                tree: ObjectId::null(gix::hash::Kind::Sha1),
+                tree: ObjectId::null(c.kind()),
                 parent,
                 merge: false, // no readable receipt: not an entry either
             }),
@@ -1516,7 +1605,7 @@ fn index_chain(
                 tip: if complete {
                     tip
                 } else {
-                    ObjectId::null(gix::hash::Kind::Sha1)
+                    ObjectId::null(tip.kind())
                 },
                 count: 0,
             },
@@ -1595,7 +1684,7 @@ fn index_chain(
             tip: if complete {
                 tip
             } else {
-                ObjectId::null(gix::hash::Kind::Sha1)
+                ObjectId::null(tip.kind())
             },
             count,
         },
@@ -1729,10 +1818,15 @@ mod tests {
     use super::*;
 
     fn oid(n: u8) -> ObjectId {
-        ObjectId::from_bytes_or_panic(&[n; 20])
+        oid_of(gix::hash::Kind::Sha1, n)
     }
 
-    fn entry(n: u8, subject: u8, inputs: u8) -> Entry {
+    fn oid_of(kind: gix::hash::Kind, n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&vec![n; kind.len_in_bytes()])
+    }
+
+    fn entry_of(kind: gix::hash::Kind, n: u8, subject: u8, inputs: u8) -> Entry {
+        let oid = |n| oid_of(kind, n);
         Entry {
             record: Record {
                 commit: oid(n),
@@ -1752,34 +1846,47 @@ mod tests {
     }
 
     fn sample() -> Mem {
-        Mem::from_entries(vec![
-            (
-                ChainInfo {
-                    writer: "b-00".into(),
-                    tip: oid(9),
-                    count: 2,
-                },
-                vec![entry(1, 100, 200), entry(2, 100, 201)],
-            ),
-            (
-                ChainInfo {
-                    writer: "a-00".into(),
-                    tip: oid(8),
-                    count: 1,
-                },
-                vec![entry(3, 101, 200)],
-            ),
-        ])
+        sample_of(gix::hash::Kind::Sha1)
+    }
+
+    fn sample_of(kind: gix::hash::Kind) -> Mem {
+        let (oid, entry) = (|n| oid_of(kind, n), |n, s, i| entry_of(kind, n, s, i));
+        Mem::from_entries(
+            vec![
+                (
+                    ChainInfo {
+                        writer: "b-00".into(),
+                        tip: oid(9),
+                        count: 2,
+                    },
+                    vec![entry(1, 100, 200), entry(2, 100, 201)],
+                ),
+                (
+                    ChainInfo {
+                        writer: "a-00".into(),
+                        tip: oid(8),
+                        count: 1,
+                    },
+                    vec![entry(3, 101, 200)],
+                ),
+            ],
+            kind,
+        )
     }
 
     static KEY: Key = Key::from_bytes([7; 32]);
     static OTHER_KEY: Key = Key::from_bytes([8; 32]);
 
     fn view_of(bytes: &[u8]) -> Result<Option<FileView>, Corrupt> {
+        view_as(bytes, gix::hash::Kind::Sha1)
+    }
+
+    /// `bytes` opened as the index of a repository whose ids are `kind`.
+    fn view_as(bytes: &[u8], kind: gix::hash::Kind) -> Result<Option<FileView>, Corrupt> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("idx");
         std::fs::write(&path, bytes).unwrap();
-        FileView::open(&path, &KEY)
+        FileView::open(&path, &KEY, kind)
     }
 
     /// A store reads the writers' refs for its index once, and again only
@@ -1839,6 +1946,49 @@ mod tests {
         // and so does this store after a ref move in this process
         super::super::refs_may_have_moved();
         assert!(writers(&s.store.receipt_index().unwrap()).is_empty());
+    }
+
+    /// A SHA-256 repository's index holds 32-byte ids (keys of 36 bytes,
+    /// records of 76), says so in its header, and answers as memory does; read
+    /// as the other format's index, either file is refused, never misread.
+    #[test]
+    fn a_sha256_index_holds_whole_ids_and_is_read_only_as_one() {
+        use gix::hash::Kind::{Sha1, Sha256};
+        let mem = sample_of(Sha256);
+        let bytes = mem.encode(&KEY);
+        assert_eq!(u32::from_le_bytes(bytes[24..28].try_into().unwrap()), 32);
+        let view = view_as(&bytes, Sha256).unwrap().unwrap();
+        assert_eq!((view.key_len(), view.record_len()), (36, 76));
+        assert_eq!(view.chains, mem.chains);
+        for o in [100, 101, 200, 201, 5] {
+            let id = oid_of(Sha256, o);
+            assert_eq!(view.lookup(&id).unwrap(), mem.lookup(&id), "object {o}");
+        }
+        assert_eq!(mem.lookup(&oid_of(Sha256, 200)).len(), 2);
+        let back = view.to_mem().unwrap();
+        assert_eq!(
+            (back.kind, &back.records, &back.keys),
+            (Sha256, &mem.records, &mem.keys)
+        );
+        let index = Index {
+            inner: Inner::File(view),
+        };
+        assert_eq!(index.object_hash(), Sha256);
+        let mut keys = Vec::new();
+        index.each_key(|id, n, _| keys.push((id, n))).unwrap();
+        assert_eq!(keys.len(), 6);
+        assert!(keys.iter().all(|(id, _)| id.kind() == Sha256));
+        let mut records = Vec::new();
+        index.each_record(|_, r| records.push(r)).unwrap();
+        assert_eq!(records, mem.records);
+        assert_eq!(index.records_in(1..3).unwrap(), mem.records[1..3]);
+
+        let wrong = view_as(&bytes, Sha1).unwrap_err();
+        assert!(wrong.0.contains("object ids of 32 bytes"), "{}", wrong.0);
+        let sha1 = sample().encode(&KEY);
+        assert_eq!(u32::from_le_bytes(sha1[24..28].try_into().unwrap()), 20);
+        let wrong = view_as(&sha1, Sha256).unwrap_err();
+        assert!(wrong.0.contains("object ids of 20 bytes"), "{}", wrong.0);
     }
 
     #[test]

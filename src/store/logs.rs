@@ -76,7 +76,7 @@ pub fn log_mismatch(body: &Body, blob: &ObjectId, bytes: &[u8]) -> Option<String
         ));
     }
     // v1 receipts sign only the blob id: the bytes must hash to it
-    let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes).ok()?;
+    let id = gix::objs::compute_hash(blob.kind(), gix::objs::Kind::Blob, bytes).ok()?;
     (id != *blob).then(|| format!("the log's bytes hash to blob {id}, not {blob}"))
 }
 

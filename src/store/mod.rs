@@ -81,11 +81,6 @@ pub enum StoreError {
         /// What is wrong with them.
         problem: String,
     },
-    /// SHA-256 object format.
-    #[error(
-        "this repository uses the SHA-256 object format, which git-receipt does not support yet"
-    )]
-    Sha256Unsupported,
     /// A ref names an object the repository does not have.
     #[error(
         "{refname} points at {id}, which is missing from the object store (a `git gc --prune=now` that ran while a receipt was being written leaves this)"
@@ -333,7 +328,11 @@ type Scanned = Result<(String, ObjectId), UnusableRef>;
 /// (the ref reads as it was). `None` for anything else (a directory, a link, a
 /// name that is no writer id, a symbolic or unreadable ref): the caller then
 /// takes gix's path and its exact report.
-fn read_loose_writer_refs(dir: &Path, prefix: &str) -> Option<Vec<(String, ObjectId)>> {
+fn read_loose_writer_refs(
+    dir: &Path,
+    prefix: &str,
+    kind: gix::hash::Kind,
+) -> Option<Vec<(String, ObjectId)>> {
     use std::io::Read as _;
     use std::os::fd::{AsRawFd as _, FromRawFd as _};
     let entries = match std::fs::read_dir(dir) {
@@ -342,10 +341,11 @@ fn read_loose_writer_refs(dir: &Path, prefix: &str) -> Option<Vec<(String, Objec
         Err(_) => return None,
     };
     let dir_file = std::fs::File::open(dir).ok()?;
-    let hex_len = gix::hash::Kind::Sha1.len_in_hex();
+    let hex_len = kind.len_in_hex();
     let mut loose = Vec::new();
     let mut name_z = [0u8; 80];
-    let mut buf = [0u8; 64];
+    // a SHA-256 id and its newline, and room to see a longer file
+    let mut buf = [0u8; 80];
     for entry in entries {
         let entry = entry.ok()?;
         let name = entry.file_name();
@@ -447,8 +447,9 @@ fn hex_names(hex: &[u8], id: &ObjectId) -> bool {
     // in the lowercase git writes (an uppercase spelling answers `false`, and
     // the caller reads the refs in full): a gate asks this of every writer's
     // packed line, and the hex crate's decoding cost it more
-    let mut bytes = [0u8; 20];
-    crate::receipt::decode_lower_hex(hex, &mut bytes) && id.as_bytes() == bytes
+    let mut bytes = [0u8; 32];
+    let bytes = &mut bytes[..id.as_bytes().len()];
+    crate::receipt::decode_lower_hex(hex, bytes) && id.as_bytes() == bytes
 }
 
 /// The notice that `bad` is skipped (every listing meets it again; the sink keeps
@@ -576,9 +577,6 @@ impl Store {
     }
 
     fn from_repo(mut repo: gix::Repository) -> Result<Store, StoreError> {
-        if repo.object_hash() != gix::hash::Kind::Sha1 {
-            return Err(StoreError::Sha256Unsupported);
-        }
         // Ref updates write reflogs (always for refs/notes/), which need a committer;
         // a machine without a git identity (a fresh CI container) would otherwise
         // get chains but never notes. Install a fallback that the user's identity
@@ -905,7 +903,11 @@ impl Store {
         if self.repo.refs.namespace.is_some() {
             return None;
         }
-        let loose = read_loose_writer_refs(&self.repo.common_dir().join(prefix), prefix)?;
+        let loose = read_loose_writer_refs(
+            &self.repo.common_dir().join(prefix),
+            prefix,
+            self.repo.object_hash(),
+        )?;
         self.walk_packed_lines(prefix, each)?;
         Some(loose)
     }
@@ -957,7 +959,7 @@ impl Store {
             let bytes: &[u8] = (**packed).as_ref();
             let at = first_line_not_below(bytes, prefix.as_bytes());
             {
-                let hex_len = gix::hash::Kind::Sha1.len_in_hex();
+                let hex_len = self.repo.object_hash().len_in_hex();
                 let mut rest = bytes.get(at..)?;
                 while !rest.is_empty() {
                     let end = rest.find_byte(b'\n')?;
@@ -1052,7 +1054,7 @@ impl Store {
             .collect();
         std::fs::write(view.path().join("info/alternates"), text)
             .map_err(git_err("writing the quarantine view"))?;
-        let mut handle = gix::odb::at(view.path(), gix::hash::Kind::Sha1)
+        let mut handle = gix::odb::at(view.path(), self.repo.object_hash())
             .map_err(git_err("opening the pushed objects"))?;
         // the cache a repository opened by gix gets: without it every receipt read
         // from a pushed pack resolves its whole delta chain again
@@ -1063,7 +1065,7 @@ impl Store {
                 4 * 1024 * 1024,
             ))
         });
-        self.repo.objects = gix::odb::memory::Proxy::new(handle, gix::hash::Kind::Sha1);
+        self.repo.objects = gix::odb::memory::Proxy::new(handle, self.repo.object_hash());
         self._quarantine_view = Some(view);
         Ok(())
     }
@@ -1444,21 +1446,10 @@ fn unreadable_or_not_a_repository(dir: &Path, e: &(dyn std::error::Error + 'stat
     not_a_repository(dir)
 }
 
-/// gix (built for SHA-1 only) cannot open a SHA-256 repository at all, so ask
-/// stock git what it is before calling it "not a repository".
+/// The error for `dir`, which is no repository gix can open.
 fn not_a_repository(dir: &Path) -> StoreError {
-    let format = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "--show-object-format"])
-        .output();
-    match format {
-        Ok(out) if out.status.success() && out.stdout.starts_with(b"sha256") => {
-            StoreError::Sha256Unsupported
-        }
-        _ => StoreError::NotARepository {
-            path: dir.to_owned(),
-        },
+    StoreError::NotARepository {
+        path: dir.to_owned(),
     }
 }
 
@@ -1520,7 +1511,7 @@ mod packed_tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("receipts");
         assert_eq!(
-            read_loose_writer_refs(&dir, "refs/receipts/"),
+            read_loose_writer_refs(&dir, "refs/receipts/", gix::hash::Kind::Sha1),
             Some(Vec::new())
         );
         std::fs::create_dir(&dir).unwrap();
@@ -1534,7 +1525,7 @@ mod packed_tests {
         std::fs::write(dir.join(format!("{w1}.lock")), "junk").unwrap();
         let oid = |h: &str| gix::ObjectId::from_hex(h.as_bytes()).unwrap();
         assert_eq!(
-            read_loose_writer_refs(&dir, "refs/receipts/"),
+            read_loose_writer_refs(&dir, "refs/receipts/", gix::hash::Kind::Sha1),
             Some(vec![
                 (format!("refs/receipts/{w2}"), oid(&id2)),
                 (format!("refs/receipts/{w1}"), oid(&id1)),
@@ -1561,7 +1552,7 @@ mod packed_tests {
                 _ => std::os::unix::fs::symlink(dir.join(&w1), &path).unwrap(),
             }
             assert_eq!(
-                read_loose_writer_refs(&dir, "refs/receipts/"),
+                read_loose_writer_refs(&dir, "refs/receipts/", gix::hash::Kind::Sha1),
                 None,
                 "{what}"
             );
@@ -1569,7 +1560,7 @@ mod packed_tests {
             let _ = std::fs::remove_dir(&path);
             let _ = std::fs::remove_file(dir.join("junk"));
         }
-        assert!(read_loose_writer_refs(&dir, "refs/receipts/").is_some());
+        assert!(read_loose_writer_refs(&dir, "refs/receipts/", gix::hash::Kind::Sha1).is_some());
     }
 
     /// The binary search lands where a reading of every line would: on the

@@ -177,7 +177,7 @@ impl Store {
             let decoded = tree.decode().map_err(git_err("decoding a notes tree"))?;
             for e in &decoded.entries {
                 let name = format!("{prefix}{}", e.filename);
-                if e.mode.is_tree() && name.len() < 40 {
+                if e.mode.is_tree() && name.len() < self.repo.object_hash().len_in_hex() {
                     stack.push((e.oid.to_owned(), name));
                 } else if e.mode.is_blob()
                     && let Ok(oid) = ObjectId::from_hex(name.as_bytes())
@@ -335,7 +335,7 @@ impl Store {
             }
             let base_tree = match (notes_tip, rebuild) {
                 (Some(t), false) => self.commit_tree(t)?,
-                _ => ObjectId::empty_tree(gix::hash::Kind::Sha1),
+                _ => ObjectId::empty_tree(self.repo.object_hash()),
             };
             // Receipts whose log refs a crash cut off get them now (v2 logs live
             // beside the chain; the blob is here when this clone wrote it).
@@ -536,7 +536,7 @@ impl Store {
             // Move every flat note under its 2-character directory, as git does
             // once a notes tree grows.
             for (name, is_tree) in &top {
-                if *is_tree || name.len() != 40 {
+                if *is_tree || name.len() != self.repo.object_hash().len_in_hex() {
                     continue;
                 }
                 let entry = base_tree

@@ -158,6 +158,12 @@ impl Store {
         Some((kind, header.size()))
     }
 
+    /// The object format of this repository's ids: SHA-1, or SHA-256
+    /// (`git init --object-format=sha256`).
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.repo.object_hash()
+    }
+
     /// The empty tree's id in this repository's hash.
     pub fn empty_tree(&self) -> ObjectId {
         ObjectId::empty_tree(self.repo.object_hash())

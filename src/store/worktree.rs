@@ -430,7 +430,7 @@ impl Store {
                 picked.push((p.clone(), entry.mode().kind(), entry.oid().to_owned()));
             }
         }
-        let empty = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let empty = ObjectId::empty_tree(self.repo.object_hash());
         let mut editor = self
             .repo
             .edit_tree(empty)
@@ -458,7 +458,7 @@ impl Store {
                 .write(|t| {
                     let mut buf = Vec::new();
                     gix::objs::WriteTo::write_to(t, &mut buf)?;
-                    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Tree, &buf)
+                    gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Tree, &buf)
                         .map_err(|e| std::io::Error::other(e.to_string()))
                 })
                 .map_err(git_err("hashing an inputs tree"))

@@ -352,29 +352,6 @@ fn notes_are_readable_by_stock_git() {
 }
 
 #[test]
-fn sha256_repositories_get_a_clear_error() {
-    let env = Env::new();
-    let repo = env.path("sha256");
-    let r = env.git(
-        env.tmp.path(),
-        &[
-            "init",
-            "-q",
-            "--object-format=sha256",
-            repo.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(r.code, 0, "{r}");
-    let r = env.receipt(&repo, &["run", "x", "--", "true"]);
-    assert_eq!(r.code, 2, "{r}");
-    assert!(
-        r.stderr
-            .contains("SHA-256 object format, which git-receipt does not support yet"),
-        "{r}"
-    );
-}
-
-#[test]
 fn outside_a_repository_says_so() {
     let env = Env::new();
     let r = env.receipt(env.tmp.path(), &["run", "x", "--", "true"]);

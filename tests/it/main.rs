@@ -63,6 +63,7 @@ mod run_range;
 mod schema;
 mod server_bypass;
 mod server_ref_names;
+mod sha256;
 mod ssh_agent;
 mod sshsig_interop;
 mod tamper;

@@ -433,10 +433,23 @@ impl Daemon {
 
     /// A new bare repository served as `git://127.0.0.1:PORT/<name>`.
     pub fn bare(&self, env: &Env, name: &str) -> (PathBuf, String) {
+        self.bare_in(env, name, "sha1")
+    }
+
+    /// [`Daemon::bare`] in object format `format` (`sha1` or `sha256`).
+    pub fn bare_in(&self, env: &Env, name: &str, format: &str) -> (PathBuf, String) {
         let dir = self.root.join(name);
         let r = env.git(
             &self.root,
-            &["init", "-q", "--bare", "-b", "main", dir.to_str().unwrap()],
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                &format!("--object-format={format}"),
+                dir.to_str().unwrap(),
+            ],
         );
         assert_eq!(r.code, 0, "{r}");
         (dir, self.url(name))
