@@ -180,6 +180,9 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     }
     if let Some(e) = e.downcast_ref::<StoreError>() {
         return match e {
+            StoreError::CompatObjectFormat { .. } => one(
+                "hint: use git-receipt in a clone without extensions.compatObjectFormat (git clone makes one); git-receipt works in SHA-1 and SHA-256 repositories alike",
+            ),
             StoreError::NotARepository { .. } => {
                 one("hint: run this inside a git work tree, or `git init` one")
             }

@@ -75,6 +75,15 @@ pub enum StoreError {
         /// Where we looked.
         path: PathBuf,
     },
+    /// The repository keeps the other format's name of every object beside its
+    /// own (`extensions.compatObjectFormat`), a mapping gix does not keep up.
+    #[error(
+        "this repository keeps {format} names beside its own for every object (extensions.compatObjectFormat = {format}), and gix, which git-receipt writes objects with, does not keep that map yet: receipts written here would have no {format} names"
+    )]
+    CompatObjectFormat {
+        /// The other format, as configured.
+        format: String,
+    },
     /// `GIT_CONFIG_PARAMETERS` (what `git -c` passes on) could not be read.
     #[error("cannot apply the `git -c` settings: {problem}")]
     CliConfig {
@@ -577,6 +586,16 @@ impl Store {
     }
 
     fn from_repo(mut repo: gix::Repository) -> Result<Store, StoreError> {
+        // SHA-1 and SHA-256 repositories are read and written alike; one that
+        // also names each object in the other format is not (see the error)
+        if let Some(format) = repo
+            .config_snapshot()
+            .string("extensions.compatObjectFormat")
+        {
+            return Err(StoreError::CompatObjectFormat {
+                format: crate::text::escape(&format.to_string()).into_owned(),
+            });
+        }
         // Ref updates write reflogs (always for refs/notes/), which need a committer;
         // a machine without a git identity (a fresh CI container) would otherwise
         // get chains but never notes. Install a fallback that the user's identity

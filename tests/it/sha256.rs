@@ -149,3 +149,28 @@ fn a_sha256_repository_round_trips_receipts_through_a_hooked_server() {
     let r = env.receipt(&dev, &["verify"]);
     assert_eq!(r.code, 0, "{r}");
 }
+
+/// A repository that also names every object in the other format
+/// (`extensions.compatObjectFormat`) is refused before anything is written:
+/// gix does not keep that map, so objects git-receipt wrote would lack their
+/// second names.
+#[test]
+fn a_repository_keeping_sha1_names_beside_sha256_ones_is_refused_untouched() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_sha256_repo.sh", "repo");
+    env.git_ok(&repo, &["config", "extensions.compatObjectFormat", "sha1"]);
+    let refs_before = env.git_ok(&repo, &["for-each-ref"]);
+    let r = env.receipt(&repo, &["run", "test"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains("extensions.compatObjectFormat = sha1")
+            && r.stderr
+                .contains("hint: use git-receipt in a clone without"),
+        "{r}"
+    );
+    assert_eq!(env.git_ok(&repo, &["for-each-ref"]), refs_before);
+    // and a status, a read, says the same
+    let r = env.receipt(&repo, &["status"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("compatObjectFormat"), "{r}");
+}
