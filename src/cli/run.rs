@@ -351,6 +351,15 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
     let label = super::signer_names(&store).label(&writer);
     let mut outcomes = Vec::new();
     let total = resolved.len();
+    // several checks: one notes commit for all their receipts, when the run
+    // ends however it ends, not one per receipt
+    let notes = (total > 1).then(|| {
+        store.defer_notes();
+        NotesLater {
+            store: &store,
+            writer: &writer,
+        }
+    });
     for (check, timeout, declared) in resolved {
         let how = HowToRun {
             timeout,
@@ -385,6 +394,7 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
         };
         outcomes.push(outcome);
     }
+    drop(notes);
     store.gc_auto_detached();
     if let [one] = outcomes.as_slice() {
         print_reviews_needed(&reviews_needed);

@@ -177,3 +177,36 @@ fn a_receipt_recorded_before_the_interrupt_is_kept() {
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(log[0]["check"], "quick");
 }
+
+/// `run --all` (or several names) writes one notes commit for the receipts of
+/// all its checks, when the last one ends; stock git shows each of them on the
+/// commit. One check alone is noted as it ends, as before.
+#[test]
+fn several_checks_in_one_run_are_noted_in_one_notes_commit() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    let r = env.receipt(&repo, &["run", "--all"]);
+    assert_eq!(r.code, 0, "{r}");
+    let writer = env.only_writer(&repo);
+    let notes = format!("refs/notes/receipts/{writer}");
+    let count = || {
+        env.git_ok(&repo, &["rev-list", "--count", &notes])
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(count(), "1", "one notes commit for two receipts");
+    let shown = env.git_ok(&repo, &["notes", "--ref", &notes, "show", "HEAD"]);
+    let log = env.log_json(&repo);
+    assert_eq!(log.len(), 2, "{log:?}");
+    for receipt in &log {
+        let id = receipt["id"].as_str().unwrap();
+        assert!(shown.contains(id), "{id} in {shown}");
+    }
+    assert!(
+        shown.contains(" test passed") && shown.contains(" docs passed"),
+        "{shown}"
+    );
+    // one check alone: its own notes commit, at once
+    env.receipt_ok(&repo, &["run", "test"]);
+    assert_eq!(count(), "2");
+}
