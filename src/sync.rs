@@ -619,6 +619,25 @@ fn lost_race(out: &crate::store::remote::GitOutput, writer: &str) -> bool {
         || out.stderr.contains("cannot lock ref")
 }
 
+/// Whether git-receipt's pushes send a writer's notes beside its chain:
+/// `receipt.pushNotes` when set; else yes, but not in CI (the `CI` variable set,
+/// as GitHub Actions, GitLab CI, CircleCI, Buildkite and others set it, and not
+/// `false` or `0`). Notes are a display every clone derives from the chains it
+/// fetches (`git receipt fetch`), and a CI writer's receipts are most of a
+/// repository's: pushed, their notes cost the server and every clone more
+/// bytes than the signed chain itself (issue 30). What a plain `git fetch` of
+/// the notes refs shows of them then waits for `git receipt fetch`.
+pub fn pushes_notes(store: &Store) -> bool {
+    store
+        .config_bool("receipt.pushNotes")
+        .unwrap_or_else(|| !in_ci(std::env::var("CI").ok().as_deref()))
+}
+
+/// Whether the `CI` variable's value says this runs in CI.
+fn in_ci(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
 /// Take it that `remote` will have `writer`'s chain and notes at their local
 /// tips: the running `git push` carries them. If that push fails after all, the
 /// next push's lease finds out and takes the long way; nothing is lost.
@@ -638,14 +657,16 @@ fn remember_pushed(
     chain: ObjectId,
 ) -> Result<(), StoreError> {
     use crate::store::remote::{staged_chain_ref, staged_notes_ref};
-    let notes = store.ref_value(&notes_ref(writer))?;
+    let mut refs = vec![(staged_chain_ref(remote, writer), Some(chain))];
+    // notes not pushed: the remote's stay as last seen
+    if pushes_notes(store) {
+        let notes = store.ref_value(&notes_ref(writer))?;
+        refs.push((staged_notes_ref(remote, writer), notes));
+    }
     // A failure here loses only this memory (the next push leases on the older
     // one, is refused, and takes the long way), as a failed `git update-ref`
     // did: the push itself went through.
-    let _ = store.put_refs(&[
-        (staged_chain_ref(remote, writer), Some(chain)),
-        (staged_notes_ref(remote, writer), notes),
-    ]);
+    let _ = store.put_refs(&refs);
     Ok(())
 }
 
@@ -664,13 +685,18 @@ fn push_on_lease(
     also: &[String],
 ) -> Result<Option<PushOutcome>, PushError> {
     use crate::store::remote::{staged_chain_ref, staged_notes_ref};
-    let (Some(theirs), Some(their_notes), Some(local)) = (
+    let with_notes = pushes_notes(store);
+    let their_notes = store.ref_value(&staged_notes_ref(remote, writer))?;
+    let (Some(theirs), Some(local)) = (
         store.ref_value(&staged_chain_ref(remote, writer))?,
-        store.ref_value(&staged_notes_ref(remote, writer))?,
         store.chain_tip(writer)?,
     ) else {
         return Ok(None);
     };
+    // notes to push need a lease on what the remote had
+    if with_notes && their_notes.is_none() {
+        return Ok(None);
+    }
     if !matches!(
         store.relation(Some(local), theirs)?,
         Relation::Same | Relation::Ahead
@@ -683,7 +709,7 @@ fn push_on_lease(
     let notes_now = store.ref_value(&notes_ref(writer))?;
     if new_entries.is_empty()
         && log_refs.is_empty()
-        && notes_now == Some(their_notes)
+        && (!with_notes || notes_now == their_notes)
         && also.is_empty()
     {
         return Ok(skip_unchanged.then(|| PushOutcome {
@@ -696,7 +722,11 @@ fn push_on_lease(
         }));
     }
     let chain_lease = format!("--force-with-lease={}:{theirs}", chain_ref(writer));
-    let notes_lease = format!("--force-with-lease={}:{their_notes}", notes_ref(writer));
+    let notes_lease = format!(
+        "--force-with-lease={}:{}",
+        notes_ref(writer),
+        their_notes.map(|n| n.to_string()).unwrap_or_default()
+    );
     let chain_spec = format!("{0}:{0}", chain_ref(writer));
     let notes_spec = format!("+{0}:{0}", notes_ref(writer));
     let log_specs: Vec<String> = log_refs.iter().map(|n| format!("{n}:{n}")).collect();
@@ -706,11 +736,14 @@ fn push_on_lease(
         "--no-verify",
         "--porcelain",
         &chain_lease,
-        &notes_lease,
-        remote,
-        &chain_spec,
-        &notes_spec,
     ];
+    if with_notes {
+        argv.push(&notes_lease);
+    }
+    argv.extend([remote, chain_spec.as_str()]);
+    if with_notes {
+        argv.push(&notes_spec);
+    }
     argv.extend(log_specs.iter().map(String::as_str));
     argv.extend(also.iter().map(String::as_str));
     let out = store.run_git(&argv)?;
@@ -892,11 +925,18 @@ pub fn push_writer(
             None => format!("{0}:{0}", chain_ref(writer)),
         };
         let notes_spec = format!("+{0}:{0}", notes_ref(writer));
-        let mut argv = vec!["push", "--atomic", "--no-verify", "--porcelain", &lease];
+        let with_notes = pushes_notes(store);
+        let mut argv = vec!["push", "--atomic", "--no-verify", "--porcelain"];
+        if with_notes {
+            argv.push(&lease);
+        }
         if let Some(l) = &chain_lease {
             argv.push(l);
         }
-        argv.extend([remote, chain_spec.as_str(), notes_spec.as_str()]);
+        argv.extend([remote, chain_spec.as_str()]);
+        if with_notes {
+            argv.push(&notes_spec);
+        }
         argv.extend(log_specs.iter().map(String::as_str));
         argv.extend(also.iter().map(String::as_str));
         let out = store.run_git(&argv)?;
@@ -937,6 +977,16 @@ pub fn push_writer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ci_is_any_value_of_the_ci_variable_but_empty_false_and_0() {
+        for yes in ["true", "1", "yes", "TRUE", "woodpecker"] {
+            assert!(in_ci(Some(yes)), "{yes}");
+        }
+        for no in [None, Some(""), Some("0"), Some("false"), Some("False")] {
+            assert!(!in_ci(no), "{no:?}");
+        }
+    }
 
     const W: &str = "default-0b122fce84b0c88534299df4990a87ca";
 

@@ -275,7 +275,8 @@ fn pre_push(
     if gated > 0 && push_receipts {
         // A push that carries a chain and its notes at their local tips (push
         // refspecs in the remote's config) sends them itself, in one connection.
-        let carried = push_plan::carried_writers(store, updates)?;
+        let carried =
+            push_plan::carried_writers(store, updates, git_receipt::sync::pushes_notes(store))?;
         for writer in &carried {
             git_receipt::sync::assume_pushed(store, remote, writer)?;
         }

@@ -44,8 +44,13 @@ pub fn gated_refs(updates: &[PushedRef], gate_tags: bool) -> Vec<(String, Object
 
 /// The writers of this clone whose chain and notes `updates` already push at
 /// their local tips (push refspecs in the remote's config): one connection
-/// carries them, so nothing need be pushed for them after.
-pub fn carried_writers(store: &Store, updates: &[PushedRef]) -> Result<Vec<String>, StoreError> {
+/// carries them, so nothing need be pushed for them after. Without
+/// `with_notes` (notes are not pushed: `receipt.pushNotes`), the chain alone.
+pub fn carried_writers(
+    store: &Store,
+    updates: &[PushedRef],
+    with_notes: bool,
+) -> Result<Vec<String>, StoreError> {
     let carried_ref = |name: &str, local: Option<ObjectId>| {
         local.is_some()
             && updates
@@ -56,7 +61,7 @@ pub fn carried_writers(store: &Store, updates: &[PushedRef]) -> Result<Vec<Strin
     for (writer, tip) in store.writers()? {
         let notes = crate::store::notes::notes_ref(&writer);
         if carried_ref(&format!("refs/receipts/{writer}"), Some(tip))
-            && carried_ref(&notes, store.ref_value(&notes)?)
+            && (!with_notes || carried_ref(&notes, store.ref_value(&notes)?))
         {
             carried.push(writer);
         }

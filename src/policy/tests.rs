@@ -1811,12 +1811,22 @@ fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
     let chain = format!("refs/receipts/{writer}");
     let both = [pushed(&chain, Some(tip)), pushed(&notes, notes_tip)];
     assert_eq!(
-        super::push::carried_writers(&store, &both).unwrap(),
-        [writer]
+        super::push::carried_writers(&store, &both, true).unwrap(),
+        [writer.clone()]
     );
     let chain_only = [pushed(&chain, Some(tip))];
     assert!(
-        super::push::carried_writers(&store, &chain_only)
+        super::push::carried_writers(&store, &chain_only, true)
+            .unwrap()
+            .is_empty()
+    );
+    // notes not pushed (receipt.pushNotes false, CI): the chain alone carries
+    assert_eq!(
+        super::push::carried_writers(&store, &chain_only, false).unwrap(),
+        [writer.clone()]
+    );
+    assert!(
+        super::push::carried_writers(&store, &[pushed(&notes, notes_tip)], false)
             .unwrap()
             .is_empty()
     );
@@ -1825,7 +1835,12 @@ fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
         pushed(&notes, notes_tip),
     ];
     assert!(
-        super::push::carried_writers(&store, &stale)
+        super::push::carried_writers(&store, &stale, true)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        super::push::carried_writers(&store, &stale, false)
             .unwrap()
             .is_empty()
     );

@@ -17,6 +17,7 @@ mod artifacts;
 mod bounded_reads;
 mod checkpoint;
 mod ci_fresh_clone;
+mod ci_notes;
 mod cli_basics;
 mod clock_order;
 mod completions;
