@@ -540,12 +540,14 @@ impl Store {
         let (kind, bytes) = encode(&gix::objs::Tree { entries });
         let tree = self.put_object("a chain tree", kind, bytes)?;
         let b = receipt.body();
-        let message = format!(
-            "receipt: {} #{}\n\n{}\n{remark}",
-            b.headline(),
-            b.chain.index,
-            receipt.id()
-        );
+        // for people reading `git log` of the chain; the receipt decides. Not
+        // its id (`git receipt log` and `show` print it): 64 hex digits that
+        // do not compress were 8% of a receipt's packed bytes (issue 30)
+        let mut message = format!("receipt: {} #{}\n", b.headline(), b.chain.index);
+        if !remark.is_empty() {
+            message.push('\n');
+            message.push_str(remark);
+        }
         let sig = tool_signature();
         let commit = gix::objs::Commit {
             tree: tree.id,

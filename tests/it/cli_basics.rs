@@ -572,3 +572,28 @@ fn a_committed_gitreceipts_with_bad_syntax_is_checked_with_a_command_that_works(
         "{r}"
     );
 }
+
+/// A chain commit's message is for people reading `git log` of the chain: what
+/// the receipt says and its place, without the receipt id (issue 30: 8% of a
+/// receipt's packed bytes); `git receipt log` prints the id.
+#[test]
+fn a_chain_commit_says_what_the_receipt_says_without_its_id() {
+    let env = Env::new();
+    let repo = env.fixture_repo("make_basic_repo.sh", "repo");
+    env.receipt_ok(&repo, &["run", "test"]);
+    let writer = env.only_writer(&repo);
+    let message = env.git_ok(
+        &repo,
+        &[
+            "log",
+            "-1",
+            "--format=%B",
+            &format!("refs/receipts/{writer}"),
+        ],
+    );
+    assert_eq!(message.trim_end(), "receipt: test passed #0");
+    let id = env.log_json(&repo)[0]["id"].as_str().unwrap().to_owned();
+    assert!(!message.contains(&id));
+    let r = env.receipt_ok(&repo, &["log"]);
+    assert!(r.stdout.contains(&id[..19]), "{r}");
+}
