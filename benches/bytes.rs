@@ -31,7 +31,8 @@
 //! commit), so it never measures a wrong repository.
 //!
 //! Usage: cargo bench --bench bytes [-- RECEIPTS [WRITERS]]  (default 10,000
-//! receipts, 100 writers; COMMITS is RECEIPTS / 4)
+//! receipts, 100 writers; COMMITS is RECEIPTS / 4); with GIT_RECEIPT_BENCH_KEEP
+//! set, the repository is kept (for a profiler).
 
 mod support;
 
@@ -331,4 +332,8 @@ fn main() {
         c_bytes as f64 / n,
         cn_bytes as f64 / n
     );
+    if std::env::var_os("GIT_RECEIPT_BENCH_KEEP").is_some() {
+        let kept = tmp.keep();
+        eprintln!("kept {}", kept.display());
+    }
 }
