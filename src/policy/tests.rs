@@ -1812,7 +1812,7 @@ fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
     let both = [pushed(&chain, Some(tip)), pushed(&notes, notes_tip)];
     assert_eq!(
         super::push::carried_writers(&store, &both, true).unwrap(),
-        [writer.clone()]
+        std::slice::from_ref(&writer)
     );
     let chain_only = [pushed(&chain, Some(tip))];
     assert!(
@@ -1823,7 +1823,7 @@ fn a_push_carries_a_chain_only_with_its_notes_at_their_local_tips() {
     // notes not pushed (receipt.pushNotes false, CI): the chain alone carries
     assert_eq!(
         super::push::carried_writers(&store, &chain_only, false).unwrap(),
-        [writer.clone()]
+        std::slice::from_ref(&writer)
     );
     assert!(
         super::push::carried_writers(&store, &[pushed(&notes, notes_tip)], false)

@@ -39,7 +39,7 @@ fn a_push_in_ci_sends_the_chain_without_notes_and_a_fetch_derives_them() {
     let notes = format!("refs/notes/receipts/{writer}");
     let r = env.receipt_with(&ci, &["push"], &[("CI", "true")]);
     assert_eq!(r.code, 0, "{r}");
-    assert_eq!(refs_under(&env, &bare, "refs/receipts/"), [chain.clone()]);
+    assert_eq!(refs_under(&env, &bare, "refs/receipts/"), [chain.as_str()]);
     assert!(
         refs_under(&env, &bare, "refs/notes/").is_empty(),
         "CI pushed notes"
@@ -94,7 +94,7 @@ fn outside_ci_notes_are_pushed_unless_push_notes_is_false() {
     // `CI=false` is not CI
     let r = env.receipt_with(&dev, &["push"], &[("CI", "false")]);
     assert_eq!(r.code, 0, "{r}");
-    assert_eq!(refs_under(&env, &bare, "refs/notes/"), [notes.clone()]);
+    assert_eq!(refs_under(&env, &bare, "refs/notes/"), [notes.as_str()]);
     let pushed = env.git_ok(&bare, &["rev-parse", &notes]);
 
     // switched off: the next receipt's chain goes, the server's notes stay
