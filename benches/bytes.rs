@@ -36,54 +36,42 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use git_receipt::receipt::{
-    Body, Chain, Check, Kind, Mode, Outcome, Runner, SCHEMA, Subject, definition_digest,
-    format_timestamp, writer_id,
-};
+use git_receipt::receipt::{definition_digest, writer_id};
 use git_receipt::store::Store;
-use support::{fast_import, git, marks, seeded_keys};
+use support::{check_body, fast_import, git, marks, seeded_keys};
 
-/// Objects and packed bytes of what `revs` (lines for `git rev-list --stdin`)
-/// reach: a fetch's pack of them.
-fn pack_of(repo: &Path, revs: &str) -> (u64, u64) {
-    let objects = {
-        let mut c = Command::new("git");
-        c.current_dir(repo)
-            .args(["rev-list", "--objects", "--stdin"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(revs.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success());
-        out.stdout.iter().filter(|b| **b == b'\n').count() as u64
-    };
-    let mut c = Command::new("git");
-    c.current_dir(repo)
-        .args(["pack-objects", "--revs", "--stdout", "-q"])
+/// The stdout of `git args` in `repo` fed `input`, which must succeed.
+fn git_fed(repo: &Path, args: &[&str], input: &str) -> Vec<u8> {
+    let mut child = Command::new("git")
+        .current_dir(repo)
+        .args(args)
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = c.spawn().unwrap();
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     child
         .stdin
         .take()
         .unwrap()
-        .write_all(revs.as_bytes())
+        .write_all(input.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    (objects, out.stdout.len() as u64)
+    assert!(out.status.success(), "git {args:?}");
+    out.stdout
+}
+
+/// Objects and packed bytes of what `revs` (lines for `git rev-list --stdin`)
+/// reach: a fetch's pack of them.
+fn pack_of(repo: &Path, revs: &str) -> (u64, u64) {
+    let listed = git_fed(repo, &["rev-list", "--objects", "--stdin"], revs);
+    let objects = listed.iter().filter(|b| **b == b'\n').count() as u64;
+    let pack = git_fed(repo, &["pack-objects", "--revs", "--stdout", "-q"], revs);
+    (objects, pack.len() as u64)
 }
 
 /// The refs under `prefix`, one a line.
@@ -186,56 +174,13 @@ fn main() {
         let (name, argv) = &checks[(r / 2) % 2];
         let definition = definition_digest(argv, &paths, &[]);
         store
-            .append(&writer, key, &[], |index, prev| Body {
-                schema: SCHEMA.into(),
-                kind: Kind::Check,
-                chain: Chain {
-                    writer: writer.clone(),
-                    index,
-                    prev,
-                },
-                subject: Subject {
-                    commit: commit.to_string(),
-                    tree: tree.to_string(),
-                    inputs: inputs.to_string(),
-                    dirty: false,
-                    dependencies: Vec::new(),
-                },
-                check: Check {
-                    name: (*name).into(),
-                    argv: argv.clone(),
-                    definition: definition.clone(),
-                    paths: paths.clone(),
-                    env: BTreeMap::new(),
-                },
-                result: Outcome {
-                    mode: Mode::Run,
-                    exit_code: 0,
-                    passed: true,
-                    started_at: format_timestamp(1_700_000_000_000 + r as u64 * 1000),
-                    duration_ms: 61_000,
-                    stdout_tail: "test result: ok. 412 passed; 0 failed; 3 ignored".into(),
-                    stderr_tail: String::new(),
-                    log: None,
-                    output_bytes: 18_734,
-                    log_truncated: false,
-                    log_bytes: None,
-                    log_sha256: None,
-                    detail: String::new(),
-                    assertions: Vec::new(),
-                    tests: None,
-                    metrics: Vec::new(),
-                    artifacts: None,
-                    idempotency_key: None,
-                },
-                runner: Runner {
-                    tool: "git-receipt 0.1.0".into(),
-                    host: format!("ci-runner-{}", r % 7),
-                    os: "linux-x86_64".into(),
-                },
-                acceptance: None,
-                review: None,
-                supersedes: None,
+            .append(&writer, key, &[], |index, prev| {
+                let mut body = check_body(&writer, index, prev, commit, tree, inputs, r as u64);
+                body.check.name = (*name).into();
+                body.check.argv = argv.clone();
+                body.check.definition = definition.clone();
+                body.runner.host = format!("ci-runner-{}", r % 7);
+                body
             })
             .unwrap();
         last_commit = commit.to_string();
