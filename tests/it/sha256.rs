@@ -158,8 +158,10 @@ fn a_sha256_repository_round_trips_receipts_through_a_hooked_server() {
 fn a_repository_keeping_sha1_names_beside_sha256_ones_is_refused_untouched() {
     let env = Env::new();
     let repo = env.fixture_repo("make_sha256_repo.sh", "repo");
-    env.git_ok(&repo, &["config", "extensions.compatObjectFormat", "sha1"]);
     let refs_before = env.git_ok(&repo, &["for-each-ref"]);
+    let config = repo.join(".git/config");
+    let plain = std::fs::read_to_string(&config).unwrap();
+    env.git_ok(&repo, &["config", "extensions.compatObjectFormat", "sha1"]);
     let r = env.receipt(&repo, &["run", "test"]);
     assert_eq!(r.code, 2, "{r}");
     assert!(
@@ -168,9 +170,12 @@ fn a_repository_keeping_sha1_names_beside_sha256_ones_is_refused_untouched() {
                 .contains("hint: use git-receipt in a clone without"),
         "{r}"
     );
-    assert_eq!(env.git_ok(&repo, &["for-each-ref"]), refs_before);
     // and a status, a read, says the same
     let r = env.receipt(&repo, &["status"]);
     assert_eq!(r.code, 2, "{r}");
     assert!(r.stderr.contains("compatObjectFormat"), "{r}");
+    // nothing was written: git before 2.43 cannot open the repository with the
+    // extension set, so it is taken out by hand before stock git looks
+    std::fs::write(&config, plain).unwrap();
+    assert_eq!(env.git_ok(&repo, &["for-each-ref"]), refs_before);
 }
