@@ -326,7 +326,6 @@ pub struct UnusableRef {
 /// reader can use it.
 type Scanned = Result<(String, ObjectId), UnusableRef>;
 
-/// Whether `hex` (a `packed-refs` object id) names `id`, decoded on the stack.
 /// The loose refs in `dir` (the directory of `prefix`, where only writers' refs
 /// live), each read as git reads one: a file named by a writer id holding an
 /// object id in lowercase hex and a newline, sorted by name. Each is opened
@@ -452,6 +451,7 @@ fn first_line_not_below(packed: &[u8], prefix: &[u8]) -> usize {
     lo
 }
 
+/// Whether `hex` (a `packed-refs` object id) names `id`, decoded on the stack.
 fn hex_names(hex: &[u8], id: &ObjectId) -> bool {
     // in the lowercase git writes (an uppercase spelling answers `false`, and
     // the caller reads the refs in full): a gate asks this of every writer's
@@ -977,27 +977,23 @@ impl Store {
             // from the first line not below it, found as git finds it
             let bytes: &[u8] = (**packed).as_ref();
             let at = first_line_not_below(bytes, prefix.as_bytes());
-            {
-                let hex_len = self.repo.object_hash().len_in_hex();
-                let mut rest = bytes.get(at..)?;
-                while !rest.is_empty() {
-                    let end = rest.find_byte(b'\n')?;
-                    let (line, next) = (&rest[..end], &rest[end + 1..]);
-                    let (hex, name) = (line.get(..hex_len)?, line.get(hex_len + 1..)?);
-                    let Some(writer) = name.strip_prefix(prefix.as_bytes()) else {
-                        break;
-                    };
-                    let writer = std::str::from_utf8(writer).ok()?;
-                    if line.get(hex_len) != Some(&b' ')
-                        || !crate::receipt::is_valid_writer_id(writer)
-                    {
-                        return None;
-                    }
-                    each(writer, hex)?;
-                    rest = next;
-                    if rest.first() == Some(&b'^') {
-                        rest = &rest[rest.find_byte(b'\n')? + 1..];
-                    }
+            let hex_len = self.repo.object_hash().len_in_hex();
+            let mut rest = bytes.get(at..)?;
+            while !rest.is_empty() {
+                let end = rest.find_byte(b'\n')?;
+                let (line, next) = (&rest[..end], &rest[end + 1..]);
+                let (hex, name) = (line.get(..hex_len)?, line.get(hex_len + 1..)?);
+                let Some(writer) = name.strip_prefix(prefix.as_bytes()) else {
+                    break;
+                };
+                let writer = std::str::from_utf8(writer).ok()?;
+                if line.get(hex_len) != Some(&b' ') || !crate::receipt::is_valid_writer_id(writer) {
+                    return None;
+                }
+                each(writer, hex)?;
+                rest = next;
+                if rest.first() == Some(&b'^') {
+                    rest = &rest[rest.find_byte(b'\n')? + 1..];
                 }
             }
         }
