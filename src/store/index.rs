@@ -439,16 +439,6 @@ fn hit(record: Record, r: u32) -> Hit {
     }
 }
 
-/// The object format whose ids are `oid` bytes long (20 or 32: what
-/// [`FileView::open`] accepts).
-fn kind_of_width(oid: usize) -> gix::hash::Kind {
-    if oid == gix::hash::Kind::Sha256.len_in_bytes() {
-        gix::hash::Kind::Sha256
-    } else {
-        gix::hash::Kind::Sha1
-    }
-}
-
 /// The record `b` holds, its chain commit's id `oid` bytes long.
 fn decode_record(b: &[u8], oid: usize) -> Record {
     let (id, b) = b.split_at(oid);
@@ -478,8 +468,9 @@ struct FileView {
     tags: Vec<[u8; TAG_LEN]>,
     blocks: Mutex<HashMap<usize, Vec<u8>>>,
     chains: Vec<ChainInfo>,
-    /// The bytes of an object id in it: 20 (SHA-1) or 32 (SHA-256).
-    oid: usize,
+    /// The object format of its ids: the repository's, which
+    /// [`FileView::open`] found the file written for.
+    kind: gix::hash::Kind,
     records: usize,
     keys: usize,
     fanout_at: usize,
@@ -548,7 +539,7 @@ impl FileView {
             tags,
             blocks: Mutex::new(HashMap::new()),
             chains: Vec::new(),
-            oid: kind.len_in_bytes(),
+            kind,
             records: 0,
             keys: 0,
             fanout_at: 0,
@@ -574,10 +565,11 @@ impl FileView {
             0 => gix::hash::Kind::Sha1.len_in_bytes(),
             n => n,
         };
-        if written_for != view.oid {
+        if written_for != view.oid() {
             return Err(Corrupt(format!(
                 "it holds object ids of {written_for} bytes, and this repository's ({}) have {}",
-                kind, view.oid
+                kind,
+                view.oid()
             )));
         }
         view.fanout_at = HEADER_LEN + chains_len;
@@ -592,11 +584,11 @@ impl FileView {
         let mut at = 0;
         for _ in 0..n_chains {
             // the tip, entries u64, name length u16
-            let width = view.oid + 10;
+            let width = view.oid() + 10;
             let fixed = table
                 .get(at..at + width)
                 .ok_or_else(|| bad("its chain table is cut short"))?;
-            let (tip, fixed) = fixed.split_at(view.oid);
+            let (tip, fixed) = fixed.split_at(view.oid());
             let tip = ObjectId::from_bytes_or_panic(tip);
             let count = u64::from_le_bytes(fixed[..8].try_into().expect("8"));
             let n = u16::from_le_bytes(fixed[8..10].try_into().expect("2")) as usize;
@@ -673,17 +665,22 @@ impl FileView {
         Ok(out)
     }
 
+    /// The bytes of an object id in it: 20 (SHA-1) or 32 (SHA-256).
+    fn oid(&self) -> usize {
+        self.kind.len_in_bytes()
+    }
+
     fn key_len(&self) -> usize {
-        key_len(self.oid)
+        key_len(self.oid())
     }
 
     fn record_len(&self) -> usize {
-        record_len(self.oid)
+        record_len(self.oid())
     }
 
     /// The object id and the record number (with its role bit) of key `k`.
     fn split_key(&self, k: &[u8]) -> (ObjectId, u32) {
-        let (id, n) = k.split_at(self.oid);
+        let (id, n) = k.split_at(self.oid());
         (
             ObjectId::from_bytes_or_panic(id),
             u32::from_le_bytes(n.try_into().expect("4")),
@@ -702,7 +699,7 @@ impl FileView {
         }
         let rec = decode_record(
             &self.read(self.records_at + n * self.record_len(), self.record_len())?,
-            self.oid,
+            self.oid(),
         );
         if rec.chain as usize >= self.chains.len() {
             return Err(Corrupt("a record names a chain that does not exist".into()));
@@ -736,7 +733,7 @@ impl FileView {
             let n = RUN.min(hi - i);
             let bytes = self.read(self.keys_at + i * self.key_len(), n * self.key_len())?;
             for k in bytes.chunks(self.key_len()) {
-                let (id, number) = k.split_at(self.oid);
+                let (id, number) = k.split_at(self.oid());
                 if id != oid.as_bytes() {
                     break 'keys;
                 }
@@ -760,7 +757,7 @@ impl FileView {
             let bytes = self.read(self.records_at + first * len, span * len)?;
             for (r, n) in found.iter().zip(&numbers) {
                 let at = (n - first) * len;
-                let rec = decode_record(&bytes[at..at + len], self.oid);
+                let rec = decode_record(&bytes[at..at + len], self.oid());
                 if rec.chain as usize >= self.chains.len() {
                     return Err(Corrupt("a record names a chain that does not exist".into()));
                 }
@@ -787,7 +784,7 @@ impl FileView {
         let rec_bytes = self.read(self.records_at, self.records * self.record_len())?;
         let mut records = Vec::with_capacity(self.records);
         for b in rec_bytes.chunks(self.record_len()) {
-            let r = decode_record(b, self.oid);
+            let r = decode_record(b, self.oid());
             if r.chain as usize >= self.chains.len() {
                 return Err(Corrupt("a record names a chain that does not exist".into()));
             }
@@ -804,7 +801,7 @@ impl FileView {
             ));
         }
         Ok(Mem {
-            kind: kind_of_width(self.oid),
+            kind: self.kind,
             chains: self.chains.clone(),
             records,
             keys,
@@ -967,7 +964,7 @@ impl Index {
     /// The object format of the ids it holds.
     pub fn object_hash(&self) -> gix::hash::Kind {
         match &self.inner {
-            Inner::File(f) => kind_of_width(f.oid),
+            Inner::File(f) => f.kind,
             Inner::Mem(m) => m.kind,
         }
     }
@@ -1033,7 +1030,7 @@ impl Index {
                     let bytes =
                         f.read_passing(f.records_at + at * f.record_len(), n * f.record_len())?;
                     for (i, b) in bytes.chunks(f.record_len()).enumerate() {
-                        let r = decode_record(b, f.oid);
+                        let r = decode_record(b, f.oid());
                         if r.chain as usize >= f.chains.len() {
                             return Err(Corrupt(
                                 "a record names a chain that does not exist".into(),
@@ -1067,7 +1064,7 @@ impl Index {
                 )?;
                 Ok(bytes
                     .chunks(f.record_len())
-                    .map(|b| decode_record(b, f.oid))
+                    .map(|b| decode_record(b, f.oid()))
                     .collect())
             }
         }
