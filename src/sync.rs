@@ -86,14 +86,8 @@ pub fn fetch(
         }
         // a remote ref that names no commit (an annotated tag of a chain's tip,
         // say) is that chain's problem, never the whole fetch's
-        if let Some(kind) = store.not_a_commit(*theirs) {
-            report.insert(
-                writer.clone(),
-                FetchOutcome::Rejected(format!(
-                    "the remote's refs/receipts/{writer} names a {kind} ({}), not a chain commit",
-                    theirs.to_hex_with_len(12)
-                )),
-            );
+        if let Some(why) = not_a_chain_tip(store, writer, *theirs) {
+            report.insert(writer.clone(), FetchOutcome::Rejected(why));
             continue;
         }
         let ours = store.chain_tip(writer)?;
@@ -619,6 +613,20 @@ fn lost_race(out: &crate::store::remote::GitOutput, writer: &str) -> bool {
         || out.stderr.contains("cannot lock ref")
 }
 
+/// Why the remote's chain ref of `writer`, naming `tip`, holds no chain: it
+/// names something other than a commit (an annotated tag of the chain's tip,
+/// say); `None` when it names a commit. Fetch refuses such a ref for its chain
+/// alone, push replaces it.
+fn not_a_chain_tip(store: &Store, writer: &str, tip: ObjectId) -> Option<String> {
+    store.not_a_commit(tip).map(|kind| {
+        format!(
+            "the remote's {} names a {kind} ({}), not a chain commit",
+            chain_ref(writer),
+            tip.to_hex_with_len(12)
+        )
+    })
+}
+
 /// Whether git-receipt's pushes send a writer's notes beside its chain:
 /// `receipt.pushNotes` when set; else yes, but not in CI (the `CI` variable set,
 /// as GitHub Actions, GitLab CI, CircleCI, Buildkite and others set it, and not
@@ -643,23 +651,26 @@ fn in_ci(value: Option<&str>) -> bool {
 /// next push's lease finds out and takes the long way; nothing is lost.
 pub fn assume_pushed(store: &Store, remote: &str, writer: &str) -> Result<(), StoreError> {
     match store.chain_tip(writer)? {
-        Some(tip) => remember_pushed(store, remote, writer, tip),
+        Some(tip) => remember_pushed(store, remote, writer, tip, pushes_notes(store)),
         None => Ok(()),
     }
 }
 
 /// Remember what the remote now has of `writer` (the staging refs double as
-/// this clone's last knowledge of the remote, which the next push leases on).
+/// this clone's last knowledge of the remote, which the next push leases on):
+/// its chain at `chain`, and its notes at the local tip when `with_notes` were
+/// pushed too.
 fn remember_pushed(
     store: &Store,
     remote: &str,
     writer: &str,
     chain: ObjectId,
+    with_notes: bool,
 ) -> Result<(), StoreError> {
     use crate::store::remote::{staged_chain_ref, staged_notes_ref};
     let mut refs = vec![(staged_chain_ref(remote, writer), Some(chain))];
     // notes not pushed: the remote's stay as last seen
-    if pushes_notes(store) {
+    if with_notes {
         let notes = store.ref_value(&notes_ref(writer))?;
         refs.push((staged_notes_ref(remote, writer), notes));
     }
@@ -675,7 +686,8 @@ fn remember_pushed(
 /// fast-forward and the notes for their lease, or git refuses the push and
 /// `None` sends the caller the long way (fetch, compare, re-append). With
 /// `skip_unchanged`, nothing at all is sent when nothing changed since: the
-/// pre-push hook's common case, one ssh session fewer, or two.
+/// pre-push hook's common case, one ssh session fewer, or two. The notes go
+/// along when `with_notes` ([`pushes_notes`]).
 fn push_on_lease(
     store: &Store,
     remote: &str,
@@ -683,9 +695,9 @@ fn push_on_lease(
     logs: &LogPolicy,
     skip_unchanged: bool,
     also: &[String],
+    with_notes: bool,
 ) -> Result<Option<PushOutcome>, PushError> {
     use crate::store::remote::{staged_chain_ref, staged_notes_ref};
-    let with_notes = pushes_notes(store);
     let their_notes = store.ref_value(&staged_notes_ref(remote, writer))?;
     let (Some(theirs), Some(local)) = (
         store.ref_value(&staged_chain_ref(remote, writer))?,
@@ -748,7 +760,7 @@ fn push_on_lease(
     argv.extend(also.iter().map(String::as_str));
     let out = store.run_git(&argv)?;
     if out.ok {
-        remember_pushed(store, remote, writer, local)?;
+        remember_pushed(store, remote, writer, local, with_notes)?;
         return Ok(Some(PushOutcome {
             writer: writer.into(),
             pushed: new_entries.len() as u64,
@@ -792,7 +804,16 @@ pub fn push_writer(
     skip_unchanged: bool,
     also: &[String],
 ) -> Result<PushOutcome, PushError> {
-    if let Some(done) = push_on_lease(store, remote, writer, logs, skip_unchanged, also)? {
+    let with_notes = pushes_notes(store);
+    if let Some(done) = push_on_lease(
+        store,
+        remote,
+        writer,
+        logs,
+        skip_unchanged,
+        also,
+        with_notes,
+    )? {
         return Ok(done);
     }
     let mut reappended = 0;
@@ -835,12 +856,8 @@ pub fn push_writer(
             None => None,
             // a ref that names no commit (a tag of the tip, say) holds nothing
             // of this chain: replaced, on a lease on what it names
-            Some(t) if let Some(kind) = store.not_a_commit(t) => {
-                repaired = Some(format!(
-                    "the remote's {} names a {kind} ({}), not a chain commit",
-                    chain_ref(writer),
-                    t.to_hex_with_len(12)
-                ));
+            Some(t) if let Some(why) = not_a_chain_tip(store, writer, t) => {
+                repaired = Some(why);
                 None
             }
             Some(t) => {
@@ -925,7 +942,6 @@ pub fn push_writer(
             None => format!("{0}:{0}", chain_ref(writer)),
         };
         let notes_spec = format!("+{0}:{0}", notes_ref(writer));
-        let with_notes = pushes_notes(store);
         let mut argv = vec!["push", "--atomic", "--no-verify", "--porcelain"];
         if with_notes {
             argv.push(&lease);
@@ -941,7 +957,7 @@ pub fn push_writer(
         argv.extend(also.iter().map(String::as_str));
         let out = store.run_git(&argv)?;
         if out.ok {
-            remember_pushed(store, remote, writer, tip)?;
+            remember_pushed(store, remote, writer, tip, with_notes)?;
             return Ok(PushOutcome {
                 writer: writer.into(),
                 pushed,
