@@ -343,12 +343,11 @@ impl Store {
                     }
                     // Notes are a derived index; failing to update them loses nothing
                     // (the next append or `reindex` completes them), so report but succeed.
+                    // After `defer_notes`, one later update covers them all.
                     let deferred = self
                         .notes_deferred
                         .load(std::sync::atomic::Ordering::Relaxed);
-                    if deferred {
-                        // `defer_notes`: one later update covers them all
-                    } else if let Err(e) = self.retry_missing(|| self.index_notes(writer)) {
+                    if !deferred && let Err(e) = self.retry_missing(|| self.index_notes(writer)) {
                         self.notice(Notice::warning(
                             "notes-not-updated",
                             format!(
