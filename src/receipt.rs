@@ -1344,9 +1344,13 @@ pub(crate) fn decode_lower_hex(hex: &[u8], out: &mut [u8]) -> bool {
 /// A git object id as git spells it: 40 lowercase hex digits (SHA-1), or 64
 /// (a SHA-256 repository, `git init --object-format=sha256`).
 fn is_hex_oid(s: &str) -> bool {
-    (s.len() == 40 || s.len() == 64)
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    (s.len() == 40 || s.len() == 64) && is_lower_hex(s)
+}
+
+/// Whether `s` is lowercase hex digits only.
+fn is_lower_hex(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// What an object id member that is none says.
@@ -1354,11 +1358,8 @@ const NOT_AN_OID: &str =
     "not an object id (40 lowercase hex digits, or 64 in a SHA-256 repository)";
 
 fn is_receipt_id(s: &str) -> bool {
-    s.strip_prefix("sha256:").is_some_and(|h| {
-        h.len() == 64
-            && h.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+    s.strip_prefix("sha256:")
+        .is_some_and(|h| h.len() == 64 && is_lower_hex(h))
 }
 
 /// Whether `name` may name a check: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-`.
