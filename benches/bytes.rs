@@ -100,16 +100,11 @@ fn main() {
     let commits = (receipts / 4).max(1);
 
     let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    // SAFETY: single-threaded at this point; the variables seal the child processes.
-    unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("GIT_CONFIG_NOSYSTEM", "1");
-        std::env::remove_var("XDG_CONFIG_HOME");
-        std::env::remove_var("GIT_RECEIPT_SIGNING_KEY");
-        std::env::remove_var("CI");
-    }
+    support::sealed_home(tmp.path());
+    // a push in this process would leave its notes behind in CI; none is made,
+    // but the figures must not depend on where the bench runs
+    // SAFETY: single-threaded at this point.
+    unsafe { std::env::remove_var("CI") };
     let repo = tmp.path().join("repo");
     git(
         tmp.path(),

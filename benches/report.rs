@@ -51,15 +51,7 @@ fn main() {
 
     let tmp = tempfile::tempdir().unwrap();
     let keep = std::env::var_os("GIT_RECEIPT_BENCH_KEEP").is_some();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    // SAFETY: single-threaded at this point; the variables seal the child processes.
-    unsafe {
-        std::env::set_var("HOME", &home);
-        std::env::set_var("GIT_CONFIG_NOSYSTEM", "1");
-        std::env::remove_var("XDG_CONFIG_HOME");
-        std::env::remove_var("GIT_RECEIPT_SIGNING_KEY");
-    }
+    support::sealed_home(tmp.path());
     let repo = tmp.path().join("repo");
     git(
         tmp.path(),

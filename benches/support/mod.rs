@@ -19,6 +19,23 @@ use git_receipt::sign::{PublicKey, SigningKey};
 /// The command of the check `test` that generated receipts are for (inputs `src`).
 pub const CHECK_RUN: &str = "cargo test";
 
+/// A HOME of its own under `tmp` for this process and every child it runs:
+/// no system git config, no XDG config, no signing key named from outside.
+/// Call it at the start of `main`, before any thread is spawned.
+pub fn sealed_home(tmp: &Path) -> std::path::PathBuf {
+    let home = tmp.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // SAFETY: single-threaded at this point (see above); the variables seal the
+    // child processes.
+    unsafe {
+        std::env::set_var("HOME", &home);
+        std::env::set_var("GIT_CONFIG_NOSYSTEM", "1");
+        std::env::remove_var("XDG_CONFIG_HOME");
+        std::env::remove_var("GIT_RECEIPT_SIGNING_KEY");
+    }
+    home
+}
+
 /// `git args` in `dir`, which must succeed; its stdout, trimmed.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
