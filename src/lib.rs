@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod artifacts;
 pub mod canon;
+pub mod checkpoint;
 pub mod clock;
 pub mod contract;
 pub mod decision;

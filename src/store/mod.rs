@@ -11,6 +11,7 @@
 pub mod admit;
 pub mod chain;
 pub mod checkout;
+pub mod checkpoints;
 pub mod cli_config;
 mod concurrent_gc;
 mod durable;

@@ -1,0 +1,384 @@
+//! The checkpoint rules as unit tests: checkpoints signed here into a repository
+//! made by stock git, then forged, aged and rolled back with git plumbing the way
+//! a server or a hand could.
+
+use super::*;
+use crate::freshness::rules::{Scratch, contract};
+use crate::receipt::writer_id;
+use crate::store::checkpoints::checkpoint_ref;
+use crate::trust::TrustOrigin;
+
+const CONTRACT: &str = "[check \"test\"]\n\trun = true\n\tpath = src\n";
+const T0: u64 = 1_780_000_000_000;
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_seed(&[seed; 32])
+}
+
+fn trust_of(seeds: &[u8]) -> TrustSet {
+    let mut t = TrustSet::default();
+    for &i in seeds {
+        t.add(key(i).public().clone(), TrustOrigin::Config);
+    }
+    t
+}
+
+fn signer(seed: u8) -> String {
+    writer_id(key(seed).public(), "default")
+}
+
+/// A repository with `n` receipts by key 1, and its chain's tips map.
+fn repo(n: usize) -> (Scratch, BTreeMap<String, String>) {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    for i in 0..n {
+        let h = s.commit(&[("src/lib.rs", &format!("{i}\n"))], "src");
+        s.run(&key(1), &c, "test", h, 0, i as u64);
+    }
+    let tips = s
+        .store
+        .writers()
+        .unwrap()
+        .into_iter()
+        .map(|(w, t)| (w, t.to_string()))
+        .collect();
+    (s, tips)
+}
+
+fn sign_at(s: &Scratch, seed: u8, tips: &BTreeMap<String, String>, at: u64) -> Checked {
+    let marks = marks(&s.store, tips, &trust_of(&[1, 2])).unwrap();
+    sign(&s.store, &key(seed), &signer(seed), marks, at).unwrap()
+}
+
+fn chosen(s: &Scratch, trust: &TrustSet, now: u64, since: Since) -> Chosen {
+    choose(&s.store, trust, now, DEFAULT_MAX_AGE_MS, since).unwrap()
+}
+
+/// Replace the tip of `seed`'s checkpoint chain with a commit holding `file`.
+fn plant(s: &Scratch, seed: u8, file: &[u8], parent: Option<ObjectId>) -> ObjectId {
+    let dir = s.store.workdir().unwrap().to_owned();
+    let path = dir.join("planted.json");
+    std::fs::write(&path, file).unwrap();
+    let blob = s.git(&["hash-object", "-w", path.to_str().unwrap()]);
+    let tree_line = format!("100644 blob {}\tcheckpoint.json\n", blob.trim());
+    let tree = {
+        use std::io::Write;
+        let mut child = std::process::Command::new("git")
+            .args(["mktree"])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(tree_line.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let mut args = vec![
+        "commit-tree".to_owned(),
+        tree,
+        "-m".into(),
+        "planted".into(),
+    ];
+    if let Some(p) = parent {
+        args.push("-p".into());
+        args.push(p.to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let commit = s.git(&args).trim().to_owned();
+    s.git(&["update-ref", &checkpoint_ref(&signer(seed)), &commit]);
+    ObjectId::from_hex(commit.as_bytes()).unwrap()
+}
+
+fn file_of(s: &Scratch, commit: ObjectId) -> Vec<u8> {
+    s.store.read_checkpoint(commit).unwrap().file.unwrap()
+}
+
+#[test]
+fn a_signed_checkpoint_names_every_tip_and_is_chosen_by_a_reader_trusting_its_signer() {
+    let (s, tips) = repo(3);
+    let c = sign_at(&s, 2, &tips, T0);
+    assert_eq!(c.payload.sequence, 0);
+    assert_eq!(c.payload.prev, None);
+    let mark = &c.payload.chains[&signer(1)];
+    assert_eq!(mark.index, 2);
+    assert_eq!(mark.tip, tips[&signer(1)]);
+    assert!(mark.trust.is_some(), "key 1 is trusted by the signer");
+    // stock git sees a one-file commit on the signer's ref
+    let listed = s.git(&["ls-tree", "--name-only", &checkpoint_ref(&signer(2))]);
+    assert_eq!(listed.trim(), "checkpoint.json");
+    let got = chosen(&s, &trust_of(&[1, 2]), T0 + DAY_MS, Since::Newest);
+    assert!(got.refused.is_empty(), "{:?}", got.refused);
+    let got = got.checkpoint.expect("chosen");
+    assert_eq!(got.commit, c.commit);
+    assert_eq!(got.payload, c.payload);
+    // the envelope's payload verifies as DSSE with stock tools' encoding
+    let file = file_of(&s, c.commit);
+    let v: serde_json::Value = serde_json::from_slice(&file).unwrap();
+    assert_eq!(v["payloadType"], PAYLOAD_TYPE);
+    assert_eq!(v["signatures"][0]["keyid"], key(2).public().fingerprint());
+}
+
+#[test]
+fn checkpoints_chain_each_to_the_one_before_and_never_go_back_in_time() {
+    let (s, tips) = repo(1);
+    let a = sign_at(&s, 2, &tips, T0);
+    // a clock that went back still dates the next one no earlier
+    let b = sign_at(&s, 2, &tips, T0 - 1000);
+    assert_eq!(b.payload.sequence, 1);
+    assert_eq!(b.payload.prev.as_deref(), Some(a.digest.as_str()));
+    assert_eq!(b.time_ms, T0);
+    let chain = read_chain(&s.store, &signer(2), b.commit).unwrap();
+    assert!(chain.broken.is_none(), "{:?}", chain.broken);
+    assert_eq!(chain.entries.len(), 2);
+    // --since picks the newest at or before the time; none older is refused
+    let trust = trust_of(&[1, 2]);
+    let c = sign_at(&s, 2, &tips, T0 + 10 * DAY_MS);
+    let at = |t| chosen(&s, &trust, T0 + 20 * DAY_MS, Since::AtOrBefore(t));
+    assert_eq!(at(T0 + DAY_MS).checkpoint.unwrap().commit, b.commit);
+    assert_eq!(at(T0 + 10 * DAY_MS).checkpoint.unwrap().commit, c.commit);
+    let none = at(T0 - 1);
+    assert!(none.checkpoint.is_none());
+    assert_eq!(none.refused[0].code, "none-old-enough");
+}
+
+#[test]
+fn a_checkpoint_by_a_key_outside_the_trust_set_is_refused_as_forged() {
+    let (s, tips) = repo(1);
+    sign_at(&s, 3, &tips, T0);
+    let got = chosen(&s, &trust_of(&[1, 2]), T0, Since::Newest);
+    assert!(got.checkpoint.is_none());
+    assert_eq!(got.refused.len(), 1);
+    assert_eq!(got.refused[0].code, "forged");
+    assert!(
+        got.refused[0].reason.contains("does not hold"),
+        "{:?}",
+        got.refused
+    );
+    // revoked: refused too
+    let mut trust = trust_of(&[1]);
+    let mut revoked = crate::trust::Trusted {
+        key: key(3).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: None,
+        valid_before: None,
+        revoked: true,
+    };
+    trust.add_entry(revoked.clone());
+    let got = chosen(&s, &trust, T0, Since::Newest);
+    assert_eq!(got.refused[0].code, "forged");
+    assert!(
+        got.refused[0].reason.contains("revoked"),
+        "{:?}",
+        got.refused
+    );
+    // signed outside its window: refused
+    revoked.revoked = false;
+    revoked.valid_after = Some(T0 + 1);
+    let mut trust = trust_of(&[1]);
+    trust.add_entry(revoked);
+    let got = chosen(&s, &trust, T0, Since::Newest);
+    assert_eq!(got.refused[0].code, "forged");
+}
+
+#[test]
+fn a_tampered_checkpoint_is_broken_whatever_was_changed() {
+    let (s, tips) = repo(2);
+    let good = sign_at(&s, 2, &tips, T0);
+    let file = file_of(&s, good.commit);
+    let env: serde_json::Value = serde_json::from_slice(&file).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let payload = b64.decode(env["payload"].as_str().unwrap()).unwrap();
+    let mut p: Payload = serde_json::from_slice(&payload).unwrap();
+    // a tip moved back to an older entry, signature kept
+    let older = s.git(&["rev-parse", &format!("{}~1", tips[&signer(1)])]);
+    p.chains.get_mut(&signer(1)).unwrap().tip = older.trim().to_owned();
+    let mut forged = env.clone();
+    forged["payload"] = b64.encode(crate::canon::to_canonical(&p).unwrap()).into();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "payload changed",
+            crate::canon::to_canonical(&forged).unwrap(),
+        ),
+        ("not canonical", serde_json::to_vec_pretty(&env).unwrap()),
+        ("not json", b"{".to_vec()),
+        ("payload type", {
+            let mut e = env.clone();
+            e["payloadType"] = "application/vnd.in-toto+json".into();
+            crate::canon::to_canonical(&e).unwrap()
+        }),
+        ("two signatures", {
+            let mut e = env.clone();
+            let sig = e["signatures"][0].clone();
+            e["signatures"].as_array_mut().unwrap().push(sig);
+            crate::canon::to_canonical(&e).unwrap()
+        }),
+        ("keyid of another key", {
+            let mut e = env.clone();
+            e["signatures"][0]["keyid"] = key(1).public().fingerprint().into();
+            crate::canon::to_canonical(&e).unwrap()
+        }),
+        ("unknown field", {
+            let mut e = env.clone();
+            e["extra"] = 1.into();
+            crate::canon::to_canonical(&e).unwrap()
+        }),
+    ];
+    for (what, bytes) in cases {
+        let c = plant(&s, 2, &bytes, None);
+        let chain = read_chain(&s.store, &signer(2), c).unwrap();
+        assert!(chain.entries.is_empty(), "{what}: taken");
+        assert_eq!(chain.broken.as_ref().unwrap().commit, c, "{what}");
+        let got = chosen(&s, &trust_of(&[1, 2]), T0, Since::Newest);
+        assert!(got.checkpoint.is_none(), "{what}: chosen");
+        assert_eq!(got.refused[0].code, "forged", "{what}");
+    }
+    // the good envelope in the ref of another signer: refused (signed as key 2)
+    let c = plant(&s, 1, &file, None);
+    let chain = read_chain(&s.store, &signer(1), c).unwrap();
+    assert!(
+        chain
+            .broken
+            .unwrap()
+            .reason
+            .contains("sits in the checkpoint chain"),
+        "moved to another signer's ref"
+    );
+}
+
+#[test]
+fn a_checkpoint_chain_that_skips_repeats_or_merges_is_broken_above_the_last_good_entry() {
+    let (s, tips) = repo(1);
+    let a = sign_at(&s, 2, &tips, T0);
+    let b = sign_at(&s, 2, &tips, T0 + 1);
+    // b's file on a's parent position: a root that says it is number 1
+    let root = plant(&s, 2, &file_of(&s, b.commit), None);
+    let chain = read_chain(&s.store, &signer(2), root).unwrap();
+    assert!(chain.broken.unwrap().reason.contains("first checkpoint"));
+    // a repeated on top of itself: the links do not follow
+    let again = plant(&s, 2, &file_of(&s, a.commit), Some(a.commit));
+    let chain = read_chain(&s.store, &signer(2), again).unwrap();
+    assert_eq!(chain.entries.len(), 1, "a holds");
+    assert!(chain.broken.unwrap().reason.contains("does not follow"));
+    // the store's writer puts the chain back where it was
+    s.git(&[
+        "update-ref",
+        &checkpoint_ref(&signer(2)),
+        &b.commit.to_string(),
+    ]);
+    let chain = read_chain(&s.store, &signer(2), b.commit).unwrap();
+    assert_eq!(chain.entries.len(), 2);
+    assert!(chain.broken.is_none());
+}
+
+#[test]
+fn a_signers_newest_checkpoint_older_than_the_max_age_is_stale_and_a_future_one_refused() {
+    let (s, tips) = repo(1);
+    sign_at(&s, 2, &tips, T0);
+    let trust = trust_of(&[1, 2]);
+    let fresh = chosen(&s, &trust, T0 + DEFAULT_MAX_AGE_MS, Since::Newest);
+    assert!(fresh.checkpoint.is_some(), "exactly the max age is fresh");
+    let stale = chosen(&s, &trust, T0 + DEFAULT_MAX_AGE_MS + 1, Since::Newest);
+    assert!(stale.checkpoint.is_none());
+    assert_eq!(stale.refused[0].code, "stale");
+    assert!(stale.refused[0].reason.contains("git receipt checkpoint"));
+    // an older anchor on a fresh chain is fine: freshness is the newest's
+    sign_at(&s, 2, &tips, T0 + 100 * DAY_MS);
+    let old = chosen(
+        &s,
+        &trust,
+        T0 + 100 * DAY_MS,
+        Since::AtOrBefore(T0 + 10 * DAY_MS),
+    );
+    assert_eq!(old.checkpoint.unwrap().time_ms, T0);
+    // dated beyond the skew: refused
+    let future = chosen(
+        &s,
+        &trust,
+        T0 + 100 * DAY_MS - s.store.max_skew_ms() - 1,
+        Since::Newest,
+    );
+    assert_eq!(future.refused[0].code, "future");
+    let within = chosen(
+        &s,
+        &trust,
+        T0 + 100 * DAY_MS - s.store.max_skew_ms(),
+        Since::Newest,
+    );
+    assert!(within.checkpoint.is_some());
+}
+
+#[test]
+fn of_several_signers_the_newest_good_checkpoint_is_chosen_and_the_rest_are_named() {
+    let (s, tips) = repo(1);
+    sign_at(&s, 1, &tips, T0 + 5);
+    let newer = sign_at(&s, 2, &tips, T0 + 9);
+    sign_at(&s, 3, &tips, T0 + 20); // untrusted
+    let got = chosen(&s, &trust_of(&[1, 2]), T0 + 30, Since::Newest);
+    assert_eq!(got.checkpoint.unwrap().commit, newer.commit);
+    assert_eq!(got.refused.len(), 1);
+    assert_eq!(got.refused[0].signer, signer(3));
+}
+
+#[test]
+fn a_checkpoint_vouches_only_for_chains_whose_key_the_reader_trusts_as_the_signer_did() {
+    let (s, tips) = repo(2);
+    let c = sign_at(&s, 2, &tips, T0);
+    let same = as_verify_checkpoint(&c, &trust_of(&[1, 2]));
+    assert_eq!(same.chains.len(), 1);
+    assert!(same.vouches_under(&trust_of(&[1, 2])));
+    // a key newly added elsewhere changes nothing for chain 1
+    assert_eq!(
+        as_verify_checkpoint(&c, &trust_of(&[1, 2, 4])).chains.len(),
+        1
+    );
+    // key 1 revoked since: chain 1 is checked whole
+    let mut trust = trust_of(&[2]);
+    trust.add_entry(crate::trust::Trusted {
+        key: key(1).public().clone(),
+        origin: TrustOrigin::Config,
+        valid_after: None,
+        valid_before: None,
+        revoked: true,
+    });
+    assert!(as_verify_checkpoint(&c, &trust).chains.is_empty());
+    // and one the signer did not trust is never vouched for
+    let marks = marks(&s.store, &tips, &trust_of(&[2])).unwrap();
+    assert_eq!(marks[&signer(1)].trust, None);
+    let c = sign(&s.store, &key(2), &signer(2), marks, T0 + 1).unwrap();
+    assert!(
+        as_verify_checkpoint(&c, &trust_of(&[1, 2]))
+            .chains
+            .is_empty()
+    );
+}
+
+#[test]
+fn ages_read_as_days_hours_minutes_or_seconds_and_nothing_else() {
+    assert_eq!(parse_age("45d"), Some(45 * DAY_MS));
+    assert_eq!(parse_age("12h"), Some(12 * 3_600_000));
+    assert_eq!(parse_age("90m"), Some(90 * 60_000));
+    assert_eq!(parse_age("30s"), Some(30_000));
+    assert_eq!(parse_age(" 3600 "), Some(3_600_000));
+    assert_eq!(parse_age("2D"), Some(2 * DAY_MS));
+    for bad in [
+        "",
+        "d",
+        "0",
+        "0d",
+        "-1d",
+        "1.5d",
+        "1w",
+        "1dd",
+        "99999999999999d",
+        "366001d",
+    ] {
+        assert_eq!(parse_age(bad), None, "{bad:?}");
+    }
+    assert_eq!(parse_age("366000d"), Some(366_000 * DAY_MS));
+}
