@@ -223,20 +223,36 @@ impl Payload {
     }
 }
 
-/// Check one checkpoint commit of `signer`'s chain above `below` (the entry
-/// under it, `None` at the root): every rule but whether the signer is trusted.
+/// Where a checkpoint sits, for [`check_entry`].
+#[derive(Debug, Clone, Copy)]
+pub enum Below<'a> {
+    /// At the root of its chain.
+    Root,
+    /// On top of this entry.
+    Entry(&'a Checked),
+    /// Accepted before, its links checked then: they are not checked again.
+    Accepted,
+}
+
+/// Check one checkpoint commit of `signer`'s chain where `below` says it sits:
+/// every rule but whether the signer is trusted.
 pub fn check_entry(
     raw: &RawCheckpoint,
     signer: &str,
-    below: Option<&Checked>,
+    below: Below<'_>,
     hex_width: usize,
 ) -> Result<Checked, Broken> {
     let broken = |reason: String| Broken {
         commit: raw.commit,
         reason,
     };
+    let accepted = matches!(below, Below::Accepted);
+    let below = match below {
+        Below::Entry(b) => Some(b),
+        _ => None,
+    };
     let wanted: Vec<ObjectId> = below.map(|b| b.commit).into_iter().collect();
-    if raw.parents != wanted {
+    if !accepted && raw.parents != wanted {
         return Err(broken(match below {
             None => format!(
                 "the chain's first checkpoint has {} parents; it has none",
@@ -311,7 +327,7 @@ pub fn check_entry(
                 payload.time, b.payload.time
             )));
         }
-    } else if payload.sequence != 0 {
+    } else if payload.sequence != 0 && !accepted {
         return Err(broken(format!(
             "it is the chain's first checkpoint but says it is number {}",
             payload.sequence
@@ -329,43 +345,66 @@ pub fn check_entry(
 /// Read `signer`'s checkpoint chain from `tip` down to its root, then check it
 /// from the root up ([`check_entry`]); at most [`MAX_CHECKPOINTS`] commits.
 pub fn read_chain(store: &Store, signer: &str, tip: ObjectId) -> Result<SignerChain, StoreError> {
+    read_chain_above(store, signer, tip, None)
+}
+
+/// [`read_chain`], but only above `base`, an entry of the chain already held
+/// as valid (what a clone accepted before, the server's old tip): it is read
+/// and checked alone, its own links taken as they were checked when it came,
+/// and the entries above it are checked against it. `entries` then starts with
+/// `base`. A `tip` that does not descend from `base` is broken at `tip`.
+pub fn read_chain_above(
+    store: &Store,
+    signer: &str,
+    tip: ObjectId,
+    base: Option<ObjectId>,
+) -> Result<SignerChain, StoreError> {
     let width = store.object_hash().len_in_hex();
+    let broken_at = |commit, reason: String| SignerChain {
+        entries: Vec::new(),
+        broken: Some(Broken { commit, reason }),
+    };
     let mut raws = Vec::new();
     let mut next = Some(tip);
     while let Some(c) = next {
+        if Some(c) == base {
+            break;
+        }
         if raws.len() >= MAX_CHECKPOINTS {
-            return Ok(SignerChain {
-                entries: Vec::new(),
-                broken: Some(Broken {
-                    commit: tip,
-                    reason: format!("the chain is longer than {MAX_CHECKPOINTS} checkpoints"),
-                }),
-            });
+            return Ok(broken_at(
+                tip,
+                format!("the chain is longer than {MAX_CHECKPOINTS} checkpoints"),
+            ));
         }
         let raw = match store.read_checkpoint(c) {
             Ok(r) => r,
-            Err(e) => {
-                // a commit that is not here (or is no commit): nothing below it
-                // can be read, so nothing above it can be checked
-                return Ok(SignerChain {
-                    entries: Vec::new(),
-                    broken: Some(Broken {
-                        commit: c,
-                        reason: format!("unreadable: {e}"),
-                    }),
-                });
-            }
+            // a commit that is not here (or is no commit): nothing below it
+            // can be read, so nothing above it can be checked
+            Err(e) => return Ok(broken_at(c, format!("unreadable: {e}"))),
         };
-        next = if raw.parents.len() == 1 {
-            Some(raw.parents[0])
-        } else {
-            None
+        next = match raw.parents.as_slice() {
+            [p] => Some(*p),
+            _ => None,
         };
         raws.push(raw);
     }
     let mut out = SignerChain::default();
+    if let Some(b) = base {
+        if next != Some(b) {
+            return Ok(broken_at(
+                tip,
+                format!("it does not descend from {b}, the checkpoint accepted before it"),
+            ));
+        }
+        let raw = store.read_checkpoint(b)?;
+        match check_entry(&raw, signer, Below::Accepted, width) {
+            Ok(c) => out.entries.push(c),
+            Err(e) => return Ok(broken_at(b, e.reason)),
+        }
+    }
     for raw in raws.iter().rev() {
-        match check_entry(raw, signer, out.entries.last(), width) {
+        let below = out.entries.last().map_or(Below::Root, Below::Entry);
+        match check_entry(raw, signer, below, width) {
             Ok(c) => out.entries.push(c),
             Err(b) => {
                 out.broken = Some(b);

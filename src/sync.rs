@@ -159,6 +159,75 @@ pub fn fetch(
     Ok(report)
 }
 
+/// What happened to one signer's checkpoint chain during a fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointOutcome {
+    /// New checkpoints taken (the first of a signer, or on top of the local ones).
+    Taken(u64),
+    /// The local chain has checkpoints the remote lacks: for your own chain,
+    /// unpushed ones; for another signer's, the remote holds back (rolled back)
+    /// checkpoints this clone accepted before. The local chain is kept.
+    LocalAhead,
+    /// The remote's chain does not contain the local one: rewritten or rolled
+    /// back. The local chain is kept.
+    Diverged,
+    /// The first `taken` new checkpoints were taken; the one above them breaks
+    /// a rule (forged or damaged), so it and everything above it were not.
+    Refused {
+        /// Checkpoints taken below it.
+        taken: u64,
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+/// After [`fetch`]: check every signer's staged checkpoint chain above what this
+/// clone accepted before ([`crate::checkpoint::read_chain_above`]) and
+/// fast-forward the local `refs/receipt-checkpoints/<signer>` to its highest
+/// valid entry. A local chain is never moved back or sideways: that is how a
+/// rollback is caught. Whether a signer is trusted is decided where a
+/// checkpoint is used, not here. Signers with nothing new are left out.
+pub fn take_checkpoints(
+    store: &Store,
+    remote: &str,
+) -> Result<BTreeMap<String, CheckpointOutcome>, StoreError> {
+    use crate::store::checkpoints::checkpoint_ref;
+    let mut out = BTreeMap::new();
+    for (signer, theirs) in store.staged_checkpoints(remote)? {
+        let refname = checkpoint_ref(&signer);
+        let ours = store.ref_value(&refname)?;
+        let outcome = match store.relation(ours, theirs)? {
+            Relation::Same => continue,
+            Relation::Ahead => CheckpointOutcome::LocalAhead,
+            Relation::Diverged => CheckpointOutcome::Diverged,
+            Relation::New | Relation::Behind => {
+                let chain = crate::checkpoint::read_chain_above(store, &signer, theirs, ours)?;
+                let valid = chain.entries.last().map(|c| c.commit);
+                let taken = (chain.entries.len() as u64).saturating_sub(u64::from(ours.is_some()));
+                if let Some(valid) = valid
+                    && Some(valid) != ours
+                {
+                    store.set_ref(
+                        &refname,
+                        ours,
+                        valid,
+                        "git-receipt: fetch (verified checkpoints)",
+                    )?;
+                }
+                match chain.broken {
+                    Some(b) => CheckpointOutcome::Refused {
+                        taken,
+                        reason: b.to_string(),
+                    },
+                    None => CheckpointOutcome::Taken(taken),
+                }
+            }
+        };
+        out.insert(signer, outcome);
+    }
+    Ok(out)
+}
+
 impl FetchOutcome {
     /// Whether the fetch took entries into the local chain.
     pub fn took_entries(&self) -> bool {

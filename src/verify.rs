@@ -1234,7 +1234,10 @@ fn check_notes(
     Ok(true)
 }
 
-fn verify_checkpoint(
+/// Report, as `checkpoint` findings, every chain of `cp` that was deleted or no
+/// longer descends from the tip `cp` recorded (rolled back or rewritten).
+/// [`verify`] does this for the checkpoint it is given.
+pub fn verify_checkpoint(
     store: &Store,
     cp: &Checkpoint,
     report: &mut Report,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Args;
 
-use git_receipt::sync::{self, FetchOutcome};
+use git_receipt::sync::{self, CheckpointOutcome, FetchOutcome};
 
 use super::Context;
 
@@ -48,6 +48,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         .and_then(|s| git_receipt::keyfile::public_half(&s).ok())
         .map(|k| k.fingerprint());
     let report = sync::fetch(&store, &remote, &trust)?;
+    let checkpoints = sync::take_checkpoints(&store, &remote)?;
     store.gc_auto_detached();
     let mut rejected = false;
     for (writer, outcome) in &report {
@@ -101,6 +102,35 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
                 git_receipt::text::escape(replaced),
                 super::plural(*taken, "receipt", "receipts")
             ),
+        };
+        eprintln!("git-receipt: {line}");
+    }
+    for (signer, outcome) in &checkpoints {
+        let own = own_fingerprint
+            .as_deref()
+            .is_some_and(|fp| git_receipt::receipt::writer_matches_key(signer, fp));
+        let line = match outcome {
+            CheckpointOutcome::Taken(n) => format!(
+                "checkpoints of {signer}: {}",
+                super::plural(*n, "new checkpoint", "new checkpoints")
+            ),
+            CheckpointOutcome::LocalAhead if own => format!(
+                "your checkpoints are ahead of {remote}'s (push with `git receipt checkpoint --push`)"
+            ),
+            CheckpointOutcome::LocalAhead | CheckpointOutcome::Diverged => {
+                rejected = true;
+                format!(
+                    "checkpoints of {signer}: ROLLED BACK on {remote}, which no longer has checkpoints you accepted before; kept yours\nhint: a server that holds back checkpoints can hide receipts from clones that start from them: ask the server's admin"
+                )
+            }
+            CheckpointOutcome::Refused { taken, reason } => {
+                rejected = true;
+                format!(
+                    "checkpoints of {signer}: took {}; REFUSED what is above them: {}",
+                    super::plural(*taken, "new checkpoint", "new checkpoints"),
+                    git_receipt::text::escape(reason)
+                )
+            }
         };
         eprintln!("git-receipt: {line}");
     }

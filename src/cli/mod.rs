@@ -5,6 +5,7 @@
 //! Exit codes: 0 all good; 1 the verdict is no (for `run`: the check's own exit
 //! code); 2 could not decide (usage, I/O, corrupt repository).
 
+mod checkpoint;
 mod completions;
 mod doctor;
 mod env;
@@ -85,6 +86,7 @@ enum Command {
     UninstallHooks(hook::UninstallHooksArgs),
     Hook(hook::HookArgs),
     Verify(verify::VerifyArgs),
+    Checkpoint(checkpoint::CheckpointArgs),
     Export(export::ExportArgs),
     Env(env::EnvArgs),
     Report(report::ReportArgs),
@@ -486,6 +488,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::UninstallHooks(a) => hook::cmd_uninstall_hooks(&ctx, a),
         Command::Hook(a) => hook::cmd_hook(&ctx, a),
         Command::Verify(a) => verify::cmd_verify(&ctx, a),
+        Command::Checkpoint(a) => checkpoint::cmd_checkpoint(&ctx, a),
         Command::Export(a) => export::cmd_export(&ctx, a),
         Command::Report(a) => report::cmd_report(&ctx, a),
         Command::Key(a) => key::cmd_key(&ctx, a),

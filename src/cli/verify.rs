@@ -43,6 +43,15 @@ pub struct VerifyArgs {
     /// record the verified tips when everything is valid.
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
+    /// Start from the newest signed checkpoint (`git receipt checkpoint`) of a
+    /// signer the trust set holds: each chain is checked only above the tip it
+    /// records (while its key is trusted as it was then), and must still
+    /// descend from it. Refused, with why, when every checkpoint here is forged
+    /// (an untrusted or revoked signer, a broken signature), stale (the signer's
+    /// newest is older than receipt.checkpointMaxAge, default 45d) or dated in
+    /// the future.
+    #[arg(long, conflicts_with = "checkpoint")]
+    pub since_checkpoint: bool,
     /// Count receipts signed by keys outside the trust set as findings, even in
     /// chains no trusted key could have written (by default they count for
     /// nothing and are a notice).
@@ -225,7 +234,15 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         args.trust.as_deref(),
         args.allowed_signers.as_deref(),
     )?;
+    let signed = if args.since_checkpoint {
+        Some(signed_start(&store, &trust)?)
+    } else {
+        None
+    };
     let checkpoint = match &args.checkpoint {
+        _ if signed.is_some() => signed
+            .as_ref()
+            .map(|c| git_receipt::checkpoint::as_verify_checkpoint(c, &trust)),
         Some(p) if p.exists() => {
             let text =
                 std::fs::read(p).with_context(|| format!("reading checkpoint {}", p.display()))?;
@@ -244,6 +261,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         _ => None,
     };
     if let Some(cp) = &checkpoint
+        && signed.is_none()
         && !cp.vouches_under(&trust)
     {
         let why = if cp.version < 2 {
@@ -256,6 +274,21 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         );
     }
     let mut report = run_verify(&store, &trust, checkpoint.as_ref())?;
+    if let (Some(c), Some(cp)) = (&signed, &checkpoint) {
+        // the chains it does not vouch for (their key's trust changed since)
+        // were checked whole; they still must not have gone back
+        let rest = Checkpoint {
+            chains: c
+                .payload
+                .chains
+                .iter()
+                .filter(|(w, _)| !cp.chains.contains_key(*w))
+                .map(|(w, m)| (w.clone(), m.tip.clone()))
+                .collect(),
+            ..cp.clone()
+        };
+        verify::verify_checkpoint(&store, &rest, &mut report)?;
+    }
     if !args.strict {
         report.set_aside_untrusted(&trust);
     }
@@ -283,6 +316,12 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "nothing_fetched": empty,
             "tips": report.tips,
             "checkpoint_written": recorded,
+            "signed_checkpoint": signed.as_ref().map(|c| serde_json::json!({
+                "signer": c.payload.signer,
+                "sequence": c.payload.sequence,
+                "time": c.payload.time,
+                "commit": c.commit.to_string(),
+            })),
             "notices": ctx.flush_notices(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -296,7 +335,15 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             );
         }
         print_untrusted_notice(&report, &described);
-        let covered = if checkpoint.is_some() {
+        let covered = if let Some(c) = &signed {
+            format!(
+                " ({} more covered by checkpoint #{} of {}, {})",
+                report.covered,
+                c.payload.sequence,
+                escape(&c.payload.signer),
+                c.payload.time
+            )
+        } else if checkpoint.is_some() {
             format!(" ({} more covered by the checkpoint)", report.covered)
         } else {
             String::new()
@@ -336,6 +383,56 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The signed checkpoint `verify --since-checkpoint` starts from: the newest of
+/// a signer `trust` holds, whose chain is fresh. Every signer passed over is
+/// named on stderr; none left is an error that names each and the fix.
+pub(super) fn signed_start(
+    store: &Store,
+    trust: &TrustSet,
+) -> Result<git_receipt::checkpoint::Checked> {
+    use git_receipt::checkpoint;
+    let max_age = checkpoint::max_age_ms(store).map_err(|e| {
+        anyhow::anyhow!(
+            "{e}\nhint: e.g. `git config {} 45d`",
+            checkpoint::MAX_AGE_CONFIG
+        )
+    })?;
+    let chosen = checkpoint::choose(
+        store,
+        trust,
+        git_receipt::clock::now_ms(),
+        max_age,
+        checkpoint::Since::Newest,
+    )?;
+    let refused: Vec<String> = chosen
+        .refused
+        .iter()
+        .map(|r| {
+            format!(
+                "checkpoints of {}: {} ({})",
+                escape(&r.signer),
+                r.code.to_uppercase(),
+                escape(&r.reason)
+            )
+        })
+        .collect();
+    match chosen.checkpoint {
+        Some(c) => {
+            for line in &refused {
+                eprintln!("git-receipt: not used: {line}");
+            }
+            Ok(c)
+        }
+        None if refused.is_empty() => bail!(
+            "there is no signed checkpoint here (nothing under refs/receipt-checkpoints/)\nhint: `git receipt fetch` brings the remote's; a trusted signer makes one with `git receipt checkpoint --push`; without --since-checkpoint every chain is checked whole"
+        ),
+        None => bail!(
+            "no signed checkpoint here can be started from:\n  {}\nhint: without --since-checkpoint every chain is checked whole; a trusted signer makes a new checkpoint with `git receipt checkpoint --push`",
+            refused.join("\n  ")
+        ),
+    }
 }
 
 /// Write `bytes` to `path` atomically and durably: a temporary file beside it,

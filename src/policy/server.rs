@@ -150,6 +150,14 @@ pub enum Refusal {
         /// What it points at.
         new: ObjectId,
     },
+    /// A push deletes, rewrites or adds a broken entry to a signed checkpoint
+    /// chain (`refs/receipt-checkpoints/<writer>`).
+    Checkpoint {
+        /// The ref.
+        name: String,
+        /// What is wrong, in words.
+        reason: String,
+    },
     /// A push deletes a protected branch.
     ProtectedDeleted {
         /// The branch.
@@ -222,6 +230,7 @@ impl Refusal {
             Refusal::NotALogRef { .. } => "not-a-log-ref",
             Refusal::LogRefUpdated { .. } => "log-ref-updated",
             Refusal::LogRefMismatch { .. } => "log-ref-mismatch",
+            Refusal::Checkpoint { .. } => "checkpoint",
             Refusal::ProtectedDeleted { .. } => "protected-deleted",
             Refusal::ProtectedCreatedUnjudged { .. } => "protected-created-unjudged",
             Refusal::ContractTooLarge { .. } => "contract-too-large",
@@ -247,6 +256,7 @@ impl Refusal {
             | Refusal::NotALogRef { name }
             | Refusal::LogRefUpdated { name }
             | Refusal::LogRefMismatch { name, .. }
+            | Refusal::Checkpoint { name, .. }
             | Refusal::ProtectedDeleted { name }
             | Refusal::ProtectedCreatedUnjudged { name }
             | Refusal::ContractTooLarge { name, .. }
@@ -268,6 +278,7 @@ impl Refusal {
                 | Refusal::ChainDiscardUnknown { .. }
                 | Refusal::ChainAncestryUnknown { .. }
                 | Refusal::ChainBaseInvalid { .. }
+                | Refusal::Checkpoint { .. }
         )
     }
 }
@@ -356,6 +367,7 @@ impl std::fmt::Display for Refusal {
                 "{name}: points at {}, but a log ref must point at the blob its name gives",
                 short(new)
             ),
+            Refusal::Checkpoint { name, reason } => write!(f, "{name}: {reason}"),
             Refusal::ProtectedDeleted { name } => {
                 write!(f, "{name}: deleting a protected branch by push is refused")
             }
@@ -782,6 +794,49 @@ pub fn log_refusal(store: &Store, u: &ReceivedRef) -> Option<Refusal> {
     None
 }
 
+/// Why the server refuses an update of a signed checkpoint chain
+/// (`refs/receipt-checkpoints/<writer>`), if it does: like a receipt chain it is
+/// append-only (never deleted, never rewritten), and every new entry must hold
+/// every rule of [`crate::checkpoint::check_entry`] (shape, canonical bytes, the
+/// signature under the key the writer id names, links), checked in the
+/// quarantine above the server's old tip. Whether its signer is trusted is each
+/// reader's to decide, as for a receipt chain.
+pub fn checkpoint_refusal(store: &Store, u: &ReceivedRef) -> Option<Refusal> {
+    let refuse = |reason: String| {
+        Some(Refusal::Checkpoint {
+            name: u.name.clone(),
+            reason,
+        })
+    };
+    let signer = u
+        .name
+        .strip_prefix(crate::store::checkpoints::CHECKPOINT_PREFIX)
+        .unwrap_or(&u.name);
+    if !crate::receipt::is_valid_writer_id(signer) {
+        return refuse(
+            "not a checkpoint chain name (refs/receipt-checkpoints/<chain name>-<32 hex digits of the key>)".into(),
+        );
+    }
+    let Some(new) = u.new else {
+        return refuse(
+            "deleting a checkpoint chain by push is refused: checkpoints are append-only".into(),
+        );
+    };
+    if let Some(old) = u.old
+        && !store.is_ancestor(old, new).unwrap_or(false)
+    {
+        return refuse(format!(
+            "{} does not descend from the server's {}: checkpoints are append-only, a rollback or rewrite is refused",
+            new.to_hex_with_len(7),
+            old.to_hex_with_len(7)
+        ));
+    }
+    match crate::checkpoint::read_chain_above(store, signer, new, u.old) {
+        Ok(chain) => chain.broken.and_then(|b| refuse(b.to_string())),
+        Err(e) => refuse(format!("cannot be read: {e}")),
+    }
+}
+
 /// Whether the server has any branch (a ref under refs/heads/ that is not
 /// symbolic): before the very first push it has none.
 pub fn has_any_branch(store: &Store) -> Result<bool, StoreError> {
@@ -1002,6 +1057,12 @@ pub fn pre_receive(store: &mut Store, pushed: Vec<ReceivedRef>) -> Result<PreRec
             .filter(|u| u.name.starts_with(crate::store::logs::LOG_PREFIX))
         {
             out.refusals.extend(log_refusal(store, u));
+        }
+        for u in updates.iter().filter(|u| {
+            u.name
+                .starts_with(crate::store::checkpoints::CHECKPOINT_PREFIX)
+        }) {
+            out.refusals.extend(checkpoint_refusal(store, u));
         }
     }
     // receipts that arrive in this same push count: reads see the proposed refs

@@ -40,6 +40,14 @@ pub fn staged_chain_ref(remote: &str, writer: &str) -> String {
     format!("refs/receipts-incoming/{}/{writer}", staging_name(remote))
 }
 
+/// Where a fetch from `remote` stages its signed checkpoint chains.
+pub fn staged_checkpoint_prefix(remote: &str) -> String {
+    format!(
+        "refs/receipt-checkpoints-incoming/{}/",
+        staging_name(remote)
+    )
+}
+
 /// Where fetched notes are staged.
 pub fn staged_notes_ref(remote: &str, writer: &str) -> String {
     format!(
@@ -293,6 +301,20 @@ impl Store {
         Ok(out)
     }
 
+    /// Every signer's checkpoint chain tip as the last fetch of every chain
+    /// from `remote` staged it, by writer id.
+    pub fn staged_checkpoints(&self, remote: &str) -> Result<Tips, StoreError> {
+        let prefix = staged_checkpoint_prefix(remote);
+        Ok(self
+            .refs_under(&prefix)?
+            .into_iter()
+            .filter_map(|(k, v)| {
+                let w = k.strip_prefix(&prefix)?.to_owned();
+                is_valid_writer_id(&w).then_some((w, v))
+            })
+            .collect())
+    }
+
     /// Fetch every chain and notes ref of `remote` into the staging namespace.
     /// Returns staged chain tips and staged notes tips by writer.
     pub fn fetch_staged(
@@ -352,10 +374,18 @@ impl Store {
             remote,
             &chains,
         ];
+        // every signer's checkpoints come with every writer's chains, staged:
+        // `crate::checkpoint` checks them before a local ref moves
+        let checkpoints = format!(
+            "+{}*:{}*",
+            super::checkpoints::CHECKPOINT_PREFIX,
+            staged_checkpoint_prefix(remote)
+        );
         if only_writer.is_some() {
             args.push(&notes);
         } else {
             args.insert(1, "--prune");
+            args.push(&checkpoints);
         }
         let mut out = self.run_git(&args)?;
         // git fails the whole fetch when one named ref is missing: a chain whose
