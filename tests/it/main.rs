@@ -16,6 +16,7 @@ mod acceptance_scope;
 mod artifacts;
 mod bounded_reads;
 mod checkpoint;
+mod checkpoints;
 mod ci_fresh_clone;
 mod ci_notes;
 mod cli_basics;

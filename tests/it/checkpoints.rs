@@ -1,0 +1,319 @@
+//! Signed checkpoints (issue 30): a trusted signer's checkpoint of every chain's
+//! tip travels through a hooked `git daemon` on 127.0.0.1, and a fresh clone
+//! verifies only what came after it. Forged (an untrusted signer, a tampered
+//! payload), stale (older than `receipt.checkpointMaxAge`) and rolled back (a
+//! server that holds back checkpoints, or a chain that went back below a
+//! recorded tip) are each refused, by the server where it can tell, and by the
+//! reader. Stock git is the oracle for what the server holds.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+
+use crate::common::{Daemon, Env};
+
+fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
+    let dir = env.path(rel);
+    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
+    dir
+}
+
+fn rev(env: &Env, repo: &Path, name: &str) -> String {
+    env.git_ok(repo, &["rev-parse", name]).trim().to_owned()
+}
+
+fn change_src(env: &Env, repo: &Path, text: &str) {
+    std::fs::write(repo.join("src/lib.rs"), text).unwrap();
+    env.git_ok(repo, &["commit", "-qam", text]);
+}
+
+fn verify_json(env: &Env, dir: &Path, envs: &[(&str, &str)]) -> (i32, serde_json::Value, String) {
+    let r = env.receipt_with(dir, &["verify", "--since-checkpoint", "--json"], envs);
+    let v = serde_json::from_str(&r.stdout).unwrap_or(serde_json::Value::Null);
+    (r.code, v, r.stderr)
+}
+
+/// A served repository whose `.gitreceipts` trusts `env`'s key as `ci`, with the
+/// server hook protecting main, and a clone of it where `env` wrote two
+/// receipts and pushed them.
+struct Served {
+    _daemon: Daemon,
+    bare: PathBuf,
+    url: String,
+    dev: PathBuf,
+    writer: String,
+}
+
+fn served(env: &Env) -> Served {
+    let daemon = Daemon::start(env);
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
+    env.git_ok(
+        &seed,
+        &["config", "-f", ".gitreceipts", "signer.ci.key", key.trim()],
+    );
+    env.git_ok(&seed, &["commit", "-qam", "trust ci"]);
+    let (bare, url) = daemon.bare(env, "served.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    env.receipt_ok(&bare, &["install-hooks", "--server", "--protect", "main"]);
+    let dev = clone(env, &url, "dev");
+    env.receipt_ok(&dev, &["run", "test"]);
+    env.receipt_ok(&dev, &["run", "docs"]);
+    env.receipt_ok(&dev, &["push"]);
+    let writer = env.only_writer(&dev);
+    Served {
+        _daemon: daemon,
+        bare,
+        url,
+        dev,
+        writer,
+    }
+}
+
+#[test]
+fn a_fresh_clone_verifies_only_what_came_after_a_trusted_checkpoint_and_refuses_a_stale_one() {
+    let env = Env::new();
+    let s = served(&env);
+    let r = env.receipt(&s.dev, &["checkpoint", "--push"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stdout.contains("checkpoint #0"), "{r}");
+    assert!(!r.stderr.contains("not a [signer]"), "ci is a signer: {r}");
+    let cref = format!("refs/receipt-checkpoints/{}", s.writer);
+    // stock git: the server holds it, one file in one commit
+    assert_eq!(rev(&env, &s.bare, &cref), rev(&env, &s.dev, &cref));
+    assert_eq!(
+        env.git_ok(&s.bare, &["ls-tree", "--name-only", &cref])
+            .trim(),
+        "checkpoint.json"
+    );
+    // a receipt after it
+    change_src(&env, &s.dev, "after the checkpoint\n");
+    env.receipt_ok(&s.dev, &["run", "test"]);
+    env.receipt_ok(&s.dev, &["push"]);
+
+    // a reviewer (another key, trusting .gitreceipts on main) starts from it
+    let reviewer = Env::new();
+    let dir = clone(&reviewer, &s.url, "reviewer");
+    let r = reviewer.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("1 new checkpoint"), "{r}");
+    let (code, v, err) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["receipts"], 1, "only the receipt after it: {v}");
+    assert_eq!(v["covered_by_checkpoint"], 2, "{v}");
+    assert_eq!(v["signed_checkpoint"]["sequence"], 0, "{v}");
+    assert_eq!(v["signed_checkpoint"]["signer"], s.writer.as_str());
+    // the whole verify agrees on the total
+    let whole = reviewer.receipt(&dir, &["verify", "--json"]);
+    let whole: serde_json::Value = serde_json::from_str(&whole.stdout).unwrap();
+    assert_eq!(whole["receipts"], 3, "{whole}");
+
+    // stale: 60 days on, the newest checkpoint is past the 45-day default
+    let later = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 60 * 86_400)
+        .to_string();
+    let clock = [("GIT_RECEIPT_TEST_NOW", later.as_str())];
+    let r = reviewer.receipt_with(&dir, &["verify", "--since-checkpoint"], &clock);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("STALE"), "{r}");
+    assert!(r.stderr.contains("receipt.checkpointMaxAge"), "{r}");
+    assert!(r.stderr.contains("git receipt checkpoint --push"), "{r}");
+    // a reader who allows 90 days takes it
+    reviewer.git_ok(&dir, &["config", "receipt.checkpointMaxAge", "90d"]);
+    let (code, v, err) = verify_json(&reviewer, &dir, &clock);
+    assert_eq!(code, 0, "{v} {err}");
+    // and one who writes nonsense is told so, not let through
+    reviewer.git_ok(&dir, &["config", "receipt.checkpointMaxAge", "forever"]);
+    let r = reviewer.receipt(&dir, &["verify", "--since-checkpoint"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("not an age"), "{r}");
+}
+
+#[test]
+fn a_checkpoint_by_an_untrusted_key_or_with_a_tampered_payload_is_refused_as_forged() {
+    let env = Env::new();
+    let s = served(&env);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    let cref = format!("refs/receipt-checkpoints/{}", s.writer);
+
+    // an outsider's checkpoint: signed, so the server keeps it, but it counts
+    // for nothing, and the outsider is told why
+    let outsider = Env::new();
+    let odir = clone(&outsider, &s.url, "outsider");
+    outsider.receipt_ok(&odir, &["fetch"]);
+    let r = outsider.receipt(&odir, &["checkpoint", "--push"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("not a [signer]"), "{r}");
+
+    let reviewer = Env::new();
+    let dir = clone(&reviewer, &s.url, "reviewer");
+    let r = reviewer.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 0, "{r}");
+    let r = reviewer.receipt(&dir, &["verify", "--since-checkpoint"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("not used"), "{r}");
+    assert!(r.stderr.contains("FORGED"), "{r}");
+    // with only the outsider's, there is nothing to start from
+    reviewer.git_ok(&dir, &["update-ref", "-d", &cref]);
+    let r = reviewer.receipt(&dir, &["verify", "--since-checkpoint"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("FORGED"), "{r}");
+    assert!(r.stderr.contains("does not hold"), "{r}");
+
+    // a tampered payload on top of the trusted signer's chain: its tip moved
+    // back to the first receipt, the signature kept
+    let file = env.git_ok(&s.dev, &["show", &format!("{cref}:checkpoint.json")]);
+    let mut envelope: serde_json::Value = serde_json::from_str(file.trim()).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let payload = b64.decode(envelope["payload"].as_str().unwrap()).unwrap();
+    let mut p: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    p["sequence"] = 1.into();
+    p["prev"] = format!("sha256:{}", "0".repeat(64)).into();
+    let first = rev(&env, &s.dev, &format!("refs/receipts/{}~1", s.writer));
+    p["chains"][&s.writer]["tip"] = first.into();
+    envelope["payload"] = b64.encode(serde_json::to_vec(&p).unwrap()).into();
+    let forged_file = env.path("forged.json");
+    std::fs::write(&forged_file, serde_json::to_vec(&envelope).unwrap()).unwrap();
+    let blob = env.git_ok(
+        &s.dev,
+        &["hash-object", "-w", forged_file.to_str().unwrap()],
+    );
+    let tree = env.git_input(
+        &s.dev,
+        &["mktree"],
+        format!("100644 blob {}\tcheckpoint.json\n", blob.trim()).as_bytes(),
+    );
+    let parent = rev(&env, &s.dev, &cref);
+    let forged = env.git_ok(
+        &s.dev,
+        &["commit-tree", tree.trim(), "-p", &parent, "-m", "forged"],
+    );
+    let forged = forged.trim();
+    // the server refuses it
+    let push = env.git(&s.dev, &["push", &s.url, &format!("{forged}:{cref}")]);
+    assert_ne!(push.code, 0, "{push}");
+    assert!(push.stderr.contains("checkpoint"), "{push}");
+    assert_eq!(rev(&env, &s.bare, &cref), parent, "the server's ref moved");
+    // a hostile server serves it anyway: a reader's fetch refuses it
+    env.git_ok(&s.dev, &["update-ref", "refs/tmp/forged", forged]);
+    let dev = s.dev.display().to_string();
+    env.git_ok(
+        &s.bare,
+        &["fetch", "-q", &dev, "refs/tmp/forged:refs/tmp/forged"],
+    );
+    env.git_ok(&s.bare, &["update-ref", "-d", "refs/tmp/forged"]);
+    env.git_ok(&s.bare, &["update-ref", &cref, forged]);
+    let r = reviewer.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("REFUSED"), "{r}");
+    assert_eq!(
+        rev(&reviewer, &dir, &cref),
+        parent,
+        "the reader's ref moved"
+    );
+    // and one planted by hand here is not started from
+    reviewer.git_ok(&dir, &["fetch", "-q", &s.url, &format!("+{cref}:{cref}")]);
+    let r = reviewer.receipt(&dir, &["verify", "--since-checkpoint"]);
+    assert_ne!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("forged or damaged"), "{r}");
+}
+
+#[test]
+fn a_server_that_rolls_back_checkpoints_or_a_chain_below_one_is_caught() {
+    let env = Env::new();
+    let s = served(&env);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    let cref = format!("refs/receipt-checkpoints/{}", s.writer);
+    let first = rev(&env, &s.dev, &cref);
+    change_src(&env, &s.dev, "second\n");
+    env.receipt_ok(&s.dev, &["run", "test"]);
+    env.receipt_ok(&s.dev, &["push"]);
+    let r = env.receipt(&s.dev, &["checkpoint", "--push"]);
+    assert!(r.stdout.contains("checkpoint #1"), "{r}");
+    let second = rev(&env, &s.dev, &cref);
+
+    let reviewer = Env::new();
+    let dir = clone(&reviewer, &s.url, "reviewer");
+    reviewer.receipt_ok(&dir, &["fetch"]);
+    assert_eq!(rev(&reviewer, &dir, &cref), second);
+
+    // the server's hook refuses a push that rolls the checkpoints back
+    let push = env.git(
+        &s.dev,
+        &["push", "--force", &s.url, &format!("{first}:{cref}")],
+    );
+    assert_ne!(push.code, 0, "{push}");
+    assert!(push.stderr.contains("append-only"), "{push}");
+    let push = env.git(&s.dev, &["push", &s.url, &format!(":{cref}")]);
+    assert_ne!(push.code, 0, "deleted: {push}");
+    assert_eq!(rev(&env, &s.bare, &cref), second);
+
+    // an admin (or a hostile server) rolls it back anyway: the reader keeps
+    // what it accepted, and says so
+    env.git_ok(&s.bare, &["update-ref", &cref, &first]);
+    let r = reviewer.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("ROLLED BACK"), "{r}");
+    assert_eq!(rev(&reviewer, &dir, &cref), second);
+
+    // a chain rolled back below the tip the checkpoint recorded: a fresh clone
+    // that starts from the checkpoint reports it
+    env.git_ok(&s.bare, &["update-ref", &cref, &second]);
+    let chain = format!("refs/receipts/{}", s.writer);
+    let older = rev(&env, &s.bare, &format!("{chain}~1"));
+    env.git_ok(&s.bare, &["update-ref", &chain, &older]);
+    let fresh = Env::new();
+    let fdir = clone(&fresh, &s.url, "fresh");
+    fresh.receipt_ok(&fdir, &["fetch"]);
+    let (code, v, err) = verify_json(&fresh, &fdir, &[]);
+    assert_eq!(code, 1, "{v} {err}");
+    let kinds: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["checkpoint"], "{v}");
+    assert!(
+        v["findings"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("rolled back"),
+        "{v}"
+    );
+}
+
+#[test]
+fn no_checkpoint_is_signed_over_a_chain_that_does_not_verify() {
+    let env = Env::new();
+    let s = served(&env);
+    // a second parent on the chain's tip: a finding
+    let chain = format!("refs/receipts/{}", s.writer);
+    let tip = rev(&env, &s.dev, &chain);
+    let merged = env.git_ok(
+        &s.dev,
+        &[
+            "commit-tree",
+            &format!("{tip}^{{tree}}"),
+            "-p",
+            &tip,
+            "-p",
+            "HEAD",
+            "-m",
+            "merge",
+        ],
+    );
+    env.git_ok(&s.dev, &["update-ref", &chain, merged.trim()]);
+    let r = env.receipt(&s.dev, &["checkpoint"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("no checkpoint signed"), "{r}");
+    let cref = format!("refs/receipt-checkpoints/{}", s.writer);
+    assert_ne!(
+        env.git(&s.dev, &["rev-parse", "--verify", "-q", &cref])
+            .code,
+        0
+    );
+}
