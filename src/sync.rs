@@ -68,6 +68,20 @@ pub fn fetch(
     trust: &TrustSet,
 ) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
     let (chains, _) = store.fetch_staged(remote, None)?;
+    take_fetched(store, &chains, trust, &BTreeMap::new())
+}
+
+/// Admit the staged chain tips `chains` (writer id to fetched tip) entry by
+/// entry and fast-forward the local chains, as [`fetch`] describes. A writer in
+/// `bases` that this clone does not have yet is taken from that entry up (the
+/// tip a signed checkpoint recorded, which `fetch --since` fetched down to):
+/// the chain must descend from it, and only the entries above it are checked.
+fn take_fetched(
+    store: &Store,
+    chains: &BTreeMap<String, ObjectId>,
+    trust: &TrustSet,
+    bases: &BTreeMap<String, ObjectId>,
+) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
     let known = |fp: &str| trust.lookup(fp).map(|t| t.key.clone());
     let mut report = BTreeMap::new();
     // the local tips from one listing: a chain whose tip here is the one just
@@ -76,7 +90,7 @@ pub fn fetch(
     // the fetch did); asking each of 10,000 writers' refs and objects
     // separately cost a fetch of nothing new more than git's own fetch
     let listed = store.listed_chain_tips();
-    for (writer, theirs) in &chains {
+    for (writer, theirs) in chains {
         if listed
             .as_ref()
             .is_some_and(|l| l.get(writer.as_str()) == Some(theirs))
@@ -91,7 +105,11 @@ pub fn fetch(
             continue;
         }
         let ours = store.chain_tip(writer)?;
+        let base = bases.get(writer).copied().filter(|_| ours.is_none());
         let outcome = match store.relation(ours, *theirs)? {
+            Relation::New if let Some(base) = base => {
+                from_checkpoint(store, writer, *theirs, base, &known)?
+            }
             Relation::Same => FetchOutcome::UpToDate,
             Relation::Ahead => FetchOutcome::LocalAhead,
             rel @ (Relation::New | Relation::Behind) => {
@@ -226,6 +244,142 @@ pub fn take_checkpoints(
         out.insert(signer, outcome);
     }
     Ok(out)
+}
+
+/// Take a chain this clone does not have from `base` (the tip a signed
+/// checkpoint recorded) up to `theirs`: `base` must be here and an ancestor of
+/// `theirs` (else the chain was rolled back or rewritten below the checkpoint),
+/// and the entries above it are admitted as any fetched entries are.
+fn from_checkpoint(
+    store: &Store,
+    writer: &str,
+    theirs: ObjectId,
+    base: ObjectId,
+    known: &dyn Fn(&str) -> Option<crate::sign::PublicKey>,
+) -> Result<FetchOutcome, StoreError> {
+    let descends = base == theirs || (store.has_commit(base) && store.is_ancestor(base, theirs)?);
+    if !descends {
+        return Ok(FetchOutcome::Rejected(format!(
+            "the remote's chain (tip {}) does not descend from {}, its tip at the signed checkpoint: it was rolled back or rewritten",
+            theirs.to_hex_with_len(12),
+            base.to_hex_with_len(12)
+        )));
+    }
+    let a = store.admit(writer, theirs, Some(base), known)?;
+    let valid = a.valid_tip_or(Some(base)).expect("a base is given");
+    store.set_ref(
+        &chain_ref(writer),
+        None,
+        valid,
+        "git-receipt: fetch --since (verified entries above a signed checkpoint)",
+    )?;
+    // the checkpoint's entry is taken as well: it is the chain's first here
+    let taken = a.admitted + 1;
+    Ok(match a.refusal {
+        Some(r) => FetchOutcome::Partial {
+            taken,
+            refused: r.to_string(),
+        },
+        None => FetchOutcome::Added(taken),
+    })
+}
+
+/// What `fetch --since` fetched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SinceFetch {
+    /// Chains taken from the checkpoint's tips up (shallow here).
+    pub from_checkpoint: usize,
+    /// Chains fetched whole: ones this clone had, and ones the checkpoint does
+    /// not vouch for (new since, or a key whose trust changed).
+    pub whole: usize,
+    /// The depths fetched, one `git fetch` each.
+    pub depths: Vec<u64>,
+}
+
+/// `git receipt fetch --since`: like [`fetch`], but a chain this clone does not
+/// have yet and that `anchor` (a signed checkpoint, chosen and trusted by the
+/// caller) vouches for is fetched only from the tip `anchor` recorded up, so a
+/// fresh clone's cost follows the entries since the checkpoint, not history.
+/// Chains are fetched at depth 1 first, to read each tip's index; then each
+/// group of chains needing the same power-of-two depth in one more fetch.
+/// Everything else is fetched and admitted as [`fetch`] does.
+pub fn fetch_since(
+    store: &Store,
+    remote: &str,
+    trust: &TrustSet,
+    anchor: &crate::checkpoint::Checked,
+) -> Result<(BTreeMap<String, FetchOutcome>, SinceFetch), StoreError> {
+    let vouched = crate::checkpoint::as_verify_checkpoint(anchor, trust);
+    let remote_tips = store.remote_chain_tips(remote)?;
+    let local = store.listed_chain_tips().unwrap_or_default();
+    let mut whole: Vec<&str> = Vec::new();
+    // writer, its base, the base's index
+    let mut shallow: Vec<(&str, ObjectId, u64)> = Vec::new();
+    for w in remote_tips.keys() {
+        let base = vouched
+            .chains
+            .get(w)
+            .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+            .filter(|_| {
+                !local.contains_key(w.as_str()) && store.chain_tip(w).ok().flatten().is_none()
+            });
+        match (base, anchor.payload.chains.get(w)) {
+            (Some(b), Some(m)) => shallow.push((w, b, m.index)),
+            _ => whole.push(w),
+        }
+    }
+    let mut stats = SinceFetch {
+        from_checkpoint: shallow.len(),
+        whole: whole.len(),
+        depths: Vec::new(),
+    };
+    store.fetch_writers_staged(remote, &whole, None)?;
+    let names: Vec<&str> = shallow.iter().map(|s| s.0).collect();
+    store.fetch_writers_staged(remote, &names, Some(1))?;
+    if !names.is_empty() {
+        stats.depths.push(1);
+    }
+    // the depth each needs: its tip's index less the checkpoint's, plus the
+    // checkpoint's own entry, rounded up to a power of two (at most twice what
+    // is needed, in a few fetches however many writers)
+    let mut by_depth: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    for &(w, _, index) in &shallow {
+        let Some(tip) = store.ref_value(&crate::store::remote::staged_chain_ref(remote, w))? else {
+            continue;
+        };
+        // a tip that is no readable entry is the admission's to report
+        let Ok(entry) = store.chain_entry(w, tip) else {
+            continue;
+        };
+        let n = entry.receipt.body().chain.index;
+        let need = n.saturating_sub(index).saturating_add(1);
+        if need > 1 {
+            by_depth
+                .entry(need.next_power_of_two())
+                .or_default()
+                .push(w);
+        }
+    }
+    for (depth, ws) in &by_depth {
+        store.fetch_writers_staged(remote, ws, Some(*depth))?;
+        stats.depths.push(*depth);
+    }
+    let prefix = format!(
+        "refs/receipts-incoming/{}/",
+        crate::store::remote::staging_name(remote)
+    );
+    let wanted: std::collections::HashSet<&str> = remote_tips.keys().map(String::as_str).collect();
+    let chains: BTreeMap<String, ObjectId> = store
+        .refs_under(&prefix)?
+        .into_iter()
+        .filter_map(|(k, v)| {
+            let w = k.strip_prefix(&prefix)?;
+            wanted.contains(w).then(|| (w.to_owned(), v))
+        })
+        .collect();
+    let bases: BTreeMap<String, ObjectId> =
+        shallow.iter().map(|&(w, b, _)| (w.to_owned(), b)).collect();
+    Ok((take_fetched(store, &chains, trust, &bases)?, stats))
 }
 
 impl FetchOutcome {

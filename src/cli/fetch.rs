@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Args;
 
+use git_receipt::checkpoint::Since;
 use git_receipt::sync::{self, CheckpointOutcome, FetchOutcome};
 
 use super::Context;
@@ -29,6 +30,15 @@ pub struct FetchArgs {
     /// Fetch every full output log the remote has, too.
     #[arg(long)]
     pub logs: bool,
+    /// For chains this clone does not have yet: take only the entries after a
+    /// signed checkpoint (`git receipt checkpoint`) of a signer you trust, so a
+    /// fresh clone's cost follows recent work, not history. `checkpoint`: the
+    /// newest; an age such as `90d`: the newest at least that old, so every
+    /// receipt of that span is here. Chains you have are fetched as always;
+    /// `git receipt verify --since-checkpoint` then verifies from it. Refused
+    /// (exit 2) when no trusted, fresh checkpoint is there.
+    #[arg(long, value_name = "checkpoint|AGE")]
+    pub since: Option<String>,
 }
 
 /// Fetch.
@@ -47,8 +57,29 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         .ok()
         .and_then(|s| git_receipt::keyfile::public_half(&s).ok())
         .map(|k| k.fingerprint());
-    let report = sync::fetch(&store, &remote, &trust)?;
-    let checkpoints = sync::take_checkpoints(&store, &remote)?;
+    let (report, checkpoints, since) = match &args.since {
+        None => {
+            let report = sync::fetch(&store, &remote, &trust)?;
+            (report, sync::take_checkpoints(&store, &remote)?, None)
+        }
+        Some(since) => {
+            let when = match since.as_str() {
+                "checkpoint" => Since::Newest,
+                age => match git_receipt::checkpoint::parse_age(age) {
+                    Some(ms) => Since::AtOrBefore(git_receipt::clock::now_ms().saturating_sub(ms)),
+                    None => bail!(
+                        "--since {:?} is neither `checkpoint` nor an age such as 90d, 12h or 3600\nhint: `git receipt fetch --since 90d` takes every receipt of the last 90 days, from the newest signed checkpoint at least that old",
+                        git_receipt::text::escape(since)
+                    ),
+                },
+            };
+            store.fetch_checkpoints_staged(&remote)?;
+            let checkpoints = sync::take_checkpoints(&store, &remote)?;
+            let anchor = super::verify::signed_start(&store, &trust, when)?;
+            let (report, stats) = sync::fetch_since(&store, &remote, &trust, &anchor)?;
+            (report, checkpoints, Some((anchor, stats)))
+        }
+    };
     store.gc_auto_detached();
     let mut rejected = false;
     for (writer, outcome) in &report {
@@ -133,6 +164,19 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
             }
         };
         eprintln!("git-receipt: {line}");
+    }
+    if let Some((anchor, stats)) = &since {
+        eprintln!(
+            "git-receipt: from checkpoint #{} of {} ({}): {} taken from its tips up, {} whole",
+            anchor.payload.sequence,
+            git_receipt::text::escape(&anchor.payload.signer),
+            anchor.payload.time,
+            super::plural(stats.from_checkpoint as u64, "chain", "chains"),
+            stats.whole
+        );
+        eprintln!(
+            "git-receipt: verify with `git receipt verify --since-checkpoint`; older receipts stay on {remote} (`git fetch --unshallow {remote}` and `git receipt reindex` take them)"
+        );
     }
     let fresh = report.values().filter(|o| o.took_entries()).count();
     eprintln!(

@@ -235,7 +235,11 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         args.allowed_signers.as_deref(),
     )?;
     let signed = if args.since_checkpoint {
-        Some(signed_start(&store, &trust)?)
+        Some(signed_start(
+            &store,
+            &trust,
+            git_receipt::checkpoint::Since::Newest,
+        )?)
     } else {
         None
     };
@@ -391,6 +395,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
 pub(super) fn signed_start(
     store: &Store,
     trust: &TrustSet,
+    since: git_receipt::checkpoint::Since,
 ) -> Result<git_receipt::checkpoint::Checked> {
     use git_receipt::checkpoint;
     let max_age = checkpoint::max_age_ms(store).map_err(|e| {
@@ -399,13 +404,7 @@ pub(super) fn signed_start(
             checkpoint::MAX_AGE_CONFIG
         )
     })?;
-    let chosen = checkpoint::choose(
-        store,
-        trust,
-        git_receipt::clock::now_ms(),
-        max_age,
-        checkpoint::Since::Newest,
-    )?;
+    let chosen = checkpoint::choose(store, trust, git_receipt::clock::now_ms(), max_age, since)?;
     let refused: Vec<String> = chosen
         .refused
         .iter()
@@ -426,10 +425,10 @@ pub(super) fn signed_start(
             Ok(c)
         }
         None if refused.is_empty() => bail!(
-            "there is no signed checkpoint here (nothing under refs/receipt-checkpoints/)\nhint: `git receipt fetch` brings the remote's; a trusted signer makes one with `git receipt checkpoint --push`; without --since-checkpoint every chain is checked whole"
+            "there is no signed checkpoint here (nothing under refs/receipt-checkpoints/)\nhint: `git receipt fetch` brings the remote's; a trusted signer makes one with `git receipt checkpoint --push`; without --since-checkpoint (--since) every chain is taken whole"
         ),
         None => bail!(
-            "no signed checkpoint here can be started from:\n  {}\nhint: without --since-checkpoint every chain is checked whole; a trusted signer makes a new checkpoint with `git receipt checkpoint --push`",
+            "no signed checkpoint here can be started from:\n  {}\nhint: without --since-checkpoint (--since) every chain is taken whole; a trusted signer makes a new checkpoint with `git receipt checkpoint --push`",
             refused.join("\n  ")
         ),
     }

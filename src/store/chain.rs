@@ -160,7 +160,9 @@ impl Store {
     }
 
     /// Walk a chain from `tip` towards its root, newest first, calling `visit` for each
-    /// entry until it returns `false`.
+    /// entry until it returns `false`. In a shallow clone the walk ends at a
+    /// commit `.git/shallow` lists whose parent is not here (a chain fetched
+    /// `--since` a checkpoint starts there).
     pub fn walk_chain(
         &self,
         writer: &str,
@@ -171,6 +173,11 @@ impl Store {
         while let Some(commit) = next {
             let entry = self.chain_entry(writer, commit)?;
             next = entry.parent;
+            // the edge of a chain taken from a signed checkpoint (`fetch
+            // --since`): the commits below are not in this clone, by design
+            if next.is_some_and(|p| !self.repo.has_object(p)) && self.is_shallow_commit(commit)? {
+                next = None;
+            }
             if !visit(entry)? {
                 break;
             }

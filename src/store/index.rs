@@ -1514,6 +1514,7 @@ fn index_chain(
     let known = known.filter(|(i, _)| !i.tip.is_null());
     let stop = known.as_ref().map(|(i, _)| i.tip);
     let mut complete = true;
+    let mut shallow_cut = false;
     let mut walked: Vec<Walked> = Vec::new(); // newest first
     // A ref whose tip is a receipt of another chain (one chain pushed under many
     // names) is not walked: that commit is an entry of the chain it names, so
@@ -1552,6 +1553,22 @@ fn index_chain(
         }
         let commit = match repo.find_commit(c) {
             Ok(commit) => commit,
+            // the edge of a clone that took the chain from a signed checkpoint
+            // (`fetch --since`): the commit below is listed in `.git/shallow`,
+            // so history stops there by design. The chain here starts at it,
+            // and is indexed as whole (a later deepening is re-read only by
+            // `git receipt reindex`; until then older receipts read missing).
+            Err(_)
+                if walked.last().is_some_and(|w| {
+                    repo.shallow_commits()
+                        .ok()
+                        .flatten()
+                        .is_some_and(|s| s.contains(&w.commit))
+                }) =>
+            {
+                shallow_cut = true;
+                break;
+            }
             Err(e) => {
                 notices.push(Notice::warning(
                     "chain-cut",
@@ -1633,7 +1650,7 @@ fn index_chain(
         .last()
         .map(|e: &Entry| (e.record.commit, e.record.position, e.record.id_prefix));
     // a chain cut by a missing object starts at its lowest readable entry
-    let mut cut_start = !complete && below.is_none();
+    let mut cut_start = (!complete || shallow_cut) && below.is_none();
     let mut dropped: Option<(ObjectId, usize)> = None;
     for (n, (w, e)) in walked.iter().zip(fresh).rev().enumerate() {
         let follows = match &e {

@@ -393,6 +393,12 @@ impl Store {
         Ok(true)
     }
 
+    /// Read `.git/shallow` again on the next question: a fetch with `--depth`
+    /// (another process) just changed it.
+    pub fn forget_shallow(&self) {
+        self.history.lock().expect("history lock").shallow = None;
+    }
+
     /// Whether `.git/shallow` lists `commit` (read once per store).
     pub(crate) fn is_shallow_commit(&self, commit: ObjectId) -> Result<bool, StoreError> {
         let mut history = self.history.lock().expect("history lock");

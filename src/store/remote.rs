@@ -112,6 +112,15 @@ impl Store {
     /// stalls is given up on, the transfer killed, and nothing is taken from it (a
     /// fetch lands in the staging namespace only, a push is atomic).
     pub fn run_git(&self, args: &[&str]) -> Result<GitOutput, StoreError> {
+        self.run_git_stdin(args, None)
+    }
+
+    /// [`Store::run_git`] with `input` on git's stdin.
+    pub fn run_git_input(&self, args: &[&str], input: &[u8]) -> Result<GitOutput, StoreError> {
+        self.run_git_stdin(args, Some(input))
+    }
+
+    fn run_git_stdin(&self, args: &[&str], input: Option<&[u8]>) -> Result<GitOutput, StoreError> {
         let network = matches!(args.first(), Some(&("fetch" | "push" | "ls-remote")));
         let limit = if network {
             match self.config_integer("receipt.networkTimeout") {
@@ -129,11 +138,25 @@ impl Store {
         let out = if network {
             let mut cmd = self.git_command();
             cmd.args(args)
-                .stdin(Stdio::null())
+                .stdin(if input.is_some() {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            let child = cmd.spawn().map_err(spawn_error)?;
+            let mut child = cmd.spawn().map_err(spawn_error)?;
+            if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+                let input = input.to_vec();
+                // a writer of its own, so a git that stops reading cannot stall
+                // the wait (and its time limit) below; a write git refused is
+                // git's to report
+                std::thread::spawn(move || {
+                    use std::io::Write as _;
+                    let _ = stdin.write_all(&input);
+                });
+            }
             let what = waiting_label(args);
             let tell = |elapsed, done| {
                 if let Some(sink) = &self.waiting {
@@ -155,11 +178,22 @@ impl Store {
                 }
             }
         } else {
-            self.git_command()
-                .args(args)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(spawn_error)?
+            let mut cmd = self.git_command();
+            cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+            match input {
+                None => cmd.stdin(Stdio::null()).output().map_err(spawn_error)?,
+                Some(input) => {
+                    let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(spawn_error)?;
+                    if let Some(mut stdin) = child.stdin.take() {
+                        let input = input.to_vec();
+                        std::thread::spawn(move || {
+                            use std::io::Write as _;
+                            let _ = stdin.write_all(&input);
+                        });
+                    }
+                    child.wait_with_output().map_err(spawn_error)?
+                }
+            }
         };
         Ok(GitOutput {
             ok: out.status.success(),
@@ -299,6 +333,106 @@ impl Store {
             out.insert(name, id);
         }
         Ok(out)
+    }
+
+    /// Every chain tip `remote` has, by writer id (`git ls-remote`: nothing is
+    /// fetched). Names that are no writer id are left out.
+    pub fn remote_chain_tips(&self, remote: &str) -> Result<Tips, StoreError> {
+        let pattern = format!("{CHAIN_PREFIX}*");
+        let out = self.run_git(&["ls-remote", "--refs", remote, &pattern])?;
+        if !out.ok {
+            return Err(StoreError::GitCommand {
+                args: format!("ls-remote {remote} (receipt chains)"),
+                stderr: out.stderr,
+            });
+        }
+        let mut tips = Tips::new();
+        for line in out.stdout.lines() {
+            let Some((oid, name)) = line.split_once('\t') else {
+                continue;
+            };
+            let (Ok(oid), Some(w)) = (
+                ObjectId::from_hex(oid.trim().as_bytes()),
+                name.strip_prefix(CHAIN_PREFIX),
+            ) else {
+                continue;
+            };
+            if is_valid_writer_id(w) {
+                tips.insert(w.to_owned(), oid);
+            }
+        }
+        Ok(tips)
+    }
+
+    /// Fetch the chains of `writers` from `remote` into the staging namespace
+    /// (as [`Store::fetch_staged`] does for every writer), `depth` commits from
+    /// each tip when given (what `fetch --since` takes). Refspecs go on stdin,
+    /// so a thousand writers make one command line.
+    pub fn fetch_writers_staged(
+        &self,
+        remote: &str,
+        writers: &[&str],
+        depth: Option<u64>,
+    ) -> Result<(), StoreError> {
+        if writers.is_empty() {
+            return Ok(());
+        }
+        let depth_arg = depth.map(|d| format!("--depth={d}"));
+        let mut args = vec![
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--quiet",
+            "--refmap=",
+            "--stdin",
+        ];
+        if let Some(d) = &depth_arg {
+            args.push(d);
+        }
+        args.push(remote);
+        let specs: String = writers
+            .iter()
+            .map(|w| format!("+{}:{}\n", chain_ref(w), staged_chain_ref(remote, w)))
+            .collect();
+        let out = self.run_git_input(&args, specs.as_bytes())?;
+        self.forget_shallow();
+        if !out.ok {
+            return Err(StoreError::GitCommand {
+                args: format!(
+                    "fetch {remote} (receipt chains{})",
+                    depth.map(|d| format!(", depth {d}")).unwrap_or_default()
+                ),
+                stderr: out.stderr,
+            });
+        }
+        Ok(())
+    }
+
+    /// Fetch every signer's checkpoint chain from `remote` into the staging
+    /// namespace, alone (what `fetch --since` reads before any chain).
+    pub fn fetch_checkpoints_staged(&self, remote: &str) -> Result<Tips, StoreError> {
+        let spec = format!(
+            "+{}*:{}*",
+            super::checkpoints::CHECKPOINT_PREFIX,
+            staged_checkpoint_prefix(remote)
+        );
+        let out = self.run_git(&[
+            "fetch",
+            "--prune",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--quiet",
+            "--refmap=",
+            remote,
+            &spec,
+        ])?;
+        if !out.ok {
+            return Err(StoreError::GitCommand {
+                args: format!("fetch {remote} (checkpoints)"),
+                stderr: out.stderr,
+            });
+        }
+        self.staged_checkpoints(remote)
     }
 
     /// Every signer's checkpoint chain tip as the last fetch of every chain

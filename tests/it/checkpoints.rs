@@ -317,3 +317,129 @@ fn no_checkpoint_is_signed_over_a_chain_that_does_not_verify() {
         0
     );
 }
+
+/// Seconds since the epoch, `days` from now, for `GIT_RECEIPT_TEST_NOW`.
+fn days_from_now(days: u64) -> String {
+    (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + days * 86_400)
+        .to_string()
+}
+
+#[test]
+fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decides_from_them() {
+    let env = Env::new();
+    let s = served(&env);
+    for i in 0..4 {
+        change_src(&env, &s.dev, &format!("before {i}\n"));
+        env.receipt_ok(&s.dev, &["run", "test"]);
+    }
+    env.receipt_ok(&s.dev, &["push"]);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    for i in 0..3 {
+        change_src(&env, &s.dev, &format!("after {i}\n"));
+        env.receipt_ok(&s.dev, &["run", "test"]);
+    }
+    env.receipt_ok(&s.dev, &["push"]);
+    env.git_ok(&s.dev, &["push", "-q", "origin", "main"]);
+    let chain = format!("refs/receipts/{}", s.writer);
+    assert_eq!(
+        env.git_ok(&s.dev, &["rev-list", "--count", &chain]).trim(),
+        "9"
+    );
+
+    let reviewer = Env::new();
+    let dir = clone(&reviewer, &s.url, "reviewer");
+    let r = reviewer.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("1 chain taken from its tips up"), "{r}");
+    // stock git: the checkpoint's entry and the three after it, nothing older
+    assert_eq!(
+        reviewer
+            .git_ok(&dir, &["rev-list", "--count", &chain])
+            .trim(),
+        "4"
+    );
+    assert_eq!(rev(&reviewer, &dir, &chain), rev(&env, &s.dev, &chain));
+    assert!(dir.join(".git/shallow").exists());
+    // verify starts from the checkpoint; the whole walk cannot, and says why
+    let (code, v, err) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["receipts"], 3, "{v}");
+    let whole = reviewer.receipt(&dir, &["verify"]);
+    assert_ne!(whole.code, 0, "{whole}");
+    assert!(whole.stdout.contains("--since-checkpoint"), "{whole}");
+    // decisions read the chain from the checkpoint up, with no warning
+    let r = reviewer.receipt(&dir, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stderr.contains("warning"), "{r}");
+    let log = reviewer.receipt_ok(&dir, &["log", "--json"]);
+    let log: Vec<serde_json::Value> = serde_json::from_str(&log.stdout).unwrap();
+    assert_eq!(log.len(), 4, "{log:?}");
+    // notes show on the newest commit
+    let notes = format!("refs/notes/receipts/{}", s.writer);
+    reviewer.git_ok(&dir, &["notes", "--ref", &notes, "show", "HEAD"]);
+
+    // what comes later arrives with a plain fetch, on top
+    change_src(&env, &s.dev, "later\n");
+    env.receipt_ok(&s.dev, &["run", "test"]);
+    env.receipt_ok(&s.dev, &["push"]);
+    env.git_ok(&s.dev, &["push", "-q", "origin", "main"]);
+    reviewer.git_ok(&dir, &["pull", "-q", "--ff-only"]);
+    let r = reviewer.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("1 new receipt"), "{r}");
+    let (code, v, err) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["receipts"], 4, "{v}");
+    let r = reviewer.receipt(&dir, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+
+    // an age: the newest checkpoint at least that old
+    let fresh = Env::new();
+    let fdir = clone(&fresh, &s.url, "aged");
+    let clock = days_from_now(10);
+    let at = [("GIT_RECEIPT_TEST_NOW", clock.as_str())];
+    let r = fresh.receipt_with(&fdir, &["fetch", "--since", "90d"], &at);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("NONE-OLD-ENOUGH"), "{r}");
+    let r = fresh.receipt_with(&fdir, &["fetch", "--since", "5d"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    // 5 needed (the checkpoint's entry and four after it), fetched at the
+    // next power of two: at most twice that, never the whole chain of 10
+    let n: u32 = fresh
+        .git_ok(&fdir, &["rev-list", "--count", &chain])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((5..=8).contains(&n), "{n}");
+    let (code, v, err) = verify_json(&fresh, &fdir, &at);
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["receipts"], 4, "{v}");
+    let r = fresh.receipt(&fdir, &["fetch", "--since", "soon"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("neither `checkpoint` nor an age"), "{r}");
+}
+
+#[test]
+fn a_chain_rolled_back_below_its_checkpointed_tip_is_not_taken_by_fetch_since() {
+    let env = Env::new();
+    let s = served(&env);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    let chain = format!("refs/receipts/{}", s.writer);
+    let older = rev(&env, &s.bare, &format!("{chain}~1"));
+    env.git_ok(&s.bare, &["update-ref", &chain, &older]);
+    let fresh = Env::new();
+    let dir = clone(&fresh, &s.url, "fresh");
+    let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("rolled back"), "{r}");
+    assert_ne!(
+        fresh
+            .git(&dir, &["rev-parse", "--verify", "-q", &chain])
+            .code,
+        0
+    );
+}
