@@ -382,3 +382,203 @@ fn ages_read_as_days_hours_minutes_or_seconds_and_nothing_else() {
     }
     assert_eq!(parse_age("366000d"), Some(366_000 * DAY_MS));
 }
+
+/// Sign `payload` (any JSON) as key `seed` would, and put it on `seed`'s
+/// checkpoint chain above `parent`: a signer that signs nonsense.
+fn sign_raw(
+    s: &Scratch,
+    seed: u8,
+    payload: &serde_json::Value,
+    parent: Option<ObjectId>,
+) -> ObjectId {
+    let bytes = crate::canon::to_canonical(payload).unwrap();
+    let sig = key(seed).sign_dsse(PAYLOAD_TYPE, &bytes).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let env = serde_json::json!({
+        "payload": b64.encode(&bytes),
+        "payloadType": PAYLOAD_TYPE,
+        "signatures": [{"keyid": key(seed).public().fingerprint(), "sig": b64.encode(sig)}],
+    });
+    plant(s, seed, &crate::canon::to_canonical(&env).unwrap(), parent)
+}
+
+#[test]
+fn a_validly_signed_payload_that_breaks_a_field_rule_is_still_broken() {
+    let (s, tips) = repo(1);
+    let good = sign_at(&s, 2, &tips, T0);
+    let base = serde_json::to_value(&good.payload).unwrap();
+    let w = signer(1);
+    // as signed, it holds (the helper itself is sound)
+    let c = sign_raw(&s, 2, &base, None);
+    let chain = read_chain(&s.store, &signer(2), c).unwrap();
+    assert!(chain.broken.is_none(), "{:?}", chain.broken);
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = base.clone();
+        f(&mut v);
+        v
+    };
+    let cases: Vec<(&str, serde_json::Value)> = vec![
+        (
+            "format",
+            edit(&|v| v["format"] = "git-receipt-checkpoint/2".into()),
+        ),
+        ("signer", edit(&|v| v["signer"] = "Not A Writer".into())),
+        (
+            "prev at 0",
+            edit(&|v| v["prev"] = good.digest.clone().into()),
+        ),
+        ("sequence without prev", edit(&|v| v["sequence"] = 1.into())),
+        (
+            "prev not a digest",
+            edit(&|v| {
+                v["sequence"] = 1.into();
+                v["prev"] = "sha256:xyz".into();
+            }),
+        ),
+        (
+            "chain name",
+            edit(&|v| {
+                let m = v["chains"][&w].clone();
+                v["chains"]["../../etc"] = m;
+            }),
+        ),
+        (
+            "tip short",
+            edit(&|v| v["chains"][&w]["tip"] = "abc123".into()),
+        ),
+        (
+            "tip of sha256 width",
+            edit(&|v| v["chains"][&w]["tip"] = "a".repeat(64).into()),
+        ),
+        (
+            "tip upper",
+            edit(&|v| v["chains"][&w]["tip"] = "A".repeat(40).into()),
+        ),
+        ("id", edit(&|v| v["chains"][&w]["id"] = "sha256:zz".into())),
+        (
+            "id without prefix",
+            edit(&|v| v["chains"][&w]["id"] = "a".repeat(64).into()),
+        ),
+        (
+            "key",
+            edit(&|v| v["chains"][&w]["key"] = "SHA256:nope".into()),
+        ),
+        (
+            "trust",
+            edit(&|v| v["chains"][&w]["trust"] = "sha256:".into()),
+        ),
+        (
+            "time",
+            edit(&|v| v["time"] = "2026-13-01T00:00:00.000Z".into()),
+        ),
+        (
+            "time unpadded",
+            edit(&|v| v["time"] = "2026-1-01T00:00:00.000Z".into()),
+        ),
+    ];
+    for (what, payload) in cases {
+        let c = sign_raw(&s, 2, &payload, None);
+        let chain = read_chain(&s.store, &signer(2), c).unwrap();
+        assert!(chain.entries.is_empty(), "{what}: taken");
+        assert!(chain.broken.is_some(), "{what}");
+    }
+    // the largest integer canonical JSON holds is fine (larger is not JSON
+    // it reads: `canon` refuses it)
+    let ok = edit(&|v| v["chains"][&w]["index"] = ((1u64 << 53) - 1).into());
+    let c = sign_raw(&s, 2, &ok, None);
+    assert!(
+        read_chain(&s.store, &signer(2), c)
+            .unwrap()
+            .broken
+            .is_none()
+    );
+}
+
+#[test]
+fn each_link_of_a_validly_signed_checkpoint_must_follow_the_one_below() {
+    let (s, tips) = repo(1);
+    let a = sign_at(&s, 2, &tips, T0);
+    let next = serde_json::json!({
+        "format": FORMAT,
+        "signer": signer(2),
+        "key": key(2).public().to_openssh(),
+        "sequence": 1,
+        "prev": a.digest,
+        "time": format_timestamp(T0 + 5),
+        "chains": serde_json::to_value(&a.payload.chains).unwrap(),
+    });
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = next.clone();
+        f(&mut v);
+        v
+    };
+    let c = sign_raw(&s, 2, &next, Some(a.commit));
+    assert!(
+        read_chain(&s.store, &signer(2), c)
+            .unwrap()
+            .broken
+            .is_none()
+    );
+    let cases: Vec<(&str, serde_json::Value)> = vec![
+        ("sequence skips", edit(&|v| v["sequence"] = 2.into())),
+        (
+            "prev of another",
+            edit(&|v| v["prev"] = format!("sha256:{}", "0".repeat(64)).into()),
+        ),
+        (
+            "before the one below",
+            edit(&|v| v["time"] = format_timestamp(T0 - 1).into()),
+        ),
+    ];
+    for (what, payload) in cases {
+        let c = sign_raw(&s, 2, &payload, Some(a.commit));
+        let chain = read_chain(&s.store, &signer(2), c).unwrap();
+        assert_eq!(chain.entries.len(), 1, "{what}: a holds, the rest not");
+        assert_eq!(chain.broken.unwrap().commit, c, "{what}");
+    }
+    // the right payload on the wrong parent (none): refused at the root
+    let c = sign_raw(&s, 2, &next, None);
+    let chain = read_chain(&s.store, &signer(2), c).unwrap();
+    assert!(chain.broken.unwrap().reason.contains("first checkpoint"));
+}
+
+#[test]
+fn a_chain_read_above_an_accepted_entry_starts_with_it_and_must_descend_from_it() {
+    let (s, tips) = repo(1);
+    let a = sign_at(&s, 2, &tips, T0);
+    let b = sign_at(&s, 2, &tips, T0 + 1);
+    let c = sign_at(&s, 2, &tips, T0 + 2);
+    let above = read_chain_above(&s.store, &signer(2), c.commit, Some(b.commit)).unwrap();
+    assert!(above.broken.is_none(), "{:?}", above.broken);
+    let got: Vec<ObjectId> = above.entries.iter().map(|e| e.commit).collect();
+    assert_eq!(got, [b.commit, c.commit]);
+    assert_eq!(above.entries[0].payload.sequence, 1);
+    // at the base itself: just it
+    let same = read_chain_above(&s.store, &signer(2), b.commit, Some(b.commit)).unwrap();
+    assert_eq!(same.entries.len(), 1);
+    assert!(same.broken.is_none());
+    // a tip below the base (rolled back) does not descend from it
+    let back = read_chain_above(&s.store, &signer(2), a.commit, Some(b.commit)).unwrap();
+    assert!(back.entries.is_empty());
+    assert!(back.broken.unwrap().reason.contains("does not descend"));
+}
+
+#[test]
+fn the_max_age_is_the_configured_one_or_45_days_and_nonsense_is_an_error() {
+    let (s, _) = repo(0);
+    assert_eq!(max_age_ms(&s.store), Ok(DEFAULT_MAX_AGE_MS));
+    let mut s = s;
+    s.git(&["config", MAX_AGE_CONFIG, "10d"]);
+    s.reopen();
+    assert_eq!(max_age_ms(&s.store), Ok(10 * DAY_MS));
+    s.git(&["config", MAX_AGE_CONFIG, "a while"]);
+    s.reopen();
+    assert!(max_age_ms(&s.store).unwrap_err().contains("not an age"));
+}
+
+#[test]
+fn a_checkpoint_file_over_the_limit_is_never_signed() {
+    assert!(!too_large(MAX_CHECKPOINT_BYTES as usize));
+    assert!(too_large(MAX_CHECKPOINT_BYTES as usize + 1));
+    assert!(!too_large(0));
+}
