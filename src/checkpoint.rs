@@ -579,7 +579,8 @@ pub fn parse_age(text: &str) -> Option<u64> {
 /// signers `trust` trusts (not revoked, inside their window when they signed),
 /// only chains whose newest entry is at most `max_age_ms` old and not dated past
 /// the allowed skew; of what holds, the newest entry ([`Since::Newest`]) or the
-/// newest signed at or before a time. Every signer not used is in
+/// newest signed at or before a time (a tie goes to the signer whose writer id
+/// sorts first). Every signer not used is in
 /// [`Chosen::refused`], with why.
 pub fn choose(
     store: &Store,

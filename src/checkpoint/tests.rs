@@ -323,6 +323,12 @@ fn of_several_signers_the_newest_good_checkpoint_is_chosen_and_the_rest_are_name
     assert_eq!(got.checkpoint.unwrap().commit, newer.commit);
     assert_eq!(got.refused.len(), 1);
     assert_eq!(got.refused[0].signer, signer(3));
+    // a tie goes to the signer whose writer id sorts first
+    let one = sign_at(&s, 1, &tips, T0 + 40);
+    let two = sign_at(&s, 2, &tips, T0 + 40);
+    let first = if signer(1) < signer(2) { one } else { two };
+    let got = chosen(&s, &trust_of(&[1, 2]), T0 + 50, Since::Newest);
+    assert_eq!(got.checkpoint.unwrap().commit, first.commit);
 }
 
 #[test]

@@ -1465,6 +1465,61 @@ fn a_chain_is_append_only_by_push() {
 }
 
 #[test]
+fn a_checkpoint_chain_is_append_only_by_push_and_every_new_entry_must_hold() {
+    let repo = Repo::new();
+    repo.commit(&[], "one");
+    let store = repo.store();
+    let k = key(1);
+    let signer = writer_id(k.public(), "default");
+    let marks = std::collections::BTreeMap::new;
+    let t = 1_780_000_000_000;
+    let a = crate::checkpoint::sign(&store, &k, &signer, marks(), t)
+        .unwrap()
+        .commit;
+    let b = crate::checkpoint::sign(&store, &k, &signer, marks(), t + 1)
+        .unwrap()
+        .commit;
+    let name = crate::store::checkpoints::checkpoint_ref(&signer);
+    let refuse = |u: ReceivedRef| server::checkpoint_refusal(&store, &u);
+    let reason = |u: ReceivedRef| match refuse(u) {
+        Some(r @ Refusal::Checkpoint { .. }) => {
+            assert_eq!(r.code(), "checkpoint");
+            assert!(r.is_chain());
+            r.to_string()
+        }
+        other => panic!("{other:?}"),
+    };
+    // creating it, or adding on top
+    assert!(refuse(received(&name, None, Some(b))).is_none());
+    assert!(refuse(received(&name, Some(a), Some(b))).is_none());
+    assert!(refuse(received(&name, Some(b), Some(b))).is_none());
+    // deleting it, or moving it back
+    assert!(reason(received(&name, Some(b), None)).contains("append-only"));
+    let back = reason(received(&name, Some(b), Some(a)));
+    assert!(back.starts_with(&format!("{name}: ")), "{back}");
+    assert!(back.contains("does not descend"), "{back}");
+    // a name that is no writer id
+    let bad = format!("{}nope", crate::store::checkpoints::CHECKPOINT_PREFIX);
+    assert!(reason(received(&bad, None, Some(b))).contains("not a checkpoint chain name"));
+    // an entry on top that is no checkpoint, created or added
+    let junk = store
+        .append_checkpoint(&signer, b"{}".to_vec(), Some(b), "junk")
+        .unwrap();
+    assert!(reason(received(&name, Some(b), Some(junk))).contains("DSSE"));
+    assert!(reason(received(&name, None, Some(junk))).contains("DSSE"));
+    // signed by a key its name does not name: refused as any broken entry
+    let other = format!(
+        "{}{}",
+        crate::store::checkpoints::CHECKPOINT_PREFIX,
+        writer_id(key(2).public(), "default")
+    );
+    assert!(reason(received(&other, None, Some(a))).contains("sits in the checkpoint chain"));
+    // a commit that is not here at all
+    let missing = ObjectId::from_hex(b"1234567890123456789012345678901234567890").unwrap();
+    assert!(refuse(received(&name, None, Some(missing))).is_some());
+}
+
+#[test]
 fn refusals_say_which_ref_they_refuse_and_which_are_a_chain_s() {
     let old = ObjectId::null(gix::hash::Kind::Sha1);
     let deleted = Refusal::ProtectedDeleted {
