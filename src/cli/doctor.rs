@@ -219,14 +219,27 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
     });
 
     // shallow history
-    lines.push(if store.is_shallow() {
+    // `fetch --since` leaves receipt chains shallow by design; only a cut in
+    // the branches' history keeps status and gate from looking back
+    let shallow = store.shallow_commits().unwrap_or_default();
+    let chains_only = shallow.iter().all(|&c| {
+        store
+            .file_id_at(c, "receipt.json")
+            .is_ok_and(|blob| blob.is_some())
+    });
+    lines.push(if shallow.is_empty() {
+        ok("history", "full history")
+    } else if chains_only {
+        ok(
+            "history",
+            "full history; receipt chains taken from a signed checkpoint up (`fetch --since`): verify with `git receipt verify --since-checkpoint`",
+        )
+    } else {
         fix(
             "history",
             "this clone is shallow: status and gate cannot look behind its edge",
             "git fetch --unshallow",
         )
-    } else {
-        ok("history", "full history")
     });
 
     // receipt chains on the remote

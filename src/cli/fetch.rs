@@ -175,7 +175,7 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
             stats.whole
         );
         eprintln!(
-            "git-receipt: verify with `git receipt verify --since-checkpoint`; older receipts stay on {remote} (`git fetch --unshallow {remote}` and `git receipt reindex` take them)"
+            "git-receipt: verify with `git receipt verify --since-checkpoint`; older receipts stay on {remote} (`git fetch --unshallow {remote} 'refs/receipts/*:refs/receipts/*'` takes them)"
         );
     }
     let fresh = report.values().filter(|o| o.took_entries()).count();

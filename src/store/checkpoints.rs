@@ -2,7 +2,7 @@
 //! signer under `refs/receipt-checkpoints/<writer>`, each commit's tree holding
 //! exactly one regular file, `checkpoint.json` (a DSSE envelope). What the
 //! envelope says, who signed it and whether anyone should believe it is
-//! [`crate::checkpoint`]'s business; this module only reads and writes the
+//! the business of the `checkpoint` module above the store; this module only reads and writes the
 //! shape, with every size bounded.
 
 use gix::ObjectId;

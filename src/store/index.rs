@@ -1340,8 +1340,37 @@ impl Store {
         *self.index.get_mut().expect("index slot") = None;
     }
 
+    /// A digest of `.git/shallow` (empty when there is none): where this
+    /// clone's history stops. A chain indexed up to a shallow edge (`fetch
+    /// --since`) is indexed as whole, so an index written under another edge
+    /// (deepened, unshallowed) is not read: its chains would lack what is
+    /// there now.
+    fn shallow_stamp(&self) -> String {
+        use sha2::Digest as _;
+        match std::fs::read(self.repo.common_dir().join("shallow")) {
+            Ok(bytes) if !bytes.is_empty() => hex::encode(sha2::Sha256::digest(&bytes)),
+            _ => String::new(),
+        }
+    }
+
+    /// Where the [`Store::shallow_stamp`] the index file was built under is kept.
+    fn shallow_stamp_path(&self) -> PathBuf {
+        self.repo.common_dir().join(format!("{INDEX_FILE}.shallow"))
+    }
+
     fn open_index_file(&self) -> Option<Index> {
         if file_disabled(self) || self.index_file_ignored {
+            return None;
+        }
+        let built_under = std::fs::read_to_string(self.shallow_stamp_path()).unwrap_or_default();
+        if built_under.trim() != self.shallow_stamp() {
+            self.notice(Notice::info(
+                "index-rebuilt",
+                format!(
+                    "this clone's shallow edge moved since {} was written (.git/shallow changed); rebuilding it from the chains",
+                    self.index_path().display()
+                ),
+            ));
             return None;
         }
         // no key: nothing read (nor written), every lookup in memory
@@ -1368,6 +1397,9 @@ impl Store {
         current: Option<std::sync::Arc<Index>>,
         force: bool,
     ) -> Result<std::sync::Arc<Index>, StoreError> {
+        // before any chain is read: an edge that moves during the build makes
+        // the next reader rebuild, never trust what this one missed
+        let stamp = self.shallow_stamp();
         let current = if force { None } else { current };
         if let Some(idx) = &current
             && self.tips_unchanged(
@@ -1442,7 +1474,7 @@ impl Store {
         chains.extend(self.index_chains(jobs));
         let mem = Mem::from_entries(chains, self.repo.object_hash());
         if self.overrides.is_empty() && !file_disabled(self) {
-            self.write_index_file(&mem);
+            self.write_index_file(&mem, &stamp);
         }
         Ok(std::sync::Arc::new(Index {
             inner: Inner::Mem(mem),
@@ -1556,8 +1588,8 @@ fn index_chain(
             // the edge of a clone that took the chain from a signed checkpoint
             // (`fetch --since`): the commit below is listed in `.git/shallow`,
             // so history stops there by design. The chain here starts at it,
-            // and is indexed as whole (a later deepening is re-read only by
-            // `git receipt reindex`; until then older receipts read missing).
+            // and is indexed as whole: an index written under another edge is
+            // not read (`shallow_stamp`), so a deepening is indexed next time.
             Err(_)
                 if walked.last().is_some_and(|w| {
                     repo.shallow_commits()
@@ -1757,8 +1789,24 @@ fn light_entries(
 impl Store {
     /// Write the index file atomically; give up quietly when another process holds
     /// the lock or the git directory is read-only (the next reader writes it).
-    fn write_index_file(&self, mem: &Mem) {
+    fn write_index_file(&self, mem: &Mem, stamp: &str) {
         let outcome = self.try_write_index_file(mem);
+        if outcome == IndexWrite::Written {
+            // a stamp that cannot be written is read as another edge: the
+            // next reader rebuilds, nothing is lost
+            let path = self.shallow_stamp_path();
+            let _ = if stamp.is_empty() {
+                std::fs::remove_file(&path).or_else(|e| {
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                })
+            } else {
+                std::fs::write(&path, stamp)
+            };
+        }
         *self.index_written.lock().expect("index write slot") = Some(outcome);
     }
 

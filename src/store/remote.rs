@@ -509,7 +509,7 @@ impl Store {
             &chains,
         ];
         // every signer's checkpoints come with every writer's chains, staged:
-        // `crate::checkpoint` checks them before a local ref moves
+        // the checkpoint module checks them before a local ref moves
         let checkpoints = format!(
             "+{}*:{}*",
             super::checkpoints::CHECKPOINT_PREFIX,

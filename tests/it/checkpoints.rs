@@ -364,6 +364,10 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     );
     assert_eq!(rev(&reviewer, &dir, &chain), rev(&env, &s.dev, &chain));
     assert!(dir.join(".git/shallow").exists());
+    // the branches are whole: doctor does not call the clone shallow
+    let d = reviewer.receipt(&dir, &["doctor", "--offline"]);
+    assert!(d.stdout.contains("taken from a signed checkpoint"), "{d}");
+    assert!(!d.stdout.contains("this clone is shallow"), "{d}");
     // verify starts from the checkpoint; the whole walk cannot, and says why
     let (code, v, err) = verify_json(&reviewer, &dir, &[]);
     assert_eq!(code, 0, "{v} {err}");
@@ -396,6 +400,24 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     assert_eq!(v["receipts"], 4, "{v}");
     let r = reviewer.receipt(&dir, &["gate", "HEAD"]);
     assert_eq!(r.code, 0, "{r}");
+
+    // deepened, the older receipts are read again (the index notices the edge
+    // moved), and the whole chain verifies
+    reviewer.git_ok(
+        &dir,
+        &[
+            "fetch",
+            "-q",
+            "--unshallow",
+            "origin",
+            "refs/receipts/*:refs/receipts/*",
+        ],
+    );
+    let log = reviewer.receipt_ok(&dir, &["log", "--json"]);
+    let log: Vec<serde_json::Value> = serde_json::from_str(&log.stdout).unwrap();
+    assert_eq!(log.len(), 10, "{log:?}");
+    let whole = reviewer.receipt(&dir, &["verify"]);
+    assert_eq!(whole.code, 0, "{whole}");
 
     // an age: the newest checkpoint at least that old
     let fresh = Env::new();
