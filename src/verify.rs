@@ -142,6 +142,8 @@ type Raw = crate::store::RawEntry;
 
 /// What one entry turned out to be.
 struct Checked {
+    /// The chain's position among the chains walked.
+    chain: usize,
     commit: ObjectId,
     parents: Vec<ObjectId>,
     receipt: Result<Entry, (&'static str, String)>,
@@ -168,13 +170,15 @@ struct Entry {
 
 /// One chain entry parsed, before its signature is checked.
 struct Parsed {
+    chain: usize,
     commit: ObjectId,
     parents: Vec<ObjectId>,
     receipt: Result<Receipt<Unverified>, (&'static str, String)>,
 }
 
-fn parse_raw(raw: Raw) -> Parsed {
+fn parse_raw((chain, raw): (usize, Raw)) -> Parsed {
     Parsed {
+        chain,
         commit: raw.commit,
         parents: raw.parents,
         receipt: match raw.bytes {
@@ -186,7 +190,7 @@ fn parse_raw(raw: Raw) -> Parsed {
 
 /// Check the signatures and trust of parsed entries (together, see
 /// [`TrustSet::check_many`]) and keep what the walk needs of each.
-fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Checked> {
+fn check_parsed(parsed: Vec<Parsed>, writers: &[String], trust: &TrustSet) -> Vec<Checked> {
     let receipts: Vec<&Receipt<Unverified>> = parsed
         .iter()
         .filter_map(|p| p.receipt.as_ref().ok())
@@ -216,6 +220,7 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
                     None => Err(("signature", "not checked".to_owned())),
                 },
             };
+            let writer = writers[p.chain].as_str();
             let receipt = p.receipt.map(|r| {
                 let key = &r.signature().key;
                 let other_key = (!writer_matches_key(writer, key)).then(|| key.clone());
@@ -239,6 +244,7 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
                 }
             });
             Checked {
+                chain: p.chain,
                 commit: p.commit,
                 parents: p.parents,
                 receipt,
@@ -251,7 +257,7 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
 /// Parse and verify a batch on every core: parsing in small slices that workers
 /// take in turn (a core that is also reading the next batch holds nobody up),
 /// then signatures in one part per core, each part checked together.
-fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> {
+fn check_batch(batch: Vec<(usize, Raw)>, writers: &[String], trust: &TrustSet) -> Vec<Checked> {
     const SLICE: usize = 32;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -262,7 +268,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
     // `check_parsed` gives it, in chain order (only the speed differs);
     // `a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives` pins that.
     if threads == 1 || batch.len() < 2 * SLICE {
-        return check_parsed(batch.into_iter().map(parse_raw).collect(), writer, trust);
+        return check_parsed(batch.into_iter().map(parse_raw).collect(), writers, trust);
     }
     let total = batch.len();
     let queue = std::sync::Mutex::new(batch.into_iter().enumerate());
@@ -273,7 +279,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
                     let mut out = Vec::new();
                     loop {
                         // a poisoned queue means a worker panicked; its join says so
-                        let slice: Vec<(usize, Raw)> = queue
+                        let slice: Vec<(usize, (usize, Raw))> = queue
                             .lock()
                             .map(|mut q| q.by_ref().take(SLICE).collect())
                             .unwrap_or_default();
@@ -303,7 +309,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
     std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .into_iter()
-            .map(|p| s.spawn(move || check_parsed(p, writer, trust)))
+            .map(|p| s.spawn(move || check_parsed(p, writers, trust)))
             .collect();
         handles
             .into_iter()
@@ -331,215 +337,289 @@ pub struct ChainWalk {
     keyed: Vec<(String, crate::idempotency::Holder)>,
 }
 
-/// Check `writer`'s chain from `tip` down to `base` (not included; the whole chain
-/// when `None`): every entry's shape, bytes, schema, signature and trust, writer,
-/// and links, each to the entry below it, the oldest one checked to `base` (its
-/// index plus one, `prev` = the base's receipt id) or, at the root, to nothing. The walk
-/// behind `verify` (the whole chain, or what is new since a checkpoint); `fetch`
-/// checks what it takes with the entry rules of `store::admit`.
-fn walk_range(
-    store: &Store,
-    shared: &crate::store::SharedReader,
-    writer: &str,
+/// One chain's stretch as the walk goes down it: what it found so far, the entry
+/// its oldest walked one must follow, and the entry just above (the child, newer)
+/// whose links the next one must satisfy.
+struct Stretch<'a> {
+    writer: &'a str,
     tip: ObjectId,
-    base: Option<ObjectId>,
-    trust: &TrustSet,
-    progress: &mut dyn FnMut(u64),
-) -> Result<ChainWalk, StoreError> {
-    let mut walk = ChainWalk::default();
-    let finding = |findings: &mut Vec<Finding>,
-                   index: Option<u64>,
-                   id: Option<&str>,
-                   commit: ObjectId,
-                   kind,
-                   reason: String| {
-        findings.push(Finding {
-            chain: writer.to_owned(),
+    walk: ChainWalk,
+    /// The base: its chain commit, index and receipt id.
+    base: Option<(ObjectId, u64, String)>,
+    child: Option<(u64, Option<String>, ObjectId)>,
+}
+
+impl Stretch<'_> {
+    fn finding(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        commit: ObjectId,
+        kind: &'static str,
+        reason: String,
+    ) {
+        self.walk.findings.push(Finding {
+            chain: self.writer.to_owned(),
             index,
             id: id.map(str::to_owned),
             commit: Some(commit.to_string()),
             kind,
             reason,
         })
-    };
-    // The entry the oldest walked one must follow: read that one entry.
-    let base = match base {
-        None => None,
-        Some(commit) => match store.chain_entry(writer, commit) {
-            Ok(e) => {
-                let index = e.receipt.body().chain.index;
-                walk.below_base = index + 1;
-                Some((commit, index, e.receipt.id().to_owned()))
-            }
-            Err(e) => {
-                finding(
-                    &mut walk.findings,
-                    None,
-                    None,
-                    commit,
-                    "link",
-                    format!("the entry that newer receipts must follow is unreadable: {e}"),
-                );
-                return Ok(walk);
-            }
-        },
-    };
-    // The entry just above (the child, newer) whose links the next one must satisfy.
-    let mut child: Option<(u64, Option<String>, ObjectId)> = None;
-    let stop_at = base.as_ref().map(|(b, _, _)| *b);
-    let mut reached_base = false;
-    // Following first parents is sequential; checking is not. A reader thread walks
-    // the chain a batch ahead while every core checks the batch before it.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Raw>>(1);
-    std::thread::scope(|scope| -> Result<(), StoreError> {
-        let reader = scope.spawn(move || {
-            let reader = shared.local();
-            let mut next = Some(tip);
-            let mut reached_base = false;
-            let mut seen = HashSet::new();
-            while next.is_some() {
-                let mut batch = Vec::with_capacity(BATCH);
-                while let Some(c) = next {
-                    if stop_at == Some(c) {
-                        reached_base = true;
-                        next = None;
-                        break;
-                    }
-                    if !seen.insert(c) {
-                        next = None;
-                        break;
-                    }
-                    let raw = reader.read(c);
-                    next = raw.parents.first().copied();
-                    batch.push(raw);
-                    if batch.len() == BATCH {
-                        break;
-                    }
-                }
-                if tx.send(batch).is_err() {
-                    break;
-                }
-            }
-            reached_base
-        });
-        for batch in rx {
-            for e in check_batch(batch, writer, trust) {
-                walk.receipts += 1;
-                let findings = &mut walk.findings;
-                if e.parents.len() > 1 {
-                    finding(
-                        findings,
-                        None,
-                        None,
-                        e.commit,
-                        "shape",
-                        format!(
-                            "chain commit has {} parents; a chain is linear (followed the first)",
-                            e.parents.len()
-                        ),
-                    );
-                }
-                let r = match e.receipt {
-                    Err((kind, why)) => {
-                        finding(
-                            findings,
-                            None,
-                            None,
-                            e.commit,
-                            kind,
-                            format!("invalid receipt: {why}"),
-                        );
-                        child = None; // links around an unreadable entry cannot be checked
-                        continue;
-                    }
-                    Ok(r) => r,
-                };
-                let (idx, id) = (r.index, r.id);
-                if let Err((kind, why)) = e.signature {
-                    finding(findings, Some(idx), Some(&id), e.commit, kind, why);
-                }
-                if let Some(body) = r.acceptance {
-                    walk.acceptances.push((idx, id.clone(), e.commit, body));
-                }
-                if let Some((key, content)) = r.keyed {
-                    walk.keyed.push((
-                        key,
-                        crate::idempotency::Holder {
-                            commit: e.commit,
-                            index: idx,
-                            id: id.clone(),
-                            content,
-                        },
-                    ));
-                }
-                walk.located.push((id_prefix(&id), e.commit));
-                if let Some(named) = r.other_writer {
-                    finding(
-                        findings,
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "writer",
-                        format!("names writer {named}, but sits in chain {writer}"),
-                    );
-                }
-                if let Some(key) = r.other_key {
-                    finding(
-                        findings,
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "writer",
-                        format!("signed by {key}, but writer id {writer} names another key"),
-                    );
-                }
-                if let Some(child) = &child {
-                    check_link(findings, writer, child, idx, &id);
-                }
-                // mutants: `&&` inside the parentheses is equivalent: a receipt that
-                // parses has `prev` set exactly when its index is not 0 (the schema
-                // check in receipt.rs), so either half says the same.
-                if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
-                    finding(
-                        findings,
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "link",
-                        format!(
-                            "is the root of the chain but has index {idx}; earlier receipts were removed"
-                        ),
-                    );
-                }
-                if let Some(s) = r.supersedes {
-                    walk.supersedes.push((idx, id.clone(), e.commit, s));
-                }
-                child = Some((idx, r.prev, e.commit));
-            }
-            progress(walk.receipts);
-        }
-        reached_base = reader.join().expect("the chain reader does not panic");
-        Ok(())
-    })?;
-    match base {
-        Some((_, idx, id)) if reached_base => {
-            if let Some(child) = &child {
-                check_link(&mut walk.findings, writer, child, idx, &id);
-            }
-        }
-        Some((commit, _, _)) => finding(
-            &mut walk.findings,
-            None,
-            None,
-            tip,
-            "link",
-            format!(
-                "following first parents from the tip never reaches {commit}, which it must descend from"
-            ),
-        ),
-        None => {}
     }
-    Ok(walk)
+
+    /// Take the next entry down the chain, checked.
+    fn take(&mut self, e: Checked) {
+        self.walk.receipts += 1;
+        if e.parents.len() > 1 {
+            self.finding(
+                None,
+                None,
+                e.commit,
+                "shape",
+                format!(
+                    "chain commit has {} parents; a chain is linear (followed the first)",
+                    e.parents.len()
+                ),
+            );
+        }
+        let r = match e.receipt {
+            Err((kind, why)) => {
+                self.finding(
+                    None,
+                    None,
+                    e.commit,
+                    kind,
+                    format!("invalid receipt: {why}"),
+                );
+                self.child = None; // links around an unreadable entry cannot be checked
+                return;
+            }
+            Ok(r) => r,
+        };
+        let (idx, id) = (r.index, r.id);
+        if let Err((kind, why)) = e.signature {
+            self.finding(Some(idx), Some(&id), e.commit, kind, why);
+        }
+        let walk = &mut self.walk;
+        if let Some(body) = r.acceptance {
+            walk.acceptances.push((idx, id.clone(), e.commit, body));
+        }
+        if let Some((key, content)) = r.keyed {
+            walk.keyed.push((
+                key,
+                crate::idempotency::Holder {
+                    commit: e.commit,
+                    index: idx,
+                    id: id.clone(),
+                    content,
+                },
+            ));
+        }
+        walk.located.push((id_prefix(&id), e.commit));
+        let writer = self.writer;
+        if let Some(named) = r.other_writer {
+            self.finding(
+                Some(idx),
+                Some(&id),
+                e.commit,
+                "writer",
+                format!("names writer {named}, but sits in chain {writer}"),
+            );
+        }
+        if let Some(key) = r.other_key {
+            self.finding(
+                Some(idx),
+                Some(&id),
+                e.commit,
+                "writer",
+                format!("signed by {key}, but writer id {writer} names another key"),
+            );
+        }
+        if let Some(child) = &self.child {
+            check_link(&mut self.walk.findings, writer, child, idx, &id);
+        }
+        // mutants: `&&` inside the parentheses is equivalent: a receipt that
+        // parses has `prev` set exactly when its index is not 0 (the schema
+        // check in receipt.rs), so either half says the same.
+        if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
+            self.finding(
+                Some(idx),
+                Some(&id),
+                e.commit,
+                "link",
+                format!(
+                    "is the root of the chain but has index {idx}; earlier receipts were removed"
+                ),
+            );
+        }
+        if let Some(s) = r.supersedes {
+            self.walk.supersedes.push((idx, id.clone(), e.commit, s));
+        }
+        self.child = Some((idx, r.prev, e.commit));
+    }
+
+    /// The walk of this stretch, once following first parents from the tip reached
+    /// the base (`reached_base`) or the root.
+    fn finish(mut self, reached_base: bool) -> ChainWalk {
+        match self.base.take() {
+            Some((_, idx, id)) if reached_base => {
+                if let Some(child) = &self.child {
+                    check_link(&mut self.walk.findings, self.writer, child, idx, &id);
+                }
+            }
+            Some((commit, _, _)) => self.finding(
+                None,
+                None,
+                self.tip,
+                "link",
+                format!(
+                    "following first parents from the tip never reaches {commit}, which it must descend from"
+                ),
+            ),
+            None => {}
+        }
+        self.walk
+    }
+}
+
+/// Entries read for checking together, from one or more chains in turn.
+struct Batch {
+    /// Each entry with its chain's position, newest first within a chain.
+    entries: Vec<(usize, Raw)>,
+    /// The chains whose walk ended in this batch: (how many of `entries` came
+    /// before the end, the chain, whether it reached its base).
+    ends: Vec<(usize, usize, bool)>,
+}
+
+/// Check each of `writers`' chains from its tip down to its base (not included;
+/// the whole chain when `None`), as `stretches` gives them, one per writer: every
+/// entry's shape, bytes, schema, signature and trust, writer, and links, each to the
+/// entry below it, the oldest one checked to the base (its index plus one, `prev` =
+/// the base's receipt id) or, at the root, to nothing. The walk behind `verify`
+/// (whole chains, or what is new since a checkpoint); `fetch` checks what it takes
+/// with the entry rules of `store::admit`. One walk a writer, in order.
+///
+/// One thread reads the chains one after another, a batch ahead, while every core
+/// checks the batch before it: a batch runs across chains, so its signatures are
+/// checked together however short each chain is.
+fn walk_ranges(
+    store: &Store,
+    shared: &crate::store::SharedReader,
+    writers: &[String],
+    stretches: &[(ObjectId, Option<ObjectId>)],
+    trust: &TrustSet,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<ChainWalk>, StoreError> {
+    let mut states: Vec<Option<Stretch<'_>>> = Vec::with_capacity(writers.len());
+    let mut done: Vec<Option<ChainWalk>> = Vec::with_capacity(writers.len());
+    // (chain, tip, the base's commit): what the reader walks
+    let mut plan: Vec<(usize, ObjectId, Option<ObjectId>)> = Vec::new();
+    for (c, (writer, &(tip, base))) in writers.iter().zip(stretches).enumerate() {
+        let mut stretch = Stretch {
+            writer,
+            tip,
+            walk: ChainWalk::default(),
+            base: None,
+            child: None,
+        };
+        // The entry the oldest walked one must follow: read that one entry.
+        if let Some(commit) = base {
+            match store.chain_entry(writer, commit) {
+                Ok(e) => {
+                    let index = e.receipt.body().chain.index;
+                    stretch.walk.below_base = index + 1;
+                    stretch.base = Some((commit, index, e.receipt.id().to_owned()));
+                }
+                Err(e) => {
+                    stretch.finding(
+                        None,
+                        None,
+                        commit,
+                        "link",
+                        format!("the entry that newer receipts must follow is unreadable: {e}"),
+                    );
+                    states.push(None);
+                    done.push(Some(stretch.walk));
+                    continue;
+                }
+            }
+        }
+        plan.push((c, tip, base));
+        states.push(Some(stretch));
+        done.push(None);
+    }
+    // Following first parents is sequential; checking is not.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
+    std::thread::scope(|scope| {
+        let plan = &plan;
+        scope.spawn(move || {
+            let reader = shared.local();
+            let mut batch = Batch {
+                entries: Vec::with_capacity(BATCH),
+                ends: Vec::new(),
+            };
+            for &(c, tip, stop_at) in plan {
+                let mut next = Some(tip);
+                let mut reached_base = false;
+                let mut seen = HashSet::new();
+                while let Some(commit) = next {
+                    if stop_at == Some(commit) {
+                        reached_base = true;
+                        break;
+                    }
+                    if !seen.insert(commit) {
+                        break;
+                    }
+                    let raw = reader.read(commit);
+                    next = raw.parents.first().copied();
+                    batch.entries.push((c, raw));
+                    if batch.entries.len() == BATCH {
+                        let full = std::mem::replace(
+                            &mut batch,
+                            Batch {
+                                entries: Vec::with_capacity(BATCH),
+                                ends: Vec::new(),
+                            },
+                        );
+                        if tx.send(full).is_err() {
+                            return;
+                        }
+                    }
+                }
+                batch.ends.push((batch.entries.len(), c, reached_base));
+            }
+            let _ = tx.send(batch);
+        });
+        let mut receipts = 0;
+        for batch in rx {
+            let mut ends = batch.ends.into_iter().peekable();
+            let mut end_before = |n: usize, states: &mut Vec<Option<Stretch<'_>>>| {
+                while let Some((_, c, reached)) = ends.next_if(|e| e.0 <= n) {
+                    if let Some(stretch) = states[c].take() {
+                        done[c] = Some(stretch.finish(reached));
+                    }
+                }
+            };
+            let checked = check_batch(batch.entries, writers, trust);
+            let total = checked.len();
+            for (n, e) in checked.into_iter().enumerate() {
+                end_before(n, &mut states);
+                receipts += 1;
+                if let Some(stretch) = states[e.chain].as_mut() {
+                    stretch.take(e);
+                }
+            }
+            end_before(total, &mut states);
+            progress(receipts);
+        }
+    });
+    // every chain ends in some batch unless the reader panicked, which the scope
+    // has passed on by now
+    Ok(done
+        .into_iter()
+        .map(|w| w.expect("every chain's walk ends"))
+        .collect())
 }
 
 /// The links of `child` (index, prev, chain commit) to the receipt `idx`/`id` below it.
@@ -712,14 +792,17 @@ pub fn verify(
             reason,
         });
     }
-    for (writer, tip) in store.writers()? {
+    let chains = store.writers()?;
+    let stretches: Vec<(ObjectId, Option<ObjectId>)> = chains
+        .iter()
+        .map(|(writer, tip)| (*tip, checkpointed_base(store, vouching, writer, *tip)))
+        .collect();
+    let names: Vec<String> = chains.iter().map(|(w, _)| w.clone()).collect();
+    let walks = walk_ranges(store, &shared, &names, &stretches, trust, progress)?;
+    drop(names);
+    for (((writer, tip), walk), (_, base)) in chains.into_iter().zip(walks).zip(stretches) {
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
-        let base = checkpointed_base(store, vouching, &writer, tip);
-        let done = report.receipts;
-        let walk = walk_range(store, &shared, &writer, tip, base, trust, &mut |n| {
-            progress(done + n)
-        })?;
         report.receipts += walk.receipts;
         report.covered += walk.below_base;
         report.findings.extend(walk.findings);

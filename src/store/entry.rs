@@ -179,7 +179,9 @@ impl EntryReader {
         if packs.read(&commit, &mut buf)? != Kind::Commit {
             return None;
         }
-        let tree = CommitRefIter::from_bytes(&buf, packs.hash()).tree_id().ok()?;
+        let tree = CommitRefIter::from_bytes(&buf, packs.hash())
+            .tree_id()
+            .ok()?;
         let parents: Vec<ObjectId> = CommitRefIter::from_bytes(&buf, packs.hash())
             .parent_ids()
             .collect();

@@ -122,7 +122,13 @@ impl Packs {
                 }
                 _ => {
                     let whole = pack
-                        .decode_entry(cursor.clone(), out, inflate, &resolve, &mut pack::cache::Never)
+                        .decode_entry(
+                            cursor.clone(),
+                            out,
+                            inflate,
+                            &resolve,
+                            &mut pack::cache::Never,
+                        )
                         .ok()?;
                     // a base of what was asked for: kept for the deltas on it
                     if !chain.is_empty() {
@@ -144,7 +150,10 @@ impl Packs {
         // Up again, one delta at a time, each on the base just kept (decoding a
         // delta keeps what it made).
         for entry in chain.into_iter().rev() {
-            kind = pack.decode_entry(entry, out, inflate, &resolve, cache).ok()?.kind;
+            kind = pack
+                .decode_entry(entry, out, inflate, &resolve, cache)
+                .ok()?
+                .kind;
         }
         Some(kind)
     }
