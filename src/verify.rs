@@ -799,12 +799,18 @@ pub fn verify(
         .collect();
     let names: Vec<String> = chains.iter().map(|(w, _)| w.clone()).collect();
     let walks = walk_ranges(store, &shared, &names, &stretches, trust, progress)?;
+    // chains walked only above their checkpointed tip: how many receipts lie at
+    // or below it
+    let mut grown: HashMap<String, u64> = HashMap::new();
     drop(names);
     for (((writer, tip), walk), (_, base)) in chains.into_iter().zip(walks).zip(stretches) {
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
         report.receipts += walk.receipts;
         report.covered += walk.below_base;
+        if base.is_some() && walk.below_base > 0 {
+            grown.insert(writer.clone(), walk.below_base);
+        }
         report.findings.extend(walk.findings);
         check_keys(store, &writer, base, walk.keyed, &mut report)?;
         let w = writers.len();
@@ -919,7 +925,7 @@ pub fn verify(
             });
         }
     }
-    verify_notes(store, vouching, &mut report)?;
+    verify_notes(store, vouching, &grown, &mut report)?;
     verify_log_refs(store, &mut report)?;
     if let Some(cp) = checkpoint {
         verify_checkpoint(store, cp, &mut report)?;
@@ -1032,6 +1038,7 @@ fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError>
 fn verify_notes(
     store: &Store,
     vouching: Option<&Checkpoint>,
+    grown: &HashMap<String, u64>,
     report: &mut Report,
 ) -> Result<(), StoreError> {
     let file = store.receipt_index()?;
@@ -1101,8 +1108,31 @@ fn verify_notes(
         // per object and check the newest record, which its note should show
         let mut known: HashMap<ObjectId, Seen> = HashMap::new();
         let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
+        // The notes the checkpoint found whole beside the chain this one grew
+        // from (same trust): a note there, at the same path with the same blob,
+        // on an object no newer receipt is about, names receipts the chain still
+        // holds (a chain that grew keeps every entry below) and showed then all
+        // it should. Only the notes on the other objects are read again.
+        let before = match (vouching, notes_tip.as_deref(), grown.get(writer)) {
+            (Some(cp), Some(tip), Some(&below)) => cp
+                .notes
+                .get(writer)
+                .and_then(|old| ObjectId::from_hex(old.as_bytes()).ok())
+                .zip(ObjectId::from_hex(tip.as_bytes()).ok())
+                .and_then(|(old, new)| Some((new, store.notes_changed(old, new).ok()?)))
+                .map(|(new, changed)| (new, changed, below)),
+            _ => None,
+        };
+        // the objects receipts above the checkpoint are about
+        let mut touched: HashSet<ObjectId> = HashSet::new();
         for (n, r) in range.zip(records) {
             let [subject, inputs] = tables.objects[n];
+            if before
+                .as_ref()
+                .is_some_and(|(_, _, below)| r.position >= *below)
+            {
+                touched.extend([subject, inputs]);
+            }
             known.entry(r.commit).or_insert(Seen {
                 id_prefix: r.id_prefix,
                 subject,
@@ -1131,11 +1161,27 @@ fn verify_notes(
         }
         // what the writer's notes show: object -> chain commits named
         let mut shown: HashMap<ObjectId, HashSet<ObjectId>> = HashMap::new();
-        let readable =
-            notes_tip.is_some() && check_notes(store, writer, &known, &mut shown, report)?;
+        // with the checkpoint's notes: the objects whose notes are read
+        let only = before.map(|(tip, mut changed, _)| {
+            changed.extend(touched);
+            (tip, changed)
+        });
+        let readable = notes_tip.is_some()
+            && check_notes(
+                store,
+                writer,
+                &known,
+                only.as_ref().map(|(tip, objects)| (*tip, objects)),
+                &mut shown,
+                report,
+            )?;
         let mut missing: Vec<(ObjectId, Record)> = newest
             .into_iter()
-            .filter(|((object, _), r)| !shown.get(object).is_some_and(|s| s.contains(&r.commit)))
+            .filter(|((object, _), r)| {
+                only.as_ref()
+                    .is_none_or(|(_, objects)| objects.contains(object))
+                    && !shown.get(object).is_some_and(|s| s.contains(&r.commit))
+            })
             .map(|((object, _), r)| (object, r))
             .collect();
         missing.sort_by_key(|(object, r)| (r.position, *object));
@@ -1218,16 +1264,22 @@ impl NotesTables {
 /// Check `writer`'s notes against its chain's entries (`known`): every note line
 /// must name an entry of the chain, holding the receipt it names, about the object
 /// the note is on. Records in `shown` what the notes show; false when the notes
-/// commit is unreadable (a finding).
+/// commit is unreadable (a finding). With `only` (the notes tip and some objects),
+/// only the notes on those objects are read.
 fn check_notes(
     store: &Store,
     writer: &str,
     known: &HashMap<ObjectId, Seen>,
+    only: Option<(ObjectId, &HashSet<ObjectId>)>,
     shown: &mut HashMap<ObjectId, HashSet<ObjectId>>,
     report: &mut Report,
 ) -> Result<bool, StoreError> {
     let refname = notes_ref(writer);
-    let entries = match store.note_entries(writer) {
+    let listed = match only {
+        Some((tip, objects)) => store.notes_on(tip, objects),
+        None => store.note_entries(writer),
+    };
+    let entries = match listed {
         Ok(e) => e,
         // a file that could not be read says nothing of the notes: an
         // error, never a finding
