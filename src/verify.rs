@@ -925,7 +925,7 @@ pub fn verify(
             });
         }
     }
-    verify_notes(store, vouching, &grown, &mut report)?;
+    verify_notes(store, &reader, vouching, &grown, &mut report)?;
     verify_log_refs(store, &mut report)?;
     if let Some(cp) = checkpoint {
         verify_checkpoint(store, cp, &mut report)?;
@@ -1037,6 +1037,7 @@ fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError>
 
 fn verify_notes(
     store: &Store,
+    reader: &crate::store::EntryReader,
     vouching: Option<&Checkpoint>,
     grown: &HashMap<String, u64>,
     report: &mut Report,
@@ -1169,6 +1170,7 @@ fn verify_notes(
         let readable = notes_tip.is_some()
             && check_notes(
                 store,
+                reader,
                 writer,
                 &known,
                 only.as_ref().map(|(tip, objects)| (*tip, objects)),
@@ -1268,6 +1270,7 @@ impl NotesTables {
 /// only the notes on those objects are read.
 fn check_notes(
     store: &Store,
+    reader: &crate::store::EntryReader,
     writer: &str,
     known: &HashMap<ObjectId, Seen>,
     only: Option<(ObjectId, &HashSet<ObjectId>)>,
@@ -1307,7 +1310,10 @@ fn check_notes(
                 reason,
             })
         };
-        let text = match store.note_blob(blob)? {
+        // a packed note within the limit straight from the pack; any other the
+        // usual way, which refuses one over the limit unread
+        let packed = reader.packed_blob(blob, crate::store::notes::MAX_NOTE_BYTES);
+        let text = match packed.map_or_else(|| store.note_blob(blob), |t| Ok(Ok(t)))? {
             Ok(text) => text,
             Err(big) => {
                 finding(

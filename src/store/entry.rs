@@ -168,6 +168,14 @@ impl EntryReader {
         }
     }
 
+    /// The bytes of blob `id` when a pack holds it and it is at most `max` bytes;
+    /// `None` for anything else (read it the usual way, which says what is wrong).
+    pub fn packed_blob(&self, id: ObjectId, max: u64) -> Option<Vec<u8>> {
+        let mut buf = Vec::new();
+        let kind = self.packs.read(&id, &mut buf)?;
+        (kind == gix::objs::Kind::Blob && buf.len() as u64 <= max).then(|| buf.to_vec())
+    }
+
     /// [`EntryReader::read`] of an entry whose three objects are all in the packs
     /// and all as they should be, read through [`Packs`]; `None` for anything else
     /// (not packed here, damaged, oversized, not a regular file, two files of that
