@@ -16,11 +16,14 @@
 //! of [`crate::store::admit`], one read and one signature per new entry; this walk
 //! reports every finding of a whole chain.
 //!
-//! One thread reads the entries in chain order (so the pack's delta-base cache
-//! stays warm); parsing and signatures run on every core, in bounded batches, so
-//! memory stays flat however long the chains are. The signatures of a batch are
-//! checked together ([`crate::sign::verify_many`]), with the answer strict
-//! verification gives each one alone.
+//! One thread reads the chains one after another, straight from the pack files
+//! where it can ([`crate::store::EntryReader`], which keeps the delta bases it
+//! inflates); parsing and signatures run on every core, in bounded batches that
+//! run across chains, so memory stays flat however many and however long the
+//! chains are. The signatures of a batch are checked together
+//! ([`crate::sign::verify_many`]), with the answer strict verification gives each
+//! one alone. With a checkpoint, a writer's notes the checkpoint found whole are
+//! read again only where they changed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -69,7 +72,7 @@ pub struct Report {
     /// Receipts not checked again because the checkpoint vouches for them (at or
     /// below a checkpointed tip the chain still descends from).
     pub covered: u64,
-    /// Note lines checked.
+    /// Note lines checked (with a checkpoint, only those of notes that changed).
     pub note_lines: u64,
     /// Everything wrong, in chain order.
     pub findings: Vec<Finding>,

@@ -57,8 +57,12 @@ impl Packs {
                 let path = entry.path();
                 if path.extension().is_some_and(|e| e == "idx")
                     && let Ok(mut bundle) = pack::Bundle::at(&path, hash)
+                    && let Ok(id) = u32::try_from(bundles.len())
                 {
                     bundle.pack.alloc_limit_bytes = Some(ALLOC_LIMIT);
+                    // the key of its bases in the cache: its position, where gix
+                    // would use a checksum of its path, which two paths can share
+                    bundle.pack.id = id;
                     bundles.push(bundle);
                 }
             }
