@@ -16,11 +16,14 @@
 //! of [`crate::store::admit`], one read and one signature per new entry; this walk
 //! reports every finding of a whole chain.
 //!
-//! One thread reads the entries in chain order (so the pack's delta-base cache
-//! stays warm); parsing and signatures run on every core, in bounded batches, so
-//! memory stays flat however long the chains are. The signatures of a batch are
-//! checked together ([`crate::sign::verify_many`]), with the answer strict
-//! verification gives each one alone.
+//! One thread reads the chains one after another, straight from the pack files
+//! where it can ([`crate::store::EntryReader`], which keeps the delta bases it
+//! inflates); parsing and signatures run on every core, in bounded batches that
+//! run across chains, so memory stays flat however many and however long the
+//! chains are. The signatures of a batch are checked together
+//! ([`crate::sign::verify_many`]), with the answer strict verification gives each
+//! one alone. With a checkpoint, a writer's notes the checkpoint found whole are
+//! read again only where they changed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -69,7 +72,7 @@ pub struct Report {
     /// Receipts not checked again because the checkpoint vouches for them (at or
     /// below a checkpointed tip the chain still descends from).
     pub covered: u64,
-    /// Note lines checked.
+    /// Note lines checked (with a checkpoint, only those of notes that changed).
     pub note_lines: u64,
     /// Everything wrong, in chain order.
     pub findings: Vec<Finding>,
@@ -142,6 +145,8 @@ type Raw = crate::store::RawEntry;
 
 /// What one entry turned out to be.
 struct Checked {
+    /// The chain's position among the chains walked.
+    chain: usize,
     commit: ObjectId,
     parents: Vec<ObjectId>,
     receipt: Result<Entry, (&'static str, String)>,
@@ -168,13 +173,15 @@ struct Entry {
 
 /// One chain entry parsed, before its signature is checked.
 struct Parsed {
+    chain: usize,
     commit: ObjectId,
     parents: Vec<ObjectId>,
     receipt: Result<Receipt<Unverified>, (&'static str, String)>,
 }
 
-fn parse_raw(raw: Raw) -> Parsed {
+fn parse_raw((chain, raw): (usize, Raw)) -> Parsed {
     Parsed {
+        chain,
         commit: raw.commit,
         parents: raw.parents,
         receipt: match raw.bytes {
@@ -186,7 +193,7 @@ fn parse_raw(raw: Raw) -> Parsed {
 
 /// Check the signatures and trust of parsed entries (together, see
 /// [`TrustSet::check_many`]) and keep what the walk needs of each.
-fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Checked> {
+fn check_parsed(parsed: Vec<Parsed>, writers: &[String], trust: &TrustSet) -> Vec<Checked> {
     let receipts: Vec<&Receipt<Unverified>> = parsed
         .iter()
         .filter_map(|p| p.receipt.as_ref().ok())
@@ -216,6 +223,7 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
                     None => Err(("signature", "not checked".to_owned())),
                 },
             };
+            let writer = writers[p.chain].as_str();
             let receipt = p.receipt.map(|r| {
                 let key = &r.signature().key;
                 let other_key = (!writer_matches_key(writer, key)).then(|| key.clone());
@@ -239,6 +247,7 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
                 }
             });
             Checked {
+                chain: p.chain,
                 commit: p.commit,
                 parents: p.parents,
                 receipt,
@@ -251,7 +260,7 @@ fn check_parsed(parsed: Vec<Parsed>, writer: &str, trust: &TrustSet) -> Vec<Chec
 /// Parse and verify a batch on every core: parsing in small slices that workers
 /// take in turn (a core that is also reading the next batch holds nobody up),
 /// then signatures in one part per core, each part checked together.
-fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> {
+fn check_batch(batch: Vec<(usize, Raw)>, writers: &[String], trust: &TrustSet) -> Vec<Checked> {
     const SLICE: usize = 32;
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -262,7 +271,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
     // `check_parsed` gives it, in chain order (only the speed differs);
     // `a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives` pins that.
     if threads == 1 || batch.len() < 2 * SLICE {
-        return check_parsed(batch.into_iter().map(parse_raw).collect(), writer, trust);
+        return check_parsed(batch.into_iter().map(parse_raw).collect(), writers, trust);
     }
     let total = batch.len();
     let queue = std::sync::Mutex::new(batch.into_iter().enumerate());
@@ -273,7 +282,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
                     let mut out = Vec::new();
                     loop {
                         // a poisoned queue means a worker panicked; its join says so
-                        let slice: Vec<(usize, Raw)> = queue
+                        let slice: Vec<(usize, (usize, Raw))> = queue
                             .lock()
                             .map(|mut q| q.by_ref().take(SLICE).collect())
                             .unwrap_or_default();
@@ -303,7 +312,7 @@ fn check_batch(batch: Vec<Raw>, writer: &str, trust: &TrustSet) -> Vec<Checked> 
     std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .into_iter()
-            .map(|p| s.spawn(move || check_parsed(p, writer, trust)))
+            .map(|p| s.spawn(move || check_parsed(p, writers, trust)))
             .collect();
         handles
             .into_iter()
@@ -331,215 +340,289 @@ pub struct ChainWalk {
     keyed: Vec<(String, crate::idempotency::Holder)>,
 }
 
-/// Check `writer`'s chain from `tip` down to `base` (not included; the whole chain
-/// when `None`): every entry's shape, bytes, schema, signature and trust, writer,
-/// and links, each to the entry below it, the oldest one checked to `base` (its
-/// index plus one, `prev` = the base's receipt id) or, at the root, to nothing. The walk
-/// behind `verify` (the whole chain, or what is new since a checkpoint); `fetch`
-/// checks what it takes with the entry rules of `store::admit`.
-fn walk_range(
-    store: &Store,
-    shared: &crate::store::SharedReader,
-    writer: &str,
+/// One chain's stretch as the walk goes down it: what it found so far, the entry
+/// its oldest walked one must follow, and the entry just above (the child, newer)
+/// whose links the next one must satisfy.
+struct Stretch<'a> {
+    writer: &'a str,
     tip: ObjectId,
-    base: Option<ObjectId>,
-    trust: &TrustSet,
-    progress: &mut dyn FnMut(u64),
-) -> Result<ChainWalk, StoreError> {
-    let mut walk = ChainWalk::default();
-    let finding = |findings: &mut Vec<Finding>,
-                   index: Option<u64>,
-                   id: Option<&str>,
-                   commit: ObjectId,
-                   kind,
-                   reason: String| {
-        findings.push(Finding {
-            chain: writer.to_owned(),
+    walk: ChainWalk,
+    /// The base: its chain commit, index and receipt id.
+    base: Option<(ObjectId, u64, String)>,
+    child: Option<(u64, Option<String>, ObjectId)>,
+}
+
+impl Stretch<'_> {
+    fn finding(
+        &mut self,
+        index: Option<u64>,
+        id: Option<&str>,
+        commit: ObjectId,
+        kind: &'static str,
+        reason: String,
+    ) {
+        self.walk.findings.push(Finding {
+            chain: self.writer.to_owned(),
             index,
             id: id.map(str::to_owned),
             commit: Some(commit.to_string()),
             kind,
             reason,
         })
-    };
-    // The entry the oldest walked one must follow: read that one entry.
-    let base = match base {
-        None => None,
-        Some(commit) => match store.chain_entry(writer, commit) {
-            Ok(e) => {
-                let index = e.receipt.body().chain.index;
-                walk.below_base = index + 1;
-                Some((commit, index, e.receipt.id().to_owned()))
-            }
-            Err(e) => {
-                finding(
-                    &mut walk.findings,
-                    None,
-                    None,
-                    commit,
-                    "link",
-                    format!("the entry that newer receipts must follow is unreadable: {e}"),
-                );
-                return Ok(walk);
-            }
-        },
-    };
-    // The entry just above (the child, newer) whose links the next one must satisfy.
-    let mut child: Option<(u64, Option<String>, ObjectId)> = None;
-    let stop_at = base.as_ref().map(|(b, _, _)| *b);
-    let mut reached_base = false;
-    // Following first parents is sequential; checking is not. A reader thread walks
-    // the chain a batch ahead while every core checks the batch before it.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Raw>>(1);
-    std::thread::scope(|scope| -> Result<(), StoreError> {
-        let reader = scope.spawn(move || {
-            let reader = shared.local();
-            let mut next = Some(tip);
-            let mut reached_base = false;
-            let mut seen = HashSet::new();
-            while next.is_some() {
-                let mut batch = Vec::with_capacity(BATCH);
-                while let Some(c) = next {
-                    if stop_at == Some(c) {
-                        reached_base = true;
-                        next = None;
-                        break;
-                    }
-                    if !seen.insert(c) {
-                        next = None;
-                        break;
-                    }
-                    let raw = reader.read(c);
-                    next = raw.parents.first().copied();
-                    batch.push(raw);
-                    if batch.len() == BATCH {
-                        break;
-                    }
-                }
-                if tx.send(batch).is_err() {
-                    break;
-                }
-            }
-            reached_base
-        });
-        for batch in rx {
-            for e in check_batch(batch, writer, trust) {
-                walk.receipts += 1;
-                let findings = &mut walk.findings;
-                if e.parents.len() > 1 {
-                    finding(
-                        findings,
-                        None,
-                        None,
-                        e.commit,
-                        "shape",
-                        format!(
-                            "chain commit has {} parents; a chain is linear (followed the first)",
-                            e.parents.len()
-                        ),
-                    );
-                }
-                let r = match e.receipt {
-                    Err((kind, why)) => {
-                        finding(
-                            findings,
-                            None,
-                            None,
-                            e.commit,
-                            kind,
-                            format!("invalid receipt: {why}"),
-                        );
-                        child = None; // links around an unreadable entry cannot be checked
-                        continue;
-                    }
-                    Ok(r) => r,
-                };
-                let (idx, id) = (r.index, r.id);
-                if let Err((kind, why)) = e.signature {
-                    finding(findings, Some(idx), Some(&id), e.commit, kind, why);
-                }
-                if let Some(body) = r.acceptance {
-                    walk.acceptances.push((idx, id.clone(), e.commit, body));
-                }
-                if let Some((key, content)) = r.keyed {
-                    walk.keyed.push((
-                        key,
-                        crate::idempotency::Holder {
-                            commit: e.commit,
-                            index: idx,
-                            id: id.clone(),
-                            content,
-                        },
-                    ));
-                }
-                walk.located.push((id_prefix(&id), e.commit));
-                if let Some(named) = r.other_writer {
-                    finding(
-                        findings,
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "writer",
-                        format!("names writer {named}, but sits in chain {writer}"),
-                    );
-                }
-                if let Some(key) = r.other_key {
-                    finding(
-                        findings,
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "writer",
-                        format!("signed by {key}, but writer id {writer} names another key"),
-                    );
-                }
-                if let Some(child) = &child {
-                    check_link(findings, writer, child, idx, &id);
-                }
-                // mutants: `&&` inside the parentheses is equivalent: a receipt that
-                // parses has `prev` set exactly when its index is not 0 (the schema
-                // check in receipt.rs), so either half says the same.
-                if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
-                    finding(
-                        findings,
-                        Some(idx),
-                        Some(&id),
-                        e.commit,
-                        "link",
-                        format!(
-                            "is the root of the chain but has index {idx}; earlier receipts were removed"
-                        ),
-                    );
-                }
-                if let Some(s) = r.supersedes {
-                    walk.supersedes.push((idx, id.clone(), e.commit, s));
-                }
-                child = Some((idx, r.prev, e.commit));
-            }
-            progress(walk.receipts);
-        }
-        reached_base = reader.join().expect("the chain reader does not panic");
-        Ok(())
-    })?;
-    match base {
-        Some((_, idx, id)) if reached_base => {
-            if let Some(child) = &child {
-                check_link(&mut walk.findings, writer, child, idx, &id);
-            }
-        }
-        Some((commit, _, _)) => finding(
-            &mut walk.findings,
-            None,
-            None,
-            tip,
-            "link",
-            format!(
-                "following first parents from the tip never reaches {commit}, which it must descend from"
-            ),
-        ),
-        None => {}
     }
-    Ok(walk)
+
+    /// Take the next entry down the chain, checked.
+    fn take(&mut self, e: Checked) {
+        self.walk.receipts += 1;
+        if e.parents.len() > 1 {
+            self.finding(
+                None,
+                None,
+                e.commit,
+                "shape",
+                format!(
+                    "chain commit has {} parents; a chain is linear (followed the first)",
+                    e.parents.len()
+                ),
+            );
+        }
+        let r = match e.receipt {
+            Err((kind, why)) => {
+                self.finding(
+                    None,
+                    None,
+                    e.commit,
+                    kind,
+                    format!("invalid receipt: {why}"),
+                );
+                self.child = None; // links around an unreadable entry cannot be checked
+                return;
+            }
+            Ok(r) => r,
+        };
+        let (idx, id) = (r.index, r.id);
+        if let Err((kind, why)) = e.signature {
+            self.finding(Some(idx), Some(&id), e.commit, kind, why);
+        }
+        let walk = &mut self.walk;
+        if let Some(body) = r.acceptance {
+            walk.acceptances.push((idx, id.clone(), e.commit, body));
+        }
+        if let Some((key, content)) = r.keyed {
+            walk.keyed.push((
+                key,
+                crate::idempotency::Holder {
+                    commit: e.commit,
+                    index: idx,
+                    id: id.clone(),
+                    content,
+                },
+            ));
+        }
+        walk.located.push((id_prefix(&id), e.commit));
+        let writer = self.writer;
+        if let Some(named) = r.other_writer {
+            self.finding(
+                Some(idx),
+                Some(&id),
+                e.commit,
+                "writer",
+                format!("names writer {named}, but sits in chain {writer}"),
+            );
+        }
+        if let Some(key) = r.other_key {
+            self.finding(
+                Some(idx),
+                Some(&id),
+                e.commit,
+                "writer",
+                format!("signed by {key}, but writer id {writer} names another key"),
+            );
+        }
+        if let Some(child) = &self.child {
+            check_link(&mut self.walk.findings, writer, child, idx, &id);
+        }
+        // mutants: `&&` inside the parentheses is equivalent: a receipt that
+        // parses has `prev` set exactly when its index is not 0 (the schema
+        // check in receipt.rs), so either half says the same.
+        if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
+            self.finding(
+                Some(idx),
+                Some(&id),
+                e.commit,
+                "link",
+                format!(
+                    "is the root of the chain but has index {idx}; earlier receipts were removed"
+                ),
+            );
+        }
+        if let Some(s) = r.supersedes {
+            self.walk.supersedes.push((idx, id.clone(), e.commit, s));
+        }
+        self.child = Some((idx, r.prev, e.commit));
+    }
+
+    /// The walk of this stretch, once following first parents from the tip reached
+    /// the base (`reached_base`) or the root.
+    fn finish(mut self, reached_base: bool) -> ChainWalk {
+        match self.base.take() {
+            Some((_, idx, id)) if reached_base => {
+                if let Some(child) = &self.child {
+                    check_link(&mut self.walk.findings, self.writer, child, idx, &id);
+                }
+            }
+            Some((commit, _, _)) => self.finding(
+                None,
+                None,
+                self.tip,
+                "link",
+                format!(
+                    "following first parents from the tip never reaches {commit}, which it must descend from"
+                ),
+            ),
+            None => {}
+        }
+        self.walk
+    }
+}
+
+/// Entries read for checking together, from one or more chains in turn.
+struct Batch {
+    /// Each entry with its chain's position, newest first within a chain.
+    entries: Vec<(usize, Raw)>,
+    /// The chains whose walk ended in this batch: (how many of `entries` came
+    /// before the end, the chain, whether it reached its base).
+    ends: Vec<(usize, usize, bool)>,
+}
+
+/// Check each of `writers`' chains from its tip down to its base (not included;
+/// the whole chain when `None`), as `stretches` gives them, one per writer: every
+/// entry's shape, bytes, schema, signature and trust, writer, and links, each to the
+/// entry below it, the oldest one checked to the base (its index plus one, `prev` =
+/// the base's receipt id) or, at the root, to nothing. The walk behind `verify`
+/// (whole chains, or what is new since a checkpoint); `fetch` checks what it takes
+/// with the entry rules of `store::admit`. One walk a writer, in order.
+///
+/// One thread reads the chains one after another, a batch ahead, while every core
+/// checks the batch before it: a batch runs across chains, so its signatures are
+/// checked together however short each chain is.
+fn walk_ranges(
+    store: &Store,
+    shared: &crate::store::SharedReader,
+    writers: &[String],
+    stretches: &[(ObjectId, Option<ObjectId>)],
+    trust: &TrustSet,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<ChainWalk>, StoreError> {
+    let mut states: Vec<Option<Stretch<'_>>> = Vec::with_capacity(writers.len());
+    let mut done: Vec<Option<ChainWalk>> = Vec::with_capacity(writers.len());
+    // (chain, tip, the base's commit): what the reader walks
+    let mut plan: Vec<(usize, ObjectId, Option<ObjectId>)> = Vec::new();
+    for (c, (writer, &(tip, base))) in writers.iter().zip(stretches).enumerate() {
+        let mut stretch = Stretch {
+            writer,
+            tip,
+            walk: ChainWalk::default(),
+            base: None,
+            child: None,
+        };
+        // The entry the oldest walked one must follow: read that one entry.
+        if let Some(commit) = base {
+            match store.chain_entry(writer, commit) {
+                Ok(e) => {
+                    let index = e.receipt.body().chain.index;
+                    stretch.walk.below_base = index + 1;
+                    stretch.base = Some((commit, index, e.receipt.id().to_owned()));
+                }
+                Err(e) => {
+                    stretch.finding(
+                        None,
+                        None,
+                        commit,
+                        "link",
+                        format!("the entry that newer receipts must follow is unreadable: {e}"),
+                    );
+                    states.push(None);
+                    done.push(Some(stretch.walk));
+                    continue;
+                }
+            }
+        }
+        plan.push((c, tip, base));
+        states.push(Some(stretch));
+        done.push(None);
+    }
+    // Following first parents is sequential; checking is not.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
+    std::thread::scope(|scope| {
+        let plan = &plan;
+        scope.spawn(move || {
+            let reader = shared.local();
+            let mut batch = Batch {
+                entries: Vec::with_capacity(BATCH),
+                ends: Vec::new(),
+            };
+            for &(c, tip, stop_at) in plan {
+                let mut next = Some(tip);
+                let mut reached_base = false;
+                let mut seen = HashSet::new();
+                while let Some(commit) = next {
+                    if stop_at == Some(commit) {
+                        reached_base = true;
+                        break;
+                    }
+                    if !seen.insert(commit) {
+                        break;
+                    }
+                    let raw = reader.read(commit);
+                    next = raw.parents.first().copied();
+                    batch.entries.push((c, raw));
+                    if batch.entries.len() == BATCH {
+                        let full = std::mem::replace(
+                            &mut batch,
+                            Batch {
+                                entries: Vec::with_capacity(BATCH),
+                                ends: Vec::new(),
+                            },
+                        );
+                        if tx.send(full).is_err() {
+                            return;
+                        }
+                    }
+                }
+                batch.ends.push((batch.entries.len(), c, reached_base));
+            }
+            let _ = tx.send(batch);
+        });
+        let mut receipts = 0;
+        for batch in rx {
+            let mut ends = batch.ends.into_iter().peekable();
+            let mut end_before = |n: usize, states: &mut Vec<Option<Stretch<'_>>>| {
+                while let Some((_, c, reached)) = ends.next_if(|e| e.0 <= n) {
+                    if let Some(stretch) = states[c].take() {
+                        done[c] = Some(stretch.finish(reached));
+                    }
+                }
+            };
+            let checked = check_batch(batch.entries, writers, trust);
+            let total = checked.len();
+            for (n, e) in checked.into_iter().enumerate() {
+                end_before(n, &mut states);
+                receipts += 1;
+                if let Some(stretch) = states[e.chain].as_mut() {
+                    stretch.take(e);
+                }
+            }
+            end_before(total, &mut states);
+            progress(receipts);
+        }
+    });
+    // every chain ends in some batch unless the reader panicked, which the scope
+    // has passed on by now
+    Ok(done
+        .into_iter()
+        .map(|w| w.expect("every chain's walk ends"))
+        .collect())
 }
 
 /// The links of `child` (index, prev, chain commit) to the receipt `idx`/`id` below it.
@@ -712,16 +795,25 @@ pub fn verify(
             reason,
         });
     }
-    for (writer, tip) in store.writers()? {
+    let chains = store.writers()?;
+    let stretches: Vec<(ObjectId, Option<ObjectId>)> = chains
+        .iter()
+        .map(|(writer, tip)| (*tip, checkpointed_base(store, vouching, writer, *tip)))
+        .collect();
+    let names: Vec<String> = chains.iter().map(|(w, _)| w.clone()).collect();
+    let walks = walk_ranges(store, &shared, &names, &stretches, trust, progress)?;
+    // chains walked only above their checkpointed tip: how many receipts lie at
+    // or below it
+    let mut grown: HashMap<String, u64> = HashMap::new();
+    drop(names);
+    for (((writer, tip), walk), (_, base)) in chains.into_iter().zip(walks).zip(stretches) {
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
-        let base = checkpointed_base(store, vouching, &writer, tip);
-        let done = report.receipts;
-        let walk = walk_range(store, &shared, &writer, tip, base, trust, &mut |n| {
-            progress(done + n)
-        })?;
         report.receipts += walk.receipts;
         report.covered += walk.below_base;
+        if base.is_some() && walk.below_base > 0 {
+            grown.insert(writer.clone(), walk.below_base);
+        }
         report.findings.extend(walk.findings);
         check_keys(store, &writer, base, walk.keyed, &mut report)?;
         let w = writers.len();
@@ -836,7 +928,7 @@ pub fn verify(
             });
         }
     }
-    verify_notes(store, vouching, &mut report)?;
+    verify_notes(store, &reader, vouching, &grown, &mut report)?;
     verify_log_refs(store, &mut report)?;
     if let Some(cp) = checkpoint {
         verify_checkpoint(store, cp, &mut report)?;
@@ -948,7 +1040,9 @@ fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError>
 
 fn verify_notes(
     store: &Store,
+    reader: &crate::store::EntryReader,
     vouching: Option<&Checkpoint>,
+    grown: &HashMap<String, u64>,
     report: &mut Report,
 ) -> Result<(), StoreError> {
     let file = store.receipt_index()?;
@@ -1018,8 +1112,31 @@ fn verify_notes(
         // per object and check the newest record, which its note should show
         let mut known: HashMap<ObjectId, Seen> = HashMap::new();
         let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
+        // The notes the checkpoint found whole beside the chain this one grew
+        // from (same trust): a note there, at the same path with the same blob,
+        // on an object no newer receipt is about, names receipts the chain still
+        // holds (a chain that grew keeps every entry below) and showed then all
+        // it should. Only the notes on the other objects are read again.
+        let before = match (vouching, notes_tip.as_deref(), grown.get(writer)) {
+            (Some(cp), Some(tip), Some(&below)) => cp
+                .notes
+                .get(writer)
+                .and_then(|old| ObjectId::from_hex(old.as_bytes()).ok())
+                .zip(ObjectId::from_hex(tip.as_bytes()).ok())
+                .and_then(|(old, new)| Some((new, store.notes_changed(old, new).ok()?)))
+                .map(|(new, changed)| (new, changed, below)),
+            _ => None,
+        };
+        // the objects receipts above the checkpoint are about
+        let mut touched: HashSet<ObjectId> = HashSet::new();
         for (n, r) in range.zip(records) {
             let [subject, inputs] = tables.objects[n];
+            if before
+                .as_ref()
+                .is_some_and(|(_, _, below)| r.position >= *below)
+            {
+                touched.extend([subject, inputs]);
+            }
             known.entry(r.commit).or_insert(Seen {
                 id_prefix: r.id_prefix,
                 subject,
@@ -1048,11 +1165,28 @@ fn verify_notes(
         }
         // what the writer's notes show: object -> chain commits named
         let mut shown: HashMap<ObjectId, HashSet<ObjectId>> = HashMap::new();
-        let readable =
-            notes_tip.is_some() && check_notes(store, writer, &known, &mut shown, report)?;
+        // with the checkpoint's notes: the objects whose notes are read
+        let only = before.map(|(tip, mut changed, _)| {
+            changed.extend(touched);
+            (tip, changed)
+        });
+        let readable = notes_tip.is_some()
+            && check_notes(
+                store,
+                reader,
+                writer,
+                &known,
+                only.as_ref().map(|(tip, objects)| (*tip, objects)),
+                &mut shown,
+                report,
+            )?;
         let mut missing: Vec<(ObjectId, Record)> = newest
             .into_iter()
-            .filter(|((object, _), r)| !shown.get(object).is_some_and(|s| s.contains(&r.commit)))
+            .filter(|((object, _), r)| {
+                only.as_ref()
+                    .is_none_or(|(_, objects)| objects.contains(object))
+                    && !shown.get(object).is_some_and(|s| s.contains(&r.commit))
+            })
             .map(|((object, _), r)| (object, r))
             .collect();
         missing.sort_by_key(|(object, r)| (r.position, *object));
@@ -1135,16 +1269,23 @@ impl NotesTables {
 /// Check `writer`'s notes against its chain's entries (`known`): every note line
 /// must name an entry of the chain, holding the receipt it names, about the object
 /// the note is on. Records in `shown` what the notes show; false when the notes
-/// commit is unreadable (a finding).
+/// commit is unreadable (a finding). With `only` (the notes tip and some objects),
+/// only the notes on those objects are read.
 fn check_notes(
     store: &Store,
+    reader: &crate::store::EntryReader,
     writer: &str,
     known: &HashMap<ObjectId, Seen>,
+    only: Option<(ObjectId, &HashSet<ObjectId>)>,
     shown: &mut HashMap<ObjectId, HashSet<ObjectId>>,
     report: &mut Report,
 ) -> Result<bool, StoreError> {
     let refname = notes_ref(writer);
-    let entries = match store.note_entries(writer) {
+    let listed = match only {
+        Some((tip, objects)) => store.notes_on(tip, objects),
+        None => store.note_entries(writer),
+    };
+    let entries = match listed {
         Ok(e) => e,
         // a file that could not be read says nothing of the notes: an
         // error, never a finding
@@ -1172,7 +1313,10 @@ fn check_notes(
                 reason,
             })
         };
-        let text = match store.note_blob(blob)? {
+        // a packed note within the limit straight from the pack; any other the
+        // usual way, which refuses one over the limit unread
+        let packed = reader.packed_blob(blob, crate::store::notes::MAX_NOTE_BYTES);
+        let text = match packed.map_or_else(|| store.note_blob(blob), |t| Ok(Ok(t)))? {
             Ok(text) => text,
             Err(big) => {
                 finding(

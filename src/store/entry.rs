@@ -6,6 +6,7 @@
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
+use super::packed::Packs;
 use crate::receipt::MAX_RECEIPT_BYTES;
 
 /// Name of the receipt file in a chain commit's tree.
@@ -87,22 +88,39 @@ pub struct RawEntry {
 /// A repository handle to read chain entries on other threads (the verifier reads
 /// one chain per thread while others check signatures): take one
 /// [`EntryReader`] per thread with [`SharedReader::local`].
-pub struct SharedReader(gix::ThreadSafeRepository);
+pub struct SharedReader {
+    repo: gix::ThreadSafeRepository,
+    /// The pack files, opened once for every reader (and every chain) of a walk,
+    /// with the delta bases inflated so far.
+    packs: std::sync::Arc<Packs>,
+}
 
 /// One thread's reader of chain entries.
-pub struct EntryReader(gix::Repository);
+pub struct EntryReader {
+    repo: gix::Repository,
+    packs: std::sync::Arc<Packs>,
+}
 
 impl super::Store {
     /// A handle for reading chain entries on other threads.
     pub fn shared_reader(&self) -> SharedReader {
-        SharedReader(self.repo.clone().into_sync())
+        SharedReader {
+            repo: self.repo.clone().into_sync(),
+            packs: std::sync::Arc::new(Packs::open(
+                self.repo.objects.store_ref().path(),
+                self.repo.object_hash(),
+            )),
+        }
     }
 }
 
 impl SharedReader {
     /// A reader for this thread.
     pub fn local(&self) -> EntryReader {
-        EntryReader(self.0.to_thread_local())
+        EntryReader {
+            repo: self.repo.to_thread_local(),
+            packs: self.packs.clone(),
+        }
     }
 }
 
@@ -113,7 +131,10 @@ impl EntryReader {
     /// shortly before, and with a cold cache each read would inflate its whole delta
     /// chain (ten deep on average at 100k receipts).
     pub fn read(&self, commit: ObjectId) -> RawEntry {
-        let repo = &self.0;
+        if let Some(entry) = self.read_packed(commit) {
+            return entry;
+        }
+        let repo = &self.repo;
         match repo.find_commit(commit) {
             Ok(c) => RawEntry {
                 commit,
@@ -145,5 +166,58 @@ impl EntryReader {
                 }
             }
         }
+    }
+
+    /// The bytes of blob `id` when a pack holds it and it is at most `max` bytes;
+    /// `None` for anything else (read it the usual way, which says what is wrong).
+    pub fn packed_blob(&self, id: ObjectId, max: u64) -> Option<Vec<u8>> {
+        let mut buf = Vec::new();
+        let kind = self.packs.read(&id, &mut buf)?;
+        (kind == gix::objs::Kind::Blob && buf.len() as u64 <= max).then(|| buf.to_vec())
+    }
+
+    /// [`EntryReader::read`] of an entry whose three objects are all in the packs
+    /// and all as they should be, read through [`Packs`]; `None` for anything else
+    /// (not packed here, damaged, oversized, not a regular file, two files of that
+    /// name), which the usual read then reads and words.
+    fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
+        use gix::objs::{CommitRefIter, Kind, TreeRefIter};
+        let packs = &self.packs;
+        let mut buf = Vec::new();
+        if packs.read(&commit, &mut buf)? != Kind::Commit {
+            return None;
+        }
+        let tree = CommitRefIter::from_bytes(&buf, packs.hash())
+            .tree_id()
+            .ok()?;
+        let parents: Vec<ObjectId> = CommitRefIter::from_bytes(&buf, packs.hash())
+            .parent_ids()
+            .collect();
+        if packs.read(&tree, &mut buf)? != Kind::Tree {
+            return None;
+        }
+        let mut receipt = None;
+        for entry in TreeRefIter::from_bytes(&buf, packs.hash()) {
+            let entry = entry.ok()?;
+            if entry.filename == RECEIPT_FILE {
+                if receipt.is_some() {
+                    return None;
+                }
+                receipt = Some((entry.mode.kind(), entry.oid.to_owned()));
+            }
+        }
+        let (EntryKind::Blob, blob) = receipt? else {
+            return None;
+        };
+        if packs.read(&blob, &mut buf)? != Kind::Blob || buf.len() > MAX_RECEIPT_BYTES {
+            return None;
+        }
+        // a copy of exactly its size, as the usual read keeps (the decoder's
+        // buffer holds a base and the delta besides)
+        Some(RawEntry {
+            commit,
+            parents,
+            bytes: Ok(buf.to_vec()),
+        })
     }
 }

@@ -21,6 +21,7 @@ pub mod index;
 pub mod logs;
 pub mod maintenance;
 pub mod notes;
+mod packed;
 pub mod query;
 pub mod remote;
 pub mod worktree;

@@ -131,6 +131,17 @@ pub fn parse_note(
         .collect()
 }
 
+/// One entry of a notes tree as [`Store::notes_changed`] compares them.
+struct NotesTreeEntry {
+    /// The path so far: the names above and its own.
+    name: String,
+    /// A tree to go into (its path is shorter than an object id).
+    subtree: bool,
+    /// The annotated object, when a note.
+    note: Option<ObjectId>,
+    oid: ObjectId,
+}
+
 /// The candidate paths of a note for `object` in git's fanout layouts.
 fn note_paths(object: &ObjectId) -> [String; 3] {
     let h = object.to_hex().to_string();
@@ -164,10 +175,48 @@ impl Store {
 
     /// Every note of `writer` as (annotated object, note blob), in any fanout.
     pub fn note_entries(&self, writer: &str) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
+        match self.notes_tip(writer)? {
+            Some(tip) => self.note_entries_at(tip),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Every note of the notes commit `tip` as (annotated object, note blob), in
+    /// any fanout.
+    pub fn note_entries_at(&self, tip: ObjectId) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
+        self.note_entries_where(tip, |_| true, |_| true)
+    }
+
+    /// The notes on `objects` in the notes commit `tip`, as
+    /// [`Store::note_entries_at`] lists them (any fanout), reading only the
+    /// subtrees a path to one of them can pass through.
+    pub fn notes_on(
+        &self,
+        tip: ObjectId,
+        objects: &HashSet<ObjectId>,
+    ) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
+        let hexes: Vec<String> = objects.iter().map(|o| o.to_string()).collect();
+        self.note_entries_where(
+            tip,
+            |prefix| {
+                hexes.iter().any(|h| {
+                    h.len() >= prefix.len()
+                        && h.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+                })
+            },
+            |object| objects.contains(object),
+        )
+    }
+
+    /// The notes of `tip` on objects `keep` takes, going into the subtrees whose
+    /// path so far (the hex digits of the names above) `descend` takes.
+    fn note_entries_where(
+        &self,
+        tip: ObjectId,
+        descend: impl Fn(&str) -> bool,
+        keep: impl Fn(&ObjectId) -> bool,
+    ) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
         let mut out = Vec::new();
-        let Some(tip) = self.notes_tip(writer)? else {
-            return Ok(out);
-        };
         let mut stack = vec![(self.commit_tree(tip)?, String::new())];
         while let Some((tree, prefix)) = stack.pop() {
             let tree = self
@@ -178,15 +227,102 @@ impl Store {
             for e in &decoded.entries {
                 let name = format!("{prefix}{}", e.filename);
                 if e.mode.is_tree() && name.len() < self.repo.object_hash().len_in_hex() {
-                    stack.push((e.oid.to_owned(), name));
+                    if descend(&name) {
+                        stack.push((e.oid.to_owned(), name));
+                    }
                 } else if e.mode.is_blob()
                     && let Ok(oid) = ObjectId::from_hex(name.as_bytes())
+                    && keep(&oid)
                 {
                     out.push((oid, e.oid.to_owned()));
                 }
             }
         }
         Ok(out)
+    }
+
+    /// The objects whose notes differ between the notes commits `old` and `new`:
+    /// on each, one of them holds a note the other does not hold at the same path
+    /// with the same blob. Subtrees both hold alike are not read.
+    pub fn notes_changed(
+        &self,
+        old: ObjectId,
+        new: ObjectId,
+    ) -> Result<HashSet<ObjectId>, StoreError> {
+        let list =
+            |tree: Option<ObjectId>, prefix: &str| -> Result<Vec<NotesTreeEntry>, StoreError> {
+                let Some(tree) = tree else {
+                    return Ok(Vec::new());
+                };
+                let tree = self
+                    .repo
+                    .find_tree(tree)
+                    .map_err(git_err("reading a notes tree"))?;
+                let decoded = tree.decode().map_err(git_err("decoding a notes tree"))?;
+                Ok(decoded
+                    .entries
+                    .iter()
+                    .map(|e| {
+                        let name = format!("{prefix}{}", e.filename);
+                        let subtree =
+                            e.mode.is_tree() && name.len() < self.repo.object_hash().len_in_hex();
+                        let note = (!subtree && e.mode.is_blob())
+                            .then(|| ObjectId::from_hex(name.as_bytes()).ok())
+                            .flatten();
+                        NotesTreeEntry {
+                            name,
+                            subtree,
+                            note,
+                            oid: e.oid.to_owned(),
+                        }
+                    })
+                    .collect())
+            };
+        let mut changed = HashSet::new();
+        let mut stack = vec![(
+            Some(self.commit_tree(old)?),
+            Some(self.commit_tree(new)?),
+            String::new(),
+        )];
+        while let Some((old, new, prefix)) = stack.pop() {
+            let (old, new) = (list(old, &prefix)?, list(new, &prefix)?);
+            let key = |e: &NotesTreeEntry| (e.name.clone(), e.subtree, e.oid);
+            let (old_keys, new_keys): (HashSet<_>, HashSet<_>) =
+                (old.iter().map(key).collect(), new.iter().map(key).collect());
+            let new_subtrees: HashSet<&str> = new
+                .iter()
+                .filter(|n| n.subtree)
+                .map(|n| n.name.as_str())
+                .collect();
+            for n in &new {
+                if old_keys.contains(&key(n)) {
+                    continue;
+                }
+                if n.subtree {
+                    let before = old
+                        .iter()
+                        .find(|o| o.subtree && o.name == n.name)
+                        .map(|o| o.oid);
+                    stack.push((before, Some(n.oid), n.name.clone()));
+                } else if let Some(object) = n.note {
+                    changed.insert(object);
+                }
+            }
+            for o in &old {
+                if new_keys.contains(&key(o)) {
+                    continue;
+                }
+                if o.subtree {
+                    // a subtree by that name in both was pushed above
+                    if !new_subtrees.contains(o.name.as_str()) {
+                        stack.push((Some(o.oid), None, o.name.clone()));
+                    }
+                } else if let Some(object) = o.note {
+                    changed.insert(object);
+                }
+            }
+        }
+        Ok(changed)
     }
 
     /// The bytes of a blob.

@@ -1103,11 +1103,87 @@ fn section_7_a_checkpoint_spares_notes_at_the_tip_it_found_whole() {
     s2.reopen();
     let r = run(&s2, &trust, Some(&cp2));
     assert_eq!((r.findings.len(), r.notes_covered), (0, 0));
-    assert!(r.note_lines > 0, "the chain moved: its notes are read");
     assert!(
         r.warnings.iter().any(|w| w.kind == "note"),
         "{:?}",
         r.warnings
     );
     assert_eq!(r.notes_tips.get(&writer()), None, "notes with a warning");
+}
+
+/// Section 7, notes of a chain that grew since the checkpoint found them whole:
+/// only the notes that changed, and those on what the new receipts are about, are
+/// read again; the answer is the one a run without the checkpoint gives.
+#[test]
+fn section_7_notes_of_a_grown_chain_are_read_only_where_they_changed() {
+    let (mut s, _) = chain_of(3);
+    let trust = trust_of(&[1]);
+    let notes_ref = format!("refs/notes/receipts/{}", writer());
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "more\n")], "src");
+    s.run(&key(1), &c, "test", h, 0, 9);
+    s.reopen();
+    let whole = run(&s, &trust, None);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!((r.receipts, r.covered), (1, 3));
+    assert_eq!((r.findings.len(), r.warnings.len()), (0, 0));
+    assert!(
+        0 < r.note_lines && r.note_lines < whole.note_lines,
+        "{} of {} note lines read",
+        r.note_lines,
+        whole.note_lines
+    );
+    assert_eq!(r.notes_tips, whole.notes_tips, "found whole, recorded");
+
+    // a note copied onto another commit after the checkpoint: read, a finding
+    let head = s.head().to_string();
+    s.git(&["checkout", "-q", "--orphan", "other"]);
+    let other = s.commit(&[("x", "1\n")], "other");
+    s.git(&[
+        "notes",
+        "--ref",
+        &notes_ref["refs/notes/".len()..],
+        "copy",
+        &head,
+        &other.to_string(),
+    ]);
+    s.reopen();
+    let whole = run(&s, &trust, None);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
+    assert_eq!(r.findings, whole.findings);
+    assert_eq!(r.notes_tips.get(&writer()), None, "notes with a finding");
+
+    // a note edited on an object only old receipts are about: read, a finding
+    let (mut s, _) = chain_of(3);
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    // noted before the new receipt, which is about a new commit and tree
+    let noted = s.git(&["notes", "--ref", &notes_ref["refs/notes/".len()..], "list"]);
+    let object = noted
+        .lines()
+        .find_map(|l| l.split_once(' ').map(|(_, o)| o.to_owned()))
+        .expect("an older noted object");
+    let h = s.commit(&[("src/lib.rs", "more\n")], "src");
+    s.run(&key(1), &c, "test", h, 0, 9);
+    let forged = format!(
+        "{} 0000000000000000000000000000000000000000\n",
+        "a".repeat(64)
+    );
+    s.git(&[
+        "notes",
+        "--ref",
+        &notes_ref["refs/notes/".len()..],
+        "add",
+        "-f",
+        "-m",
+        &forged,
+        &object,
+    ]);
+    s.reopen();
+    let whole = run(&s, &trust, None);
+    let r = run(&s, &trust, Some(&cp));
+    assert!(!whole.findings.is_empty(), "a forged note is a finding");
+    assert_eq!(r.findings, whole.findings);
+    assert_eq!(r.warnings, whole.warnings);
 }

@@ -1174,6 +1174,40 @@ fn a_receipt_json_that_is_a_symlink_is_refused() {
     assert_eq!(f["commit"], fx.chains[ADA][2].as_str());
 }
 
+/// Packed, a chain entry is read straight from the pack files (`store/packed.rs`),
+/// and anything out of the ordinary the usual way: an oversized receipt and one
+/// that is a symbolic link are the same findings as when they were loose.
+#[test]
+fn tampered_entries_are_the_same_findings_once_packed() {
+    let mut fx = honest();
+    let mut v = fx.json(ADA, 2);
+    v["receipt"]["result"]["stdout_tail"] = Value::from("x".repeat(300 * 1024));
+    fx.replace_json(ADA, 2, &v);
+    let target = fx.blob(b"../receipt.json");
+    fx.replace_receipt_entry(BOB, 1, &format!("120000 blob {target}"));
+    let (_, loose) = fx.verify_main();
+    fx.git(&["repack", "-adfq", "--depth=50", "--window=10"]);
+    let (_, packed) = fx.verify_main();
+    assert_eq!(packed["findings"], loose["findings"]);
+    assert_eq!(packed["receipts"], loose["receipts"]);
+    let reasons: Vec<&str> = packed["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "shape")
+        .filter_map(|f| f["reason"].as_str())
+        .collect();
+    for expected in [
+        "bytes, over the 262144 byte limit",
+        "receipt.json is a symbolic link, not a regular file",
+    ] {
+        assert!(
+            reasons.iter().any(|r| r.contains(expected)),
+            "{expected:?} in {reasons:?}"
+        );
+    }
+}
+
 #[test]
 fn a_chain_commit_without_receipt_json_is_refused() {
     let mut fx = honest();
