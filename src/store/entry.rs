@@ -6,7 +6,7 @@
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
-use super::packed::Packs;
+use super::packed::LazyPacks;
 use crate::receipt::MAX_RECEIPT_BYTES;
 
 /// Name of the receipt file in a chain commit's tree.
@@ -92,13 +92,13 @@ pub struct SharedReader {
     repo: gix::ThreadSafeRepository,
     /// The pack files, opened once for every reader (and every chain) of a walk,
     /// with the delta bases inflated so far.
-    packs: std::sync::Arc<Packs>,
+    packs: std::sync::Arc<LazyPacks>,
 }
 
 /// One thread's reader of chain entries.
 pub struct EntryReader {
     repo: gix::Repository,
-    packs: std::sync::Arc<Packs>,
+    packs: std::sync::Arc<LazyPacks>,
 }
 
 impl super::Store {
@@ -106,7 +106,7 @@ impl super::Store {
     pub fn shared_reader(&self) -> SharedReader {
         SharedReader {
             repo: self.repo.clone().into_sync(),
-            packs: std::sync::Arc::new(Packs::open(
+            packs: std::sync::Arc::new(LazyPacks::new(
                 self.repo.objects.store_ref().path(),
                 self.repo.object_hash(),
             )),
@@ -172,7 +172,7 @@ impl EntryReader {
     /// `None` for anything else (read it the usual way, which says what is wrong).
     pub fn packed_blob(&self, id: ObjectId, max: u64) -> Option<Vec<u8>> {
         let mut buf = Vec::new();
-        let kind = self.packs.read(&id, &mut buf)?;
+        let kind = self.packs.get().read(&id, &mut buf)?;
         (kind == gix::objs::Kind::Blob && buf.len() as u64 <= max).then(|| buf.to_vec())
     }
 
@@ -182,7 +182,7 @@ impl EntryReader {
     /// name), which the usual read then reads and words.
     fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
         use gix::objs::{CommitRefIter, Kind, TreeRefIter};
-        let packs = &self.packs;
+        let packs = self.packs.get();
         let mut buf = Vec::new();
         if packs.read(&commit, &mut buf)? != Kind::Commit {
             return None;

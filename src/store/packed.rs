@@ -34,6 +34,31 @@ const CACHE_BYTES: usize = 8 << 20;
 /// a ref-delta cycle in a damaged pack ends here).
 const MAX_DEPTH: usize = 10_000;
 
+/// [`Packs`] opened on first use: a walk that reads nothing packed (a `run`
+/// whose chain is all loose objects) opens no pack.
+pub(crate) struct LazyPacks {
+    objects: std::path::PathBuf,
+    hash: gix::hash::Kind,
+    cell: std::sync::OnceLock<Packs>,
+}
+
+impl LazyPacks {
+    /// The packs of `objects`, opened when first read.
+    pub(crate) fn new(objects: &Path, hash: gix::hash::Kind) -> LazyPacks {
+        LazyPacks {
+            objects: objects.to_owned(),
+            hash,
+            cell: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The packs, opened now if they were not.
+    pub(crate) fn get(&self) -> &Packs {
+        self.cell
+            .get_or_init(|| Packs::open(&self.objects, self.hash))
+    }
+}
+
 /// The pack files of one repository, opened once, and the bases inflated so far.
 pub(crate) struct Packs {
     bundles: Vec<pack::Bundle>,
