@@ -311,18 +311,18 @@ pub fn fetch_since(
 ) -> Result<(BTreeMap<String, FetchOutcome>, SinceFetch), StoreError> {
     let vouched = crate::checkpoint::as_verify_checkpoint(anchor, trust);
     let remote_tips = store.remote_chain_tips(remote)?;
-    let local = store.listed_chain_tips().unwrap_or_default();
     let mut whole: Vec<&str> = Vec::new();
     // writer, its base, the base's index
     let mut shallow: Vec<(&str, ObjectId, u64)> = Vec::new();
     for w in remote_tips.keys() {
+        // a chain here already is fetched as always: a depth on it would cut
+        // what this clone has
+        let here = store.chain_tip(w)?.is_some();
         let base = vouched
             .chains
             .get(w)
             .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
-            .filter(|_| {
-                !local.contains_key(w.as_str()) && store.chain_tip(w).ok().flatten().is_none()
-            });
+            .filter(|_| !here);
         match (base, anchor.payload.chains.get(w)) {
             (Some(b), Some(m)) => shallow.push((w, b, m.index)),
             _ => whole.push(w),

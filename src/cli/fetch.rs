@@ -166,12 +166,19 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         eprintln!("git-receipt: {line}");
     }
     if let Some((anchor, stats)) = &since {
+        let depths: Vec<String> = stats.depths.iter().map(u64::to_string).collect();
         eprintln!(
-            "git-receipt: from checkpoint #{} of {} ({}): {} taken from its tips up, {} whole",
+            "git-receipt: from checkpoint #{} of {} ({}): {} taken from its tips up ({} at depth {}), {} whole",
             anchor.payload.sequence,
             git_receipt::text::escape(&anchor.payload.signer),
             anchor.payload.time,
             super::plural(stats.from_checkpoint as u64, "chain", "chains"),
+            super::plural(depths.len() as u64, "fetch", "fetches"),
+            if depths.is_empty() {
+                "-".to_owned()
+            } else {
+                depths.join(", ")
+            },
             stats.whole
         );
         eprintln!(

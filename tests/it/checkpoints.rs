@@ -354,7 +354,17 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     let dir = clone(&reviewer, &s.url, "reviewer");
     let r = reviewer.receipt(&dir, &["fetch", "--since", "checkpoint"]);
     assert_eq!(r.code, 0, "{r}");
-    assert!(r.stderr.contains("1 chain taken from its tips up"), "{r}");
+    // the tip's index read at depth 1, then the four entries it needs at once
+    assert!(
+        r.stderr
+            .contains("1 chain taken from its tips up (2 fetches at depth 1, 4), 0 whole"),
+        "{r}"
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("new chain {}: 4 receipts", s.writer)),
+        "the checkpoint's entry and three: {r}"
+    );
     // stock git: the checkpoint's entry and the three after it, nothing older
     assert_eq!(
         reviewer
@@ -416,6 +426,22 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     let log = reviewer.receipt_ok(&dir, &["log", "--json"]);
     let log: Vec<serde_json::Value> = serde_json::from_str(&log.stdout).unwrap();
     assert_eq!(log.len(), 10, "{log:?}");
+    // a chain this clone has is fetched as always, never cut to a depth again
+    let shallow = std::fs::read(dir.join(".git/shallow")).ok();
+    let r = reviewer.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains("0 chains taken from its tips up (0 fetches at depth -), 1 whole"),
+        "{r}"
+    );
+    assert_eq!(std::fs::read(dir.join(".git/shallow")).ok(), shallow);
+    assert_eq!(
+        reviewer
+            .git_ok(&dir, &["rev-list", "--count", &chain])
+            .trim(),
+        "10"
+    );
     let whole = reviewer.receipt(&dir, &["verify"]);
     assert_eq!(whole.code, 0, "{whole}");
 
@@ -458,6 +484,8 @@ fn a_chain_rolled_back_below_its_checkpointed_tip_is_not_taken_by_fetch_since() 
     let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
     assert_eq!(r.code, 1, "{r}");
     assert!(r.stderr.contains("rolled back"), "{r}");
+    // its tip is below the checkpoint's: nothing is fetched deeper
+    assert!(r.stderr.contains("(1 fetch at depth 1)"), "{r}");
     assert_ne!(
         fresh
             .git(&dir, &["rev-parse", "--verify", "-q", &chain])
