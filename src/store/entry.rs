@@ -180,7 +180,7 @@ impl EntryReader {
     /// and all as they should be, read through [`Packs`]; `None` for anything else
     /// (not packed here, damaged, oversized, not a regular file, two files of that
     /// name), which the usual read then reads and words.
-    fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
+    pub(crate) fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
         use gix::objs::{CommitRefIter, Kind, TreeRefIter};
         let packs = self.packs.get();
         let mut buf = Vec::new();

@@ -1187,3 +1187,56 @@ fn section_7_notes_of_a_grown_chain_are_read_only_where_they_changed() {
     assert_eq!(r.findings, whole.findings);
     assert_eq!(r.warnings, whole.warnings);
 }
+
+/// The pack reader answers only what it read whole and as it should be: a
+/// packed entry (its parents and `receipt.json`, as stock git reads them), a
+/// packed blob within the size asked for; never a tree for a blob, a blob over
+/// the size, nor anything loose (the usual read answers those).
+#[test]
+fn the_pack_reader_answers_only_what_it_read_whole() {
+    let (s, commits) = chain_of(3);
+    s.git(&["repack", "-adq"]);
+    // one more entry, loose
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "loose\n")], "src");
+    let loose = s.run(&key(1), &c, "test", h, 0, 3).commit;
+    let reader = s.store.shared_reader();
+    let r = reader.local();
+    let tip = commits[2];
+    let fast = r
+        .read_packed(tip)
+        .expect("a packed entry is read from the pack");
+    let git_bytes = std::process::Command::new("git")
+        .current_dir(s.store.workdir().unwrap())
+        .args(["cat-file", "blob", &format!("{tip}:receipt.json")])
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(fast.bytes.as_deref().unwrap(), git_bytes.as_slice());
+    assert_eq!(fast.parents, [commits[1]]);
+    assert_eq!(fast.commit, tip);
+    assert!(r.read_packed(commits[0]).unwrap().parents.is_empty());
+    assert!(r.read_packed(loose).is_none(), "loose: the usual read's");
+    // blobs: whole within the size asked for, nothing over it, never a tree
+    let blob = ObjectId::from_hex(
+        s.git(&["rev-parse", &format!("{tip}:receipt.json")])
+            .trim()
+            .as_bytes(),
+    )
+    .unwrap();
+    let size = git_bytes.len() as u64;
+    assert_eq!(
+        r.packed_blob(blob, size).as_deref(),
+        Some(git_bytes.as_slice())
+    );
+    assert_eq!(r.packed_blob(blob, size - 1), None);
+    let tree = ObjectId::from_hex(
+        s.git(&["rev-parse", &format!("{tip}^{{tree}}")])
+            .trim()
+            .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(r.packed_blob(tree, 1 << 20), None);
+    // a commit is no entry's blob either
+    assert_eq!(r.packed_blob(tip, 1 << 20), None);
+}
