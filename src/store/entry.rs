@@ -180,6 +180,12 @@ impl EntryReader {
     /// and all as they should be, read through [`Packs`]; `None` for anything else
     /// (not packed here, damaged, oversized, not a regular file, two files of that
     /// name), which the usual read then reads and words.
+    ///
+    /// mutants: every `None` here (and so every mutant that only declines more,
+    /// or `None` for the body) is equivalent in answers: the usual read then
+    /// reads and words the entry, and only speed moves (`benches/verify.rs`);
+    /// what it does answer is held by `verify::tests::the_pack_reader_answers_only_what_it_read_whole`
+    /// and `tests/it/tamper.rs` (the same findings packed as loose).
     pub(crate) fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
         use gix::objs::{CommitRefIter, Kind, TreeRefIter};
         let packs = self.packs.get();

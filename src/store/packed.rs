@@ -12,6 +12,10 @@
 //! usual way, whose answer (and error) then decides. The bytes it returns are the
 //! bytes gix would return for the same id: the same pack entries, decoded by the
 //! same `gix-pack` functions.
+//!
+//! mutants: whatever makes it decline more (a smaller [`ALLOC_LIMIT`], no pack
+//! opened, another hash kind for parsing) is equivalent in answers: the caller's
+//! usual read decides, and only speed moves (`benches/verify.rs`).
 
 use std::path::Path;
 use std::sync::Mutex;
