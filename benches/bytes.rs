@@ -38,41 +38,11 @@ mod support;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use git_receipt::receipt::{definition_digest, writer_id};
 use git_receipt::store::Store;
-use support::{check_body, fast_import, git, marks, seeded_keys};
-
-/// The stdout of `git args` in `repo` fed `input`, which must succeed.
-fn git_fed(repo: &Path, args: &[&str], input: &str) -> Vec<u8> {
-    let mut child = Command::new("git")
-        .current_dir(repo)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    out.stdout
-}
-
-/// Objects and packed bytes of what `revs` (lines for `git rev-list --stdin`)
-/// reach: a fetch's pack of them.
-fn pack_of(repo: &Path, revs: &str) -> (u64, u64) {
-    let listed = git_fed(repo, &["rev-list", "--objects", "--stdin"], revs);
-    let objects = listed.iter().filter(|b| **b == b'\n').count() as u64;
-    let pack = git_fed(repo, &["pack-objects", "--revs", "--stdout", "-q"], revs);
-    (objects, pack.len() as u64)
-}
+use support::{check_body, fast_import, git, marks, pack_of, seeded_keys};
 
 /// The refs under `prefix`, one a line.
 fn refs(repo: &Path, prefix: &str) -> String {

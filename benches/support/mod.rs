@@ -51,6 +51,43 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// The size and line count of the stdout of `git args` in `repo` fed `input`,
+/// which must succeed. Streamed: a pack of a million receipts is never held.
+pub fn git_fed(repo: &Path, args: &[&str], input: &str) -> (u64, u64) {
+    let mut child = Command::new("git")
+        .current_dir(repo)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_owned();
+    let feeder = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+    let mut stdout = child.stdout.take().unwrap();
+    let (mut bytes, mut lines) = (0u64, 0u64);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        bytes += n as u64;
+        lines += buf[..n].iter().filter(|b| **b == b'\n').count() as u64;
+    }
+    feeder.join().unwrap();
+    assert!(child.wait().unwrap().success(), "git {args:?}");
+    (bytes, lines)
+}
+
+/// Objects and packed bytes of what `revs` (lines for `git rev-list --stdin`)
+/// reach in `repo`: a fetch's pack of them.
+pub fn pack_of(repo: &Path, revs: &str) -> (u64, u64) {
+    let (_, objects) = git_fed(repo, &["rev-list", "--objects", "--stdin"], revs);
+    let (pack, _) = git_fed(repo, &["pack-objects", "--revs", "--stdout", "-q"], revs);
+    (objects, pack)
+}
+
 /// Feed `stream` to `git fast-import` in `repo`, keeping its marks in `.git/marks`
 /// (read back first, so one stream may name what an earlier one wrote).
 pub fn fast_import(repo: &Path, stream: &[u8]) {
