@@ -34,7 +34,8 @@
 //!   (apart from the chains), and of the checkpoints, against the branches;
 //! - a fresh clone: `git clone` (branches only: the baseline), then
 //!   `git receipt fetch --since 90d`, bytes received and wall time as ratios to
-//!   the clone; and a plain `git receipt fetch` in another fresh clone;
+//!   the clone; and a plain `git receipt fetch` in another fresh clone, against
+//!   `git fetch` of the same chains into an empty repository (the transfer alone);
 //! - the first `git receipt gate HEAD` after the `--since` fetch, against
 //!   `git rev-parse HEAD` and `git notes show` of HEAD;
 //! - `git receipt verify --since-checkpoint` in the `--since` clone (and in the
@@ -381,6 +382,18 @@ fn entries(repo: &Path) -> u64 {
         .unwrap()
 }
 
+/// Loose objects in `repo` and their size on disk in KiB (`git count-objects`).
+fn loose(repo: &Path) -> (u64, u64) {
+    let out = git(repo, &["count-objects", "-v"]);
+    let field = |name: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("count:"), field("size:"))
+}
+
 /// `verify --json ARGS` in `dir`, clean: receipts checked, the report, and ms.
 fn verify(dir: &Path, args: &[&str]) -> (u64, serde_json::Value, f64) {
     let mut all = vec!["verify", "--json"];
@@ -477,14 +490,35 @@ fn main() {
     let (_, since_err, since_ms) = receipt(&since_dir, &["fetch", "--since", "90d"]);
     let since_bytes = take_count(&count);
     let since_entries = entries(&since_dir);
+    let since_loose = loose(&since_dir);
     let (clone2_bytes, clone2_ms) = clone(tmp.path(), &url, &upload_pack, &count, &full_dir);
     let (_, _, full_ms) = receipt(&full_dir, &["fetch"]);
     let full_bytes = take_count(&count);
+    let full_loose = loose(&full_dir);
     assert_eq!(
         entries(&full_dir),
         total as u64,
         "the full fetch took every receipt"
     );
+    // the transfer alone: stock git fetching the same chains into an empty repository
+    let bare = tmp.path().join("chains.git");
+    git(
+        tmp.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    let git_fetch_ms = git_ms(
+        &bare,
+        &[
+            "fetch",
+            "-q",
+            "--upload-pack",
+            &upload_pack,
+            &url,
+            "+refs/receipts/*:refs/receipts/*",
+        ],
+    );
+    let git_fetch_bytes = take_count(&count);
+    std::fs::remove_dir_all(&bare).unwrap();
 
     // 4. the first gate after the --since fetch, before any gc
     let note = format!("--ref=refs/notes/receipts/{}", year.last_writer);
@@ -493,7 +527,16 @@ fn main() {
     let (_, _, gate2_ms) = receipt(&since_dir, &["gate", "HEAD"]);
     let notes_ms = git_ms(&since_dir, &["notes", &note, "show", "HEAD"]);
     // the `git gc --auto` each fetch starts in the background, run to its end
-    let gc = ["-c", "gc.auto=6700", "gc", "--auto", "--quiet"];
+    // (in the foreground: detached, it would repack under the verify timed next)
+    let gc = [
+        "-c",
+        "gc.auto=6700",
+        "-c",
+        "gc.autoDetach=false",
+        "gc",
+        "--auto",
+        "--quiet",
+    ];
     let since_gc_ms = git_ms(&since_dir, &gc);
     let full_gc_ms = git_ms(&full_dir, &gc);
 
@@ -582,6 +625,18 @@ fn main() {
         full_bytes as f64 / clone_bytes as f64,
         full_ms / clone_ms
     );
+    println!(
+        "| `git fetch` of the same chains into an empty repository (the transfer alone) | {:.1} MiB | {:.2} s | {:.2}x | {:.2}x |",
+        mib(git_fetch_bytes),
+        git_fetch_ms / 1000.0,
+        git_fetch_bytes as f64 / clone_bytes as f64,
+        git_fetch_ms / clone_ms
+    );
+    println!(
+        "\nplain `git receipt fetch` / `git fetch` of the same chains: {:.2}x the time ({:.0} us per receipt beyond the transfer: admission, notes, index)",
+        full_ms / git_fetch_ms,
+        1000.0 * (full_ms - git_fetch_ms) / n
+    );
     let anchor_seq = since_err
         .lines()
         .find_map(|l| l.split("from checkpoint #").nth(1))
@@ -597,6 +652,13 @@ fn main() {
         since_entries as f64 / needed.unwrap_or(1) as f64,
         kib(since_bytes) / since_entries as f64,
         kib(full_bytes) / n,
+    );
+    println!(
+        "loose objects each fetch left for gc (the notes display it derived, written one object at a time): {} ({:.0} MiB on disk) after `--since 90d`, {} ({:.0} MiB) after the plain fetch\n",
+        since_loose.0,
+        since_loose.1 as f64 / 1024.0,
+        full_loose.0,
+        full_loose.1 as f64 / 1024.0
     );
     println!("## The first gate after `fetch --since 90d`\n");
     println!("| command | wall | / git rev-parse HEAD |");
