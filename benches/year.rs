@@ -644,7 +644,7 @@ fn main() {
         .and_then(|s| s.parse::<usize>().ok());
     let needed = anchor_seq.map(|k| year.after[k] + writer_count as u64);
     println!(
-        "\n`--since 90d` started from checkpoint #{} ({} receipts after it; with each chain's entry at the checkpoint, {} entries needed); it took {since_entries} entries ({:.1}% of the year, {:.2}x what was needed; depths are rounded up to a power of two); {:.1} KiB received per receipt taken, against {:.1} KiB per receipt for the whole fetch\n",
+        "\n`--since 90d` started from checkpoint #{} ({} receipts after it; with each chain's entry at the checkpoint, {} entries needed); it took {since_entries} entries ({:.1}% of the year, {:.2}x what was needed; depths are rounded up by at most a quarter); {:.1} KiB received per receipt taken, against {:.1} KiB per receipt for the whole fetch\n",
         anchor_seq.map_or("?".into(), |k| k.to_string()),
         anchor_seq.map_or(0, |k| year.after[k]),
         needed.unwrap_or(0),

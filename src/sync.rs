@@ -301,7 +301,7 @@ pub struct SinceFetch {
 /// caller) vouches for is fetched only from the tip `anchor` recorded up, so a
 /// fresh clone's cost follows the entries since the checkpoint, not history.
 /// Chains are fetched at depth 1 first, to read each tip's index; then each
-/// group of chains needing the same power-of-two depth in one more fetch.
+/// group of chains needing the same depth ([`depth_for`]) in one more fetch.
 /// Everything else is fetched and admitted as [`fetch`] does.
 pub fn fetch_since(
     store: &Store,
@@ -340,8 +340,8 @@ pub fn fetch_since(
         stats.depths.push(1);
     }
     // the depth each needs: its tip's index less the checkpoint's, plus the
-    // checkpoint's own entry, rounded up to a power of two (at most twice what
-    // is needed, in a few fetches however many writers)
+    // checkpoint's own entry, rounded up by `depth_for` (at most a quarter
+    // more than needed, in a few fetches however many writers)
     let mut by_depth: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
     for &(w, _, index) in &shallow {
         let Some(tip) = store.ref_value(&crate::store::remote::staged_chain_ref(remote, w))? else {
@@ -354,10 +354,7 @@ pub fn fetch_since(
         let n = entry.receipt.body().chain.index;
         let need = n.saturating_sub(index).saturating_add(1);
         if need > 1 {
-            by_depth
-                .entry(need.next_power_of_two())
-                .or_default()
-                .push(w);
+            by_depth.entry(depth_for(need)).or_default().push(w);
         }
     }
     for (depth, ws) in &by_depth {
@@ -380,6 +377,23 @@ pub fn fetch_since(
     let bases: BTreeMap<String, ObjectId> =
         shallow.iter().map(|&(w, b, _)| (w.to_owned(), b)).collect();
     Ok((take_fetched(store, &chains, trust, &bases)?, stats))
+}
+
+/// The depth a chain that needs `need` entries is fetched at: exactly `need` up
+/// to 8, then the next step of a sequence that grows by a quarter (8, 10, 13,
+/// 17, 22, 28, ...): at most a quarter more entries than needed, and chains
+/// needing about as many share one fetch (some three fetches per doubling of
+/// the spread of needs, however many writers). Powers of two took 1.73x the
+/// entries needed at a year's scale (`benches/year.rs`).
+pub fn depth_for(need: u64) -> u64 {
+    let mut depth = 8;
+    if need <= depth {
+        return need.max(1);
+    }
+    while depth < need {
+        depth += depth.div_ceil(4);
+    }
+    depth
 }
 
 impl FetchOutcome {
@@ -1216,6 +1230,26 @@ pub fn push_writer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_depth_is_exact_up_to_8_then_at_most_a_quarter_more_than_needed() {
+        for need in 0..=8 {
+            assert_eq!(depth_for(need), need.max(1));
+        }
+        let steps: Vec<u64> = (9..=30).map(depth_for).collect();
+        assert_eq!(steps[0], 10);
+        assert_eq!(depth_for(10), 10);
+        assert_eq!(depth_for(11), 13);
+        assert_eq!(depth_for(14), 17);
+        for need in 9..100_000 {
+            let d = depth_for(need);
+            assert!(d >= need && d * 4 <= need * 5 + 4, "{need} -> {d}");
+        }
+        // few distinct depths however many needs
+        let mut distinct: Vec<u64> = (200..=400).map(depth_for).collect();
+        distinct.dedup();
+        assert!(distinct.len() <= 4, "{distinct:?}");
+    }
 
     #[test]
     fn ci_is_any_value_of_the_ci_variable_but_empty_false_and_0() {

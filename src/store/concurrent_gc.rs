@@ -102,7 +102,16 @@ impl Store {
             bytes,
             what,
         };
-        if !self.repo.has_object(id) {
+        // asked without a refresh on a miss: a new object misses, and gix would
+        // list `objects/pack` again for each (thousands of directory scans for
+        // a fetch's notes). A pack that appeared since this process last looked
+        // costs at worst a loose copy of an object it holds, which gc drops.
+        let here = {
+            let mut odb = self.repo.objects.clone();
+            odb.refresh_never();
+            gix::objs::Exists::exists(&odb, &id)
+        };
+        if !here {
             self.write_loose(&written)?;
         }
         Ok(written)
