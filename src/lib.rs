@@ -38,6 +38,7 @@ pub mod quarantine;
 pub mod receipt;
 pub mod recorder;
 pub mod results;
+pub mod retention;
 pub mod runner;
 pub mod sign;
 pub mod store;

@@ -69,6 +69,9 @@ pub struct Report {
     pub chains: usize,
     /// Receipts checked in this run.
     pub receipts: u64,
+    /// Retention stubs walked: receipts dropped by `git receipt retain`, whose
+    /// ids the chains keep.
+    pub stubs: u64,
     /// Receipts not checked again because the checkpoint vouches for them (at or
     /// below a checkpointed tip the chain still descends from).
     pub covered: u64,
@@ -151,6 +154,8 @@ struct Checked {
     parents: Vec<ObjectId>,
     receipt: Result<Entry, (&'static str, String)>,
     signature: Result<(), (&'static str, String)>,
+    /// A retention stub in place of a receipt.
+    stub: Option<crate::store::stub::Stub>,
 }
 
 /// What the walk keeps of one parsed receipt: its links and what is checked
@@ -177,6 +182,7 @@ struct Parsed {
     commit: ObjectId,
     parents: Vec<ObjectId>,
     receipt: Result<Receipt<Unverified>, (&'static str, String)>,
+    stub: Option<crate::store::stub::Stub>,
 }
 
 fn parse_raw((chain, raw): (usize, Raw)) -> Parsed {
@@ -184,6 +190,7 @@ fn parse_raw((chain, raw): (usize, Raw)) -> Parsed {
         chain,
         commit: raw.commit,
         parents: raw.parents,
+        stub: raw.stub,
         receipt: match raw.bytes {
             Err(why) => Err(("shape", why)),
             Ok(bytes) => Receipt::parse_owned(bytes).map_err(|e| ("format", e.to_string())),
@@ -252,6 +259,7 @@ fn check_parsed(parsed: Vec<Parsed>, writers: &[String], trust: &TrustSet) -> Ve
                 parents: p.parents,
                 receipt,
                 signature,
+                stub: p.stub,
             }
         })
         .collect()
@@ -326,6 +334,8 @@ fn check_batch(batch: Vec<(usize, Raw)>, writers: &[String], trust: &TrustSet) -
 pub struct ChainWalk {
     /// Entries checked.
     pub receipts: u64,
+    /// Retention stubs walked (their links checked; they count for nothing).
+    pub stubs: u64,
     /// Receipts at or below the base, not walked (the base's index + 1).
     pub below_base: u64,
     /// Everything wrong, newest first.
@@ -373,6 +383,10 @@ impl Stretch<'_> {
 
     /// Take the next entry down the chain, checked.
     fn take(&mut self, e: Checked) {
+        if let Some(stub) = e.stub {
+            self.take_stub(e.commit, &e.parents, stub);
+            return;
+        }
         self.walk.receipts += 1;
         if e.parents.len() > 1 {
             self.finding(
@@ -460,6 +474,57 @@ impl Stretch<'_> {
             self.walk.supersedes.push((idx, id.clone(), e.commit, s));
         }
         self.child = Some((idx, r.prev, e.commit));
+    }
+
+    /// Take a retention stub: it names a receipt that was dropped, by id, index
+    /// and prev, none of it signed. Its links are checked as an entry's are (the
+    /// entry above must name its id), and the tip of a chain is never one.
+    fn take_stub(
+        &mut self,
+        commit: ObjectId,
+        parents: &[ObjectId],
+        stub: crate::store::stub::Stub,
+    ) {
+        self.walk.stubs += 1;
+        if parents.len() > 1 {
+            self.finding(
+                Some(stub.index),
+                None,
+                commit,
+                "shape",
+                format!(
+                    "chain commit has {} parents; a chain is linear (followed the first)",
+                    parents.len()
+                ),
+            );
+        }
+        match &self.child {
+            Some(child) => check_link(&mut self.walk.findings, self.writer, child, stub.index, &stub.id),
+            None if commit == self.tip => self.finding(
+                Some(stub.index),
+                None,
+                commit,
+                "stub",
+                format!(
+                    "the chain's tip is a retention stub of {}: a chain's newest entry is a receipt, whose signature names the stubs below it",
+                    stub.id
+                ),
+            ),
+            None => {}
+        }
+        if parents.is_empty() && stub.index != 0 {
+            self.finding(
+                Some(stub.index),
+                None,
+                commit,
+                "link",
+                format!(
+                    "is the root of the chain but has index {}; earlier receipts were removed",
+                    stub.index
+                ),
+            );
+        }
+        self.child = Some((stub.index, stub.prev, commit));
     }
 
     /// The walk of this stretch, once following first parents from the tip reached
@@ -810,6 +875,7 @@ pub fn verify(
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
         report.receipts += walk.receipts;
+        report.stubs += walk.stubs;
         report.covered += walk.below_base;
         if base.is_some() && walk.below_base > 0 {
             grown.insert(writer.clone(), walk.below_base);

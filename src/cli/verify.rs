@@ -311,6 +311,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "trust": described,
             "chains": report.chains,
             "receipts": report.receipts,
+            "stubs": report.stubs,
             "covered_by_checkpoint": report.covered,
             "note_lines": report.note_lines,
             "notes_covered_by_checkpoint": report.notes_covered,
@@ -359,8 +360,15 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
                 super::plural(n as u64, "writer", "writers")
             ),
         };
+        let stubs = match report.stubs {
+            0 => String::new(),
+            n => format!(
+                " ({} dropped by retention: their ids kept, their links checked)",
+                super::plural(n, "stub", "stubs")
+            ),
+        };
         eprintln!(
-            "git-receipt: verified {}{covered} in {} and {}{notes_covered} against {described}: {}",
+            "git-receipt: verified {}{stubs}{covered} in {} and {}{notes_covered} against {described}: {}",
             super::plural(report.receipts, "receipt", "receipts"),
             super::plural(report.chains as u64, "chain", "chains"),
             super::plural(report.note_lines, "note line", "note lines"),

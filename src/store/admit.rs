@@ -24,6 +24,7 @@ use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
 use super::entry::{LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file_in};
+use super::stub::STUB_FILE;
 use super::{Store, StoreError};
 use crate::receipt::{Receipt, SCHEMA, Unverified, writer_matches_key};
 use crate::sign::PublicKey;
@@ -252,6 +253,68 @@ pub fn read_entry(
     entry_of(repo, writer, commit, &parents, tree_id)
 }
 
+/// A retention stub where an entry was expected (see `super::stub`): `None`
+/// when the tree holds a `receipt.json` or no `stub.json` (the entry rules then
+/// say what it is). A stub's tree holds `stub.json` alone; it follows the entry
+/// below as an entry does (rule 5, by its unsigned `index` and `prev`), and the
+/// entry above must name its id. Nothing in it is signed: it counts for nothing.
+fn stub_of(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    parent: Option<ObjectId>,
+    tree_id: ObjectId,
+    below: Option<&Below>,
+) -> Option<Result<Below, Refusal>> {
+    let tree = repo.find_tree(tree_id).ok()?;
+    let stub = match read_receipt_file_in(repo, &tree) {
+        Err(ReceiptFileProblem::Stub(stub)) => *stub,
+        _ => return None,
+    };
+    let refuse = |rule, index: Option<u64>, reason: String| Refusal {
+        commit,
+        index,
+        id: None,
+        rule,
+        reason,
+    };
+    Some((|| {
+        let s = stub.map_err(|why| refuse(Rule::Tree, None, why))?;
+        let at = Some(s.index);
+        if tree.iter().count() != 1 {
+            return Err(refuse(
+                Rule::Tree,
+                at,
+                format!("a retention stub's tree holds {STUB_FILE} alone"),
+            ));
+        }
+        let linked = match below {
+            None => parent.is_none() && s.index == 0 && s.prev.is_none(),
+            Some(b) => {
+                parent == Some(b.commit)
+                    && s.index == b.index + 1
+                    && s.prev.as_deref() == Some(&b.id)
+            }
+        };
+        if !linked {
+            return Err(refuse(
+                Rule::Link,
+                at,
+                format!(
+                    "retention stub of {} does not follow the entry below it (index {}, prev {})",
+                    s.id,
+                    s.index,
+                    s.prev.as_deref().unwrap_or("null")
+                ),
+            ));
+        }
+        Ok(Below {
+            commit,
+            index: s.index,
+            id: s.id,
+        })
+    })())
+}
+
 /// The known keys of a writer checking its own chain: its key alone.
 pub fn only_key(key: &PublicKey) -> impl Fn(&str) -> Option<PublicKey> + '_ {
     let fp = key.fingerprint();
@@ -306,6 +369,13 @@ fn entry_of(
         .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?;
     let bytes = read_receipt_file_in(repo, &tree).map_err(|p| match p {
         ReceiptFileProblem::Shape(reason) => refuse(Rule::Tree, reason),
+        ReceiptFileProblem::Stub(read) => match *read {
+            Ok(s) => refuse(
+                Rule::Tree,
+                format!("is a retention stub of {}, not a receipt", s.id),
+            ),
+            Err(reason) => refuse(Rule::Tree, reason),
+        },
         ReceiptFileProblem::Oversized(size) => refuse(
             Rule::Receipt,
             format!(
@@ -439,8 +509,10 @@ pub fn signer_file(key: &PublicKey) -> String {
 /// What [`Store::admit`] found above a base.
 #[derive(Debug, Default)]
 pub struct Admission {
-    /// How many entries above the base are part of the chain.
+    /// How many entries above the base are part of the chain (stubs not counted).
     pub admitted: u64,
+    /// How many retention stubs among them.
+    pub stubs: u64,
     /// The highest of them (`None` when there is none).
     pub valid_tip: Option<ObjectId>,
     /// The first commit above them that is not an entry (it and everything above
@@ -518,7 +590,27 @@ impl Store {
         let mut out = Admission::default();
         for part in commits.rchunks(BATCH) {
             let mut entries = Vec::with_capacity(part.len());
+            // each commit of the part in order: a stub, or the entry at this
+            // position of `entries`
+            let mut items: Vec<Option<usize>> = Vec::with_capacity(part.len());
             for (c, parents, tree) in part.iter().rev() {
+                if let Some(t) = tree
+                    && parents.len() <= 1
+                    && let Some(stub) =
+                        stub_of(&self.repo, *c, parents.first().copied(), *t, below.as_ref())
+                {
+                    match stub {
+                        Ok(b) => {
+                            below = Some(b);
+                            items.push(None);
+                            continue;
+                        }
+                        Err(r) => {
+                            out.refusal = Some(r);
+                            break;
+                        }
+                    }
+                }
                 let e = match tree {
                     Some(t) => entry_of(&self.repo, writer, *c, parents, *t),
                     None => read_entry(&self.repo, writer, *c),
@@ -527,6 +619,7 @@ impl Store {
                 match e {
                     Ok(e) => {
                         below = Some(e.as_below());
+                        items.push(Some(entries.len()));
                         entries.push(e);
                     }
                     Err(r) => {
@@ -545,14 +638,14 @@ impl Store {
                     }
                 }
             }
-            let items: Vec<(&Receipt<Unverified>, &PublicKey)> = entries
+            let checked: Vec<(&Receipt<Unverified>, &PublicKey)> = entries
                 .iter()
                 .zip(&keyed)
                 .map(|(e, k)| (&e.receipt, k))
                 .collect();
-            let results = Receipt::check_signatures(&items);
+            let results = Receipt::check_signatures(&checked);
             let bad = results.iter().position(Result::is_err);
-            let good = bad.unwrap_or(items.len());
+            let good = bad.unwrap_or(checked.len());
             if let Some(i) = bad {
                 let why = results[i]
                     .as_ref()
@@ -561,13 +654,37 @@ impl Store {
                     .unwrap_or_default();
                 out.refusal = Some(entries[i].refusal(Rule::Signature, why));
             }
-            out.admitted += good as u64;
-            if good > 0 {
-                out.valid_tip = Some(entries[good - 1].commit);
+            // the commits of the part that are part of the chain: those before
+            // the first entry whose key or signature failed
+            for item in &items {
+                match item {
+                    None => out.stubs += 1,
+                    Some(i) if *i < good => {
+                        out.admitted += 1;
+                        out.valid_tip = Some(entries[*i].commit);
+                    }
+                    Some(_) => break,
+                }
             }
             if out.refusal.is_some() {
                 break;
             }
+        }
+        // a chain ends in a receipt: a stub at the tip would name an id that
+        // nothing signed
+        if out.refusal.is_none()
+            && commits
+                .first()
+                .is_some_and(|(c, _, _)| Some(*c) != out.valid_tip)
+            && let Some((c, _, _)) = commits.first()
+        {
+            out.refusal = Some(Refusal {
+                commit: *c,
+                index: None,
+                id: None,
+                rule: Rule::Link,
+                reason: "is a retention stub at the tip of its chain: a chain's newest entry is a receipt, whose signature names the stubs below it".to_owned(),
+            });
         }
         Ok(out)
     }

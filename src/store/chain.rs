@@ -31,6 +31,54 @@ pub struct ChainEntry {
     pub receipt: Receipt<Unverified>,
 }
 
+/// A retention stub as found in a chain (see [`super::stub`]).
+#[derive(Debug, Clone)]
+pub struct StubEntry {
+    /// The chain commit holding it.
+    pub commit: ObjectId,
+    /// Its parent chain commit, if any.
+    pub parent: Option<ObjectId>,
+    /// The stub.
+    pub stub: super::stub::Stub,
+}
+
+/// One chain commit: a receipt or a retention stub.
+// a walk hands each receipt on by value, unboxed, as it did before stubs
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum ChainItem {
+    /// A receipt.
+    Entry(ChainEntry),
+    /// A stub left by `git receipt retain`.
+    Stub(Box<StubEntry>),
+}
+
+impl ChainItem {
+    /// The chain commit.
+    pub fn commit(&self) -> ObjectId {
+        match self {
+            ChainItem::Entry(e) => e.commit,
+            ChainItem::Stub(s) => s.commit,
+        }
+    }
+
+    /// Its parent chain commit, if any.
+    pub fn parent(&self) -> Option<ObjectId> {
+        match self {
+            ChainItem::Entry(e) => e.parent,
+            ChainItem::Stub(s) => s.parent,
+        }
+    }
+
+    /// The receipt id it holds or names, and its index.
+    pub fn id_index(&self) -> (&str, u64) {
+        match self {
+            ChainItem::Entry(e) => (e.receipt.id(), e.receipt.body().chain.index),
+            ChainItem::Stub(s) => (&s.stub.id, s.stub.index),
+        }
+    }
+}
+
 /// The ref name of a writer's chain.
 pub fn chain_ref(writer: &str) -> String {
     format!("{CHAIN_PREFIX}{writer}")
@@ -115,7 +163,23 @@ impl Store {
     }
 
     /// Read the receipt held by one chain commit, checking the commit's shape.
+    /// A retention stub is an error here: it holds no receipt.
     pub fn chain_entry(&self, writer: &str, commit: ObjectId) -> Result<ChainEntry, StoreError> {
+        match self.chain_item(writer, commit)? {
+            ChainItem::Entry(e) => Ok(e),
+            ChainItem::Stub(s) => Err(StoreError::CorruptChain {
+                writer: writer.to_owned(),
+                commit,
+                reason: format!(
+                    "is a retention stub of receipt {} (#{}, dropped {}), not a receipt",
+                    s.stub.id, s.stub.index, s.stub.dropped_at
+                ),
+            }),
+        }
+    }
+
+    /// Read one chain commit: a receipt, or the stub a retention left in its place.
+    pub fn chain_item(&self, writer: &str, commit: ObjectId) -> Result<ChainItem, StoreError> {
         let corrupt = |reason: String| StoreError::CorruptChain {
             writer: writer.to_owned(),
             commit,
@@ -136,31 +200,45 @@ impl Store {
             .tree_id()
             .map_err(|e| corrupt(format!("tree unreadable: {e}")))?
             .detach();
-        let bytes = read_receipt_file(&self.repo, tree).map_err(|problem| match problem {
-            ReceiptFileProblem::Shape(reason) => corrupt(reason),
-            ReceiptFileProblem::Oversized(size) => StoreError::BadReceipt {
-                writer: writer.to_owned(),
-                commit,
-                source: ReceiptError::Oversized {
-                    size,
-                    max: MAX_RECEIPT_BYTES,
-                },
-            },
-        })?;
+        let bytes = match read_receipt_file(&self.repo, tree) {
+            Ok(bytes) => bytes,
+            Err(ReceiptFileProblem::Shape(reason)) => return Err(corrupt(reason)),
+            Err(ReceiptFileProblem::Stub(read)) => {
+                return match *read {
+                    Err(reason) => Err(corrupt(reason)),
+                    Ok(stub) => Ok(ChainItem::Stub(Box::new(StubEntry {
+                        commit,
+                        parent: parents.first().copied(),
+                        stub,
+                    }))),
+                };
+            }
+            Err(ReceiptFileProblem::Oversized(size)) => {
+                return Err(StoreError::BadReceipt {
+                    writer: writer.to_owned(),
+                    commit,
+                    source: ReceiptError::Oversized {
+                        size,
+                        max: MAX_RECEIPT_BYTES,
+                    },
+                });
+            }
+        };
         let receipt = Receipt::parse(&bytes).map_err(|source| StoreError::BadReceipt {
             writer: writer.to_owned(),
             commit,
             source,
         })?;
-        Ok(ChainEntry {
+        Ok(ChainItem::Entry(ChainEntry {
             commit,
             parent: parents.first().copied(),
             receipt,
-        })
+        }))
     }
 
     /// Walk a chain from `tip` towards its root, newest first, calling `visit` for each
-    /// entry until it returns `false`. In a shallow clone the walk ends at a
+    /// receipt until it returns `false`; retention stubs are passed over (see
+    /// [`Store::walk_chain_items`]). In a shallow clone the walk ends at a
     /// commit `.git/shallow` lists whose parent is not here (a chain fetched
     /// `--since` a checkpoint starts there).
     pub fn walk_chain(
@@ -169,16 +247,29 @@ impl Store {
         tip: ObjectId,
         mut visit: impl FnMut(ChainEntry) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
+        self.walk_chain_items(writer, tip, |item| match item {
+            ChainItem::Entry(e) => visit(e),
+            ChainItem::Stub(_) => Ok(true),
+        })
+    }
+
+    /// [`Store::walk_chain`], stubs included.
+    pub fn walk_chain_items(
+        &self,
+        writer: &str,
+        tip: ObjectId,
+        mut visit: impl FnMut(ChainItem) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
         let mut next = Some(tip);
         while let Some(commit) = next {
-            let entry = self.chain_entry(writer, commit)?;
-            next = entry.parent;
+            let item = self.chain_item(writer, commit)?;
+            next = item.parent();
             // the edge of a chain taken from a signed checkpoint (`fetch
             // --since`): the commits below are not in this clone, by design
             if next.is_some_and(|p| !self.repo.has_object(p)) && self.is_shallow_commit(commit)? {
                 next = None;
             }
-            if !visit(entry)? {
+            if !visit(item)? {
                 break;
             }
         }

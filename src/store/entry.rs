@@ -7,6 +7,7 @@ use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
 use super::packed::LazyPacks;
+use super::stub::{MAX_STUB_BYTES, STUB_FILE, Stub};
 use crate::receipt::MAX_RECEIPT_BYTES;
 
 /// Name of the receipt file in a chain commit's tree.
@@ -20,6 +21,8 @@ pub(crate) enum ReceiptFileProblem {
     Shape(String),
     /// Larger than [`MAX_RECEIPT_BYTES`] (refused before it is read).
     Oversized(usize),
+    /// No `receipt.json` but a retention stub: the stub, or what is wrong with it.
+    Stub(Box<Result<super::stub::Stub, String>>),
 }
 
 /// The bytes of `receipt.json` in a chain commit's tree, checking that it is a
@@ -41,9 +44,12 @@ pub(crate) fn read_receipt_file_in(
     tree: &gix::Tree<'_>,
 ) -> Result<Vec<u8>, ReceiptFileProblem> {
     let shape = ReceiptFileProblem::Shape;
-    let entry = tree
-        .find_entry(RECEIPT_FILE)
-        .ok_or_else(|| shape(format!("no {RECEIPT_FILE} in its tree")))?;
+    let Some(entry) = tree.find_entry(RECEIPT_FILE) else {
+        return Err(match tree.find_entry(STUB_FILE) {
+            Some(stub) => ReceiptFileProblem::Stub(Box::new(read_stub(repo, &stub))),
+            None => shape(format!("no {RECEIPT_FILE} in its tree")),
+        });
+    };
     let what = match entry.mode().kind() {
         EntryKind::Blob => None,
         EntryKind::BlobExecutable => Some("an executable file"),
@@ -74,6 +80,31 @@ pub(crate) fn read_receipt_file_in(
     Ok(blob.data.to_vec())
 }
 
+/// The retention stub a chain commit's tree holds as `stub.json`: a regular
+/// file of at most [`MAX_STUB_BYTES`], read strictly.
+fn read_stub(
+    repo: &gix::Repository,
+    entry: &gix::object::tree::EntryRef<'_, '_>,
+) -> Result<Stub, String> {
+    if entry.mode().kind() != EntryKind::Blob {
+        return Err(format!("{STUB_FILE} is not a regular file"));
+    }
+    let oid = entry.oid().to_owned();
+    let size = repo
+        .find_header(oid)
+        .map_err(|e| format!("{STUB_FILE} unreadable: {e}"))?
+        .size();
+    if size > MAX_STUB_BYTES as u64 {
+        return Err(format!(
+            "{STUB_FILE} is {size} bytes, over the {MAX_STUB_BYTES} byte limit"
+        ));
+    }
+    let blob = repo
+        .find_blob(oid)
+        .map_err(|e| format!("{STUB_FILE} unreadable: {e}"))?;
+    Stub::parse(&blob.data)
+}
+
 /// One chain entry as read from git: its parents and its receipt file's bytes,
 /// before they are parsed (or, in `bytes`, why there are none).
 pub struct RawEntry {
@@ -83,6 +114,8 @@ pub struct RawEntry {
     pub parents: Vec<ObjectId>,
     /// The bytes of its `receipt.json`, or what is wrong, in words.
     pub bytes: Result<Vec<u8>, String>,
+    /// A retention stub in place of `receipt.json` (`bytes` then says so).
+    pub stub: Option<Stub>,
 }
 
 /// A repository handle to read chain entries on other threads (the verifier reads
@@ -136,10 +169,9 @@ impl EntryReader {
         }
         let repo = &self.repo;
         match repo.find_commit(commit) {
-            Ok(c) => RawEntry {
-                commit,
-                parents: c.parent_ids().map(|p| p.detach()).collect(),
-                bytes: c
+            Ok(c) => {
+                let mut stub = None;
+                let bytes = c
                     .tree_id()
                     .map_err(|e| format!("tree unreadable: {e}"))
                     .and_then(|t| {
@@ -148,9 +180,23 @@ impl EntryReader {
                             ReceiptFileProblem::Oversized(size) => format!(
                                 "{RECEIPT_FILE} is {size} bytes, over the {MAX_RECEIPT_BYTES} byte limit"
                             ),
+                            ReceiptFileProblem::Stub(read) => match *read {
+                                Ok(s) => {
+                                    let why = format!("a retention stub of {}", s.id);
+                                    stub = Some(s);
+                                    why
+                                }
+                                Err(why) => why,
+                            },
                         })
-                    }),
-            },
+                    });
+                RawEntry {
+                    commit,
+                    parents: c.parent_ids().map(|p| p.detach()).collect(),
+                    bytes,
+                    stub,
+                }
+            }
             Err(e) => {
                 let why = if repo.has_object(commit) {
                     format!("not a readable commit: {e}")
@@ -163,6 +209,7 @@ impl EntryReader {
                     commit,
                     parents: Vec::new(),
                     bytes: Err(why),
+                    stub: None,
                 }
             }
         }
@@ -224,6 +271,7 @@ impl EntryReader {
             commit,
             parents,
             bytes: Ok(buf.to_vec()),
+            stub: None,
         })
     }
 }

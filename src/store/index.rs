@@ -1685,27 +1685,29 @@ fn index_chain(
     let mut cut_start = (!complete || shallow_cut) && below.is_none();
     let mut dropped: Option<(ObjectId, usize)> = None;
     for (n, (w, e)) in walked.iter().zip(fresh).rev().enumerate() {
+        let linked = |position: u64, prev: Option<[u8; 8]>| match below {
+            _ if cut_start => true,
+            None => w.parent.is_none() && position == 0 && prev.is_none(),
+            Some((commit, below_position, id)) => {
+                w.parent == Some(commit) && position == below_position + 1 && prev == Some(id)
+            }
+        };
         let follows = match &e {
             None => false,
-            Some((e, link)) => {
-                let r = &e.record;
-                let linked = match below {
-                    _ if cut_start => true,
-                    None => w.parent.is_none() && r.position == 0 && link.prev.is_none(),
-                    Some((commit, position, id)) => {
-                        w.parent == Some(commit)
-                            && r.position == position + 1
-                            && link.prev == Some(id)
-                    }
-                };
-                !w.merge && link.ours && linked
+            Some(Lit::Receipt(e, link)) => {
+                !w.merge && link.ours && linked(e.record.position, link.prev)
             }
+            // a retention stub: a link, no receipt (it counts for nothing)
+            Some(Lit::Stub { position, prev, .. }) => !w.merge && linked(*position, *prev),
         };
         cut_start = false;
         match e {
-            Some((e, _)) if follows => {
+            Some(Lit::Receipt(e, _)) if follows => {
                 below = Some((e.record.commit, e.record.position, e.record.id_prefix));
                 entries.push(e);
+            }
+            Some(Lit::Stub { position, id, .. }) if follows => {
+                below = Some((w.commit, position, id));
             }
             _ => {
                 dropped = Some((w.commit, walked.len() - n));
@@ -1738,6 +1740,18 @@ fn index_chain(
     )
 }
 
+/// A chain commit's content as the index reads it.
+enum Lit {
+    /// A receipt: its index entry and links.
+    Receipt(Entry, Link),
+    /// A retention stub: its index, and the first 8 bytes of its id and prev.
+    Stub {
+        position: u64,
+        id: [u8; 8],
+        prev: Option<[u8; 8]>,
+    },
+}
+
 /// A chain commit as the index walk found it.
 struct Walked {
     commit: ObjectId,
@@ -1754,9 +1768,14 @@ fn light_entries(
     writer: &str,
     commits: &[Walked],
     split: bool,
-) -> Vec<Option<(Entry, Link)>> {
+) -> Vec<Option<Lit>> {
     let one = |repo: &gix::Repository, w: &Walked| match read_receipt_file(repo, w.tree) {
-        Ok(bytes) => light_checked(w.commit, &bytes, writer),
+        Ok(bytes) => light_checked(w.commit, &bytes, writer).map(|(e, l)| Lit::Receipt(e, l)),
+        Err(ReceiptFileProblem::Stub(read)) => (*read).ok().map(|s| Lit::Stub {
+            position: s.index,
+            id: id_prefix(&s.id),
+            prev: s.prev.as_deref().map(id_prefix),
+        }),
         Err(ReceiptFileProblem::Shape(_) | ReceiptFileProblem::Oversized(_)) => None,
     };
     let threads = std::thread::available_parallelism()

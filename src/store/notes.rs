@@ -420,16 +420,23 @@ impl Store {
     /// Bring `writer`'s notes up to date with its chain: index every receipt the
     /// notes do not cover yet. Cheap when only the newest receipt is missing.
     pub fn index_notes(&self, writer: &str) -> Result<(), StoreError> {
-        self.update_notes(writer, false)
+        self.update_notes(writer, false, false)
     }
 
     /// Rebuild `writer`'s notes from the chain alone (a new notes commit on top of
     /// the old one, whose tree is built from scratch).
     pub fn reindex_notes(&self, writer: &str) -> Result<(), StoreError> {
-        self.update_notes(writer, true)
+        self.update_notes(writer, true, false)
     }
 
-    fn update_notes(&self, writer: &str, from_scratch: bool) -> Result<(), StoreError> {
+    /// [`Store::reindex_notes`] with a notes commit that has no parent: the
+    /// notes of receipts a retention dropped go with the old history (the ref
+    /// is rewritten; notes are a display, see `docs/format.md`).
+    pub fn restart_notes(&self, writer: &str) -> Result<(), StoreError> {
+        self.update_notes(writer, true, true)
+    }
+
+    fn update_notes(&self, writer: &str, from_scratch: bool, root: bool) -> Result<(), StoreError> {
         let refname = notes_ref(writer);
         let mut retry = Retry::new();
         loop {
@@ -518,7 +525,7 @@ impl Store {
             let sig = tool_signature();
             let commit = gix::objs::Commit {
                 tree,
-                parents: notes_tip.into_iter().collect(),
+                parents: notes_tip.filter(|_| !root).into_iter().collect(),
                 author: sig.clone(),
                 committer: sig,
                 encoding: None,

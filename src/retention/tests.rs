@@ -1,0 +1,325 @@
+//! The retention rules as unit tests: receipts written through the store in a
+//! repository made by stock git, branches deleted and tagged with git, the
+//! result checked by `verify` and by reading the chain back.
+
+use super::*;
+use crate::decision::{Payload, append_decision};
+use crate::freshness::rules::{Scratch, T0, contract};
+use crate::receipt::{Review, Subject, Verdict, writer_id};
+use crate::sign::SigningKey;
+use crate::trust::{TrustOrigin, TrustSet};
+
+const CONTRACT: &str = "[check \"test\"]\n\trun = true\n\tpath = src\n";
+
+fn key() -> SigningKey {
+    SigningKey::from_seed(&[7; 32])
+}
+
+fn trust() -> TrustSet {
+    let mut t = TrustSet::default();
+    t.add(key().public().clone(), TrustOrigin::Config);
+    t
+}
+
+fn writer() -> String {
+    writer_id(key().public(), "default")
+}
+
+/// A review by the test key of `commit`, decided `minute` minutes after T0.
+fn review(s: &Scratch, commit: ObjectId, minute: u64) -> crate::store::chain::Appended {
+    let tree = s.store.commit_tree(commit).unwrap();
+    append_decision(
+        &s.store,
+        &writer(),
+        &key(),
+        Subject {
+            commit: commit.to_string(),
+            tree: tree.to_string(),
+            inputs: tree.to_string(),
+            dirty: false,
+            dependencies: Vec::new(),
+        },
+        Payload::Review(Review {
+            name: "code".into(),
+            paths: Vec::new(),
+            verdict: Verdict::Approve,
+            message: String::new(),
+            decided_at: crate::receipt::format_timestamp(T0 + minute * 60_000),
+            accepts: None,
+        }),
+    )
+    .unwrap()
+}
+
+fn rules(kept: &[ObjectId], named: &[&str]) -> Rules {
+    Rules {
+        cutoff_ms: T0 + 10 * 60_000,
+        kept: kept.iter().copied().collect(),
+        named: named.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[test]
+fn a_receipt_goes_only_when_old_unreached_unnamed_a_check_and_not_the_tip() {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    let a = s.commit(&[("src/lib.rs", "a\n")], "a");
+    let old = unv(s.run(&key(), &c, "test", a, 0, 9).receipt.bytes()).unwrap();
+    let at_cutoff = unv(s.run(&key(), &c, "test", a, 0, 10).receipt.bytes()).unwrap();
+    let decision = unv(review(&s, a, 1).receipt.bytes()).unwrap();
+    let none = rules(&[], &[]);
+    assert_eq!(keep(&old, false, &none), None);
+    assert_eq!(keep(&old, true, &none), Some(Keep::Tip));
+    assert_eq!(keep(&at_cutoff, false, &none), Some(Keep::Young));
+    assert_eq!(keep(&decision, false, &none), Some(Keep::Decision));
+    assert_eq!(keep(&old, false, &rules(&[a], &[])), Some(Keep::Reached));
+    assert_eq!(
+        keep(&old, false, &rules(&[], &[old.id()])),
+        Some(Keep::Named)
+    );
+    // another commit reached, another id named: it still goes
+    let b = s.commit(&[("src/lib.rs", "b\n")], "b");
+    assert_eq!(keep(&old, false, &rules(&[b], &[at_cutoff.id()])), None);
+    // the names are short for --json
+    let names: Vec<&str> = [
+        Keep::Tip,
+        Keep::Decision,
+        Keep::Young,
+        Keep::Reached,
+        Keep::Named,
+    ]
+    .iter()
+    .map(|k| k.as_str())
+    .collect();
+    assert_eq!(names, ["tip", "decision", "young", "reached", "named"]);
+}
+
+#[test]
+fn what_a_receipt_names_is_what_it_supersedes_and_an_acceptance_s_evidence() {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    let a = s.commit(&[("src/lib.rs", "a\n")], "a");
+    let r = unv(s.run(&key(), &c, "test", a, 0, 1).receipt.bytes()).unwrap();
+    assert!(named_by(&r).is_empty());
+    let r2 = unv(s.run(&key(), &c, "test", a, 1, 2).receipt.bytes()).unwrap();
+    let mut evidence = vec![r.id().to_owned(), r2.id().to_owned()];
+    evidence.sort();
+    let mut body = crate::decision::rules::acceptance_body(
+        &s,
+        a,
+        vec![crate::receipt::Criterion {
+            kind: crate::receipt::CriterionKind::Check,
+            name: "test".into(),
+            state: crate::receipt::State::Present,
+            inputs: a.to_string(),
+            evidence: evidence.clone(),
+        }],
+    );
+    let superseded = format!("sha256:{}", "5".repeat(64));
+    body.supersedes = Some(superseded.clone());
+    let signed = crate::receipt::Receipt::sign(body, &key()).unwrap();
+    let unverified = unv(signed.bytes()).unwrap();
+    let mut want = vec![superseded];
+    want.extend(evidence);
+    assert_eq!(named_by(&unverified), want);
+}
+
+/// main: a (receipt 0), then a side branch s1, s2 (receipts 1, 2, 4) that is
+/// deleted, a tagged side commit t (receipt 3), a review of s1 (5) and a
+/// receipt of main's c at the tip (6).
+fn history() -> (Scratch, Vec<ObjectId>) {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    let a = s.commit(&[("src/lib.rs", "a\n")], "a");
+    s.git(&["checkout", "-q", "-b", "side"]);
+    let s1 = s.commit(&[("src/lib.rs", "s1\n")], "s1");
+    let s2 = s.commit(&[("src/lib.rs", "s2\n")], "s2");
+    s.git(&["checkout", "-q", "-b", "tagged", "main"]);
+    let t = s.commit(&[("src/lib.rs", "t\n")], "t");
+    s.git(&["tag", "-a", "-m", "v", "v1", "tagged"]);
+    s.git(&["checkout", "-q", "main"]);
+    s.git(&["branch", "-q", "-D", "side", "tagged"]);
+    let cm = s.commit(&[("src/lib.rs", "c\n")], "c");
+    let mut receipts = Vec::new();
+    for (commit, minute) in [(a, 1), (s1, 2), (s2, 3), (t, 4), (s1, 5)] {
+        receipts.push(s.run(&key(), &c, "test", commit, 0, minute).commit);
+    }
+    receipts.push(review(&s, s1, 6).commit);
+    receipts.push(s.run(&key(), &c, "test", cm, 0, 7).commit);
+    (s, vec![a, s1, s2, t, cm])
+}
+
+#[test]
+fn retain_drops_exactly_the_old_unreached_checks_and_the_chain_still_verifies() {
+    let (s, commits) = history();
+    let (kept, refs) = kept_commits(&s.store).unwrap();
+    assert!(refs.contains(&"refs/heads/main".to_owned()), "{refs:?}");
+    assert!(refs.contains(&"refs/tags/v1".to_owned()), "{refs:?}");
+    for (commit, reached) in commits.iter().zip([true, false, false, true, true]) {
+        assert_eq!(kept.contains(commit), reached, "{commit}");
+    }
+    let before = crate::verify::verify(&s.store, &trust(), None, &mut |_| {}).unwrap();
+    assert!(before.findings.is_empty(), "{:?}", before.findings);
+    let when = "2026-12-05T00:00:00.000Z";
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let dry = retain(&s.store, r.clone(), when, true).unwrap();
+    assert_eq!(dry.len(), 1);
+    assert_eq!(
+        dry[0].plan.stubs.keys().copied().collect::<Vec<_>>(),
+        [1, 2, 4]
+    );
+    assert!(dry[0].rewritten.is_none());
+    let tip_before = s.store.chain_tip(&writer()).unwrap().unwrap();
+    assert_eq!(
+        s.store.read_chain(&writer()).unwrap().len(),
+        7,
+        "a dry run drops nothing"
+    );
+
+    let done = retain(&s.store, r.clone(), when, false).unwrap();
+    let plan = &done[0].plan;
+    assert_eq!(plan.stubs.keys().copied().collect::<Vec<_>>(), [1, 2, 4]);
+    assert_eq!(plan.kept.get(&Keep::Reached), Some(&2)); // a, t
+    assert_eq!(plan.kept.get(&Keep::Decision), Some(&1));
+    assert_eq!(plan.kept.get(&Keep::Tip), Some(&1));
+    let rewritten = done[0].rewritten.clone().unwrap();
+    assert_eq!((rewritten.dropped, rewritten.rewritten), (3, 3)); // 1, 2, 4 go; 3, 5, 6 move
+    assert_ne!(rewritten.tip, tip_before);
+    assert_eq!(s.store.chain_tip(&writer()).unwrap(), Some(rewritten.tip));
+
+    // the receipts left are the same receipts, the stubs keep the ids that went
+    let mut items = Vec::new();
+    s.store
+        .walk_chain_items(&writer(), rewritten.tip, |i| {
+            items.push(i);
+            Ok(true)
+        })
+        .unwrap();
+    items.reverse();
+    let stubbed: Vec<u64> = items
+        .iter()
+        .filter_map(|i| match i {
+            ChainItem::Stub(st) => Some(st.stub.index),
+            ChainItem::Entry(_) => None,
+        })
+        .collect();
+    assert_eq!(stubbed, [1, 2, 4]);
+    for (n, i) in items.iter().enumerate() {
+        assert_eq!(i.id_index().1, n as u64);
+    }
+    assert_eq!(s.store.read_chain(&writer()).unwrap().len(), 4);
+    let after = crate::verify::verify(&s.store, &trust(), None, &mut |_| {}).unwrap();
+    assert!(after.findings.is_empty(), "{:?}", after.findings);
+    assert_eq!((after.receipts, after.stubs), (4, 3));
+    // stock git reads the rewritten chain whole
+    s.git(&["fsck", "--strict", "--no-dangling"]);
+
+    // again: nothing more goes, the stubs stay as they are
+    let again = retain(&s.store, r, when, false).unwrap();
+    assert!(again[0].plan.stubs.is_empty());
+    assert_eq!(again[0].plan.stubs_before, 3);
+    assert!(again[0].rewritten.is_none());
+    assert_eq!(s.store.chain_tip(&writer()).unwrap(), Some(rewritten.tip));
+}
+
+#[test]
+fn a_receipt_another_names_stays_and_a_young_one_stays() {
+    let (s, _) = history();
+    let (kept, _) = kept_commits(&s.store).unwrap();
+    let chain = s.store.read_chain(&writer()).unwrap(); // newest first
+    let named_id = chain[5].receipt.id().to_owned(); // receipt 1
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept: kept.clone(),
+        named: [named_id].into_iter().collect(),
+    };
+    let chains = read_chains(&s.store).unwrap();
+    let p = plan(&chains[0].2, &r, "2026-12-05T00:00:00Z");
+    assert_eq!(p.stubs.keys().copied().collect::<Vec<_>>(), [2, 4]);
+    assert_eq!(p.kept.get(&Keep::Named), Some(&1));
+    // a cutoff before receipt 2 started: 2 and 4 are young
+    let young = Rules {
+        cutoff_ms: T0 + 3 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let p = plan(&chains[0].2, &young, "2026-12-05T00:00:00Z");
+    assert_eq!(p.stubs.keys().copied().collect::<Vec<_>>(), [1]);
+    assert_eq!(p.kept.get(&Keep::Young), Some(&3)); // 2, 4, 6 (5 is a decision)
+}
+
+#[test]
+fn retention_refuses_a_repository_with_nothing_protected_or_a_shallow_one() {
+    let (s, _) = history();
+    s.git(&["config", "receipt.protectedBranch", "release"]);
+    let store = crate::store::Store::open(s.dir.path()).unwrap();
+    assert!(matches!(
+        kept_commits(&store),
+        Err(RetainError::NothingProtected)
+    ));
+    // a remote-tracking branch of a protected name counts as the branch
+    let head = s.head();
+    s.git(&[
+        "update-ref",
+        "refs/remotes/origin/release",
+        &head.to_string(),
+    ]);
+    let store = crate::store::Store::open(s.dir.path()).unwrap();
+    let (kept, refs) = kept_commits(&store).unwrap();
+    assert!(kept.contains(&head));
+    assert!(
+        refs.contains(&"refs/remotes/origin/release".to_owned()),
+        "{refs:?}"
+    );
+    assert!(!refs.contains(&"refs/heads/main".to_owned()), "{refs:?}");
+    s.git(&["config", "receipt.protectedBranch", "bad name?"]);
+    let store = crate::store::Store::open(s.dir.path()).unwrap();
+    assert!(matches!(
+        kept_commits(&store),
+        Err(RetainError::Misconfigured(_))
+    ));
+    s.git(&["config", "--unset", "receipt.protectedBranch"]);
+    std::fs::write(s.dir.path().join(".git/shallow"), format!("{head}\n")).unwrap();
+    let store = crate::store::Store::open(s.dir.path()).unwrap();
+    assert!(matches!(kept_commits(&store), Err(RetainError::Shallow)));
+    let e = RetainError::Shallow.to_string();
+    assert!(e.contains("--unshallow"), "{e}");
+}
+
+#[test]
+fn a_rewrite_refuses_the_tip_a_stub_of_another_receipt_and_an_index_with_no_receipt() {
+    let (s, _) = history();
+    let chains = read_chains(&s.store).unwrap();
+    let (w, tip, items) = &chains[0];
+    let stub_at = |n: usize| match &items[n] {
+        ChainItem::Entry(e) => Stub::of(&e.receipt, "2026-12-05T00:00:00Z").unwrap(),
+        ChainItem::Stub(_) => unreachable!(),
+    };
+    let one = |k: u64, st: Stub| [(k, st)].into_iter().collect::<BTreeMap<_, _>>();
+    let e = s
+        .store
+        .rewrite_with_stubs(w, *tip, &one(6, stub_at(6)))
+        .unwrap_err();
+    assert!(e.to_string().contains("never dropped"), "{e}");
+    let e = s
+        .store
+        .rewrite_with_stubs(w, *tip, &one(1, stub_at(2)))
+        .unwrap_err();
+    assert!(e.to_string().contains("not sha256:"), "{e}");
+    let e = s
+        .store
+        .rewrite_with_stubs(w, *tip, &one(9, stub_at(2)))
+        .unwrap_err();
+    assert!(e.to_string().contains("not receipts of this chain"), "{e}");
+    // nothing moved
+    assert_eq!(s.store.chain_tip(w).unwrap(), Some(*tip));
+    assert_eq!(s.store.read_chain(w).unwrap().len(), 7);
+}
+
+fn unv(bytes: &[u8]) -> Result<Receipt<Unverified>, crate::receipt::ReceiptError> {
+    Receipt::parse(bytes)
+}

@@ -1,0 +1,401 @@
+//! Retention stubs: a chain entry whose receipt was dropped, keeping its id.
+//!
+//! A stub is a chain commit whose tree holds `stub.json` (and no
+//! `receipt.json`): the RFC 8785 canonical form of [`Stub`], which names the
+//! receipt it replaces by id, its place in the chain (`index`, `prev`), and, for
+//! a reader, what it was about. Nothing in a stub is signed: the entry above it
+//! signs its id (`prev`), so the chain's links still verify, and a stub counts
+//! for nothing in any decision. `git receipt retain` writes them (see
+//! `docs/format.md`, "Retention stubs").
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use gix::objs::tree::{Entry, EntryKind};
+use serde::{Deserialize, Serialize};
+
+use super::chain::{ChainItem, chain_ref};
+use super::{Store, StoreError, git_err, tool_signature};
+use crate::receipt::{Body, Kind, Receipt, Unverified};
+
+/// Name of the stub file in a chain commit's tree.
+pub const STUB_FILE: &str = "stub.json";
+/// The value of [`Stub::format`].
+pub const STUB_FORMAT: &str = "git-receipt-stub/1";
+/// The largest `stub.json` read; anything larger is refused unread.
+pub const MAX_STUB_BYTES: usize = 4096;
+/// The longest check name a stub repeats (a receipt's may be longer: it is cut
+/// on a character boundary, for display only).
+pub const MAX_STUB_CHECK: usize = 256;
+
+/// What stays of a dropped receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stub {
+    /// [`STUB_FORMAT`].
+    pub format: String,
+    /// The dropped receipt's id (`sha256:` and 64 lowercase hex digits).
+    pub id: String,
+    /// Its `chain.index`.
+    pub index: u64,
+    /// Its `chain.prev`.
+    pub prev: Option<String>,
+    /// Its check's name, for display (unsigned, cut to [`MAX_STUB_CHECK`] bytes).
+    pub check: String,
+    /// The commit it was about (`subject.commit`), for display.
+    pub subject: String,
+    /// When its check started (`result.started_at`), for display.
+    pub started_at: String,
+    /// When it was dropped, RFC 3339 UTC.
+    pub dropped_at: String,
+}
+
+/// Whether `id` is a receipt id as receipts spell them.
+pub fn is_receipt_id(id: &str) -> bool {
+    id.strip_prefix("sha256:").is_some_and(|h| {
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+fn is_object_id(hex: &str) -> bool {
+    matches!(hex.len(), 40 | 64)
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Whether `t` has the shape of the RFC 3339 UTC times git-receipt writes
+/// (`2026-12-05T04:00:00.000Z`, or without the fraction): for display only,
+/// so the shape is all that is checked.
+fn is_time(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    (t.len() == 20 || t.len() == 24)
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && (t.len() == 20 || (b[19] == b'.' && digits(20..23)))
+        && b[t.len() - 1] == b'Z'
+}
+
+impl Stub {
+    /// The stub of `receipt`, dropped at `dropped_at`; `None` for a receipt
+    /// that is not a check (acceptances and reviews are never dropped).
+    pub fn of(receipt: &Receipt<Unverified>, dropped_at: &str) -> Option<Stub> {
+        let b: &Body = receipt.body();
+        if b.kind != Kind::Check || b.acceptance.is_some() || b.review.is_some() {
+            return None;
+        }
+        let mut check = b.check.name.clone();
+        if check.len() > MAX_STUB_CHECK {
+            let mut cut = MAX_STUB_CHECK;
+            while !check.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            check.truncate(cut);
+        }
+        Some(Stub {
+            format: STUB_FORMAT.to_owned(),
+            id: receipt.id().to_owned(),
+            index: b.chain.index,
+            prev: b.chain.prev.clone(),
+            check,
+            subject: b.subject.commit.clone(),
+            started_at: b.result.started_at.clone(),
+            dropped_at: dropped_at.to_owned(),
+        })
+    }
+
+    /// The stored bytes: canonical JSON.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        crate::canon::to_canonical(self).expect("a stub is plain JSON")
+    }
+
+    /// Read stored bytes strictly: bounded, canonical, closed, every member in
+    /// its shape. The answer says what is wrong, in words.
+    pub fn parse(bytes: &[u8]) -> Result<Stub, String> {
+        if bytes.len() > MAX_STUB_BYTES {
+            return Err(format!(
+                "{STUB_FILE} is {} bytes, over the {MAX_STUB_BYTES} byte limit",
+                bytes.len()
+            ));
+        }
+        let s: Stub = crate::canon::from_canonical(bytes)
+            .map_err(|e| format!("{STUB_FILE} is not a stub: {e}"))?;
+        let bad = |what: &str| Err(format!("{STUB_FILE} is not a stub: {what}"));
+        if s.format != STUB_FORMAT {
+            return bad("format is not git-receipt-stub/1");
+        }
+        if !is_receipt_id(&s.id) {
+            return bad("id is not a receipt id");
+        }
+        match (&s.prev, s.index) {
+            (None, 0) => {}
+            (Some(p), i) if i > 0 && is_receipt_id(p) => {}
+            _ => return bad("prev is not the id before it (null exactly at index 0)"),
+        }
+        if s.check.is_empty() || s.check.len() > MAX_STUB_CHECK {
+            return bad("check is empty or too long");
+        }
+        if !is_object_id(&s.subject) {
+            return bad("subject is not an object id");
+        }
+        if !is_time(&s.started_at) || !is_time(&s.dropped_at) {
+            return bad("a time is not RFC 3339 UTC");
+        }
+        Ok(s)
+    }
+}
+
+/// What [`Store::rewrite_with_stubs`] did to one chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The chain's new tip.
+    pub tip: ObjectId,
+    /// Receipts now stubs.
+    pub dropped: u64,
+    /// Chain commits written again above them (same trees, new parents).
+    pub rewritten: u64,
+}
+
+impl Store {
+    /// Replace the receipts of `writer`'s chain at the indexes `stubs` names by
+    /// those stubs, and move the chain from `tip` to the result (compare and
+    /// swap: a chain that moved since is left alone, and the error says so).
+    /// Every commit above the first stub is written again with its tree and
+    /// message as they were, on its new parent; receipts, ids, indexes and
+    /// links do not change, so the chain verifies as before, the stubs' links
+    /// checked by the ids the receipts above them sign. The tip is never a stub,
+    /// nor is anything but a receipt whose stub names it.
+    ///
+    /// The caller rebuilds the notes ([`Store::restart_notes`]); the receipt
+    /// index re-indexes a chain that moved sideways on its next read.
+    pub fn rewrite_with_stubs(
+        &self,
+        writer: &str,
+        tip: ObjectId,
+        stubs: &BTreeMap<u64, Stub>,
+    ) -> Result<Rewritten, StoreError> {
+        let refuse = |reason: String| StoreError::CorruptChain {
+            writer: writer.to_owned(),
+            commit: tip,
+            reason,
+        };
+        let mut items = Vec::new();
+        self.walk_chain_items(writer, tip, |item| {
+            items.push(item);
+            Ok(true)
+        })?;
+        items.reverse(); // oldest first
+        if items.first().is_some_and(|i| i.parent().is_some()) {
+            return Err(refuse(
+                "the chain's first entries are not in this repository (a shallow clone): retention rewrites a whole chain; run it where the chains are whole (the server), or `git fetch --unshallow` first".to_owned(),
+            ));
+        }
+        let mut parent: Option<ObjectId> = None;
+        let mut moved = false;
+        let mut out = Rewritten {
+            tip,
+            dropped: 0,
+            rewritten: 0,
+        };
+        let last = items.len().saturating_sub(1);
+        for (n, item) in items.iter().enumerate() {
+            let (id, index) = item.id_index();
+            let stub = stubs
+                .get(&index)
+                .filter(|_| matches!(item, ChainItem::Entry(_)));
+            if let Some(stub) = stub {
+                if n == last {
+                    return Err(refuse(format!(
+                        "receipt {id} is the chain's tip, which is never dropped"
+                    )));
+                }
+                if stub.id != id || stub.index != index {
+                    return Err(refuse(format!(
+                        "the stub for #{index} names {} #{}, not {id}",
+                        stub.id, stub.index
+                    )));
+                }
+                parent = Some(self.write_stub_commit(stub, parent)?);
+                out.dropped += 1;
+                moved = true;
+            } else if moved {
+                parent = Some(self.recommit(item.commit(), parent)?);
+                out.rewritten += 1;
+            } else {
+                parent = Some(item.commit());
+            }
+        }
+        if out.dropped as usize != stubs.len() {
+            return Err(refuse(format!(
+                "{} of the {} receipts to drop are not receipts of this chain",
+                stubs.len() - out.dropped as usize,
+                stubs.len()
+            )));
+        }
+        let new_tip = parent.unwrap_or(tip);
+        if new_tip != tip {
+            self.set_ref(
+                &chain_ref(writer),
+                Some(tip),
+                new_tip,
+                "git-receipt: retain (receipts dropped to stubs)",
+            )?;
+        }
+        out.tip = new_tip;
+        Ok(out)
+    }
+
+    /// A stub's chain commit on `parent`.
+    fn write_stub_commit(
+        &self,
+        stub: &Stub,
+        parent: Option<ObjectId>,
+    ) -> Result<ObjectId, StoreError> {
+        let blob = self.put_object(STUB_FILE, gix::objs::Kind::Blob, stub.to_bytes())?;
+        let tree = gix::objs::Tree {
+            entries: vec![Entry {
+                mode: EntryKind::Blob.into(),
+                filename: STUB_FILE.into(),
+                oid: blob.id,
+            }],
+        };
+        let (kind, bytes) = super::concurrent_gc::encode(&tree);
+        let tree = self.put_object("a stub tree", kind, bytes)?;
+        let sig = tool_signature();
+        let commit = gix::objs::Commit {
+            tree: tree.id,
+            parents: parent.into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: format!("stub: {} #{}\n", stub.check, stub.index).into(),
+            extra_headers: Vec::new(),
+        };
+        let (kind, bytes) = super::concurrent_gc::encode(&commit);
+        Ok(self.put_object("a stub commit", kind, bytes)?.id)
+    }
+
+    /// Chain commit `commit` written again on `parent`: its tree, author,
+    /// committer and message as they were.
+    fn recommit(&self, commit: ObjectId, parent: Option<ObjectId>) -> Result<ObjectId, StoreError> {
+        let c = self
+            .repo
+            .find_commit(commit)
+            .map_err(git_err("reading a chain commit"))?;
+        let mut owned = c
+            .decode()
+            .map_err(git_err("reading a chain commit"))?
+            .into_owned()
+            .map_err(git_err("reading a chain commit"))?;
+        owned.parents = parent.into_iter().collect();
+        let (kind, bytes) = super::concurrent_gc::encode(&owned);
+        Ok(self.put_object("a chain commit", kind, bytes)?.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stub() -> Stub {
+        Stub {
+            format: STUB_FORMAT.to_owned(),
+            id: format!("sha256:{}", "ab".repeat(32)),
+            index: 3,
+            prev: Some(format!("sha256:{}", "cd".repeat(32))),
+            check: "test".to_owned(),
+            subject: "12".repeat(20),
+            started_at: "2026-01-02T03:04:05.678Z".to_owned(),
+            dropped_at: "2026-12-05T00:00:00Z".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_stub_reads_back_as_written_and_only_canonically() {
+        let s = stub();
+        let bytes = s.to_bytes();
+        assert_eq!(Stub::parse(&bytes).unwrap(), s);
+        let mut spaced = bytes.clone();
+        spaced.insert(1, b' ');
+        assert!(Stub::parse(&spaced).unwrap_err().contains("not a stub"));
+        let extra = String::from_utf8(bytes.clone())
+            .unwrap()
+            .replacen('{', "{\"evil\":1,", 1);
+        assert!(Stub::parse(extra.as_bytes()).is_err());
+        assert!(
+            Stub::parse(&vec![b' '; MAX_STUB_BYTES + 1])
+                .unwrap_err()
+                .contains("byte limit")
+        );
+    }
+
+    #[test]
+    fn every_member_of_a_stub_is_held_to_its_shape() {
+        type Change = Box<dyn Fn(&mut Stub)>;
+        let bad: Vec<(&str, Change)> = vec![
+            (
+                "format",
+                Box::new(|s| s.format = "git-receipt-stub/2".into()),
+            ),
+            ("id", Box::new(|s| s.id = "sha256:AB".to_owned())),
+            (
+                "id",
+                Box::new(|s| s.id = format!("sha256:{}", "AB".repeat(32))),
+            ),
+            (
+                "id",
+                Box::new(|s| s.id = format!("sha1:{}", "ab".repeat(32))),
+            ),
+            ("prev", Box::new(|s| s.prev = None)),
+            ("prev", Box::new(|s| s.prev = Some("sha256:12".into()))),
+            ("prev", Box::new(|s| s.index = 0)),
+            ("check", Box::new(|s| s.check = String::new())),
+            (
+                "check",
+                Box::new(|s| s.check = "x".repeat(MAX_STUB_CHECK + 1)),
+            ),
+            ("subject", Box::new(|s| s.subject = "12".repeat(19))),
+            ("subject", Box::new(|s| s.subject = "G2".repeat(20))),
+            ("time", Box::new(|s| s.started_at = "yesterday".into())),
+            (
+                "time",
+                Box::new(|s| s.dropped_at = "2026-12-05 00:00:00Z".into()),
+            ),
+            (
+                "time",
+                Box::new(|s| s.dropped_at = "2026-12-05T00:00:00.1234Z".into()),
+            ),
+            (
+                "time",
+                Box::new(|s| s.dropped_at = "2026-12-05T00:00:00+01".into()),
+            ),
+        ];
+        for (what, change) in bad {
+            let mut s = stub();
+            change(&mut s);
+            let err = Stub::parse(&s.to_bytes()).unwrap_err();
+            assert!(err.contains(what), "{what}: {err}");
+        }
+        let mut root = stub();
+        root.index = 0;
+        root.prev = None;
+        root.subject = "ab".repeat(32);
+        root.started_at = "2026-01-02T03:04:05Z".into();
+        assert_eq!(Stub::parse(&root.to_bytes()).unwrap(), root);
+        assert!(is_receipt_id(&format!("sha256:{}", "0f".repeat(32))));
+        assert!(!is_receipt_id(&format!("sha256:{}", "0f".repeat(31))));
+    }
+}
