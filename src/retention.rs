@@ -22,7 +22,8 @@ use gix::ObjectId;
 use crate::policy::server::{Protected, ref_pattern_matches};
 use crate::receipt::{Kind, Receipt, Unverified};
 use crate::store::chain::ChainItem;
-use crate::store::stub::{Rewritten, Stub};
+use crate::store::retain::Rewritten;
+use crate::store::stub::Stub;
 use crate::store::{Store, StoreError};
 
 /// What decides whether a receipt goes.
@@ -139,7 +140,7 @@ pub enum RetainError {
     Store(#[from] StoreError),
     /// Nothing is protected, so every old receipt would go.
     #[error(
-        "no protected branch exists here (receipt.protectedBranch, or the branch HEAD names): retention keeps the receipts of what protected branches and tags reach, and with none it would drop them all\nhint: run it in the server's repository, or set receipt.protectedBranch to the branches to keep"
+        "no protected branch exists here (receipt.protectedBranch, or the branch HEAD names): retention keeps the receipts of what protected branches and tags reach, and with none it would drop them all"
     )]
     NothingProtected,
     /// `receipt.protectedBranch` does not read.
@@ -147,7 +148,7 @@ pub enum RetainError {
     Misconfigured(String),
     /// A shallow repository cannot say what its branches reach.
     #[error(
-        "this repository is shallow: what its branches reach below the cut is not here, so retention could drop receipts of protected history\nhint: run it in the server's repository, or `git fetch --unshallow` first"
+        "this repository is shallow: what its branches reach below the cut is not here, so retention could drop receipts of protected history"
     )]
     Shallow,
 }

@@ -46,6 +46,18 @@ pub enum FetchOutcome {
         /// Why the rest was refused.
         refused: String,
     },
+    /// The remote rewrote the chain with retention stubs (`git receipt retain`
+    /// on the server), each standing for a receipt that retention drops here
+    /// too; the local chain now is the remote's (with any entries only this
+    /// clone had written again on top).
+    Retained {
+        /// Receipts here that are stubs now.
+        dropped: u64,
+        /// Entries the remote had above the ones here.
+        taken: u64,
+        /// Entries only this clone had, written again on the remote's tip.
+        kept_local: u64,
+    },
     /// The local chain's top held commits that are not entries of the chain
     /// (junk that came by another way); the remote's valid chain replaced them.
     Repaired {
@@ -125,6 +137,17 @@ fn take_fetched(
                     (None, _) => FetchOutcome::Updated(a.admitted),
                 }
             }
+            Relation::Diverged
+                if let Some(outcome) = retained(
+                    store,
+                    writer,
+                    ours.expect("a diverged chain exists here"),
+                    *theirs,
+                    &known,
+                )? =>
+            {
+                outcome
+            }
             Relation::Diverged => {
                 let ours = ours.expect("a diverged chain exists here");
                 let base = store.merge_base_of(ours, *theirs)?;
@@ -157,7 +180,10 @@ fn take_fetched(
         // `reindex` rebuilds any that went): looking at every writer's notes
         // on every fetch cost a fetch of nothing new from 10,000 writers a
         // second.
-        if outcome.took_entries() || matches!(outcome, FetchOutcome::Diverged) {
+        if matches!(outcome, FetchOutcome::Retained { .. }) {
+            // the notes of the receipts that went go with the old history
+            store.restart_notes(writer)?;
+        } else if outcome.took_entries() || matches!(outcome, FetchOutcome::Diverged) {
             store.index_notes(writer)?;
         }
         report.insert(writer.clone(), outcome);
@@ -405,8 +431,143 @@ impl FetchOutcome {
                 | FetchOutcome::Updated(_)
                 | FetchOutcome::Partial { .. }
                 | FetchOutcome::Repaired { .. }
+                | FetchOutcome::Retained { .. }
         )
     }
+}
+
+/// The least age of a receipt a remote may have dropped to a stub: the floor of
+/// `git receipt retain --older-than`.
+pub const RETAIN_MIN_AGE_MS: u64 = 86_400_000;
+
+/// Every item of `writer`'s chain from `tip`, oldest first, when the chain
+/// reads whole down to its root here.
+fn rooted_items(
+    store: &Store,
+    writer: &str,
+    tip: ObjectId,
+) -> Option<Vec<crate::store::chain::ChainItem>> {
+    let mut items = Vec::new();
+    store
+        .walk_chain_items(writer, tip, |i| {
+            items.push(i);
+            Ok(true)
+        })
+        .ok()?;
+    items.reverse();
+    items
+        .first()
+        .is_some_and(|i| i.parent().is_none())
+        .then_some(items)
+}
+
+/// A remote chain `theirs` that is ours rewritten by `git receipt retain`: the
+/// same receipt ids at every index they share, the same trees (so the same
+/// signed bytes) wherever both hold a receipt, and a stub where ours holds a
+/// receipt only if the rule of [`crate::retention`] drops that receipt here too
+/// (a check, older than a day, of a commit no protected branch or tag reaches
+/// here, named by no receipt). Taken when it is; a rewrite that stubs what
+/// retention keeps is refused, the local chain unchanged. `None`: theirs is not
+/// a retention rewrite of ours (a divergence of another kind).
+fn retained(
+    store: &Store,
+    writer: &str,
+    ours: ObjectId,
+    theirs: ObjectId,
+    known: &dyn Fn(&str) -> Option<crate::sign::PublicKey>,
+) -> Result<Option<FetchOutcome>, StoreError> {
+    use crate::store::chain::ChainItem;
+    let (Some(mine), Some(their)) = (
+        rooted_items(store, writer, ours),
+        rooted_items(store, writer, theirs),
+    ) else {
+        return Ok(None);
+    };
+    let common = mine.len().min(their.len());
+    let mut dropped = Vec::new();
+    for i in 0..common {
+        let (m, t) = (&mine[i], &their[i]);
+        if m.id_index() != t.id_index() {
+            return Ok(None);
+        }
+        match (m, t) {
+            (ChainItem::Entry(e), ChainItem::Stub(_)) => dropped.push(e),
+            (ChainItem::Entry(_), ChainItem::Entry(_))
+                if store.commit_tree(m.commit())? != store.commit_tree(t.commit())? =>
+            {
+                return Ok(Some(FetchOutcome::Rejected(format!(
+                    "the remote's chain holds receipt {} (#{i}) with other bytes than here",
+                    m.id_index().0
+                ))));
+            }
+            _ => {}
+        }
+    }
+    if dropped.is_empty() {
+        return Ok(None);
+    }
+    let refuse = |why: String| {
+        Ok(Some(FetchOutcome::Rejected(format!(
+            "the remote's chain replaces {} here by retention stubs, but {why}",
+            if dropped.len() == 1 {
+                "1 receipt".to_owned()
+            } else {
+                format!("{} receipts", dropped.len())
+            }
+        ))))
+    };
+    if matches!(their.last(), Some(ChainItem::Stub(_))) {
+        return refuse("its tip is a stub, which no chain ends in".to_owned());
+    }
+    let kept = match crate::retention::kept_commits(store) {
+        Ok((kept, _)) => kept,
+        Err(e) => return refuse(format!("this clone cannot check them: {e}")),
+    };
+    let rules = crate::retention::Rules {
+        cutoff_ms: crate::clock::now_ms().saturating_sub(RETAIN_MIN_AGE_MS),
+        kept,
+        named: mine
+            .iter()
+            .filter_map(|i| match i {
+                ChainItem::Entry(e) => Some(crate::retention::named_by(&e.receipt)),
+                ChainItem::Stub(_) => None,
+            })
+            .flatten()
+            .collect(),
+    };
+    for e in &dropped {
+        if let Some(why) = crate::retention::keep(&e.receipt, false, &rules) {
+            return refuse(format!(
+                "retention keeps receipt {} (#{}) here: {}",
+                e.receipt.id(),
+                e.receipt.body().chain.index,
+                why.as_str()
+            ));
+        }
+    }
+    let (tip, taken, kept_local) = if their.len() > mine.len() {
+        let base = their[common - 1].commit();
+        let a = store.admit(writer, theirs, Some(base), known)?;
+        if let Some(r) = a.refusal {
+            return refuse(format!("what it holds above them is refused: {r}"));
+        }
+        (theirs, a.admitted, 0)
+    } else {
+        let above: Vec<ObjectId> = mine[common..].iter().map(|i| i.commit()).collect();
+        let tip = store.recommit_onto(&above, theirs)?;
+        (tip, 0, above.len() as u64)
+    };
+    store.set_ref(
+        &crate::store::chain::chain_ref(writer),
+        Some(ours),
+        tip,
+        "git-receipt: fetch (the remote dropped receipts to retention stubs)",
+    )?;
+    Ok(Some(FetchOutcome::Retained {
+        dropped: dropped.len() as u64,
+        taken,
+        kept_local,
+    }))
 }
 
 /// Move the local chain from `ours` to the highest entry `a` admitted, if any.

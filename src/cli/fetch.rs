@@ -128,6 +128,30 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
                     git_receipt::text::escape(refused)
                 )
             }
+            FetchOutcome::Retained {
+                dropped,
+                taken,
+                kept_local,
+            } => format!(
+                "{writer}: {remote} dropped {} here to retention stubs (`git receipt retain` there; each is one retention drops here too): took its chain{}{}",
+                super::plural(*dropped, "old receipt", "old receipts"),
+                if *taken > 0 {
+                    format!(
+                        " and {}",
+                        super::plural(*taken, "new receipt", "new receipts")
+                    )
+                } else {
+                    String::new()
+                },
+                if *kept_local > 0 {
+                    format!(
+                        ", with your {} on top (push them with `git receipt push`)",
+                        super::plural(*kept_local, "receipt", "receipts")
+                    )
+                } else {
+                    String::new()
+                }
+            ),
             FetchOutcome::Repaired { taken, replaced } => format!(
                 "{writer}: {remote}'s chain replaces commits here that were not entries of it ({}); took {}",
                 git_receipt::text::escape(replaced),

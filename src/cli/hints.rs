@@ -165,6 +165,21 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
             _ => Vec::new(),
         };
     }
+    if let Some(e) = e.downcast_ref::<git_receipt::retention::RetainError>() {
+        use git_receipt::retention::RetainError;
+        return match e {
+            RetainError::Store(inner) => for_error(inner),
+            RetainError::NothingProtected => vec![
+                "hint: run it in the server's repository, or set receipt.protectedBranch to the branches whose receipts to keep".to_owned(),
+            ],
+            RetainError::Shallow => vec![
+                "hint: run it in the server's repository, or `git fetch --unshallow` first".to_owned(),
+            ],
+            RetainError::Misconfigured(_) => vec![
+                "hint: `git config --get-all receipt.protectedBranch` shows the values; each is a branch or a refs/heads/ pattern with *".to_owned(),
+            ],
+        };
+    }
     if let Some(e) = e.downcast_ref::<git_receipt::store::checkout::CheckoutError>() {
         use git_receipt::store::checkout::CheckoutError;
         return match e {

@@ -26,6 +26,7 @@ mod push;
 mod record;
 mod reindex;
 mod report;
+mod retain;
 mod review;
 mod run;
 mod show;
@@ -82,6 +83,7 @@ enum Command {
     Push(push::PushArgs),
     Fetch(fetch::FetchArgs),
     PruneLogs(prune_logs::PruneLogsArgs),
+    Retain(retain::RetainArgs),
     InstallHooks(hook::InstallHooksArgs),
     UninstallHooks(hook::UninstallHooksArgs),
     Hook(hook::HookArgs),
@@ -484,6 +486,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Push(a) => push::cmd_push(&ctx, a),
         Command::Fetch(a) => fetch::cmd_fetch(&ctx, a),
         Command::PruneLogs(a) => prune_logs::cmd_prune_logs(&ctx, a),
+        Command::Retain(a) => retain::cmd_retain(&ctx, a),
         Command::InstallHooks(a) => hook::cmd_install_hooks(&ctx, a),
         Command::UninstallHooks(a) => hook::cmd_uninstall_hooks(&ctx, a),
         Command::Hook(a) => hook::cmd_hook(&ctx, a),

@@ -40,7 +40,7 @@ pub struct PruneLogsArgs {
 }
 
 /// `90d` -> milliseconds; bounded so a cutoff never wraps.
-fn parse_age(text: &str) -> Option<u64> {
+pub(super) fn parse_age(text: &str) -> Option<u64> {
     let split = text.find(|c: char| !c.is_ascii_digit())?;
     let (n, unit) = text.split_at(split);
     let n: u64 = n.parse().ok()?;

@@ -173,6 +173,20 @@ pub(super) fn find_receipt(store: &Store, wanted: &str) -> Result<(String, Chain
             found.push((writer, entry));
         }
     }
+    if found.is_empty()
+        && let Some((writer, s)) = find_stub(store, &needle)?
+    {
+        bail!(
+            "receipt {} was dropped by retention on {}: it was #{} of chain {}, check {:?} on commit {}, started {}; the chain keeps only its id (a stub, nothing of it signed), so it counts for nothing\nhint: a clone fetched before then may still hold it (`git receipt show` there); `git receipt verify` checks the stubs' links",
+            s.stub.id,
+            escape(&s.stub.dropped_at),
+            s.stub.index,
+            escape(&writer),
+            escape(&s.stub.check),
+            escape(&s.stub.subject),
+            escape(&s.stub.started_at),
+        );
+    }
     match found.len() {
         0 => bail!(
             "no receipt {:?} in any chain under refs/receipts/\nhint: `git receipt log` lists them; `git receipt fetch` brings the remote's",
@@ -184,6 +198,33 @@ pub(super) fn find_receipt(store: &Store, wanted: &str) -> Result<(String, Chain
             escape(wanted)
         ),
     }
+}
+
+/// The retention stub of receipt id `needle` (a prefix), read from every chain:
+/// the receipt index holds receipts only, and this is asked only of an id that
+/// no receipt here has. The first found, walking chains in writer order.
+fn find_stub(
+    store: &Store,
+    needle: &str,
+) -> Result<Option<(String, Box<git_receipt::store::chain::StubEntry>)>> {
+    use git_receipt::store::chain::ChainItem;
+    for (writer, tip) in store.writers()? {
+        let mut hit = None;
+        // a chain that does not read is `verify`'s to report: this only looks
+        let _ = store.walk_chain_items(&writer, tip, |item| {
+            if let ChainItem::Stub(s) = item
+                && s.stub.id.starts_with(needle)
+            {
+                hit = Some(s);
+                return Ok(false);
+            }
+            Ok(true)
+        });
+        if let Some(s) = hit {
+            return Ok(Some((writer, s)));
+        }
+    }
+    Ok(None)
 }
 
 /// How a receipt's signature fares against the trust set.

@@ -287,7 +287,7 @@ fn retention_refuses_a_repository_with_nothing_protected_or_a_shallow_one() {
     let store = crate::store::Store::open(s.dir.path()).unwrap();
     assert!(matches!(kept_commits(&store), Err(RetainError::Shallow)));
     let e = RetainError::Shallow.to_string();
-    assert!(e.contains("--unshallow"), "{e}");
+    assert!(e.contains("shallow"), "{e}");
 }
 
 #[test]

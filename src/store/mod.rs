@@ -24,6 +24,7 @@ pub mod notes;
 mod packed;
 pub mod query;
 pub mod remote;
+pub mod retain;
 pub mod stub;
 pub mod worktree;
 

@@ -5,17 +5,11 @@
 //! receipt it replaces by id, its place in the chain (`index`, `prev`), and, for
 //! a reader, what it was about. Nothing in a stub is signed: the entry above it
 //! signs its id (`prev`), so the chain's links still verify, and a stub counts
-//! for nothing in any decision. `git receipt retain` writes them (see
+//! for nothing in any decision. `git receipt retain` writes them (the store's retain module; see
 //! `docs/format.md`, "Retention stubs").
 
-use std::collections::BTreeMap;
-
-use gix::ObjectId;
-use gix::objs::tree::{Entry, EntryKind};
 use serde::{Deserialize, Serialize};
 
-use super::chain::{ChainItem, chain_ref};
-use super::{Store, StoreError, git_err, tool_signature};
 use crate::receipt::{Body, Kind, Receipt, Unverified};
 
 /// Name of the stub file in a chain commit's tree.
@@ -155,154 +149,6 @@ impl Stub {
             return bad("a time is not RFC 3339 UTC");
         }
         Ok(s)
-    }
-}
-
-/// What [`Store::rewrite_with_stubs`] did to one chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rewritten {
-    /// The chain's new tip.
-    pub tip: ObjectId,
-    /// Receipts now stubs.
-    pub dropped: u64,
-    /// Chain commits written again above them (same trees, new parents).
-    pub rewritten: u64,
-}
-
-impl Store {
-    /// Replace the receipts of `writer`'s chain at the indexes `stubs` names by
-    /// those stubs, and move the chain from `tip` to the result (compare and
-    /// swap: a chain that moved since is left alone, and the error says so).
-    /// Every commit above the first stub is written again with its tree and
-    /// message as they were, on its new parent; receipts, ids, indexes and
-    /// links do not change, so the chain verifies as before, the stubs' links
-    /// checked by the ids the receipts above them sign. The tip is never a stub,
-    /// nor is anything but a receipt whose stub names it.
-    ///
-    /// The caller rebuilds the notes ([`Store::restart_notes`]); the receipt
-    /// index re-indexes a chain that moved sideways on its next read.
-    pub fn rewrite_with_stubs(
-        &self,
-        writer: &str,
-        tip: ObjectId,
-        stubs: &BTreeMap<u64, Stub>,
-    ) -> Result<Rewritten, StoreError> {
-        let refuse = |reason: String| StoreError::CorruptChain {
-            writer: writer.to_owned(),
-            commit: tip,
-            reason,
-        };
-        let mut items = Vec::new();
-        self.walk_chain_items(writer, tip, |item| {
-            items.push(item);
-            Ok(true)
-        })?;
-        items.reverse(); // oldest first
-        if items.first().is_some_and(|i| i.parent().is_some()) {
-            return Err(refuse(
-                "the chain's first entries are not in this repository (a shallow clone): retention rewrites a whole chain; run it where the chains are whole (the server), or `git fetch --unshallow` first".to_owned(),
-            ));
-        }
-        let mut parent: Option<ObjectId> = None;
-        let mut moved = false;
-        let mut out = Rewritten {
-            tip,
-            dropped: 0,
-            rewritten: 0,
-        };
-        let last = items.len().saturating_sub(1);
-        for (n, item) in items.iter().enumerate() {
-            let (id, index) = item.id_index();
-            let stub = stubs
-                .get(&index)
-                .filter(|_| matches!(item, ChainItem::Entry(_)));
-            if let Some(stub) = stub {
-                if n == last {
-                    return Err(refuse(format!(
-                        "receipt {id} is the chain's tip, which is never dropped"
-                    )));
-                }
-                if stub.id != id || stub.index != index {
-                    return Err(refuse(format!(
-                        "the stub for #{index} names {} #{}, not {id}",
-                        stub.id, stub.index
-                    )));
-                }
-                parent = Some(self.write_stub_commit(stub, parent)?);
-                out.dropped += 1;
-                moved = true;
-            } else if moved {
-                parent = Some(self.recommit(item.commit(), parent)?);
-                out.rewritten += 1;
-            } else {
-                parent = Some(item.commit());
-            }
-        }
-        if out.dropped as usize != stubs.len() {
-            return Err(refuse(format!(
-                "{} of the {} receipts to drop are not receipts of this chain",
-                stubs.len() - out.dropped as usize,
-                stubs.len()
-            )));
-        }
-        let new_tip = parent.unwrap_or(tip);
-        if new_tip != tip {
-            self.set_ref(
-                &chain_ref(writer),
-                Some(tip),
-                new_tip,
-                "git-receipt: retain (receipts dropped to stubs)",
-            )?;
-        }
-        out.tip = new_tip;
-        Ok(out)
-    }
-
-    /// A stub's chain commit on `parent`.
-    fn write_stub_commit(
-        &self,
-        stub: &Stub,
-        parent: Option<ObjectId>,
-    ) -> Result<ObjectId, StoreError> {
-        let blob = self.put_object(STUB_FILE, gix::objs::Kind::Blob, stub.to_bytes())?;
-        let tree = gix::objs::Tree {
-            entries: vec![Entry {
-                mode: EntryKind::Blob.into(),
-                filename: STUB_FILE.into(),
-                oid: blob.id,
-            }],
-        };
-        let (kind, bytes) = super::concurrent_gc::encode(&tree);
-        let tree = self.put_object("a stub tree", kind, bytes)?;
-        let sig = tool_signature();
-        let commit = gix::objs::Commit {
-            tree: tree.id,
-            parents: parent.into_iter().collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: format!("stub: {} #{}\n", stub.check, stub.index).into(),
-            extra_headers: Vec::new(),
-        };
-        let (kind, bytes) = super::concurrent_gc::encode(&commit);
-        Ok(self.put_object("a stub commit", kind, bytes)?.id)
-    }
-
-    /// Chain commit `commit` written again on `parent`: its tree, author,
-    /// committer and message as they were.
-    fn recommit(&self, commit: ObjectId, parent: Option<ObjectId>) -> Result<ObjectId, StoreError> {
-        let c = self
-            .repo
-            .find_commit(commit)
-            .map_err(git_err("reading a chain commit"))?;
-        let mut owned = c
-            .decode()
-            .map_err(git_err("reading a chain commit"))?
-            .into_owned()
-            .map_err(git_err("reading a chain commit"))?;
-        owned.parents = parent.into_iter().collect();
-        let (kind, bytes) = super::concurrent_gc::encode(&owned);
-        Ok(self.put_object("a chain commit", kind, bytes)?.id)
     }
 }
 

@@ -59,6 +59,7 @@ mod ranges;
 mod readme_tour;
 mod report;
 mod results;
+mod retention;
 mod reviews;
 mod run_edges;
 mod run_range;

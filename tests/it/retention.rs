@@ -1,0 +1,231 @@
+//! Retention (issue 30): `git receipt retain`, run in the server's repository,
+//! drops old receipts of commits no protected branch or tag reaches to stubs
+//! that keep their ids. The chains still verify there and in a fresh clone
+//! fetched through a hooked `git daemon` on 127.0.0.1; `show` of a dropped id
+//! says what was dropped; decisions on the protected branch do not move. Stock
+//! git is the oracle for what the server holds.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{Daemon, Env};
+
+fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
+    let dir = env.path(rel);
+    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
+    dir
+}
+
+fn change_src(env: &Env, repo: &Path, text: &str) {
+    std::fs::write(repo.join("src/lib.rs"), text).unwrap();
+    env.git_ok(repo, &["commit", "-qam", text]);
+}
+
+fn days_from_now(days: u64) -> String {
+    (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + days * 86_400)
+        .to_string()
+}
+
+fn verify(env: &Env, dir: &Path, at: &[(&str, &str)]) -> serde_json::Value {
+    let r = env.receipt_with(dir, &["verify", "--json"], at);
+    assert_eq!(r.code, 0, "{r}");
+    serde_json::from_str(&r.stdout).unwrap()
+}
+
+/// The id of the newest receipt `writer` wrote, from its chain.
+fn newest_id(env: &Env, dir: &Path) -> String {
+    let r = env.receipt_ok(dir, &["log", "--json", "-n", "1"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    v[0]["id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_still_verifies() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
+    env.git_ok(
+        &seed,
+        &["config", "-f", ".gitreceipts", "signer.ci.key", key.trim()],
+    );
+    env.git_ok(
+        &seed,
+        &["config", "-f", ".gitreceipts", "review.code.path", "src"],
+    );
+    env.git_ok(
+        &seed,
+        &[
+            "config",
+            "-f",
+            ".gitreceipts",
+            "review.code.self-approve",
+            "true",
+        ],
+    );
+    env.git_ok(&seed, &["commit", "-qam", "trust ci"]);
+    let (bare, url) = daemon.bare(&env, "served.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    env.receipt_ok(&bare, &["install-hooks", "--server", "--protect", "main"]);
+    let dev = clone(&env, &url, "dev");
+    // main: a receipt; a feature branch that was abandoned: two; main again
+    env.receipt_ok(&dev, &["run", "test"]);
+    env.git_ok(&dev, &["checkout", "-q", "-b", "feature"]);
+    change_src(&env, &dev, "abandoned 1\n");
+    env.receipt_ok(&dev, &["run", "test"]);
+    let gone_1 = newest_id(&env, &dev);
+    change_src(&env, &dev, "abandoned 2\n");
+    env.receipt_ok(&dev, &["run", "test"]);
+    let gone_2 = newest_id(&env, &dev);
+    env.receipt_ok(&dev, &["review", "HEAD", "--approve"]);
+    env.git_ok(&dev, &["checkout", "-q", "main"]);
+    change_src(&env, &dev, "kept\n");
+    env.receipt_ok(&dev, &["run", "test"]);
+    env.receipt_ok(&dev, &["review", "HEAD", "--approve"]);
+    env.receipt_ok(&dev, &["push"]);
+    env.git_ok(&dev, &["push", "-q", "origin", "main"]);
+    let writer = env.only_writer(&dev);
+    let chain = format!("refs/receipts/{writer}");
+    let tip = env.git_ok(&bare, &["rev-parse", &chain]).trim().to_owned();
+    let later = days_from_now(60);
+    let at = [("GIT_RECEIPT_TEST_NOW", later.as_str())];
+
+    // young receipts stay; a dry run changes nothing
+    let r = env.receipt_with(&bare, &["retain", "--older-than", "90d"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("dropped 0 receipts"), "{r}");
+    let r = env.receipt_with(&bare, &["retain", "--older-than", "30d", "--dry-run"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stdout
+            .contains(&format!("would drop {writer} #1 {gone_1} test")),
+        "{r}"
+    );
+    assert!(r.stdout.contains(&gone_2), "{r}");
+    assert_eq!(r.stdout.lines().count(), 2, "{r}");
+    assert_eq!(env.git_ok(&bare, &["rev-parse", &chain]).trim(), tip);
+    let r = env.receipt_with(&bare, &["retain", "--older-than", "1h"], &at);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.stderr.contains("less than a day"), "{r}");
+
+    let r = env.receipt_with(&bare, &["retain", "--older-than", "30d", "--json"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["dropped"], 2, "{v}");
+    assert_eq!(v["kept"]["reached"], 2, "{v}"); // both checks of main's commits
+    assert_eq!(v["kept"]["decision"], 1, "{v}"); // the feature's review
+    assert_eq!(v["kept"]["tip"], 1, "{v}"); // main's review
+    let new_tip = env.git_ok(&bare, &["rev-parse", &chain]).trim().to_owned();
+    assert_ne!(new_tip, tip);
+    assert_eq!(v["chains"][0]["tip"], new_tip.as_str(), "{v}");
+    // stock git: the server's history is whole, the old chain is unreachable
+    env.git_ok(&bare, &["fsck", "--strict", "--no-dangling"]);
+    assert_eq!(
+        env.git_ok(&bare, &["rev-list", "--count", &chain]).trim(),
+        "6" // 4 receipts, 2 stubs
+    );
+    let stubs = env.git_ok(&bare, &["log", "--format=%s", &chain]);
+    assert_eq!(
+        stubs
+            .lines()
+            .filter(|l| l.starts_with("stub: test #"))
+            .count(),
+        2,
+        "{stubs}"
+    );
+    let v = verify(&env, &bare, &at);
+    assert_eq!(
+        (v["receipts"].as_u64(), v["stubs"].as_u64()),
+        (Some(4), Some(2)),
+        "{v}"
+    );
+
+    // a fresh clone takes the rewritten chain, verifies it, and says what went
+    let fresh = clone(&env, &url, "fresh");
+    let r = env.receipt_with(&fresh, &["fetch"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    let v = verify(&env, &fresh, &at);
+    assert_eq!(
+        (v["receipts"].as_u64(), v["stubs"].as_u64()),
+        (Some(4), Some(2)),
+        "{v}"
+    );
+    let r = env.receipt_with(&fresh, &["verify"], &at);
+    assert!(r.stderr.contains("2 stubs dropped by retention"), "{r}");
+    let r = env.receipt_with(&fresh, &["show", &gone_1], &at);
+    assert_ne!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("was dropped by retention"), "{r}");
+    assert!(
+        r.stderr
+            .contains(&format!("#1 of chain {writer}, check \"test\"")),
+        "{r}"
+    );
+    let r = env.receipt_with(&fresh, &["show", &gone_2[..20]], &at);
+    assert!(r.stderr.contains("was dropped by retention"), "{r}");
+    let r = env.receipt_with(&fresh, &["show", "sha256:0000"], &at);
+    assert!(r.stderr.contains("no receipt"), "{r}");
+    // main's check does not move
+    let r = env.receipt_with(&fresh, &["status", "origin/main", "--json"], &at);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+    let test = v["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "test"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(test["state"], "present", "{r}");
+    // retention again finds nothing more
+    let r = env.receipt_with(&bare, &["retain", "--older-than", "30d"], &at);
+    assert!(r.stderr.contains("dropped 0 receipts"), "{r}");
+    assert!(r.stderr.contains("2 stubs were already there"), "{r}");
+
+    // the writer's clone, which holds every receipt, takes the rewrite after
+    // checking each stub against the same rule, with a receipt of its own on top
+    change_src(&env, &dev, "after retention\n");
+    env.receipt_ok(&dev, &["run", "test"]);
+    let local = newest_id(&env, &dev);
+    let r = env.receipt_with(&dev, &["fetch"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains("dropped 2 old receipts here to retention stubs"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("with your 1 receipt on top"), "{r}");
+    let v = verify(&env, &dev, &at);
+    assert_eq!(
+        (v["receipts"].as_u64(), v["stubs"].as_u64()),
+        (Some(5), Some(2)),
+        "{v}"
+    );
+    assert_eq!(newest_id(&env, &dev), local);
+    let r = env.receipt_with(&dev, &["show", &gone_1], &at);
+    assert!(r.stderr.contains("was dropped by retention"), "{r}");
+    // and its push is a fast-forward of the server's chain
+    let r = env.receipt_with(&dev, &["push"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        env.git_ok(&bare, &["rev-parse", &chain]).trim(),
+        env.git_ok(&dev, &["rev-parse", &chain]).trim()
+    );
+
+    // a server that stubs a receipt of a commit main reaches (here it
+    // protects another branch) is refused by a clone, which keeps its chain
+    let first = env.git_ok(&bare, &["rev-list", "--max-parents=0", "main"]);
+    env.git_ok(&bare, &["branch", "release", first.trim()]);
+    env.git_ok(&bare, &["config", "receipt.protectedBranch", "release"]);
+    let r = env.receipt_with(&bare, &["retain", "--older-than", "30d", "--json"], &at);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(v["dropped"].as_u64().unwrap() >= 1, "{r}");
+    let before = env.git_ok(&fresh, &["rev-parse", &chain]);
+    let r = env.receipt_with(&fresh, &["fetch"], &at);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("REJECTED, local chain unchanged"), "{r}");
+    assert!(r.stderr.contains("retention keeps receipt"), "{r}");
+    assert!(r.stderr.contains("reached"), "{r}");
+    assert_eq!(env.git_ok(&fresh, &["rev-parse", &chain]), before);
+    let v = verify(&env, &fresh, &at);
+    assert_eq!(v["stubs"], 2, "{v}");
+}
