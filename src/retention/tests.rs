@@ -323,3 +323,88 @@ fn a_rewrite_refuses_the_tip_a_stub_of_another_receipt_and_an_index_with_no_rece
 fn unv(bytes: &[u8]) -> Result<Receipt<Unverified>, crate::receipt::ReceiptError> {
     Receipt::parse(bytes)
 }
+
+/// A commit on `parent` whose tree holds `stub.json` = `stub`, made with git.
+fn plant_stub(s: &Scratch, stub: &Stub, parent: ObjectId) -> ObjectId {
+    let path = s.dir.path().join("planted.json");
+    std::fs::write(&path, stub.to_bytes()).unwrap();
+    let blob = s.git(&["hash-object", "-w", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    let line = format!("100644 blob {blob}\tstub.json\n");
+    let mut child = std::process::Command::new("git")
+        .args(["mktree"])
+        .current_dir(s.dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), line.as_bytes()).unwrap();
+    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let commit = s.git(&[
+        "commit-tree",
+        tree.trim(),
+        "-p",
+        &parent.to_string(),
+        "-m",
+        "stub",
+    ]);
+    ObjectId::from_hex(commit.as_bytes()).unwrap()
+}
+
+#[test]
+fn a_stub_at_the_tip_or_out_of_its_place_is_refused_by_the_entry_rules_and_by_verify() {
+    let (s, _) = history();
+    let (kept, _) = kept_commits(&s.store).unwrap();
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let tip = done[0].rewritten.clone().unwrap().tip;
+    let top = s.store.chain_entry(&writer(), tip).unwrap().receipt;
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    // the rewritten chain is admitted whole from its root: 4 receipts, 3 stubs
+    let a = s.store.admit(&writer(), tip, None, &known).unwrap();
+    assert!(a.refusal.is_none(), "{:?}", a.refusal);
+    assert_eq!((a.admitted, a.stubs, a.valid_tip), (4, 3, Some(tip)));
+    // a stub on top: linked, but a chain never ends in one
+    let mut on_top = Stub::of(&top, "2026-12-05T00:00:00Z").unwrap();
+    on_top.prev = Some(top.id().to_owned());
+    on_top.index += 1;
+    on_top.id = format!("sha256:{}", "9".repeat(64));
+    let planted = plant_stub(&s, &on_top, tip);
+    let a = s
+        .store
+        .admit(&writer(), planted, Some(tip), &known)
+        .unwrap();
+    assert_eq!(a.valid_tip_or(Some(tip)), Some(tip));
+    let refusal = a.refusal.expect("refused");
+    assert!(refusal.reason.contains("at the tip"), "{refusal}");
+    s.git(&[
+        "update-ref",
+        &format!("refs/receipts/{}", writer()),
+        &planted.to_string(),
+    ]);
+    let v = crate::verify::verify(&s.store, &trust(), None, &mut |_| {}).unwrap();
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.kind == "stub" && f.reason.contains("tip is a retention stub")),
+        "{:?}",
+        v.findings
+    );
+    // a stub that does not follow the entry below it
+    let mut astray = on_top.clone();
+    astray.prev = Some(format!("sha256:{}", "8".repeat(64)));
+    let planted = plant_stub(&s, &astray, tip);
+    let a = s
+        .store
+        .admit(&writer(), planted, Some(tip), &known)
+        .unwrap();
+    assert_eq!(
+        a.refusal.expect("refused").rule,
+        crate::store::admit::Rule::Link
+    );
+}
