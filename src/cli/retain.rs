@@ -10,10 +10,10 @@ use git_receipt::text::escape;
 
 use super::Context;
 
-/// Drop old check receipts of commits no protected branch or tag reaches,
-/// keeping each as a stub (its id), so every chain still verifies.
+/// Drop old receipts of unreached commits, keeping each as a stub (its id).
 ///
-/// A receipt goes when its check started more than AGE ago, its commit is
+/// Old check receipts of commits no protected branch or tag reaches go, and
+/// every chain still verifies. A receipt goes when its check started more than AGE ago, its commit is
 /// reached by no protected branch (receipt.protectedBranch, or the branch HEAD
 /// names; a remote-tracking branch of the same name counts) and no tag, no
 /// receipt names it (supersedes, an acceptance's evidence), and it is not the

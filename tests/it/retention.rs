@@ -87,6 +87,7 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
     env.receipt_ok(&dev, &["review", "HEAD", "--approve"]);
     env.receipt_ok(&dev, &["push"]);
     env.git_ok(&dev, &["push", "-q", "origin", "main"]);
+    env.receipt_ok(&dev, &["checkpoint", "--push"]);
     let writer = env.only_writer(&dev);
     let chain = format!("refs/receipts/{writer}");
     let tip = env.git_ok(&bare, &["rev-parse", &chain]).trim().to_owned();
@@ -155,6 +156,12 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
     );
     let r = env.receipt_with(&fresh, &["verify"], &at);
     assert!(r.stderr.contains("2 stubs dropped by retention"), "{r}");
+    // a checkpoint signed before the retention recorded the old tip: the
+    // rewritten chain does not descend from it, and a reader says so until a
+    // trusted signer checkpoints the rewrite (below)
+    let r = env.receipt(&fresh, &["verify", "--since-checkpoint"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stdout.contains("rolled back or rewritten"), "{r}");
     let r = env.receipt_with(&fresh, &["show", &gone_1], &at);
     assert_ne!(r.code, 0, "{r}");
     assert!(r.stderr.contains("was dropped by retention"), "{r}");
@@ -210,6 +217,12 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
         env.git_ok(&bare, &["rev-parse", &chain]).trim(),
         env.git_ok(&dev, &["rev-parse", &chain]).trim()
     );
+    // its checkpoint of the rewrite, checked on the way in, vouches for it
+    env.receipt_with(&dev, &["checkpoint", "--push"], &at);
+    let r = env.receipt_with(&fresh, &["fetch"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    let r = env.receipt_with(&fresh, &["verify", "--since-checkpoint", "--json"], &at);
+    assert_eq!(r.code, 0, "{r}");
 
     // a server that stubs a receipt of a commit main reaches (here it
     // protects another branch) is refused by a clone, which keeps its chain
