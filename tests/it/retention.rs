@@ -242,3 +242,89 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
     let v = verify(&env, &fresh, &at);
     assert_eq!(v["stubs"], 2, "{v}");
 }
+
+/// A chain commit on `parent` in `dir` whose tree holds `stub.json` = `bytes`,
+/// made with stock git's plumbing.
+fn plant(env: &Env, dir: &Path, bytes: &[u8], parent: &str) -> String {
+    let blob = env.git_input(dir, &["hash-object", "-w", "--stdin"], bytes);
+    let tree = env.git_input(
+        dir,
+        &["mktree"],
+        format!("100644 blob {}\tstub.json\n", blob.trim()).as_bytes(),
+    );
+    env.git_ok(
+        dir,
+        &["commit-tree", tree.trim(), "-p", parent, "-m", "stub"],
+    )
+    .trim()
+    .to_owned()
+}
+
+#[test]
+fn a_hostile_or_malformed_stub_is_refused_by_fetch_and_verify_and_shown_escaped() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
+    env.git_ok(
+        &seed,
+        &["config", "-f", ".gitreceipts", "signer.ci.key", key.trim()],
+    );
+    env.git_ok(&seed, &["commit", "-qam", "trust ci"]);
+    let (bare, url) = daemon.bare(&env, "served.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    let dev = clone(&env, &url, "dev");
+    env.receipt_ok(&dev, &["run", "test"]);
+    env.receipt_ok(&dev, &["push"]);
+    let writer = env.only_writer(&dev);
+    let chain = format!("refs/receipts/{writer}");
+    let tip = env.git_ok(&dev, &["rev-parse", &chain]).trim().to_owned();
+    let log = env.receipt_ok(&dev, &["log", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
+    let id = v[0]["id"].as_str().unwrap().to_owned();
+
+    // a stub on the tip whose check name is a terminal escape
+    let hostile = format!(
+        r#"{{"check":"t\u001b]0;pwned\u0007\u001b[2J","dropped_at":"2026-12-05T00:00:00Z","format":"git-receipt-stub/1","id":"sha256:{}","index":1,"prev":"{id}","started_at":"2026-12-05T00:00:00Z","subject":"{}"}}"#,
+        "7".repeat(64),
+        "1".repeat(40)
+    );
+    let planted = plant(&env, &bare, hostile.as_bytes(), &tip);
+    env.git_ok(&bare, &["update-ref", &chain, &planted, &tip]);
+    let fresh = clone(&env, &url, "fresh");
+    let r = env.receipt(&fresh, &["fetch"]);
+    // the stub is refused as the tip; the receipt below it is taken
+    assert!(r.stderr.contains("retention stub at the tip"), "{r}");
+    assert_eq!(env.git_ok(&fresh, &["rev-parse", &chain]).trim(), tip);
+    // in a clone that took it anyway (a plain git fetch), verify says so, and
+    // show of its id escapes what the stub says
+    env.git_ok(
+        &fresh,
+        &["fetch", "-q", "origin", &format!("+{chain}:{chain}")],
+    );
+    let r = env.receipt(&fresh, &["verify"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stdout.contains("tip is a retention stub"), "{r}");
+    let r = env.receipt(&fresh, &["show", &format!("sha256:{}", "7".repeat(8))]);
+    assert!(r.stderr.contains("was dropped by retention"), "{r}");
+    assert!(
+        !r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{7}'),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr.contains("\\u{1b}") || r.stderr.contains("\\x1b") || r.stderr.contains("\\e"),
+        "{r}"
+    );
+
+    // a stub.json that is not canonical, under a real receipt's place
+    let loose = hostile.replacen('{', "{ ", 1);
+    let bad = plant(&env, &bare, loose.as_bytes(), &tip);
+    env.git_ok(&bare, &["update-ref", &chain, &bad, &planted]);
+    env.git_ok(
+        &fresh,
+        &["fetch", "-q", "origin", &format!("+{chain}:{chain}")],
+    );
+    let r = env.receipt(&fresh, &["verify"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stdout.contains("stub.json is not a stub"), "{r}");
+}
