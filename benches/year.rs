@@ -654,7 +654,7 @@ fn main() {
         kib(full_bytes) / n,
     );
     println!(
-        "loose objects each fetch left for gc (the notes display it derived, written one object at a time): {} ({:.0} MiB on disk) after `--since 90d`, {} ({:.0} MiB) after the plain fetch\n",
+        "loose objects each fetch left for gc (the notes display it derives is written as one pack since issue 30; what is left is what git itself unpacked): {} ({:.0} MiB on disk) after `--since 90d`, {} ({:.0} MiB) after the plain fetch\n",
         since_loose.0,
         since_loose.1 as f64 / 1024.0,
         full_loose.0,

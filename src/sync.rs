@@ -102,6 +102,8 @@ fn take_fetched(
     // the fetch did); asking each of 10,000 writers' refs and objects
     // separately cost a fetch of nothing new more than git's own fetch
     let listed = store.listed_chain_tips();
+    // the writers whose notes to bring up to date, and whether from scratch
+    let mut notes: Vec<(String, bool)> = Vec::new();
     for (writer, theirs) in chains {
         if listed
             .as_ref()
@@ -182,12 +184,16 @@ fn take_fetched(
         // second.
         if matches!(outcome, FetchOutcome::Retained { .. }) {
             // the notes of the receipts that went go with the old history
-            store.restart_notes(writer)?;
+            notes.push((writer.clone(), true));
         } else if outcome.took_entries() || matches!(outcome, FetchOutcome::Diverged) {
-            store.index_notes(writer)?;
+            notes.push((writer.clone(), false));
         }
         report.insert(writer.clone(), outcome);
     }
+    // every writer's notes in one pack, not a loose file per object: a fetch
+    // of a year's receipts wrote two per receipt, and creating them was most
+    // of what it spent (`benches/year.rs`)
+    store.index_notes_of(&notes)?;
     // Leave the receipt index current: the entries were just read and checked,
     // and the first `gate` after a fetch (a hook, a CI job in a fresh clone)
     // should not be the one that indexes them all. The index is a cache: a

@@ -43,6 +43,56 @@ const GC_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// restores the chain from the reflog.
 const RESTORE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Objects held back by [`Store::begin_object_batch`].
+#[derive(Default)]
+pub(crate) struct ObjectBatch {
+    objects: Vec<Written>,
+    ids: std::collections::HashSet<ObjectId>,
+}
+
+/// The fewest objects [`Store::end_object_batch`] writes as a pack.
+const PACK_AT_LEAST: usize = 100;
+
+/// `objects` as a pack file (version 2, every object whole and deflated, the
+/// trailer the repository's hash of all before it), as `git index-pack`
+/// reads one.
+pub(crate) fn encode_pack(objects: &[Written], hash: gix::hash::Kind) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"PACK");
+    out.extend_from_slice(&2u32.to_be_bytes());
+    out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
+    for w in objects {
+        let code: u8 = match w.kind {
+            gix::objs::Kind::Commit => 1,
+            gix::objs::Kind::Tree => 2,
+            gix::objs::Kind::Blob => 3,
+            gix::objs::Kind::Tag => 4,
+        };
+        let mut size = w.bytes.len();
+        let mut byte = (code << 4) | (size & 0x0f) as u8;
+        size >>= 4;
+        while size > 0 {
+            out.push(byte | 0x80);
+            byte = (size & 0x7f) as u8;
+            size >>= 7;
+        }
+        out.push(byte);
+        let mut z = gix::zlib::stream::deflate::Write::new(
+            std::mem::take(&mut out),
+            gix::zlib::Compression::DEFAULT,
+        );
+        z.write_all(&w.bytes).expect("writing to memory");
+        z.flush().expect("writing to memory");
+        out = z.into_inner();
+    }
+    let mut hasher = gix::hash::hasher(hash);
+    hasher.update(&out);
+    let digest = hasher.try_finalize().expect("hashing a pack in memory");
+    out.extend_from_slice(digest.as_bytes());
+    out
+}
+
 /// One object written by this process, kept in memory until the ref that names
 /// it is checked, so that a prune that deleted it can be undone.
 #[derive(Debug, Clone)]
@@ -112,9 +162,73 @@ impl Store {
             gix::objs::Exists::exists(&odb, &id)
         };
         if !here {
-            self.write_loose(&written)?;
+            let mut batch = self.object_batch.lock().expect("object batch");
+            match batch.as_mut() {
+                Some(b) => {
+                    if b.ids.insert(id) {
+                        b.objects.push(written.clone());
+                    }
+                }
+                None => {
+                    drop(batch);
+                    self.write_loose(&written)?;
+                }
+            }
         }
         Ok(written)
+    }
+
+    /// How many objects the batch holds so far (0 outside one).
+    pub(crate) fn batched(&self) -> usize {
+        self.object_batch
+            .lock()
+            .expect("object batch")
+            .as_ref()
+            .map_or(0, |b| b.objects.len())
+    }
+
+    /// Whether [`Store::put_object`] holds objects back for a pack.
+    pub(crate) fn batching(&self) -> bool {
+        self.object_batch.lock().expect("object batch").is_some()
+    }
+
+    /// From now on, hold the objects [`Store::put_object`] writes in memory, to
+    /// be written as one pack by [`Store::end_object_batch`]: a fetch derives
+    /// notes for thousands of receipts, and one loose file an object cost it
+    /// more than everything else it did (a file created each, and read back
+    /// one by one). An object held back cannot be read from the repository
+    /// yet, and no ref may name one until the batch ends: the caller builds
+    /// first and moves refs after.
+    pub(crate) fn begin_object_batch(&self) {
+        let mut batch = self.object_batch.lock().expect("object batch");
+        batch.get_or_insert_with(ObjectBatch::default);
+    }
+
+    /// Write what [`Store::begin_object_batch`] held back, as one pack that
+    /// `git index-pack` checks and indexes, and write objects loose again. A
+    /// pack git will not take is written loose instead, object by object (what
+    /// goes wrong then is the error). Returns the objects it wrote, in the order
+    /// they were put.
+    pub(crate) fn end_object_batch(&self) -> Result<Vec<Written>, StoreError> {
+        let Some(batch) = self.object_batch.lock().expect("object batch").take() else {
+            return Ok(Vec::new());
+        };
+        // a handful is cheaper loose than a process; git unpacks fetches of
+        // fewer than 100 objects the same way (`fetch.unpackLimit`)
+        if batch.objects.len() >= PACK_AT_LEAST {
+            let pack = encode_pack(&batch.objects, self.repo.object_hash());
+            // this process's reads see the new pack: a miss looks again
+            if self
+                .run_git_input(&["index-pack", "--stdin"], &pack)
+                .is_ok_and(|out| out.ok)
+            {
+                return Ok(batch.objects);
+            }
+        }
+        for w in &batch.objects {
+            self.write_loose(w)?;
+        }
+        Ok(batch.objects)
     }
 
     /// A copy of object `id` (just written here) to keep for
@@ -836,6 +950,145 @@ fn pause(attempt: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `n` objects of every kind put in a batch, in a repository of `format`.
+    fn batch_of(format: &str, n: usize) -> (tempfile::TempDir, Store, Vec<Written>) {
+        let tmp = tempfile::tempdir().unwrap();
+        git(
+            tmp.path(),
+            &["init", "-q", &format!("--object-format={format}")],
+        );
+        let store = Store::open(tmp.path()).unwrap();
+        store.begin_object_batch();
+        assert!(store.batching());
+        let mut put = Vec::new();
+        for i in 0..n {
+            // one large enough to need several size bytes in its pack header
+            let text = if i == 0 {
+                "x".repeat(70_000)
+            } else {
+                format!("note {i}\n")
+            };
+            let blob = store
+                .put_object("a note", gix::objs::Kind::Blob, text.into_bytes())
+                .unwrap();
+            put.push(blob.clone());
+            if i % 50 == 0 {
+                let tree = gix::objs::Tree {
+                    entries: vec![gix::objs::tree::Entry {
+                        mode: gix::objs::tree::EntryKind::Blob.into(),
+                        filename: "n".into(),
+                        oid: blob.id,
+                    }],
+                };
+                let (kind, bytes) = encode(&tree);
+                let tree = store.put_object("a notes tree", kind, bytes).unwrap();
+                let sig = crate::store::tool_signature();
+                let commit = gix::objs::Commit {
+                    tree: tree.id,
+                    parents: Default::default(),
+                    author: sig.clone(),
+                    committer: sig,
+                    encoding: None,
+                    message: "m\n".into(),
+                    extra_headers: Vec::new(),
+                };
+                let (kind, bytes) = encode(&commit);
+                put.push(tree);
+                put.push(store.put_object("a notes commit", kind, bytes).unwrap());
+            }
+        }
+        // the same object again is held once
+        store
+            .put_object("a note", gix::objs::Kind::Blob, b"note 1\n".to_vec())
+            .unwrap();
+        assert_eq!(store.batched(), put.len());
+        (tmp, store, put)
+    }
+
+    #[test]
+    fn a_batch_of_objects_is_written_as_one_pack_that_stock_git_reads_in_either_hash() {
+        for format in ["sha1", "sha256"] {
+            let (tmp, store, put) = batch_of(format, 150);
+            // held back: not on disk yet
+            assert!(!store.missing_on_disk(&[put[5].id]).is_empty(), "{format}");
+            let written = store.end_object_batch().unwrap();
+            assert!(!store.batching());
+            assert_eq!(
+                written.iter().map(|w| w.id).collect::<Vec<_>>(),
+                put.iter().map(|w| w.id).collect::<Vec<_>>()
+            );
+            let counts = git(tmp.path(), &["count-objects", "-v"]);
+            assert!(counts.contains("count: 0\n"), "{format}: {counts}");
+            assert!(counts.contains("packs: 1\n"), "{format}: {counts}");
+            let ids: String = put.iter().map(|w| format!("{}\n", w.id)).collect();
+            let mut child = std::process::Command::new("git")
+                .args(["cat-file", "--batch"])
+                .current_dir(tmp.path())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), ids.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap().stdout;
+            let mut expected = Vec::new();
+            for w in &put {
+                expected.extend_from_slice(
+                    format!("{} {} {}\n", w.id, w.kind, w.bytes.len()).as_bytes(),
+                );
+                expected.extend_from_slice(&w.bytes);
+                expected.push(b'\n');
+            }
+            assert!(
+                out == expected,
+                "{format}: stock git reads every object as put"
+            );
+            git(tmp.path(), &["fsck", "--strict"]);
+            // this process reads them too
+            assert!(store.missing_on_disk(&[put[5].id]).is_empty(), "{format}");
+            let note1 = put.iter().find(|w| w.bytes == b"note 1\n").unwrap().id;
+            assert_eq!(store.repo.find_blob(note1).unwrap().data, b"note 1\n");
+        }
+    }
+
+    #[test]
+    fn a_small_batch_is_written_loose_and_outside_a_batch_nothing_is_held() {
+        let (tmp, store, put) = batch_of("sha1", 20);
+        let written = store.end_object_batch().unwrap();
+        assert_eq!(written.len(), put.len());
+        let counts = git(tmp.path(), &["count-objects", "-v"]);
+        assert!(
+            counts.contains(&format!("count: {}\n", put.len())),
+            "{counts}"
+        );
+        assert!(counts.contains("packs: 0\n"), "{counts}");
+        assert!(store.end_object_batch().unwrap().is_empty());
+        assert_eq!(store.batched(), 0);
+        let w = store
+            .put_object(
+                "a note",
+                gix::objs::Kind::Blob,
+                b"straight to disk".to_vec(),
+            )
+            .unwrap();
+        assert!(store.missing_on_disk(&[w.id]).is_empty());
+    }
 
     fn pruned(put_back: bool) -> StoreError {
         StoreError::ObjectsPruned {

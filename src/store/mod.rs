@@ -545,6 +545,9 @@ pub struct Store {
     /// Appends leave the notes to a later [`Store::index_notes`] (see
     /// [`Store::defer_notes`]).
     notes_deferred: std::sync::atomic::AtomicBool,
+    /// Objects held back to be written as one pack (see
+    /// [`Store::begin_object_batch`]).
+    object_batch: std::sync::Mutex<Option<concurrent_gc::ObjectBatch>>,
 }
 
 impl StoreError {
@@ -652,6 +655,7 @@ impl Store {
             durability: Default::default(),
             waiting: None,
             packs_view: Default::default(),
+            object_batch: Default::default(),
             notes_deferred: Default::default(),
         })
     }

@@ -152,6 +152,13 @@ fn note_paths(object: &ObjectId) -> [String; 3] {
     ]
 }
 
+/// A notes commit built by [`Store::build_notes`], before its ref moves.
+struct BuiltNotes {
+    notes_tip: Option<ObjectId>,
+    commit: ObjectId,
+    written: Vec<super::concurrent_gc::Written>,
+}
+
 impl Store {
     /// Every writer with a notes ref here, sorted.
     pub fn notes_writers(&self) -> Result<Vec<String>, StoreError> {
@@ -417,6 +424,64 @@ impl Store {
         }
     }
 
+    /// [`Store::index_notes`] (or [`Store::restart_notes`] where the flag is
+    /// set) of many writers, their objects written as one pack: every notes
+    /// commit is built first, the pack written, and then each ref moved and
+    /// its objects checked as one update checks them. A writer whose notes
+    /// moved meanwhile, or whose objects a concurrent prune took, is updated
+    /// again the usual way.
+    pub fn index_notes_of(&self, writers: &[(String, bool)]) -> Result<(), StoreError> {
+        if writers.len() < 2 {
+            for (w, restart) in writers {
+                self.update_notes(w, *restart, *restart)?;
+            }
+            return Ok(());
+        }
+        self.begin_object_batch();
+        let mut built = Vec::with_capacity(writers.len());
+        let mut start = 0;
+        for (w, restart) in writers {
+            let b = match self.build_notes(w, &notes_ref(w), *restart, *restart) {
+                Ok(b) => b,
+                Err(e) => {
+                    // what was built so far stays unnamed: gc drops it
+                    let _ = self.end_object_batch();
+                    return Err(e);
+                }
+            };
+            let end = self.batched();
+            if let Some(b) = b {
+                built.push((w, *restart, b, start..end));
+            }
+            start = end;
+        }
+        let objects = self.end_object_batch()?;
+        for (w, restart, b, range) in built {
+            let refname = notes_ref(w);
+            let moved = self
+                .update_logged_ref(&refname, b.notes_tip, b.commit, "git-receipt: index notes")
+                .is_ok();
+            if moved {
+                self.wait_for_gc_started_before(std::time::SystemTime::now());
+                let mut written = b.written;
+                written.extend(objects[range].iter().filter(|o| o.id != b.commit).cloned());
+                if self.keep_written(&refname, &written).is_ok() {
+                    continue;
+                }
+                let _ = self.put_ref_back(
+                    &refname,
+                    b.commit,
+                    b.notes_tip,
+                    "git-receipt: put back (objects pruned)",
+                );
+            } else {
+                self.clear_stale_lock(&refname);
+            }
+            self.update_notes(w, restart, restart)?;
+        }
+        Ok(())
+    }
+
     /// Bring `writer`'s notes up to date with its chain: index every receipt the
     /// notes do not cover yet. Cheap when only the newest receipt is missing.
     pub fn index_notes(&self, writer: &str) -> Result<(), StoreError> {
@@ -440,109 +505,14 @@ impl Store {
         let refname = notes_ref(writer);
         let mut retry = Retry::new();
         loop {
-            let Some(chain_tip) = self.chain_tip(writer)? else {
+            let Some(BuiltNotes {
+                notes_tip,
+                commit,
+                written,
+            }) = self.build_notes(writer, &refname, from_scratch, root)?
+            else {
                 return Ok(());
             };
-            let notes_tip = self.notes_tip(writer)?;
-            let recorded = match (notes_tip, from_scratch) {
-                (Some(t), false) => self.recorded_position(t)?,
-                _ => None,
-            };
-            if recorded.is_some_and(|(oid, _)| oid == chain_tip) {
-                return Ok(());
-            }
-            // Collect what is missing, newest first.
-            let mut missing = Vec::new();
-            let mut rebuild = from_scratch || notes_tip.is_none();
-            let mut tip_index = None;
-            self.walk_chain(writer, chain_tip, |e| {
-                let idx = e.receipt.body().chain.index;
-                tip_index.get_or_insert(idx);
-                if let Some((oid, ridx)) = recorded {
-                    if e.commit == oid {
-                        return Ok(false);
-                    }
-                    if idx <= ridx {
-                        // Recorded position is not on this chain: it was rewritten.
-                        rebuild = true;
-                    }
-                }
-                missing.push(e);
-                Ok(true)
-            })?;
-            if let (Some((_, ridx)), Some(tidx), false) = (recorded, tip_index, rebuild)
-                && tidx <= ridx
-            {
-                // Someone else already indexed further than this chain tip.
-                return Ok(());
-            }
-            let base_tree = match (notes_tip, rebuild) {
-                (Some(t), false) => self.commit_tree(t)?,
-                _ => ObjectId::empty_tree(self.repo.object_hash()),
-            };
-            // Receipts whose log refs a crash cut off get them now (v2 logs live
-            // beside the chain; the blob is here when this clone wrote it).
-            for e in &missing {
-                if let Some(blob) = e
-                    .receipt
-                    .body()
-                    .result
-                    .log
-                    .as_deref()
-                    .filter(|_| e.receipt.body().result.log_bytes.is_some())
-                    .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-                    .filter(|b| self.repo.has_object(b))
-                {
-                    self.set_log_ref(writer, blob)?;
-                }
-            }
-            // Group the new lines by annotated object, oldest receipt first.
-            let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
-            // Notes show check receipts only: a decision is read from the chains.
-            for e in missing.iter().rev() {
-                let b = e.receipt.body();
-                if b.kind != crate::receipt::Kind::Check {
-                    continue;
-                }
-                let line = NoteLine {
-                    id: e.receipt.id().to_owned(),
-                    commit: e.commit,
-                    check: b.check.name.clone(),
-                    passed: b.result.passed,
-                };
-                for hex in [&b.subject.commit, &b.subject.inputs] {
-                    let oid = ObjectId::from_hex(hex.as_bytes()).expect("validated when parsed");
-                    let lines = by_object.entry(oid).or_default();
-                    if !lines.contains(&line) {
-                        lines.push(line.clone());
-                    }
-                }
-            }
-            let tree = self.write_notes_tree(base_tree, &refname, by_object)?;
-            let chain_index = tip_index.unwrap_or(0);
-            let message =
-                format!("Notes added by 'git receipt'\n\nchain {chain_tip} index {chain_index}\n");
-            let sig = tool_signature();
-            let commit = gix::objs::Commit {
-                tree,
-                parents: notes_tip.filter(|_| !root).into_iter().collect(),
-                author: sig.clone(),
-                committer: sig,
-                encoding: None,
-                message: message.into(),
-                extra_headers: Vec::new(),
-            };
-            let (kind, bytes) = super::concurrent_gc::encode(&commit);
-            let written_commit = self.put_object("a notes commit", kind, bytes)?;
-            let commit = written_commit.id;
-            // what this update wrote, kept in memory to be written again if a
-            // concurrent prune deletes it (see `concurrent_gc`)
-            let mut written = vec![written_commit];
-            for id in self.new_notes_objects(commit, base_tree)? {
-                if id != commit {
-                    written.push(self.written_copy(id, "a notes tree or note")?);
-                }
-            }
             // logged, like the chain: gc keeps every notes commit a reflog names
             match self.update_logged_ref(&refname, notes_tip, commit, "git-receipt: index notes") {
                 Ok(()) => {
@@ -579,6 +549,129 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// The notes commit that brings `writer`'s notes (`refname`) up to date
+    /// with its chain, its objects written (or held in a batch), no ref moved;
+    /// `None` when there is nothing to do.
+    fn build_notes(
+        &self,
+        writer: &str,
+        refname: &str,
+        from_scratch: bool,
+        root: bool,
+    ) -> Result<Option<BuiltNotes>, StoreError> {
+        let Some(chain_tip) = self.chain_tip(writer)? else {
+            return Ok(None);
+        };
+        let notes_tip = self.notes_tip(writer)?;
+        let recorded = match (notes_tip, from_scratch) {
+            (Some(t), false) => self.recorded_position(t)?,
+            _ => None,
+        };
+        if recorded.is_some_and(|(oid, _)| oid == chain_tip) {
+            return Ok(None);
+        }
+        // Collect what is missing, newest first.
+        let mut missing = Vec::new();
+        let mut rebuild = from_scratch || notes_tip.is_none();
+        let mut tip_index = None;
+        self.walk_chain(writer, chain_tip, |e| {
+            let idx = e.receipt.body().chain.index;
+            tip_index.get_or_insert(idx);
+            if let Some((oid, ridx)) = recorded {
+                if e.commit == oid {
+                    return Ok(false);
+                }
+                if idx <= ridx {
+                    // Recorded position is not on this chain: it was rewritten.
+                    rebuild = true;
+                }
+            }
+            missing.push(e);
+            Ok(true)
+        })?;
+        if let (Some((_, ridx)), Some(tidx), false) = (recorded, tip_index, rebuild)
+            && tidx <= ridx
+        {
+            // Someone else already indexed further than this chain tip.
+            return Ok(None);
+        }
+        let base_tree = match (notes_tip, rebuild) {
+            (Some(t), false) => self.commit_tree(t)?,
+            _ => ObjectId::empty_tree(self.repo.object_hash()),
+        };
+        // Receipts whose log refs a crash cut off get them now (v2 logs live
+        // beside the chain; the blob is here when this clone wrote it).
+        for e in &missing {
+            if let Some(blob) = e
+                .receipt
+                .body()
+                .result
+                .log
+                .as_deref()
+                .filter(|_| e.receipt.body().result.log_bytes.is_some())
+                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+                .filter(|b| self.repo.has_object(b))
+            {
+                self.set_log_ref(writer, blob)?;
+            }
+        }
+        // Group the new lines by annotated object, oldest receipt first.
+        let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
+        // Notes show check receipts only: a decision is read from the chains.
+        for e in missing.iter().rev() {
+            let b = e.receipt.body();
+            if b.kind != crate::receipt::Kind::Check {
+                continue;
+            }
+            let line = NoteLine {
+                id: e.receipt.id().to_owned(),
+                commit: e.commit,
+                check: b.check.name.clone(),
+                passed: b.result.passed,
+            };
+            for hex in [&b.subject.commit, &b.subject.inputs] {
+                let oid = ObjectId::from_hex(hex.as_bytes()).expect("validated when parsed");
+                let lines = by_object.entry(oid).or_default();
+                if !lines.contains(&line) {
+                    lines.push(line.clone());
+                }
+            }
+        }
+        let tree = self.write_notes_tree(base_tree, refname, by_object)?;
+        let chain_index = tip_index.unwrap_or(0);
+        let message =
+            format!("Notes added by 'git receipt'\n\nchain {chain_tip} index {chain_index}\n");
+        let sig = tool_signature();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: notes_tip.filter(|_| !root).into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        let (kind, bytes) = super::concurrent_gc::encode(&commit);
+        let written_commit = self.put_object("a notes commit", kind, bytes)?;
+        let commit = written_commit.id;
+        // what this update wrote, kept in memory to be written again if a
+        // concurrent prune deletes it (see `concurrent_gc`); in a batch, the
+        // caller takes them from the batch (they cannot be read back yet)
+        let mut written = vec![written_commit];
+        if !self.batching() {
+            for id in self.new_notes_objects(commit, base_tree)? {
+                if id != commit {
+                    written.push(self.written_copy(id, "a notes tree or note")?);
+                }
+            }
+        }
+        Ok(Some(BuiltNotes {
+            notes_tip,
+            commit,
+            written,
+        }))
     }
 
     /// The objects a notes update wrote: its commit, and every tree and note of

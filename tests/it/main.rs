@@ -50,6 +50,7 @@ mod keys;
 mod logs;
 mod mcp;
 mod no_identity;
+mod notes_pack;
 mod observers;
 mod openssh_and_help;
 mod parity;
