@@ -137,6 +137,12 @@ fn history() -> (Scratch, Vec<ObjectId>) {
     s.git(&["checkout", "-q", "-b", "tagged", "main"]);
     let t = s.commit(&[("src/lib.rs", "t\n")], "t");
     s.git(&["tag", "-a", "-m", "v", "v1", "tagged"]);
+    // a tag of a blob reaches no commit
+    let path = s.dir.path().join("loose-blob");
+    std::fs::write(&path, "not a commit\n").unwrap();
+    let blob = s.git(&["hash-object", "-w", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    s.git(&["tag", "blob-tag", blob.trim()]);
     s.git(&["checkout", "-q", "main"]);
     s.git(&["branch", "-q", "-D", "side", "tagged"]);
     let cm = s.commit(&[("src/lib.rs", "c\n")], "c");
@@ -310,6 +316,13 @@ fn a_rewrite_refuses_the_tip_a_stub_of_another_receipt_and_an_index_with_no_rece
         .rewrite_with_stubs(w, *tip, &one(1, stub_at(2)))
         .unwrap_err();
     assert!(e.to_string().contains("not sha256:"), "{e}");
+    let mut misplaced = stub_at(1);
+    misplaced.index = 5;
+    let e = s
+        .store
+        .rewrite_with_stubs(w, *tip, &one(1, misplaced))
+        .unwrap_err();
+    assert!(e.to_string().contains("names sha256:"), "{e}");
     let e = s
         .store
         .rewrite_with_stubs(w, *tip, &one(9, stub_at(2)))
@@ -406,5 +419,48 @@ fn a_stub_at_the_tip_or_out_of_its_place_is_refused_by_the_entry_rules_and_by_ve
     assert_eq!(
         a.refusal.expect("refused").rule,
         crate::store::admit::Rule::Link
+    );
+}
+
+#[test]
+fn retain_keeps_a_receipt_an_acceptance_cites_as_evidence() {
+    let (s, commits) = history();
+    let chain = s.store.read_chain(&writer()).unwrap(); // newest first
+    let cited = chain[4].receipt.id().to_owned(); // receipt 2, of s2
+    let body = crate::decision::rules::acceptance_body(
+        &s,
+        commits[4],
+        vec![crate::receipt::Criterion {
+            kind: crate::receipt::CriterionKind::Check,
+            name: "test".into(),
+            state: crate::receipt::State::Present,
+            inputs: commits[4].to_string(),
+            evidence: vec![cited.clone()],
+        }],
+    );
+    append_decision(
+        &s.store,
+        &writer(),
+        &key(),
+        body.subject.clone(),
+        Payload::Acceptance(body.acceptance.clone().unwrap()),
+    )
+    .unwrap();
+    let (kept, _) = kept_commits(&s.store).unwrap();
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let plan = &done[0].plan;
+    assert_eq!(plan.stubs.keys().copied().collect::<Vec<_>>(), [1, 4]);
+    assert_eq!(plan.kept.get(&Keep::Named), Some(&1));
+    assert!(
+        s.store
+            .read_chain(&writer())
+            .unwrap()
+            .iter()
+            .any(|e| e.receipt.id() == cited)
     );
 }

@@ -18,9 +18,6 @@ pub const STUB_FILE: &str = "stub.json";
 pub const STUB_FORMAT: &str = "git-receipt-stub/1";
 /// The largest `stub.json` read; anything larger is refused unread.
 pub const MAX_STUB_BYTES: usize = 4096;
-/// The longest check name a stub repeats (a receipt's may be longer: it is cut
-/// on a character boundary, for display only).
-pub const MAX_STUB_CHECK: usize = 256;
 
 /// What stays of a dropped receipt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +31,7 @@ pub struct Stub {
     pub index: u64,
     /// Its `chain.prev`.
     pub prev: Option<String>,
-    /// Its check's name, for display (unsigned, cut to [`MAX_STUB_CHECK`] bytes).
+    /// Its check's name, for display (unsigned; a check name as receipts hold them).
     pub check: String,
     /// The commit it was about (`subject.commit`), for display.
     pub subject: String,
@@ -93,20 +90,12 @@ impl Stub {
         if b.kind != Kind::Check {
             return None;
         }
-        let mut check = b.check.name.clone();
-        if check.len() > MAX_STUB_CHECK {
-            let mut cut = MAX_STUB_CHECK;
-            while !check.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            check.truncate(cut);
-        }
         Some(Stub {
             format: STUB_FORMAT.to_owned(),
             id: receipt.id().to_owned(),
             index: b.chain.index,
             prev: b.chain.prev.clone(),
-            check,
+            check: b.check.name.clone(),
             subject: b.subject.commit.clone(),
             started_at: b.result.started_at.clone(),
             dropped_at: dropped_at.to_owned(),
@@ -141,8 +130,8 @@ impl Stub {
             (Some(p), i) if i > 0 && is_receipt_id(p) => {}
             _ => return bad("prev is not the id before it (null exactly at index 0)"),
         }
-        if s.check.is_empty() || s.check.len() > MAX_STUB_CHECK {
-            return bad("check is empty or too long");
+        if !crate::receipt::is_valid_check_name(&s.check) {
+            return bad("check is not a check name");
         }
         if !is_object_id(&s.subject) {
             return bad("subject is not an object id");
@@ -188,6 +177,12 @@ mod tests {
                 .unwrap_err()
                 .contains("byte limit")
         );
+        // at the limit it is read (and this is no stub)
+        let at_limit = Stub::parse(&vec![b' '; MAX_STUB_BYTES]).unwrap_err();
+        assert!(at_limit.contains("not a stub"), "{at_limit}");
+        let mut longest = stub();
+        longest.check = "c".repeat(64);
+        assert_eq!(Stub::parse(&longest.to_bytes()).unwrap(), longest);
     }
 
     #[test]
@@ -211,9 +206,11 @@ mod tests {
             ("prev", Box::new(|s| s.prev = Some("sha256:12".into()))),
             ("prev", Box::new(|s| s.index = 0)),
             ("check", Box::new(|s| s.check = String::new())),
+            ("check", Box::new(|s| s.check = "x".repeat(65))),
+            ("check", Box::new(|s| s.check = "t\u{1b}[2J".into())),
             (
-                "check",
-                Box::new(|s| s.check = "x".repeat(MAX_STUB_CHECK + 1)),
+                "time",
+                Box::new(|s| s.started_at = "2026-12-05T00:00:00,000Z".into()),
             ),
             ("subject", Box::new(|s| s.subject = "12".repeat(19))),
             ("subject", Box::new(|s| s.subject = "G2".repeat(20))),
