@@ -491,10 +491,14 @@ fn retained(
     };
     let common = mine.len().min(their.len());
     let mut dropped = Vec::new();
+    // below `fork` both hold the same receipts (or stubs of them); above it,
+    // each its own (the writer's key wrote elsewhere too, after the retention)
+    let mut fork = common;
     for i in 0..common {
         let (m, t) = (&mine[i], &their[i]);
         if m.id_index() != t.id_index() {
-            return Ok(None);
+            fork = i;
+            break;
         }
         match (m, t) {
             (ChainItem::Entry(e), ChainItem::Stub(_)) => dropped.push(e),
@@ -509,7 +513,7 @@ fn retained(
             _ => {}
         }
     }
-    if dropped.is_empty() {
+    if dropped.is_empty() || fork == 0 {
         return Ok(None);
     }
     let refuse = |why: String| {
@@ -551,16 +555,20 @@ fn retained(
             ));
         }
     }
-    let (tip, taken, kept_local) = if their.len() > mine.len() {
-        let base = their[common - 1].commit();
+    let (tip, taken, kept_local) = if fork == mine.len() && their.len() > mine.len() {
+        let base = their[fork - 1].commit();
         let a = store.admit(writer, theirs, Some(base), known)?;
         if let Some(r) = a.refusal {
             return refuse(format!("what it holds above them is refused: {r}"));
         }
         (theirs, a.admitted, 0)
     } else {
-        let above: Vec<ObjectId> = mine[common..].iter().map(|i| i.commit()).collect();
-        let tip = store.recommit_onto(&above, theirs)?;
+        // ours above the fork, on the remote's entry below it: the same
+        // receipts, linked as before (that entry has the same id); where the
+        // remote holds its own entries above the fork too, the chains still
+        // diverge there, as any two clones of one key can
+        let above: Vec<ObjectId> = mine[fork..].iter().map(|i| i.commit()).collect();
+        let tip = store.recommit_onto(&above, their[fork - 1].commit())?;
         (tip, 0, above.len() as u64)
     };
     store.set_ref(
@@ -1293,6 +1301,37 @@ pub fn push_writer(
                         "git-receipt: push (fast-forward)",
                     )?;
                     tip = t;
+                }
+                Relation::Diverged
+                    if let Some(outcome) = retained(
+                        store,
+                        writer,
+                        local,
+                        t,
+                        &crate::store::admit::only_key(key.public()),
+                    )? =>
+                {
+                    // the remote dropped old receipts to retention stubs: take
+                    // its chain (ours on top) rather than sign the dropped
+                    // receipts again
+                    match outcome {
+                        FetchOutcome::Retained { .. } => {
+                            // look again: ours may still diverge above the
+                            // retention, and re-append there as usual
+                            store.restart_notes(writer)?;
+                            continue;
+                        }
+                        FetchOutcome::Rejected(why) => {
+                            return Err(PushError::Remote {
+                                remote: remote.into(),
+                                detail: format!("{remote}'s chain {writer} was rewritten: {why}"),
+                                hint: "compare with `git receipt verify`, and ask the server's admin; your chain is kept as it is".into(),
+                            });
+                        }
+                        // `retained` answers only those two; anything else
+                        // pushes as it is, and the server refuses a rewrite
+                        _ => {}
+                    }
                 }
                 Relation::Diverged => {
                     let base = store.merge_base_of(local, t)?;

@@ -89,6 +89,9 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
     env.git_ok(&dev, &["push", "-q", "origin", "main"]);
     env.receipt_ok(&dev, &["checkpoint", "--push"]);
     let writer = env.only_writer(&dev);
+    // the same writer's second clone, holding every receipt
+    let dev2 = clone(&env, &url, "dev2");
+    env.receipt_ok(&dev2, &["fetch"]);
     let chain = format!("refs/receipts/{writer}");
     let tip = env.git_ok(&bare, &["rev-parse", &chain]).trim().to_owned();
     let later = days_from_now(60);
@@ -223,6 +226,25 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
     assert_eq!(r.code, 0, "{r}");
     let r = env.receipt_with(&fresh, &["verify", "--since-checkpoint", "--json"], &at);
     assert_eq!(r.code, 0, "{r}");
+
+    // the second clone pushes a new receipt without fetching first: it takes
+    // the rewrite (checked) and signs nothing that was dropped again
+    change_src(&env, &dev2, "from the second clone\n");
+    env.receipt_ok(&dev2, &["run", "test"]);
+    let r = env.receipt_with(&dev2, &["push"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    let v = verify(&env, &bare, &at);
+    assert_eq!(
+        (v["receipts"].as_u64(), v["stubs"].as_u64()),
+        (Some(6), Some(2)),
+        "{v}"
+    );
+    assert_eq!(
+        env.git_ok(&bare, &["rev-parse", &chain]).trim(),
+        env.git_ok(&dev2, &["rev-parse", &chain]).trim()
+    );
+    let r = env.receipt_with(&dev2, &["show", &gone_2], &at);
+    assert!(r.stderr.contains("was dropped by retention"), "{r}");
 
     // a server that stubs a receipt of a commit main reaches (here it
     // protects another branch) is refused by a clone, which keeps its chain
