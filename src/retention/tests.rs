@@ -464,3 +464,174 @@ fn retain_keeps_a_receipt_an_acceptance_cites_as_evidence() {
             .any(|e| e.receipt.id() == cited)
     );
 }
+
+/// A commit of `tree_lines` (as `git mktree` reads them) on `parent`, made with git.
+fn plant_tree(s: &Scratch, tree_lines: &str, parent: Option<ObjectId>) -> ObjectId {
+    let mut child = std::process::Command::new("git")
+        .args(["mktree"])
+        .current_dir(s.dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), tree_lines.as_bytes()).unwrap();
+    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    let mut args = vec!["commit-tree".to_owned(), tree.trim().to_owned()];
+    if let Some(p) = parent {
+        args.extend(["-p".to_owned(), p.to_string()]);
+    }
+    args.extend(["-m".to_owned(), "planted".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ObjectId::from_hex(s.git(&args).as_bytes()).unwrap()
+}
+
+fn blob(s: &Scratch, bytes: &[u8]) -> String {
+    let path = s.dir.path().join("planted-blob");
+    std::fs::write(&path, bytes).unwrap();
+    let id = s.git(&["hash-object", "-w", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    id
+}
+
+#[test]
+fn the_entry_rules_hold_a_stub_to_its_place_at_the_root_and_above_an_entry() {
+    let s = Scratch::new();
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    let root = |index: u64, prev: Option<String>| Stub {
+        format: crate::store::stub::STUB_FORMAT.into(),
+        id: format!("sha256:{}", "a".repeat(64)),
+        index,
+        prev,
+        check: "test".into(),
+        subject: "1".repeat(40),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        dropped_at: "2026-12-05T00:00:00Z".into(),
+    };
+    let plant_root = |st: &Stub| {
+        let b = blob(&s, &st.to_bytes());
+        plant_tree(&s, &format!("100644 blob {b}\tstub.json\n"), None)
+    };
+    // a stub at index 0 with no parent follows nothing, as a root entry does;
+    // alone it is a chain that ends in a stub
+    let good = plant_root(&root(0, None));
+    let a = s.store.admit(&writer(), good, None, &known).unwrap();
+    assert_eq!((a.admitted, a.stubs), (0, 1));
+    assert!(a.refusal.unwrap().reason.contains("at the tip"));
+    let bad = plant_root(&root(1, Some(format!("sha256:{}", "b".repeat(64)))));
+    let a = s.store.admit(&writer(), bad, None, &known).unwrap();
+    let r = a.refusal.unwrap();
+    assert!(r.reason.contains("does not follow"), "{r}");
+    assert_eq!(a.stubs, 0);
+    // a stub at index 0 that has a parent is not a root
+    let under = plant_root(&root(0, None));
+    let b = blob(&s, &root(0, None).to_bytes());
+    let parented = plant_tree(&s, &format!("100644 blob {b}\tstub.json\n"), Some(under));
+    let a = s.store.admit(&writer(), parented, None, &known).unwrap();
+    assert!(a.refusal.unwrap().reason.contains("does not follow"));
+    assert_eq!(a.stubs, 1);
+    // a tree with more than stub.json is no stub
+    let extra = blob(&s, b"extra");
+    let crowded = plant_tree(
+        &s,
+        &format!("100644 blob {b}\tstub.json\n100644 blob {extra}\tzzz\n"),
+        None,
+    );
+    let a = s.store.admit(&writer(), crowded, None, &known).unwrap();
+    assert!(a.refusal.unwrap().reason.contains("alone"));
+}
+
+#[test]
+fn a_stub_above_an_entry_must_name_it_by_index_parent_and_prev() {
+    let (s, _) = history();
+    let (kept, _) = kept_commits(&s.store).unwrap();
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let tip = done[0].rewritten.clone().unwrap().tip;
+    let top = s.store.chain_entry(&writer(), tip).unwrap().receipt;
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    let mut good = Stub::of(&top, "2026-12-05T00:00:00Z").unwrap();
+    good.prev = Some(top.id().to_owned());
+    good.index += 1;
+    good.id = format!("sha256:{}", "9".repeat(64));
+    let below = s.store.chain_entry(&writer(), tip).unwrap().parent.unwrap();
+    let cases: Vec<(Stub, ObjectId)> = vec![
+        (good.clone(), tip),
+        // each of the three links wrong alone
+        (
+            Stub {
+                prev: Some(format!("sha256:{}", "8".repeat(64))),
+                ..good.clone()
+            },
+            tip,
+        ),
+        (
+            Stub {
+                index: good.index + 1,
+                ..good.clone()
+            },
+            tip,
+        ),
+        (good.clone(), below),
+    ];
+    for (n, (stub, parent)) in cases.into_iter().enumerate() {
+        let planted = plant_stub(&s, &stub, parent);
+        let a = s.store.admit(&writer(), planted, None, &known).unwrap();
+        let reason = a.refusal.expect("refused").reason;
+        if n == 0 {
+            // in its place: refused only as the tip
+            assert!(reason.contains("at the tip"), "{reason}");
+            assert_eq!(a.stubs, 4);
+        } else {
+            assert!(reason.contains("does not follow"), "{n}: {reason}");
+            assert_eq!(a.stubs, 3);
+        }
+    }
+}
+
+#[test]
+fn admission_ends_before_a_receipt_whose_signature_fails_stubs_counted_below_it() {
+    let (s, _) = history();
+    let (kept, _) = kept_commits(&s.store).unwrap();
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let tip = done[0].rewritten.clone().unwrap().tip;
+    let entry = s.store.chain_entry(&writer(), tip).unwrap();
+    // the tip's receipt, one signed value changed: canonical, linked, forged
+    let text = String::from_utf8(entry.receipt.bytes().to_vec()).unwrap();
+    let forged = text.replacen("\"duration_ms\":5", "\"duration_ms\":6", 1);
+    assert_ne!(forged, text);
+    let tree = s.git(&["rev-parse", &format!("{tip}^{{tree}}")]);
+    let listing = s.git(&["ls-tree", &tree]);
+    let receipt_blob = blob(&s, forged.as_bytes());
+    let lines: String = listing
+        .lines()
+        .map(|l| {
+            if l.ends_with("\treceipt.json") {
+                format!("100644 blob {receipt_blob}\treceipt.json\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let forged_tip = plant_tree(&s, &lines, entry.parent);
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    let a = s.store.admit(&writer(), forged_tip, None, &known).unwrap();
+    assert_eq!(
+        a.refusal.unwrap().rule,
+        crate::store::admit::Rule::Signature
+    );
+    // receipts 0, 3 and 5 (6 was forged), the stubs 1, 2 and 4 below it
+    assert_eq!((a.admitted, a.stubs), (3, 3));
+    assert_eq!(a.valid_tip, entry.parent);
+}

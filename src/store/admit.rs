@@ -288,7 +288,8 @@ fn stub_of(
             ));
         }
         let linked = match below {
-            None => parent.is_none() && s.index == 0 && s.prev.is_none(),
+            // a stub that parses has `prev` exactly when its index is not 0
+            None => parent.is_none() && s.index == 0,
             Some(b) => {
                 parent == Some(b.commit)
                     && s.index == b.index + 1

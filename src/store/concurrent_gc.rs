@@ -70,6 +70,8 @@ pub(crate) fn encode_pack(objects: &[Written], hash: gix::hash::Kind) -> Vec<u8>
             gix::objs::Kind::Tag => 4,
         };
         let mut size = w.bytes.len();
+        // mutants: `^` for `|` is equivalent: the type's bits and the size's
+        // low four bits do not overlap
         let mut byte = (code << 4) | (size & 0x0f) as u8;
         size >>= 4;
         while size > 0 {
