@@ -70,8 +70,9 @@ pub(crate) fn encode_pack(objects: &[Written], hash: gix::hash::Kind) -> Vec<u8>
             gix::objs::Kind::Tag => 4,
         };
         let mut size = w.bytes.len();
-        // mutants: `^` for `|` is equivalent: the type's bits and the size's
-        // low four bits do not overlap
+        // mutants: `^` for either `|` below is equivalent: the type's bits and
+        // the size's low four bits do not overlap, and no byte before the
+        // continuation bit is set has that bit set
         let mut byte = (code << 4) | (size & 0x0f) as u8;
         size >>= 4;
         while size > 0 {
