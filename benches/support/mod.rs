@@ -212,19 +212,15 @@ pub fn chain_entry(
     serial: u64,
 ) {
     let b = receipt.body();
-    let message = format!(
-        "receipt: {} #{}\n\n{}\n",
-        b.headline(),
-        b.chain.index,
-        receipt.id()
-    );
+    // as `Store::write_chain_commit` writes them (docs/format.md, "Chains")
+    let message = format!("receipt: {} #{}\n", b.headline(), b.chain.index);
     writeln!(stream, "commit refs/receipts/{}", b.chain.writer).unwrap();
     if let Some(mark) = mark {
         writeln!(stream, "mark :{mark}").unwrap();
     }
     write!(
         stream,
-        "committer git-receipt <git-receipt@localhost> {} +0000\ndata {}\n{message}\n",
+        "committer git-receipt <> {} +0000\ndata {}\n{message}\n",
         1_700_000_000 + serial,
         message.len()
     )
