@@ -475,7 +475,7 @@ fn rooted_items(
 /// here, named by no receipt). Taken when it is; a rewrite that stubs what
 /// retention keeps is refused, the local chain unchanged. `None`: theirs is not
 /// a retention rewrite of ours (a divergence of another kind).
-fn retained(
+pub(crate) fn retained(
     store: &Store,
     writer: &str,
     ours: ObjectId,

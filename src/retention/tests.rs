@@ -635,3 +635,111 @@ fn admission_ends_before_a_receipt_whose_signature_fails_stubs_counted_below_it(
     assert_eq!((a.admitted, a.stubs), (3, 3));
     assert_eq!(a.valid_tip, entry.parent);
 }
+
+/// A copy of chain commit `commit` with `receipt.json` alone in its tree (no
+/// `signer.pub`: the same receipt, other bytes in git), on `parent`.
+fn without_signer_file(s: &Scratch, commit: ObjectId, parent: ObjectId) -> ObjectId {
+    let listing = s.git(&["ls-tree", &format!("{commit}^{{tree}}")]);
+    let line = listing
+        .lines()
+        .find(|l| l.ends_with("\treceipt.json"))
+        .unwrap();
+    plant_tree(s, &format!("{line}\n"), Some(parent))
+}
+
+#[test]
+fn a_rewrite_that_changes_a_kept_receipt_s_bytes_or_stubs_what_retention_keeps_is_refused() {
+    let (s, _) = history();
+    let w = writer();
+    let ours = s.store.chain_tip(&w).unwrap().unwrap();
+    let (kept, _) = kept_commits(&s.store).unwrap();
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let theirs = done[0].rewritten.clone().unwrap().tip;
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    let chain = format!("refs/receipts/{w}");
+    // the rewrite, with receipt 6 (the tip) in another tree
+    let below = s.store.chain_entry(&w, theirs).unwrap().parent.unwrap();
+    let altered = without_signer_file(&s, theirs, below);
+    s.git(&["update-ref", &chain, &ours.to_string()]);
+    let out = crate::sync::retained(&s.store, &w, ours, altered, &known).unwrap();
+    match out {
+        Some(crate::sync::FetchOutcome::Rejected(why)) => {
+            assert!(why.contains("other bytes"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.store.chain_tip(&w).unwrap(), Some(ours));
+    // the rewrite as retain made it is taken
+    let out = crate::sync::retained(&s.store, &w, ours, theirs, &known).unwrap();
+    assert!(
+        matches!(
+            out,
+            Some(crate::sync::FetchOutcome::Retained {
+                dropped: 3,
+                taken: 0,
+                kept_local: 0
+            })
+        ),
+        "{out:?}"
+    );
+    assert_eq!(s.store.chain_tip(&w).unwrap(), Some(theirs));
+}
+
+#[test]
+fn a_stub_at_the_root_verifies_and_one_below_an_unreadable_entry_is_no_tip() {
+    let (s, commits) = history();
+    let (mut kept, _) = kept_commits(&s.store).unwrap();
+    kept.remove(&commits[0]); // receipt 0 may go too
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    assert_eq!(
+        done[0].plan.stubs.keys().copied().collect::<Vec<_>>(),
+        [0, 1, 2, 4]
+    );
+    let v = crate::verify::verify(&s.store, &trust(), None, &mut |_| {}).unwrap();
+    assert!(v.findings.is_empty(), "{:?}", v.findings);
+    assert_eq!((v.receipts, v.stubs), (3, 4));
+    // receipt 3 made unreadable: what is below it is still no tip
+    let w = writer();
+    let mut items = Vec::new();
+    let tip = s.store.chain_tip(&w).unwrap().unwrap();
+    s.store
+        .walk_chain_items(&w, tip, |i| {
+            items.push(i.commit());
+            Ok(true)
+        })
+        .unwrap();
+    items.reverse(); // 0..=6
+    let junk = blob(&s, b"not a receipt");
+    let broken = plant_tree(
+        &s,
+        &format!("100644 blob {junk}\treceipt.json\n"),
+        Some(items[2]),
+    );
+    let above: Vec<ObjectId> = items[4..].to_vec();
+    let new_tip = s.store.recommit_onto(&above, broken).unwrap();
+    s.git(&[
+        "update-ref",
+        &format!("refs/receipts/{w}"),
+        &new_tip.to_string(),
+    ]);
+    let v = crate::verify::verify(&s.store, &trust(), None, &mut |_| {}).unwrap();
+    assert!(!v.findings.is_empty());
+    assert!(
+        v.findings
+            .iter()
+            .all(|f| !f.reason.contains("tip is a retention stub")),
+        "{:?}",
+        v.findings
+    );
+}

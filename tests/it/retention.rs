@@ -92,6 +92,10 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
     // the same writer's second clone, holding every receipt
     let dev2 = clone(&env, &url, "dev2");
     env.receipt_ok(&dev2, &["fetch"]);
+    // and a reviewer's clone, holding every receipt, writing none
+    let reviewer = Env::new();
+    let watcher = clone(&reviewer, &url, "watcher");
+    reviewer.receipt_ok(&watcher, &["fetch"]);
     let chain = format!("refs/receipts/{writer}");
     let tip = env.git_ok(&bare, &["rev-parse", &chain]).trim().to_owned();
     let later = days_from_now(60);
@@ -219,6 +223,19 @@ fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_st
     assert_eq!(
         env.git_ok(&bare, &["rev-parse", &chain]).trim(),
         env.git_ok(&dev, &["rev-parse", &chain]).trim()
+    );
+    // the reviewer's clone takes the rewrite and the receipt above it
+    let r = reviewer.receipt_with(&watcher, &["fetch"], &at);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains("dropped 2 old receipts here to retention stubs")
+            && r.stderr.contains("took its chain and 1 new receipt"),
+        "{r}"
+    );
+    assert_eq!(
+        reviewer.git_ok(&watcher, &["rev-parse", &chain]).trim(),
+        env.git_ok(&bare, &["rev-parse", &chain]).trim()
     );
     // its checkpoint of the rewrite, checked on the way in, vouches for it
     env.receipt_with(&dev, &["checkpoint", "--push"], &at);
