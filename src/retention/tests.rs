@@ -743,3 +743,22 @@ fn a_stub_at_the_root_verifies_and_one_below_an_unreadable_entry_is_no_tip() {
         v.findings
     );
 }
+
+#[test]
+fn a_divergence_without_stubs_is_no_retention() {
+    let (s, commits) = history();
+    let w = writer();
+    let ours = s.store.chain_tip(&w).unwrap().unwrap();
+    let parent = s.store.chain_entry(&w, ours).unwrap().parent.unwrap();
+    // the same key wrote another receipt at the tip's index elsewhere
+    let chain = format!("refs/receipts/{w}");
+    s.git(&["update-ref", &chain, &parent.to_string()]);
+    let c = contract(CONTRACT);
+    let theirs = s.run(&key(), &c, "test", commits[4], 1, 50).commit;
+    s.git(&["update-ref", &chain, &ours.to_string()]);
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    let out = crate::sync::retained(&s.store, &w, ours, theirs, &known).unwrap();
+    assert!(out.is_none(), "{out:?}");
+    assert_eq!(s.store.chain_tip(&w).unwrap(), Some(ours));
+}
