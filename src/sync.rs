@@ -555,6 +555,9 @@ pub(crate) fn retained(
             ));
         }
     }
+    // mutants: `>=` for `>` is equivalent: at equal lengths with no fork
+    // both arms give the remote's tip (admitting nothing above it, or
+    // writing nothing on it)
     let (tip, taken, kept_local) = if fork == mine.len() && their.len() > mine.len() {
         let base = their[fork - 1].commit();
         let a = store.admit(writer, theirs, Some(base), known)?;

@@ -762,3 +762,45 @@ fn a_divergence_without_stubs_is_no_retention() {
     assert!(out.is_none(), "{out:?}");
     assert_eq!(s.store.chain_tip(&w).unwrap(), Some(ours));
 }
+
+#[test]
+fn a_clone_s_own_receipts_survive_taking_a_retained_chain_that_grew_elsewhere_too() {
+    let (s, commits) = history();
+    let w = writer();
+    let chain = format!("refs/receipts/{w}");
+    let before = s.store.chain_tip(&w).unwrap().unwrap();
+    let (kept, _) = kept_commits(&s.store).unwrap();
+    let r = Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept,
+        named: HashSet::new(),
+    };
+    retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    // the remote: retained, then two receipts by the key elsewhere
+    let c = contract(CONTRACT);
+    s.run(&key(), &c, "test", commits[4], 0, 60);
+    let theirs = s.run(&key(), &c, "test", commits[4], 0, 61).commit;
+    // this clone: the chain before retention, and one receipt of its own
+    s.git(&["update-ref", &chain, &before.to_string()]);
+    let own = s.run(&key(), &c, "test", commits[4], 1, 62);
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    let out = crate::sync::retained(&s.store, &w, own.commit, theirs, &known).unwrap();
+    assert!(
+        matches!(
+            out,
+            Some(crate::sync::FetchOutcome::Retained {
+                dropped: 3,
+                taken: 0,
+                kept_local: 1
+            })
+        ),
+        "{out:?}"
+    );
+    // its own receipt on the remote's entry below the fork: the remote's two
+    // are the push's to reconcile, as with any divergence
+    let tip = s.store.chain_tip(&w).unwrap().unwrap();
+    let top = s.store.chain_entry(&w, tip).unwrap();
+    assert_eq!(top.receipt.id(), own.receipt.id());
+    assert_eq!(s.store.read_chain(&w).unwrap().len(), 5);
+}
