@@ -155,6 +155,16 @@ fn history() -> (Scratch, Vec<ObjectId>) {
     (s, vec![a, s1, s2, t, cm])
 }
 
+/// The rules of a retention an hour after [`history`]'s receipts: every one is
+/// old, the reach is the repository's.
+fn old_rules(s: &Scratch) -> Rules {
+    Rules {
+        cutoff_ms: T0 + 60 * 60_000,
+        kept: kept_commits(&s.store).unwrap().0,
+        named: HashSet::new(),
+    }
+}
+
 #[test]
 fn retain_drops_exactly_the_old_unreached_checks_and_the_chain_still_verifies() {
     let (s, commits) = history();
@@ -339,41 +349,14 @@ fn unv(bytes: &[u8]) -> Result<Receipt<Unverified>, crate::receipt::ReceiptError
 
 /// A commit on `parent` whose tree holds `stub.json` = `stub`, made with git.
 fn plant_stub(s: &Scratch, stub: &Stub, parent: ObjectId) -> ObjectId {
-    let path = s.dir.path().join("planted.json");
-    std::fs::write(&path, stub.to_bytes()).unwrap();
-    let blob = s.git(&["hash-object", "-w", path.to_str().unwrap()]);
-    std::fs::remove_file(&path).unwrap();
-    let line = format!("100644 blob {blob}\tstub.json\n");
-    let mut child = std::process::Command::new("git")
-        .args(["mktree"])
-        .current_dir(s.dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), line.as_bytes()).unwrap();
-    let tree = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let commit = s.git(&[
-        "commit-tree",
-        tree.trim(),
-        "-p",
-        &parent.to_string(),
-        "-m",
-        "stub",
-    ]);
-    ObjectId::from_hex(commit.as_bytes()).unwrap()
+    let b = blob(s, &stub.to_bytes());
+    plant_tree(s, &format!("100644 blob {b}\tstub.json\n"), Some(parent))
 }
 
 #[test]
 fn a_stub_at_the_tip_or_out_of_its_place_is_refused_by_the_entry_rules_and_by_verify() {
     let (s, _) = history();
-    let (kept, _) = kept_commits(&s.store).unwrap();
-    let r = Rules {
-        cutoff_ms: T0 + 60 * 60_000,
-        kept,
-        named: HashSet::new(),
-    };
-    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     let tip = done[0].rewritten.clone().unwrap().tip;
     let top = s.store.chain_entry(&writer(), tip).unwrap().receipt;
     let k = key();
@@ -446,13 +429,7 @@ fn retain_keeps_a_receipt_an_acceptance_cites_as_evidence() {
         Payload::Acceptance(body.acceptance.clone().unwrap()),
     )
     .unwrap();
-    let (kept, _) = kept_commits(&s.store).unwrap();
-    let r = Rules {
-        cutoff_ms: T0 + 60 * 60_000,
-        kept,
-        named: HashSet::new(),
-    };
-    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     let plan = &done[0].plan;
     assert_eq!(plan.stubs.keys().copied().collect::<Vec<_>>(), [1, 4]);
     assert_eq!(plan.kept.get(&Keep::Named), Some(&1));
@@ -544,13 +521,7 @@ fn the_entry_rules_hold_a_stub_to_its_place_at_the_root_and_above_an_entry() {
 #[test]
 fn a_stub_above_an_entry_must_name_it_by_index_parent_and_prev() {
     let (s, _) = history();
-    let (kept, _) = kept_commits(&s.store).unwrap();
-    let r = Rules {
-        cutoff_ms: T0 + 60 * 60_000,
-        kept,
-        named: HashSet::new(),
-    };
-    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     let tip = done[0].rewritten.clone().unwrap().tip;
     let top = s.store.chain_entry(&writer(), tip).unwrap().receipt;
     let k = key();
@@ -597,13 +568,7 @@ fn a_stub_above_an_entry_must_name_it_by_index_parent_and_prev() {
 #[test]
 fn admission_ends_before_a_receipt_whose_signature_fails_stubs_counted_below_it() {
     let (s, _) = history();
-    let (kept, _) = kept_commits(&s.store).unwrap();
-    let r = Rules {
-        cutoff_ms: T0 + 60 * 60_000,
-        kept,
-        named: HashSet::new(),
-    };
-    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     let tip = done[0].rewritten.clone().unwrap().tip;
     let entry = s.store.chain_entry(&writer(), tip).unwrap();
     // the tip's receipt, one signed value changed: canonical, linked, forged
@@ -652,13 +617,7 @@ fn a_rewrite_that_changes_a_kept_receipt_s_bytes_or_stubs_what_retention_keeps_i
     let (s, _) = history();
     let w = writer();
     let ours = s.store.chain_tip(&w).unwrap().unwrap();
-    let (kept, _) = kept_commits(&s.store).unwrap();
-    let r = Rules {
-        cutoff_ms: T0 + 60 * 60_000,
-        kept,
-        named: HashSet::new(),
-    };
-    let done = retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     let theirs = done[0].rewritten.clone().unwrap().tip;
     let k = key();
     let known = crate::store::admit::only_key(k.public());
@@ -769,13 +728,7 @@ fn a_clone_s_own_receipts_survive_taking_a_retained_chain_that_grew_elsewhere_to
     let w = writer();
     let chain = format!("refs/receipts/{w}");
     let before = s.store.chain_tip(&w).unwrap().unwrap();
-    let (kept, _) = kept_commits(&s.store).unwrap();
-    let r = Rules {
-        cutoff_ms: T0 + 60 * 60_000,
-        kept,
-        named: HashSet::new(),
-    };
-    retain(&s.store, r, "2026-12-05T00:00:00Z", false).unwrap();
+    retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     // the remote: retained, then two receipts by the key elsewhere
     let c = contract(CONTRACT);
     s.run(&key(), &c, "test", commits[4], 0, 60);

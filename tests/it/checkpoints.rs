@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::common::{Daemon, Env};
+use crate::common::{Daemon, Env, days_from_now};
 
 fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
     let dir = env.path(rel);
@@ -319,14 +319,6 @@ fn no_checkpoint_is_signed_over_a_chain_that_does_not_verify() {
 }
 
 /// Seconds since the epoch, `days` from now, for `GIT_RECEIPT_TEST_NOW`.
-fn days_from_now(days: u64) -> String {
-    (std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + days * 86_400)
-        .to_string()
-}
 
 #[test]
 fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decides_from_them() {

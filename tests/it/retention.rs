@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Daemon, Env};
+use crate::common::{Daemon, Env, days_from_now};
 
 fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
     let dir = env.path(rel);
@@ -18,15 +18,6 @@ fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
 fn change_src(env: &Env, repo: &Path, text: &str) {
     std::fs::write(repo.join("src/lib.rs"), text).unwrap();
     env.git_ok(repo, &["commit", "-qam", text]);
-}
-
-fn days_from_now(days: u64) -> String {
-    (std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + days * 86_400)
-        .to_string()
 }
 
 fn verify(env: &Env, dir: &Path, at: &[(&str, &str)]) -> serde_json::Value {
@@ -42,33 +33,34 @@ fn newest_id(env: &Env, dir: &Path) -> String {
     v[0]["id"].as_str().unwrap().to_owned()
 }
 
+/// A bare repository served by `daemon`, seeded with a `.gitreceipts` that
+/// trusts `env`'s key as `ci` and sets `contract` besides: (its path, its URL).
+fn served(env: &Env, daemon: &Daemon, contract: &[(&str, &str)]) -> (PathBuf, String) {
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
+    let mut settings = vec![("signer.ci.key", key.trim())];
+    settings.extend_from_slice(contract);
+    for (name, value) in settings {
+        env.git_ok(&seed, &["config", "-f", ".gitreceipts", name, value]);
+    }
+    env.git_ok(&seed, &["commit", "-qam", "trust ci"]);
+    let (bare, url) = daemon.bare(env, "served.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    (bare, url)
+}
+
 #[test]
 fn retain_on_the_server_drops_old_unreached_receipts_to_stubs_and_every_chain_still_verifies() {
     let env = Env::new();
     let daemon = Daemon::start(&env);
-    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
-    let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
-    env.git_ok(
-        &seed,
-        &["config", "-f", ".gitreceipts", "signer.ci.key", key.trim()],
-    );
-    env.git_ok(
-        &seed,
-        &["config", "-f", ".gitreceipts", "review.code.path", "src"],
-    );
-    env.git_ok(
-        &seed,
+    let (bare, url) = served(
+        &env,
+        &daemon,
         &[
-            "config",
-            "-f",
-            ".gitreceipts",
-            "review.code.self-approve",
-            "true",
+            ("review.code.path", "src"),
+            ("review.code.self-approve", "true"),
         ],
     );
-    env.git_ok(&seed, &["commit", "-qam", "trust ci"]);
-    let (bare, url) = daemon.bare(&env, "served.git");
-    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
     env.receipt_ok(&bare, &["install-hooks", "--server", "--protect", "main"]);
     let dev = clone(&env, &url, "dev");
     // main: a receipt; a feature branch that was abandoned: two; main again
@@ -303,15 +295,7 @@ fn plant(env: &Env, dir: &Path, bytes: &[u8], parent: &str) -> String {
 fn a_hostile_or_malformed_stub_is_refused_by_fetch_and_verify_and_shown_escaped() {
     let env = Env::new();
     let daemon = Daemon::start(&env);
-    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
-    let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
-    env.git_ok(
-        &seed,
-        &["config", "-f", ".gitreceipts", "signer.ci.key", key.trim()],
-    );
-    env.git_ok(&seed, &["commit", "-qam", "trust ci"]);
-    let (bare, url) = daemon.bare(&env, "served.git");
-    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    let (bare, url) = served(&env, &daemon, &[]);
     let dev = clone(&env, &url, "dev");
     env.receipt_ok(&dev, &["run", "test"]);
     env.receipt_ok(&dev, &["push"]);

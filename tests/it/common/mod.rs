@@ -681,3 +681,13 @@ pub fn sigint_as_in_a_terminal(cmd: &mut Command) {
         });
     }
 }
+
+/// `GIT_RECEIPT_TEST_NOW` for `days` days from now, in Unix seconds.
+pub fn days_from_now(days: u64) -> String {
+    (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + days * 86_400)
+        .to_string()
+}
