@@ -757,3 +757,82 @@ fn a_clone_s_own_receipts_survive_taking_a_retained_chain_that_grew_elsewhere_to
     assert_eq!(top.receipt.id(), own.receipt.id());
     assert_eq!(s.store.read_chain(&w).unwrap().len(), 5);
 }
+
+#[test]
+fn the_index_counts_a_receipt_only_linked_to_the_entry_below_it_stub_or_receipt() {
+    let (s, commits) = history();
+    let w = writer();
+    let chain = format!("refs/receipts/{w}");
+    let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
+    let tip = done[0].rewritten.clone().unwrap().tip;
+    let mut items = Vec::new();
+    s.store
+        .walk_chain_items(&w, tip, |i| {
+            items.push(i.commit());
+            Ok(true)
+        })
+        .unwrap();
+    items.reverse(); // 0..=6: stubs at 1, 2 and 4
+    let counted = |s: &Scratch| {
+        crate::store::refs_may_have_moved();
+        s.store
+            .receipt_index()
+            .unwrap()
+            .lookup(&commits[4])
+            .unwrap()
+            .len()
+    };
+    // receipt 6 (about main's c) counts on the chain as it is
+    assert_eq!(counted(&s), 1);
+    let tree_of = |c: ObjectId| s.git(&["ls-tree", &format!("{c}^{{tree}}")]) + "\n";
+    // receipt 6 straight on receipt 3: skipped 4 and 5, it follows nothing
+    let skipping = plant_tree(&s, &tree_of(items[6]), Some(items[3]));
+    s.git(&["update-ref", &chain, &skipping.to_string()]);
+    assert_eq!(counted(&s), 0);
+    // on a stub of 5 that names another id: the index lines up, prev does not
+    // (5 is a review, which retention keeps: its stub is made by hand)
+    let receipt5 = s.store.chain_entry(&w, items[5]).unwrap().receipt;
+    let b5 = receipt5.body();
+    let faithful = Stub {
+        format: crate::store::stub::STUB_FORMAT.into(),
+        id: receipt5.id().to_owned(),
+        index: b5.chain.index,
+        prev: b5.chain.prev.clone(),
+        check: "code".into(),
+        subject: b5.subject.commit.clone(),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        dropped_at: "2026-12-05T00:00:00Z".into(),
+    };
+    let mut astray = faithful.clone();
+    astray.id = format!("sha256:{}", "7".repeat(64));
+    let stub5 = plant_stub(&s, &astray, items[4]);
+    let above = plant_tree(&s, &tree_of(items[6]), Some(stub5));
+    s.git(&["update-ref", &chain, &above.to_string()]);
+    assert_eq!(counted(&s), 0);
+    // on a faithful stub of 5: it counts again
+    let stub5 = plant_stub(&s, &faithful, items[4]);
+    let above = plant_tree(&s, &tree_of(items[6]), Some(stub5));
+    s.git(&["update-ref", &chain, &above.to_string()]);
+    assert_eq!(counted(&s), 1);
+    // the writer's own key signs receipt 6 again as #9 on 5: prev lines up,
+    // the index does not
+    let mut body = s
+        .store
+        .chain_entry(&w, items[6])
+        .unwrap()
+        .receipt
+        .body()
+        .clone();
+    body.chain.index = 9;
+    let skipped = crate::receipt::Receipt::sign(body, &key()).unwrap();
+    let bytes = blob(&s, skipped.bytes());
+    let listing = tree_of(items[6]);
+    let signer = listing
+        .lines()
+        .find(|l| l.ends_with("\tsigner.pub"))
+        .unwrap();
+    let lines = format!("{signer}\n100644 blob {bytes}\treceipt.json\n");
+    let numbered = plant_tree(&s, &lines, Some(items[5]));
+    s.git(&["update-ref", &chain, &numbered.to_string()]);
+    assert_eq!(counted(&s), 0);
+}
