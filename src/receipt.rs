@@ -1343,7 +1343,7 @@ pub(crate) fn decode_lower_hex(hex: &[u8], out: &mut [u8]) -> bool {
 
 /// A git object id as git spells it: 40 lowercase hex digits (SHA-1), or 64
 /// (a SHA-256 repository, `git init --object-format=sha256`).
-fn is_hex_oid(s: &str) -> bool {
+pub(crate) fn is_hex_oid(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64) && is_lower_hex(s)
 }
 
@@ -1357,7 +1357,9 @@ fn is_lower_hex(s: &str) -> bool {
 const NOT_AN_OID: &str =
     "not an object id (40 lowercase hex digits, or 64 in a SHA-256 repository)";
 
-fn is_receipt_id(s: &str) -> bool {
+/// Whether `s` is a receipt id as receipts spell them: `sha256:` and 64
+/// lowercase hex digits.
+pub(crate) fn is_receipt_id(s: &str) -> bool {
     s.strip_prefix("sha256:")
         .is_some_and(|h| h.len() == 64 && is_lower_hex(h))
 }

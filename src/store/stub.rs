@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::receipt::{Body, Kind, Receipt, Unverified};
+use crate::receipt::{Body, Kind, Receipt, Unverified, is_hex_oid, is_receipt_id};
 
 /// Name of the stub file in a chain commit's tree.
 pub const STUB_FILE: &str = "stub.json";
@@ -39,22 +39,6 @@ pub struct Stub {
     pub started_at: String,
     /// When it was dropped, RFC 3339 UTC.
     pub dropped_at: String,
-}
-
-/// Whether `id` is a receipt id as receipts spell them.
-pub fn is_receipt_id(id: &str) -> bool {
-    id.strip_prefix("sha256:").is_some_and(|h| {
-        h.len() == 64
-            && h.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
-}
-
-fn is_object_id(hex: &str) -> bool {
-    matches!(hex.len(), 40 | 64)
-        && hex
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Whether `t` has the shape of the RFC 3339 UTC times git-receipt writes
@@ -133,7 +117,7 @@ impl Stub {
         if !crate::receipt::is_valid_check_name(&s.check) {
             return bad("check is not a check name");
         }
-        if !is_object_id(&s.subject) {
+        if !is_hex_oid(&s.subject) {
             return bad("subject is not an object id");
         }
         if !is_time(&s.started_at) || !is_time(&s.dropped_at) {
