@@ -953,22 +953,7 @@ fn pause(attempt: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(dir: &std::path::Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use crate::freshness::rules::git_in as git;
 
     /// `n` objects of every kind put in a batch, in a repository of `format`.
     fn batch_of(format: &str, n: usize) -> (tempfile::TempDir, Store, Vec<Written>) {

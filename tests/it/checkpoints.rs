@@ -10,21 +10,10 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::common::{Daemon, Env, days_from_now};
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
-}
+use crate::common::{Daemon, Env, change_src, clone, days_from_now};
 
 fn rev(env: &Env, repo: &Path, name: &str) -> String {
     env.git_ok(repo, &["rev-parse", name]).trim().to_owned()
-}
-
-fn change_src(env: &Env, repo: &Path, text: &str) {
-    std::fs::write(repo.join("src/lib.rs"), text).unwrap();
-    env.git_ok(repo, &["commit", "-qam", text]);
 }
 
 fn verify_json(env: &Env, dir: &Path, envs: &[(&str, &str)]) -> (i32, serde_json::Value, String) {

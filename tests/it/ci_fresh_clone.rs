@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Daemon, Env, Run};
+use crate::common::{Daemon, Env, Run, clone};
 use git_receipt::canon;
 use git_receipt::receipt::{Receipt, writer_id};
 use git_receipt::sign::SigningKey;
@@ -25,12 +25,6 @@ struct World {
     bob_writer: String,
     /// Dev's public key fingerprint.
     dev_fingerprint: String,
-}
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
 }
 
 fn key_path(env: &Env) -> PathBuf {

@@ -6,15 +6,9 @@
 //! `receipt.pushNotes` decides either way when set. Real `git daemon` on
 //! 127.0.0.1; stock git is the oracle for what the server holds.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::common::{Daemon, Env};
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
-}
+use crate::common::{Daemon, Env, clone};
 
 /// The refs of the bare repository at `bare` under `prefix`.
 fn refs_under(env: &Env, bare: &Path, prefix: &str) -> Vec<String> {

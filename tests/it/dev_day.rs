@@ -5,14 +5,8 @@
 
 use std::path::PathBuf;
 
-use crate::common::{self, Daemon, Env};
+use crate::common::{self, Daemon, Env, clone};
 use serde_json::Value;
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
-}
 
 /// A served repository whose `main` declares the author as its only signer, with
 /// the author's `test` receipt on its tip, pushed.

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Daemon, Env, Run};
+use crate::common::{Daemon, Env, Run, clone};
 
 struct World {
     daemon: Daemon,
@@ -56,12 +56,6 @@ fn world(hooked: bool) -> World {
         ci_dir,
         ci_writer,
     }
-}
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
 }
 
 /// Mallory's clone, with every chain of the server under refs/theirs/.

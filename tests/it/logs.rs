@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Daemon, Env, Run};
+use crate::common::{Daemon, Env, Run, clone};
 
 /// A served repository holding the basic fixture's `main` (whose `.gitreceipts`
 /// trusts this environment's key), with the pre-receive hook, and a clone of it.
@@ -33,12 +33,6 @@ fn served(env: &Env, daemon: &Daemon, name: &str) -> (PathBuf, String, PathBuf) 
     let dev = clone(env, &url, &format!("dev-{name}"));
     env.receipt_ok(&dev, &["init"]);
     (bare, url, dev)
-}
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
 }
 
 /// `record test --exit-code CODE --log FILE` with `body` as the output; returns the

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{Daemon, Env};
+use crate::common::{Daemon, Env, clone};
 
 fn count(env: &Env, dir: &Path, field: &str) -> u64 {
     let out = env.git_ok(dir, &["count-objects", "-v"]);
@@ -36,25 +36,13 @@ fn a_fetch_writes_the_notes_it_derives_for_many_writers_as_one_pack_stock_git_re
     let seed = a.fixture_repo("make_basic_repo.sh", "seed");
     let (_bare, url) = daemon.bare(&a, "served.git");
     a.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
-    let dir_a = a.path("a");
-    a.git_ok(
-        a.tmp.path(),
-        &["clone", "-q", &url, dir_a.to_str().unwrap()],
-    );
-    let dir_b = b.path("b");
-    b.git_ok(
-        b.tmp.path(),
-        &["clone", "-q", &url, dir_b.to_str().unwrap()],
-    );
+    let dir_a = clone(&a, &url, "a");
+    let dir_b = clone(&b, &url, "b");
     let tip_a = checked_commits(&a, &dir_a, "wa", 60);
     let tip_b = checked_commits(&b, &dir_b, "wb", 60);
     let (writer_a, writer_b) = (a.only_writer(&dir_a), b.only_writer(&dir_b));
 
-    let fresh = a.path("fresh");
-    a.git_ok(
-        a.tmp.path(),
-        &["clone", "-q", &url, fresh.to_str().unwrap()],
-    );
+    let fresh = clone(&a, &url, "fresh");
     let packs_before = count(&a, &fresh, "packs");
     let r = a.receipt(&fresh, &["fetch"]);
     assert_eq!(r.code, 0, "{r}");

@@ -7,18 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Daemon, Env, days_from_now};
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
-}
-
-fn change_src(env: &Env, repo: &Path, text: &str) {
-    std::fs::write(repo.join("src/lib.rs"), text).unwrap();
-    env.git_ok(repo, &["commit", "-qam", text]);
-}
+use crate::common::{Daemon, Env, change_src, clone, days_from_now};
 
 fn verify(env: &Env, dir: &Path, at: &[(&str, &str)]) -> serde_json::Value {
     let r = env.receipt_with(dir, &["verify", "--json"], at);

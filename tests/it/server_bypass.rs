@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Daemon, Env, Run};
+use crate::common::{Daemon, Env, Run, clone};
 
 /// The basic fixture with this environment's key declared as a signer, committed.
 fn seed_with_signer(env: &Env, rel: &str) -> PathBuf {
@@ -36,12 +36,6 @@ fn guarded_server(env: &Env, daemon: &Daemon, name: &str) -> (PathBuf, String) {
     env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
     env.receipt_ok(&bare, &["install-hooks", "--server"]);
     (bare, url)
-}
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
 }
 
 /// A raw push that skips the client's pre-push hook: only the server decides.

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Daemon, Env, Run};
+use crate::common::{Daemon, Env, Run, clone};
 
 /// The basic fixture with this environment's key declared as a signer, committed.
 fn seed_with_signer(env: &Env, rel: &str) -> PathBuf {
@@ -42,12 +42,6 @@ fn server(env: &Env, daemon: &Daemon, name: &str, protect: &[&str]) -> (PathBuf,
     }
     env.receipt_ok(&bare, &args);
     (bare, url)
-}
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
 }
 
 /// A raw push that skips the client's pre-push hook: only the server decides.

@@ -5,24 +5,12 @@
 //! notes, the refs. The server is `git daemon` on 127.0.0.1 serving a bare
 //! SHA-256 repository with git-receipt's server hook.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::common::{Daemon, Env};
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
-}
+use crate::common::{Daemon, Env, change_src, clone};
 
 fn rev(env: &Env, repo: &Path, name: &str) -> String {
     env.git_ok(repo, &["rev-parse", name]).trim().to_owned()
-}
-
-/// Commit a change to `src` (the inputs of `test`).
-fn change_src(env: &Env, repo: &Path, text: &str) {
-    std::fs::write(repo.join("src/lib.rs"), text).unwrap();
-    env.git_ok(repo, &["commit", "-qam", text]);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Receipts travel through a real git server: `git daemon` on 127.0.0.1, started
 //! by each test, with bare repositories it creates.
 
-use crate::common::{self, Daemon, Env};
+use crate::common::{self, Daemon, Env, clone};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -11,12 +11,6 @@ fn seeded_server(env: &Env, daemon: &Daemon, name: &str) -> (PathBuf, String) {
     let (bare, url) = daemon.bare(env, name);
     env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
     (bare, url)
-}
-
-fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
-    let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
-    dir
 }
 
 fn remote_refs(env: &Env, dir: &Path, url: &str, pattern: &str) -> Vec<String> {

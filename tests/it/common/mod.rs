@@ -691,3 +691,16 @@ pub fn days_from_now(days: u64) -> String {
         + days * 86_400)
         .to_string()
 }
+
+/// A `git clone` of `url` into `rel` under `env`'s temporary directory.
+pub fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
+    let dir = env.path(rel);
+    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
+    dir
+}
+
+/// Commit a change to `src/lib.rs` (the inputs of the fixtures' `test`).
+pub fn change_src(env: &Env, repo: &Path, text: &str) {
+    std::fs::write(repo.join("src/lib.rs"), text).unwrap();
+    env.git_ok(repo, &["commit", "-qam", text]);
+}
