@@ -233,32 +233,25 @@ pub struct ChainOutcome {
     pub rewritten: Option<Rewritten>,
 }
 
-/// Every chain's items, oldest first, read once: (writer, tip, items).
-type Chains = Vec<(String, ObjectId, Vec<ChainItem>)>;
+/// Every chain's items, oldest first, read once: (writer, items).
+type Chains = Vec<(String, Vec<ChainItem>)>;
 
 /// Read every chain whole, oldest entry first.
 pub fn read_chains(store: &Store) -> Result<Chains, StoreError> {
     let mut out = Vec::new();
     for (writer, _) in store.writers()? {
-        let Some(tip) = store.chain_tip(&writer)? else {
-            continue;
-        };
-        let mut items = Vec::new();
-        store.walk_chain_items(&writer, tip, |i| {
-            items.push(i);
-            Ok(true)
-        })?;
-        items.reverse();
-        out.push((writer, tip, items));
+        if let Some(tip) = store.chain_tip(&writer)? {
+            let items = store.chain_items(&writer, tip)?;
+            out.push((writer, items));
+        }
     }
     Ok(out)
 }
 
-/// The ids any receipt of `chains` names.
-pub fn named_ids(chains: &Chains) -> HashSet<String> {
-    chains
-        .iter()
-        .flat_map(|(_, _, items)| items)
+/// The ids the receipts among `items` name.
+pub fn named_ids<'a>(items: impl IntoIterator<Item = &'a ChainItem>) -> HashSet<String> {
+    items
+        .into_iter()
         .filter_map(|i| match i {
             ChainItem::Entry(e) => Some(named_by(&e.receipt)),
             ChainItem::Stub(_) => None,
@@ -276,15 +269,14 @@ pub fn retain(
     dry_run: bool,
 ) -> Result<Vec<ChainOutcome>, RetainError> {
     let chains = read_chains(store)?;
-    rules.named = named_ids(&chains);
+    rules.named = named_ids(chains.iter().flat_map(|(_, items)| items));
     let mut out = Vec::new();
-    for (writer, tip, items) in chains {
+    for (writer, items) in chains {
         let plan = plan(&items, &rules, dropped_at);
-        drop(items);
         let rewritten = if dry_run || plan.stubs.is_empty() {
             None
         } else {
-            let r = store.rewrite_with_stubs(&writer, tip, &plan.stubs)?;
+            let r = store.rewrite_with_stubs(&writer, &items, &plan.stubs)?;
             store.restart_notes(&writer)?;
             Some(r)
         };

@@ -453,18 +453,10 @@ fn rooted_items(
     writer: &str,
     tip: ObjectId,
 ) -> Option<Vec<crate::store::chain::ChainItem>> {
-    let mut items = Vec::new();
     store
-        .walk_chain_items(writer, tip, |i| {
-            items.push(i);
-            Ok(true)
-        })
-        .ok()?;
-    items.reverse();
-    items
-        .first()
-        .is_some_and(|i| i.parent().is_none())
-        .then_some(items)
+        .chain_items(writer, tip)
+        .ok()
+        .filter(|items| items.first().is_some_and(|i| i.parent().is_none()))
 }
 
 /// A remote chain `theirs` that is ours rewritten by `git receipt retain`: the
@@ -536,14 +528,7 @@ pub(crate) fn retained(
     let rules = crate::retention::Rules {
         cutoff_ms: crate::clock::now_ms().saturating_sub(RETAIN_MIN_AGE_MS),
         kept,
-        named: mine
-            .iter()
-            .filter_map(|i| match i {
-                ChainItem::Entry(e) => Some(crate::retention::named_by(&e.receipt)),
-                ChainItem::Stub(_) => None,
-            })
-            .flatten()
-            .collect(),
+        named: crate::retention::named_ids(&mine),
     };
     for e in &dropped {
         if let Some(why) = crate::retention::keep(&e.receipt, false, &rules) {

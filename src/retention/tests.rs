@@ -208,14 +208,7 @@ fn retain_drops_exactly_the_old_unreached_checks_and_the_chain_still_verifies() 
     assert_eq!(s.store.chain_tip(&writer()).unwrap(), Some(rewritten.tip));
 
     // the receipts left are the same receipts, the stubs keep the ids that went
-    let mut items = Vec::new();
-    s.store
-        .walk_chain_items(&writer(), rewritten.tip, |i| {
-            items.push(i);
-            Ok(true)
-        })
-        .unwrap();
-    items.reverse();
+    let items = s.store.chain_items(&writer(), rewritten.tip).unwrap();
     let stubbed: Vec<u64> = items
         .iter()
         .filter_map(|i| match i {
@@ -254,7 +247,7 @@ fn a_receipt_another_names_stays_and_a_young_one_stays() {
         named: [named_id].into_iter().collect(),
     };
     let chains = read_chains(&s.store).unwrap();
-    let p = plan(&chains[0].2, &r, "2026-12-05T00:00:00Z");
+    let p = plan(&chains[0].1, &r, "2026-12-05T00:00:00Z");
     assert_eq!(p.stubs.keys().copied().collect::<Vec<_>>(), [2, 4]);
     assert_eq!(p.kept.get(&Keep::Named), Some(&1));
     // a cutoff before receipt 2 started: 2 and 4 are young
@@ -263,7 +256,7 @@ fn a_receipt_another_names_stays_and_a_young_one_stays() {
         kept,
         named: HashSet::new(),
     };
-    let p = plan(&chains[0].2, &young, "2026-12-05T00:00:00Z");
+    let p = plan(&chains[0].1, &young, "2026-12-05T00:00:00Z");
     assert_eq!(p.stubs.keys().copied().collect::<Vec<_>>(), [1]);
     assert_eq!(p.kept.get(&Keep::Young), Some(&3)); // 2, 4, 6 (5 is a decision)
 }
@@ -310,7 +303,8 @@ fn retention_refuses_a_repository_with_nothing_protected_or_a_shallow_one() {
 fn a_rewrite_refuses_the_tip_a_stub_of_another_receipt_and_an_index_with_no_receipt() {
     let (s, _) = history();
     let chains = read_chains(&s.store).unwrap();
-    let (w, tip, items) = &chains[0];
+    let (w, items) = &chains[0];
+    let tip = items.last().unwrap().commit();
     let stub_at = |n: usize| match &items[n] {
         ChainItem::Entry(e) => Stub::of(&e.receipt, "2026-12-05T00:00:00Z").unwrap(),
         ChainItem::Stub(_) => unreachable!(),
@@ -318,28 +312,28 @@ fn a_rewrite_refuses_the_tip_a_stub_of_another_receipt_and_an_index_with_no_rece
     let one = |k: u64, st: Stub| [(k, st)].into_iter().collect::<BTreeMap<_, _>>();
     let e = s
         .store
-        .rewrite_with_stubs(w, *tip, &one(6, stub_at(6)))
+        .rewrite_with_stubs(w, items, &one(6, stub_at(6)))
         .unwrap_err();
     assert!(e.to_string().contains("never dropped"), "{e}");
     let e = s
         .store
-        .rewrite_with_stubs(w, *tip, &one(1, stub_at(2)))
+        .rewrite_with_stubs(w, items, &one(1, stub_at(2)))
         .unwrap_err();
     assert!(e.to_string().contains("not sha256:"), "{e}");
     let mut misplaced = stub_at(1);
     misplaced.index = 5;
     let e = s
         .store
-        .rewrite_with_stubs(w, *tip, &one(1, misplaced))
+        .rewrite_with_stubs(w, items, &one(1, misplaced))
         .unwrap_err();
     assert!(e.to_string().contains("names sha256:"), "{e}");
     let e = s
         .store
-        .rewrite_with_stubs(w, *tip, &one(9, stub_at(2)))
+        .rewrite_with_stubs(w, items, &one(9, stub_at(2)))
         .unwrap_err();
     assert!(e.to_string().contains("not receipts of this chain"), "{e}");
     // nothing moved
-    assert_eq!(s.store.chain_tip(w).unwrap(), Some(*tip));
+    assert_eq!(s.store.chain_tip(w).unwrap(), Some(tip));
     assert_eq!(s.store.read_chain(w).unwrap().len(), 7);
 }
 
@@ -670,15 +664,14 @@ fn a_stub_at_the_root_verifies_and_one_below_an_unreadable_entry_is_no_tip() {
     assert_eq!((v.receipts, v.stubs), (3, 4));
     // receipt 3 made unreadable: what is below it is still no tip
     let w = writer();
-    let mut items = Vec::new();
     let tip = s.store.chain_tip(&w).unwrap().unwrap();
-    s.store
-        .walk_chain_items(&w, tip, |i| {
-            items.push(i.commit());
-            Ok(true)
-        })
-        .unwrap();
-    items.reverse(); // 0..=6
+    let items: Vec<ObjectId> = s
+        .store
+        .chain_items(&w, tip)
+        .unwrap()
+        .iter()
+        .map(ChainItem::commit)
+        .collect(); // 0..=6
     let junk = blob(&s, b"not a receipt");
     let broken = plant_tree(
         &s,
@@ -765,14 +758,13 @@ fn the_index_counts_a_receipt_only_linked_to_the_entry_below_it_stub_or_receipt(
     let chain = format!("refs/receipts/{w}");
     let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     let tip = done[0].rewritten.clone().unwrap().tip;
-    let mut items = Vec::new();
-    s.store
-        .walk_chain_items(&w, tip, |i| {
-            items.push(i.commit());
-            Ok(true)
-        })
-        .unwrap();
-    items.reverse(); // 0..=6: stubs at 1, 2 and 4
+    let items: Vec<ObjectId> = s
+        .store
+        .chain_items(&w, tip)
+        .unwrap()
+        .iter()
+        .map(ChainItem::commit)
+        .collect(); // 0..=6: stubs at 1, 2 and 4
     let counted = |s: &Scratch| {
         crate::store::refs_may_have_moved();
         s.store

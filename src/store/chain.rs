@@ -276,6 +276,18 @@ impl Store {
         Ok(())
     }
 
+    /// Every commit of a chain from `tip`, receipts and retention stubs,
+    /// oldest first (from the root, or from a shallow edge).
+    pub fn chain_items(&self, writer: &str, tip: ObjectId) -> Result<Vec<ChainItem>, StoreError> {
+        let mut items = Vec::new();
+        self.walk_chain_items(writer, tip, |i| {
+            items.push(i);
+            Ok(true)
+        })?;
+        items.reverse();
+        Ok(items)
+    }
+
     /// Every receipt of a chain, newest first.
     pub fn read_chain(&self, writer: &str) -> Result<Vec<ChainEntry>, StoreError> {
         let mut out = Vec::new();

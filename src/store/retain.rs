@@ -23,33 +23,35 @@ pub struct Rewritten {
 
 impl Store {
     /// Replace the receipts of `writer`'s chain at the indexes `stubs` names by
-    /// those stubs, and move the chain from `tip` to the result (compare and
+    /// those stubs, and move the chain from its tip to the result (compare and
     /// swap: a chain that moved since is left alone, and the error says so).
-    /// Every commit above the first stub is written again with its tree and
-    /// message as they were, on its new parent; receipts, ids, indexes and
-    /// links do not change, so the chain verifies as before, the stubs' links
-    /// checked by the ids the receipts above them sign. The tip is never a stub,
-    /// nor is anything but a receipt whose stub names it.
+    /// `items` is the chain as read ([`Store::chain_items`], oldest first), its
+    /// last the tip. Every commit above the first stub is written again with its
+    /// tree and message as they were, on its new parent; receipts, ids, indexes
+    /// and links do not change, so the chain verifies as before, the stubs'
+    /// links checked by the ids the receipts above them sign. The tip is never a
+    /// stub, nor is anything but a receipt whose stub names it.
     ///
     /// The caller rebuilds the notes ([`Store::restart_notes`]); the receipt
     /// index re-indexes a chain that moved sideways on its next read.
     pub fn rewrite_with_stubs(
         &self,
         writer: &str,
-        tip: ObjectId,
+        items: &[ChainItem],
         stubs: &BTreeMap<u64, Stub>,
     ) -> Result<Rewritten, StoreError> {
+        let Some(tip) = items.last().map(ChainItem::commit) else {
+            return Err(StoreError::CorruptChain {
+                writer: writer.to_owned(),
+                commit: ObjectId::null(self.repo.object_hash()),
+                reason: "has no commits to rewrite".to_owned(),
+            });
+        };
         let refuse = |reason: String| StoreError::CorruptChain {
             writer: writer.to_owned(),
             commit: tip,
             reason,
         };
-        let mut items = Vec::new();
-        self.walk_chain_items(writer, tip, |item| {
-            items.push(item);
-            Ok(true)
-        })?;
-        items.reverse(); // oldest first
         if items.first().is_some_and(|i| i.parent().is_some()) {
             return Err(refuse(
                 "the chain's first entries are not in this repository (a shallow clone): retention rewrites a whole chain; run it where the chains are whole (the server), or `git fetch --unshallow` first".to_owned(),
