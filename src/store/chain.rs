@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::concurrent_gc::{Written, encode};
-use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point, tool_signature};
+use super::{CHAIN_PREFIX, Retry, Store, StoreError, crash_point};
 use crate::notice::Notice;
 use crate::receipt::{
     Body, MAX_RECEIPT_BYTES, Receipt, ReceiptError, Unverified, Verified, is_valid_writer_id,
@@ -657,18 +657,7 @@ impl Store {
             message.push('\n');
             message.push_str(remark);
         }
-        let sig = tool_signature();
-        let commit = gix::objs::Commit {
-            tree: tree.id,
-            parents: parent.into_iter().collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        };
-        let (kind, bytes) = encode(&commit);
-        let commit = self.put_object("a chain commit", kind, bytes)?;
+        let commit = self.put_tool_commit("a chain commit", tree.id, parent, message)?;
         Ok((commit.id, vec![blob, key_blob, tree, commit]))
     }
 }

@@ -9,7 +9,7 @@ use gix::ObjectId;
 use gix::objs::tree::{Entry, EntryKind};
 
 use super::concurrent_gc::encode;
-use super::{Store, StoreError, tool_signature};
+use super::{Store, StoreError};
 
 /// Prefix of checkpoint refs: `refs/receipt-checkpoints/<writer>`.
 pub const CHECKPOINT_PREFIX: &str = "refs/receipt-checkpoints/";
@@ -123,17 +123,8 @@ impl Store {
             }],
         });
         let tree = self.put_object("a checkpoint tree", kind, bytes)?;
-        let sig = tool_signature();
-        let (kind, bytes) = encode(&gix::objs::Commit {
-            tree: tree.id,
-            parents: parent.into_iter().collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        });
-        let commit = self.put_object("a checkpoint commit", kind, bytes)?;
+        let commit =
+            self.put_tool_commit("a checkpoint commit", tree.id, parent, message.to_owned())?;
         let refname = checkpoint_ref(writer);
         self.set_ref(&refname, parent, commit.id, "git-receipt: checkpoint")?;
         self.keep_written(&refname, &[blob, tree, commit.clone()])?;

@@ -195,6 +195,29 @@ impl Store {
         self.object_batch.lock().expect("object batch").is_some()
     }
 
+    /// Write (as [`Store::put_object`]) a commit of `tree` on `parent` by the
+    /// tool's own identity ([`super::tool_signature`]): every commit git-receipt
+    /// makes (chain entries, retention stubs, notes, checkpoints).
+    pub(crate) fn put_tool_commit(
+        &self,
+        what: &'static str,
+        tree: ObjectId,
+        parent: Option<ObjectId>,
+        message: String,
+    ) -> Result<Written, StoreError> {
+        let sig = super::tool_signature();
+        let (kind, bytes) = encode(&gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: sig.clone(),
+            committer: sig,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        });
+        self.put_object(what, kind, bytes)
+    }
+
     /// From now on, hold the objects [`Store::put_object`] writes in memory, to
     /// be written as one pack by [`Store::end_object_batch`]: a fetch derives
     /// notes for thousands of receipts, and one loose file an object cost it

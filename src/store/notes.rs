@@ -23,7 +23,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
-use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err, tool_signature};
+use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err};
 use crate::notice::Notice;
 
 /// Above this many notes at the top level, switch to git's 2/38 fanout.
@@ -643,18 +643,8 @@ impl Store {
         let chain_index = tip_index.unwrap_or(0);
         let message =
             format!("Notes added by 'git receipt'\n\nchain {chain_tip} index {chain_index}\n");
-        let sig = tool_signature();
-        let commit = gix::objs::Commit {
-            tree,
-            parents: notes_tip.filter(|_| !root).into_iter().collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        };
-        let (kind, bytes) = super::concurrent_gc::encode(&commit);
-        let written_commit = self.put_object("a notes commit", kind, bytes)?;
+        let written_commit =
+            self.put_tool_commit("a notes commit", tree, notes_tip.filter(|_| !root), message)?;
         let commit = written_commit.id;
         // what this update wrote, kept in memory to be written again if a
         // concurrent prune deletes it (see `concurrent_gc`); in a batch, the

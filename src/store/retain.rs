@@ -8,7 +8,7 @@ use gix::objs::tree::{Entry, EntryKind};
 
 use super::chain::{ChainItem, chain_ref};
 use super::stub::{STUB_FILE, Stub};
-use super::{Store, StoreError, git_err, tool_signature};
+use super::{Store, StoreError, git_err};
 
 /// What [`Store::rewrite_with_stubs`] did to one chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,18 +143,10 @@ impl Store {
         };
         let (kind, bytes) = super::concurrent_gc::encode(&tree);
         let tree = self.put_object("a stub tree", kind, bytes)?;
-        let sig = tool_signature();
-        let commit = gix::objs::Commit {
-            tree: tree.id,
-            parents: parent.into_iter().collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: format!("stub: {} #{}\n", stub.check, stub.index).into(),
-            extra_headers: Vec::new(),
-        };
-        let (kind, bytes) = super::concurrent_gc::encode(&commit);
-        Ok(self.put_object("a stub commit", kind, bytes)?.id)
+        let message = format!("stub: {} #{}\n", stub.check, stub.index);
+        Ok(self
+            .put_tool_commit("a stub commit", tree.id, parent, message)?
+            .id)
     }
 
     /// Chain commit `commit` written again on `parent`: its tree, author,
