@@ -266,6 +266,11 @@ fn stub_of(
     below: Option<&Below>,
 ) -> Option<Result<Below, Refusal>> {
     let tree = repo.find_tree(tree_id).ok()?;
+    // an entry's tree (the usual case) is read by the entry rules: its
+    // receipt is not read here too
+    if tree.find_entry(RECEIPT_FILE).is_some() {
+        return None;
+    }
     let stub = match read_receipt_file_in(repo, &tree) {
         Err(ReceiptFileProblem::Stub(stub)) => *stub,
         _ => return None,
