@@ -381,6 +381,34 @@ impl Stretch<'_> {
         })
     }
 
+    /// A chain commit with more than one parent: the walk followed the first.
+    fn parents_finding(&mut self, index: Option<u64>, commit: ObjectId, parents: usize) {
+        if parents > 1 {
+            self.finding(
+                index,
+                None,
+                commit,
+                "shape",
+                format!(
+                    "chain commit has {parents} parents; a chain is linear (followed the first)"
+                ),
+            );
+        }
+    }
+
+    /// A chain's first commit that does not sit at index 0.
+    fn root_finding(&mut self, index: u64, id: Option<&str>, commit: ObjectId) {
+        self.finding(
+            Some(index),
+            id,
+            commit,
+            "link",
+            format!(
+                "is the root of the chain but has index {index}; earlier receipts were removed"
+            ),
+        );
+    }
+
     /// Take the next entry down the chain, checked.
     fn take(&mut self, e: Checked) {
         if let Some(stub) = e.stub {
@@ -388,18 +416,7 @@ impl Stretch<'_> {
             return;
         }
         self.walk.receipts += 1;
-        if e.parents.len() > 1 {
-            self.finding(
-                None,
-                None,
-                e.commit,
-                "shape",
-                format!(
-                    "chain commit has {} parents; a chain is linear (followed the first)",
-                    e.parents.len()
-                ),
-            );
-        }
+        self.parents_finding(None, e.commit, e.parents.len());
         let r = match e.receipt {
             Err((kind, why)) => {
                 self.finding(
@@ -460,15 +477,7 @@ impl Stretch<'_> {
         // parses has `prev` set exactly when its index is not 0 (the schema
         // check in receipt.rs), so either half says the same.
         if e.parents.is_empty() && (idx != 0 || r.prev.is_some()) {
-            self.finding(
-                Some(idx),
-                Some(&id),
-                e.commit,
-                "link",
-                format!(
-                    "is the root of the chain but has index {idx}; earlier receipts were removed"
-                ),
-            );
+            self.root_finding(idx, Some(&id), e.commit);
         }
         if let Some(s) = r.supersedes {
             self.walk.supersedes.push((idx, id.clone(), e.commit, s));
@@ -486,18 +495,7 @@ impl Stretch<'_> {
         stub: crate::store::stub::Stub,
     ) {
         self.walk.stubs += 1;
-        if parents.len() > 1 {
-            self.finding(
-                Some(stub.index),
-                None,
-                commit,
-                "shape",
-                format!(
-                    "chain commit has {} parents; a chain is linear (followed the first)",
-                    parents.len()
-                ),
-            );
-        }
+        self.parents_finding(Some(stub.index), commit, parents.len());
         match &self.child {
             Some(child) => check_link(&mut self.walk.findings, self.writer, child, stub.index, &stub.id),
             None if commit == self.tip => self.finding(
@@ -513,16 +511,7 @@ impl Stretch<'_> {
             None => {}
         }
         if parents.is_empty() && stub.index != 0 {
-            self.finding(
-                Some(stub.index),
-                None,
-                commit,
-                "link",
-                format!(
-                    "is the root of the chain but has index {}; earlier receipts were removed",
-                    stub.index
-                ),
-            );
+            self.root_finding(stub.index, None, commit);
         }
         self.child = Some((stub.index, stub.prev, commit));
     }
