@@ -50,6 +50,29 @@ pub(crate) fn read_receipt_file_in(
             None => shape(format!("no {RECEIPT_FILE} in its tree")),
         });
     };
+    read_bounded(repo, &entry, RECEIPT_FILE, MAX_RECEIPT_BYTES).map_err(|p| match p {
+        FileProblem::Shape(why) => shape(why),
+        FileProblem::Oversized(size) => ReceiptFileProblem::Oversized(size),
+    })
+}
+
+/// What is wrong with a file of a chain commit's tree.
+enum FileProblem {
+    /// Not a regular file, or unreadable.
+    Shape(String),
+    /// Larger than the limit (refused before it is read).
+    Oversized(usize),
+}
+
+/// The bytes of `entry`, the file `name` of a chain commit's tree, when it is
+/// a regular file of at most `max` bytes: the size is read first, so an
+/// oversized blob is refused before it is read into memory.
+fn read_bounded(
+    repo: &gix::Repository,
+    entry: &gix::object::tree::EntryRef<'_, '_>,
+    name: &str,
+    max: usize,
+) -> Result<Vec<u8>, FileProblem> {
     let what = match entry.mode().kind() {
         EntryKind::Blob => None,
         EntryKind::BlobExecutable => Some("an executable file"),
@@ -58,22 +81,21 @@ pub(crate) fn read_receipt_file_in(
         EntryKind::Commit => Some("a submodule (commit)"),
     };
     if let Some(what) = what {
-        return Err(shape(format!(
-            "{RECEIPT_FILE} is {what}, not a regular file"
+        return Err(FileProblem::Shape(format!(
+            "{name} is {what}, not a regular file"
         )));
     }
     let oid = entry.oid().to_owned();
-    // Refuse an oversized blob before reading it into memory.
     let header = repo
         .find_header(oid)
-        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+        .map_err(|e| FileProblem::Shape(format!("{name} unreadable: {e}")))?;
     let size = usize::try_from(header.size()).unwrap_or(usize::MAX);
-    if size > MAX_RECEIPT_BYTES {
-        return Err(ReceiptFileProblem::Oversized(size));
+    if size > max {
+        return Err(FileProblem::Oversized(size));
     }
     let blob = repo
         .find_blob(oid)
-        .map_err(|e| shape(format!("{RECEIPT_FILE} unreadable: {e}")))?;
+        .map_err(|e| FileProblem::Shape(format!("{name} unreadable: {e}")))?;
     // A copy of exactly its size: the decoder's buffer, sized for a whole delta
     // chain, goes back to the repository for the next read (a verify holds
     // thousands of these at a time).
@@ -86,23 +108,13 @@ fn read_stub(
     repo: &gix::Repository,
     entry: &gix::object::tree::EntryRef<'_, '_>,
 ) -> Result<Stub, String> {
-    if entry.mode().kind() != EntryKind::Blob {
-        return Err(format!("{STUB_FILE} is not a regular file"));
-    }
-    let oid = entry.oid().to_owned();
-    let size = repo
-        .find_header(oid)
-        .map_err(|e| format!("{STUB_FILE} unreadable: {e}"))?
-        .size();
-    if size > MAX_STUB_BYTES as u64 {
-        return Err(format!(
-            "{STUB_FILE} is {size} bytes, over the {MAX_STUB_BYTES} byte limit"
-        ));
-    }
-    let blob = repo
-        .find_blob(oid)
-        .map_err(|e| format!("{STUB_FILE} unreadable: {e}"))?;
-    Stub::parse(&blob.data)
+    let bytes = read_bounded(repo, entry, STUB_FILE, MAX_STUB_BYTES).map_err(|p| match p {
+        FileProblem::Shape(why) => why,
+        FileProblem::Oversized(size) => {
+            format!("{STUB_FILE} is {size} bytes, over the {MAX_STUB_BYTES} byte limit")
+        }
+    })?;
+    Stub::parse(&bytes)
 }
 
 /// One chain entry as read from git: its parents and its receipt file's bytes,
