@@ -525,10 +525,20 @@ pub(crate) fn retained(
         Ok((kept, _)) => kept,
         Err(e) => return refuse(format!("this clone cannot check them: {e}")),
     };
+    // "named by no receipt" means in any chain, as `retain` reads it (a
+    // shallow clone, where a name could sit below the cut, was refused above)
+    let chains = match crate::retention::read_chains(store) {
+        Ok(chains) => chains,
+        Err(e) => {
+            return refuse(format!(
+                "this clone cannot read its chains to check them: {e}"
+            ));
+        }
+    };
     let rules = crate::retention::Rules {
         cutoff_ms: crate::clock::now_ms().saturating_sub(RETAIN_MIN_AGE_MS),
         kept,
-        named: crate::retention::named_ids(&mine),
+        named: crate::retention::named_ids(chains.iter().flat_map(|(_, items)| items)),
     };
     for e in &dropped {
         if let Some(why) = crate::retention::keep(&e.receipt, false, &rules) {

@@ -828,3 +828,62 @@ fn the_index_counts_a_receipt_only_linked_to_the_entry_below_it_stub_or_receipt(
     s.git(&["update-ref", &chain, &numbered.to_string()]);
     assert_eq!(counted(&s), 0);
 }
+
+#[test]
+fn taking_a_retained_chain_refuses_a_stub_of_a_receipt_another_writer_s_acceptance_cites() {
+    let (mut s, commits) = history();
+    let w = writer();
+    let chain = format!("refs/receipts/{w}");
+    let ours = s.store.chain_tip(&w).unwrap().unwrap();
+    let cited = s.store.read_chain(&w).unwrap()[4].receipt.id().to_owned(); // receipt 2, of s2
+    // the remote's retention, made where that acceptance was not (yet) seen
+    let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
+    assert_eq!(
+        done[0].plan.stubs.keys().copied().collect::<Vec<_>>(),
+        [1, 2, 4]
+    );
+    let theirs = done[0].rewritten.clone().unwrap().tip;
+    s.git(&["update-ref", &chain, &ours.to_string()]);
+    // here another writer's chain holds an acceptance citing receipt 2
+    let other = SigningKey::from_seed(&[8; 32]);
+    let body = crate::decision::rules::acceptance_body(
+        &s,
+        commits[2],
+        vec![crate::receipt::Criterion {
+            kind: crate::receipt::CriterionKind::Check,
+            name: "test".into(),
+            state: crate::receipt::State::Present,
+            inputs: commits[2].to_string(),
+            evidence: vec![cited.clone()],
+        }],
+    );
+    append_decision(
+        &s.store,
+        &writer_id(other.public(), "default"),
+        &other,
+        body.subject.clone(),
+        Payload::Acceptance(body.acceptance.clone().unwrap()),
+    )
+    .unwrap();
+    let k = key();
+    let known = crate::store::admit::only_key(k.public());
+    let out = crate::sync::retained(&s.store, &w, ours, theirs, &known).unwrap();
+    match out {
+        Some(crate::sync::FetchOutcome::Rejected(why)) => {
+            assert!(why.contains(&cited) && why.contains("named"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.store.chain_tip(&w).unwrap(), Some(ours));
+    // a shallow clone cannot see every name or reach: refused, said so
+    let shallow = s.dir.path().join(".git/shallow");
+    std::fs::write(&shallow, format!("{}\n", commits[0])).unwrap();
+    s.reopen();
+    match crate::sync::retained(&s.store, &w, ours, theirs, &known).unwrap() {
+        Some(crate::sync::FetchOutcome::Rejected(why)) => {
+            assert!(why.contains("shallow"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.store.chain_tip(&w).unwrap(), Some(ours));
+}
