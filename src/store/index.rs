@@ -1363,7 +1363,8 @@ impl Store {
             return None;
         }
         let built_under = std::fs::read_to_string(self.shallow_stamp_path()).unwrap_or_default();
-        if built_under.trim() != self.shallow_stamp() {
+        // no index file yet (a fresh clone's first fetch): nothing was rebuilt
+        if built_under.trim() != self.shallow_stamp() && self.index_path().exists() {
             self.notice(Notice::info(
                 "index-rebuilt",
                 format!(

@@ -335,6 +335,8 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     let dir = clone(&reviewer, &s.url, "reviewer");
     let r = reviewer.receipt(&dir, &["fetch", "--since", "checkpoint"]);
     assert_eq!(r.code, 0, "{r}");
+    // a fresh clone has no index to rebuild: no notice says so
+    assert!(!r.stderr.contains("rebuilding"), "{r}");
     // the tip's index read at depth 1, then the four entries it needs at once
     assert!(
         r.stderr
