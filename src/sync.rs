@@ -96,6 +96,9 @@ fn take_fetched(
 ) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
     let known = |fp: &str| trust.lookup(fp).map(|t| t.key.clone());
     let mut report = BTreeMap::new();
+    // the receipts admitted here are read again for their notes and the
+    // index: read once (`benches/year.rs`)
+    let _recall = crate::store::Recalling::start();
     // the local tips from one listing: a chain whose tip here is the one just
     // fetched has nothing to admit, and git checked that the fetched tip's
     // objects are all here (a prune that took them is git's to repair, and

@@ -414,6 +414,8 @@ fn entry_of(
     }
     let receipt = Receipt::parse_owned(bytes)
         .map_err(|e| refuse(Rule::Receipt, format!("{RECEIPT_FILE} is invalid: {e}")))?;
+    // the walks after a fetch's admission (notes, the index) read it again
+    super::entry::remember_receipt_file(tree_id, receipt.bytes());
     let mut entry = Entry {
         commit,
         parent: parents.first().copied(),

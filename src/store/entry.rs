@@ -25,6 +25,79 @@ pub(crate) enum ReceiptFileProblem {
     Stub(Box<Result<super::stub::Stub, String>>),
 }
 
+/// The receipt files admission read in this process, by tree, for the walks
+/// that read the same entries again in the same command (a fetch admits each
+/// entry, then builds its notes and indexes it: three reads of every receipt,
+/// each inflating the tree and the blob's delta chain). A tree's id names its
+/// content, so what is remembered is what a read would give: this speeds reads
+/// up and decides nothing. Bounded: once [`RECALL_CAP`] bytes are held nothing
+/// more is taken (evicting the oldest would miss every time for walks in the
+/// order the entries were taken), and it is emptied when the [`Recalling`]
+/// a command started is dropped.
+static RECALL: std::sync::Mutex<Recall> = std::sync::Mutex::new(Recall {
+    files: None,
+    bytes: 0,
+});
+
+/// At most this many bytes of receipt files are remembered (about 30,000
+/// receipts).
+pub const RECALL_CAP: usize = 32 * 1024 * 1024;
+
+struct Recall {
+    files: Option<std::collections::HashMap<ObjectId, std::sync::Arc<[u8]>>>,
+    bytes: usize,
+}
+
+/// While one lives, admission remembers the receipt files it reads, for the
+/// walks after it (bounded by [`RECALL_CAP`]); dropped, they are let go.
+#[must_use = "receipt files are remembered only while it lives"]
+pub struct Recalling(());
+
+impl Recalling {
+    /// Start remembering.
+    pub fn start() -> Recalling {
+        if let Ok(mut r) = RECALL.lock() {
+            r.files.get_or_insert_with(Default::default);
+        }
+        Recalling(())
+    }
+}
+
+impl Drop for Recalling {
+    fn drop(&mut self) {
+        forget_receipt_files();
+    }
+}
+
+/// Remember `bytes`, the `receipt.json` that `tree` holds (read and bounded by
+/// [`read_receipt_file_in`]), for later reads in this process, if a command
+/// asked for that ([`Recalling`]).
+pub(crate) fn remember_receipt_file(tree: ObjectId, bytes: &[u8]) {
+    let Ok(mut r) = RECALL.lock() else { return };
+    if r.bytes.saturating_add(bytes.len()) > RECALL_CAP {
+        return;
+    }
+    let Some(files) = r.files.as_mut() else {
+        return;
+    };
+    if files.insert(tree, bytes.into()).is_none() {
+        r.bytes += bytes.len();
+    }
+}
+
+/// Let go of every remembered receipt file, and remember no more.
+fn forget_receipt_files() {
+    if let Ok(mut r) = RECALL.lock() {
+        r.files = None;
+        r.bytes = 0;
+    }
+}
+
+fn recalled(tree: &ObjectId) -> Option<Vec<u8>> {
+    let r = RECALL.lock().ok()?;
+    r.files.as_ref()?.get(tree).map(|b| b.to_vec())
+}
+
 /// The bytes of `receipt.json` in a chain commit's tree, checking that it is a
 /// regular file of bounded size. Shared by every reader of chains (the store and
 /// the parallel verifier, which passes its thread's own repository handle).
@@ -32,6 +105,9 @@ pub(crate) fn read_receipt_file(
     repo: &gix::Repository,
     tree: ObjectId,
 ) -> Result<Vec<u8>, ReceiptFileProblem> {
+    if let Some(bytes) = recalled(&tree) {
+        return Ok(bytes);
+    }
     let tree = repo
         .find_tree(tree)
         .map_err(|e| ReceiptFileProblem::Shape(format!("tree unreadable: {e}")))?;

@@ -16,7 +16,7 @@ pub mod cli_config;
 mod concurrent_gc;
 mod durable;
 mod entry;
-pub use entry::{EntryReader, RawEntry, SharedReader};
+pub use entry::{EntryReader, RawEntry, Recalling, SharedReader};
 pub mod index;
 pub mod logs;
 pub mod maintenance;
