@@ -1057,22 +1057,21 @@ fn section_7_a_checkpoint_spares_notes_at_the_tip_it_found_whole() {
     assert_eq!(r.notes_tips, clean.notes_tips);
     assert_eq!(r.findings, []);
 
-    // under another trust, or from a version 2 file, they are read again
-    for (other, t) in [
-        (cp.clone(), trust_of(&[1, 3])),
-        (
-            Checkpoint {
-                version: 2,
-                notes: Default::default(),
-                ..cp.clone()
-            },
-            trust.clone(),
-        ),
-    ] {
-        let r = run(&s, &t, Some(&other));
-        assert_eq!(r.notes_covered, 0);
-        assert_eq!(r.note_lines, clean.note_lines);
-    }
+    // under another trust they are read again
+    let r = run(&s, &trust_of(&[1, 3]), Some(&cp));
+    assert_eq!(r.notes_covered, 0);
+    assert_eq!(r.note_lines, clean.note_lines);
+    // from a version 2 file, which records no notes: only the notes on what
+    // receipts above it are about are read (none here), and none are
+    // recorded as whole
+    let v2 = Checkpoint {
+        version: 2,
+        notes: Default::default(),
+        ..cp.clone()
+    };
+    let r = run(&s, &trust, Some(&v2));
+    assert_eq!((r.notes_covered, r.note_lines), (0, 0));
+    assert_eq!(r.notes_tips.get(&writer()), None, "not read whole");
 
     // a note copied to another commit moves the notes: read, and a finding
     let head = s.head().to_string();
@@ -1239,4 +1238,95 @@ fn the_pack_reader_answers_only_what_it_read_whole() {
     assert_eq!(r.packed_blob(tree, 1 << 20), None);
     // a commit is no entry's blob either
     assert_eq!(r.packed_blob(tip, 1 << 20), None);
+}
+
+/// Section 7, notes that no checkpoint vouched for (a clone derives its own
+/// notes, so the notes commit a checkpoint names is another clone's): a run
+/// from the checkpoint reads the notes on what the receipts above it are about,
+/// and no others, and records none as whole; a whole run reads every note.
+#[test]
+fn section_7_from_a_checkpoint_notes_it_did_not_vouch_for_are_read_where_new_receipts_are() {
+    let (mut s, _) = chain_of(3);
+    let trust = trust_of(&[1]);
+    let notes_ref = format!("refs/notes/receipts/{}", writer());
+    let short = &notes_ref["refs/notes/".len()..];
+    let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    // another clone's notes commit: not in this repository
+    cp.notes
+        .insert(writer(), "5".repeat(s.head().to_string().len()));
+    let noted = s.git(&["notes", "--ref", short, "list"]);
+    let old_object = noted
+        .lines()
+        .find_map(|l| l.split_once(' ').map(|(_, o)| o.to_owned()))
+        .expect("an older noted object");
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "more\n")], "src");
+    s.run(&key(1), &c, "test", h, 0, 9);
+    s.reopen();
+    let whole = run(&s, &trust, None);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!((r.receipts, r.covered), (1, 3));
+    assert_eq!((r.findings.len(), r.warnings.len()), (0, 0));
+    assert!(
+        0 < r.note_lines && r.note_lines < whole.note_lines,
+        "{} of {} note lines read",
+        r.note_lines,
+        whole.note_lines
+    );
+    assert_eq!(r.notes_tips.get(&writer()), None, "not read whole");
+    assert!(whole.notes_tips.contains_key(&writer()));
+
+    // a forged line on what the new receipt is about: read, a finding
+    let forged = format!("{} {}\n", "a".repeat(64), "0".repeat(40));
+    let new_commit = h.to_string();
+    let mut shown = s.git(&["notes", "--ref", short, "show", &new_commit]);
+    shown.push('\n');
+    let honest = shown.clone();
+    shown.push_str(&forged);
+    s.git(&[
+        "notes",
+        "--ref",
+        short,
+        "add",
+        "-f",
+        "-m",
+        &shown,
+        &new_commit,
+    ]);
+    s.reopen();
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
+
+    // a forged line only on an object old receipts are about: a whole run's
+    // finding, not read from the checkpoint
+    s.git(&[
+        "notes",
+        "--ref",
+        short,
+        "add",
+        "-f",
+        "-m",
+        &honest,
+        &new_commit,
+    ]);
+    s.git(&[
+        "notes",
+        "--ref",
+        short,
+        "add",
+        "-f",
+        "-m",
+        &forged,
+        &old_object,
+    ]);
+    s.reopen();
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(
+        (r.findings.len(), r.warnings.len()),
+        (0, 0),
+        "{:?}",
+        r.findings
+    );
+    let whole = run(&s, &trust, None);
+    assert_eq!(kinds(&whole), [("note", None)], "{:?}", whole.findings);
 }
