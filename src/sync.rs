@@ -106,7 +106,9 @@ fn take_fetched(
     // separately cost a fetch of nothing new more than git's own fetch
     let listed = store.listed_chain_tips();
     // the writers whose notes to bring up to date, and whether from scratch
-    let mut notes: Vec<(String, bool)> = Vec::new();
+    // the chains to admit, checked together (`Store::admit_many`): writer,
+    // their tip, where admission starts, and how what it admits is taken
+    let mut jobs: Vec<(&str, ObjectId, Option<ObjectId>, Taking)> = Vec::new();
     for (writer, theirs) in chains {
         if listed
             .as_ref()
@@ -125,22 +127,19 @@ fn take_fetched(
         let base = bases.get(writer).copied().filter(|_| ours.is_none());
         let outcome = match store.relation(ours, *theirs)? {
             Relation::New if let Some(base) = base => {
-                from_checkpoint(store, writer, *theirs, base, &known)?
+                match not_from_checkpoint(store, *theirs, base)? {
+                    Some(rejected) => rejected,
+                    None => {
+                        jobs.push((writer, *theirs, Some(base), Taking::FromCheckpoint));
+                        continue;
+                    }
+                }
             }
             Relation::Same => FetchOutcome::UpToDate,
             Relation::Ahead => FetchOutcome::LocalAhead,
             rel @ (Relation::New | Relation::Behind) => {
-                let a = store.admit(writer, *theirs, ours, &known)?;
-                take(store, writer, ours, &a)?;
-                match (&a.refusal, rel) {
-                    (Some(r), _) if a.admitted == 0 => FetchOutcome::Rejected(r.to_string()),
-                    (Some(r), _) => FetchOutcome::Partial {
-                        taken: a.admitted,
-                        refused: r.to_string(),
-                    },
-                    (None, Relation::New) => FetchOutcome::Added(a.admitted),
-                    (None, _) => FetchOutcome::Updated(a.admitted),
-                }
+                jobs.push((writer, *theirs, ours, Taking::Above(ours, rel)));
+                continue;
             }
             Relation::Diverged
                 if let Some(outcome) = retained(
@@ -179,20 +178,53 @@ fn take_fetched(
                 }
             }
         };
-        // Notes are a display derived from the chain: build them here from what
-        // was verified, rather than take another clone's. A chain that did not
-        // move keeps the notes it has (whoever moved it last wrote them, and
-        // `reindex` rebuilds any that went): looking at every writer's notes
-        // on every fetch cost a fetch of nothing new from 10,000 writers a
-        // second.
-        if matches!(outcome, FetchOutcome::Retained { .. }) {
-            // the notes of the receipts that went go with the old history
-            notes.push((writer.clone(), true));
-        } else if outcome.took_entries() || matches!(outcome, FetchOutcome::Diverged) {
-            notes.push((writer.clone(), false));
-        }
         report.insert(writer.clone(), outcome);
     }
+    let admitted = store.admit_many(
+        &jobs
+            .iter()
+            .map(|&(w, theirs, from, _)| (w, theirs, from))
+            .collect::<Vec<_>>(),
+        &known,
+    )?;
+    for ((writer, _, from, taking), a) in jobs.into_iter().zip(admitted) {
+        let outcome = match taking {
+            Taking::FromCheckpoint => {
+                from_checkpoint(store, writer, from.expect("a checkpoint's tip"), &a)?
+            }
+            Taking::Above(ours, rel) => {
+                take(store, writer, ours, &a)?;
+                match (&a.refusal, rel) {
+                    (Some(r), _) if a.admitted == 0 => FetchOutcome::Rejected(r.to_string()),
+                    (Some(r), _) => FetchOutcome::Partial {
+                        taken: a.admitted,
+                        refused: r.to_string(),
+                    },
+                    (None, Relation::New) => FetchOutcome::Added(a.admitted),
+                    (None, _) => FetchOutcome::Updated(a.admitted),
+                }
+            }
+        };
+        report.insert(writer.to_owned(), outcome);
+    }
+    // Notes are a display derived from the chain: build them here from what
+    // was verified, rather than take another clone's. A chain that did not
+    // move keeps the notes it has (whoever moved it last wrote them, and
+    // `reindex` rebuilds any that went): looking at every writer's notes
+    // on every fetch cost a fetch of nothing new from 10,000 writers a
+    // second.
+    let notes: Vec<(String, bool)> = report
+        .iter()
+        .filter_map(|(writer, outcome)| {
+            if matches!(outcome, FetchOutcome::Retained { .. }) {
+                // the notes of the receipts that went go with the old history
+                Some((writer.clone(), true))
+            } else {
+                (outcome.took_entries() || matches!(outcome, FetchOutcome::Diverged))
+                    .then(|| (writer.clone(), false))
+            }
+        })
+        .collect();
     // every writer's notes in one pack, not a loose file per object: a fetch
     // of a year's receipts wrote two per receipt, and creating them was most
     // of what it spent (`benches/year.rs`)
@@ -281,26 +313,44 @@ pub fn take_checkpoints(
     Ok(out)
 }
 
-/// Take a chain this clone does not have from `base` (the tip a signed
-/// checkpoint recorded) up to `theirs`: `base` must be here and an ancestor of
-/// `theirs` (else the chain was rolled back or rewritten below the checkpoint),
-/// and the entries above it are admitted as any fetched entries are.
-fn from_checkpoint(
+/// How a fetched chain's admission is taken (see [`take_fetched`]).
+#[derive(Clone, Copy)]
+enum Taking {
+    /// A chain new here, from the tip a signed checkpoint recorded up
+    /// ([`from_checkpoint`]).
+    FromCheckpoint,
+    /// Above the local tip (`None`: a chain new here), as `Relation` says.
+    Above(Option<ObjectId>, Relation),
+}
+
+/// A chain this clone does not have is taken from `base` (the tip a signed
+/// checkpoint recorded) up to `theirs` only when `base` is here and an ancestor
+/// of `theirs`: else it was rolled back or rewritten below the checkpoint, and
+/// this is the refusal.
+fn not_from_checkpoint(
     store: &Store,
-    writer: &str,
     theirs: ObjectId,
     base: ObjectId,
-    known: &dyn Fn(&str) -> Option<crate::sign::PublicKey>,
-) -> Result<FetchOutcome, StoreError> {
+) -> Result<Option<FetchOutcome>, StoreError> {
     let descends = base == theirs || (store.has_commit(base) && store.is_ancestor(base, theirs)?);
-    if !descends {
-        return Ok(FetchOutcome::Rejected(format!(
+    Ok((!descends).then(|| {
+        FetchOutcome::Rejected(format!(
             "the remote's chain (tip {}) does not descend from {}, its tip at the signed checkpoint: it was rolled back or rewritten",
             theirs.to_hex_with_len(12),
             base.to_hex_with_len(12)
-        )));
-    }
-    let a = store.admit(writer, theirs, Some(base), known)?;
+        ))
+    }))
+}
+
+/// Take a chain this clone does not have from `base` (the tip a signed
+/// checkpoint recorded, which [`not_from_checkpoint`] found it descends from)
+/// up: the entries above it, admitted (`a`) as any fetched entries are.
+fn from_checkpoint(
+    store: &Store,
+    writer: &str,
+    base: ObjectId,
+    a: &crate::store::admit::Admission,
+) -> Result<FetchOutcome, StoreError> {
     let valid = a.valid_tip_or(Some(base)).expect("a base is given");
     store.set_ref(
         &chain_ref(writer),
@@ -310,7 +360,7 @@ fn from_checkpoint(
     )?;
     // the checkpoint's entry is taken as well: it is the chain's first here
     let taken = a.admitted + 1;
-    Ok(match a.refusal {
+    Ok(match &a.refusal {
         Some(r) => FetchOutcome::Partial {
             taken,
             refused: r.to_string(),

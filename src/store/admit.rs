@@ -515,7 +515,7 @@ pub fn signer_file(key: &PublicKey) -> String {
 }
 
 /// What [`Store::admit`] found above a base.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Admission {
     /// How many entries above the base are part of the chain (stubs not counted).
     pub admitted: u64,
@@ -555,7 +555,93 @@ impl Store {
         base: Option<ObjectId>,
         known: &dyn Fn(&str) -> Option<PublicKey>,
     ) -> Result<Admission, StoreError> {
-        let mut below = match base {
+        let (mut below, commits) = match self.admission_walk(writer, tip, base)? {
+            Walk::Done(a) => return Ok(a),
+            Walk::Commits(below, commits) => (below, commits),
+        };
+        // Up from the base, a batch at a time: shape and links, then signatures.
+        let mut out = Admission::default();
+        for part in commits.rchunks(BATCH) {
+            let read = self.read_part(writer, part, &mut below, &mut out, known);
+            let results = Receipt::check_signatures(&read.checked());
+            read.count(&results, &mut out);
+            if out.refusal.is_some() {
+                break;
+            }
+        }
+        refuse_stub_at_tip(&commits, &mut out);
+        Ok(out)
+    }
+
+    /// [`Store::admit`] of many chains (writer, tip, base) at once, with the same
+    /// answer for each: chains of at most a batch of commits have their
+    /// signatures checked together, a batch across chains, since a chain's few
+    /// new entries alone are too few for one (a fetch of a few new receipts
+    /// from each of many writers checked every signature alone); longer chains
+    /// are admitted one by one. Memory is two batches of receipts.
+    pub fn admit_many(
+        &self,
+        jobs: &[(&str, ObjectId, Option<ObjectId>)],
+        known: &dyn Fn(&str) -> Option<PublicKey>,
+    ) -> Result<Vec<Admission>, StoreError> {
+        let mut out: Vec<Option<Admission>> = (0..jobs.len()).map(|_| None).collect();
+        // job, its commits (newest first), its admission so far, its part read
+        let mut waiting: Vec<(usize, Vec<Commit>, Admission, Part)> = Vec::new();
+        let mut held = 0;
+        let flush = |waiting: &mut Vec<(usize, Vec<Commit>, Admission, Part)>,
+                     out: &mut Vec<Option<Admission>>| {
+            let checked: Vec<(&Receipt<Unverified>, &PublicKey)> = waiting
+                .iter()
+                .flat_map(|(_, _, _, p)| p.checked())
+                .collect();
+            let results = Receipt::check_signatures(&checked);
+            let mut at = 0;
+            for (n, commits, mut a, part) in waiting.drain(..) {
+                let k = part.keyed.len();
+                part.count(&results[at..at + k], &mut a);
+                at += k;
+                refuse_stub_at_tip(&commits, &mut a);
+                out[n] = Some(a);
+            }
+        };
+        for (n, &(writer, tip, base)) in jobs.iter().enumerate() {
+            let (mut below, commits) = match self.admission_walk(writer, tip, base)? {
+                Walk::Done(a) => {
+                    out[n] = Some(a);
+                    continue;
+                }
+                Walk::Commits(below, commits) => (below, commits),
+            };
+            if commits.len() > BATCH {
+                out[n] = Some(self.admit(writer, tip, base, known)?);
+                continue;
+            }
+            let mut a = Admission::default();
+            let part = self.read_part(writer, &commits, &mut below, &mut a, known);
+            held += part.keyed.len();
+            waiting.push((n, commits, a, part));
+            if held >= 2 * BATCH {
+                flush(&mut waiting, &mut out);
+                held = 0;
+            }
+        }
+        flush(&mut waiting, &mut out);
+        Ok(out
+            .into_iter()
+            .map(|a| a.expect("every job answered"))
+            .collect())
+    }
+
+    /// The commits [`Store::admit`] checks: from `tip` down to `base`, each read
+    /// once, with the entry at `base` to follow; or the answer already, when a
+    /// merge stands in the way.
+    fn admission_walk(
+        &self,
+        writer: &str,
+        tip: ObjectId,
+        base: Option<ObjectId>,
+    ) -> Result<Walk, StoreError> {
+        let below = match base {
             None => None,
             Some(b) => Some(
                 read_entry(&self.repo, writer, b)
@@ -568,8 +654,7 @@ impl Store {
             ),
         };
         // Down from the tip to the base: commit ids only.
-        // (commit, parents, tree): each commit is read once
-        let mut commits: Vec<(ObjectId, Vec<ObjectId>, Option<ObjectId>)> = Vec::new();
+        let mut commits: Vec<Commit> = Vec::new();
         let mut next = Some(tip);
         while let Some(c) = next {
             if Some(c) == base || commits.len() >= MAX_WALK {
@@ -586,49 +671,42 @@ impl Store {
             if parents.len() > 1 {
                 // a merge: it and everything above it are refused, and which of
                 // its parents the chain continues on is not for it to say
-                return Ok(Admission {
+                return Ok(Walk::Done(Admission {
                     refusal: read_entry(&self.repo, writer, c).err(),
                     ..Admission::default()
-                });
+                }));
             }
             next = parents.first().copied();
             commits.push((c, parents, tree));
         }
-        // Up from the base, a batch at a time: shape and links, then signatures.
-        let mut out = Admission::default();
-        for part in commits.rchunks(BATCH) {
-            let mut entries = Vec::with_capacity(part.len());
-            // each commit of the part in order: a stub, or the entry at this
-            // position of `entries`
-            let mut items: Vec<Option<usize>> = Vec::with_capacity(part.len());
-            for (c, parents, tree) in part.iter().rev() {
-                if let Some(t) = tree
-                    && parents.len() <= 1
-                    && let Some(stub) =
-                        stub_of(&self.repo, *c, parents.first().copied(), *t, below.as_ref())
-                {
-                    match stub {
-                        Ok(b) => {
-                            below = Some(b);
-                            items.push(None);
-                            continue;
-                        }
-                        Err(r) => {
-                            out.refusal = Some(r);
-                            break;
-                        }
-                    }
-                }
-                let e = match tree {
-                    Some(t) => entry_of(&self.repo, writer, *c, parents, *t),
-                    None => read_entry(&self.repo, writer, *c),
-                }
-                .and_then(|e| e.follows(below.as_ref()).map(|()| e));
-                match e {
-                    Ok(e) => {
-                        below = Some(e.as_below());
-                        items.push(Some(entries.len()));
-                        entries.push(e);
+        Ok(Walk::Commits(below, commits))
+    }
+
+    /// Rules 1 to 5 and each key for `part` (newest first), up from `below`,
+    /// which moves up with it; the first refusal goes into `out`.
+    fn read_part(
+        &self,
+        writer: &str,
+        part: &[Commit],
+        below: &mut Option<Below>,
+        out: &mut Admission,
+        known: &dyn Fn(&str) -> Option<PublicKey>,
+    ) -> Part {
+        let mut entries = Vec::with_capacity(part.len());
+        // each commit of the part in order: a stub, or the entry at this
+        // position of `entries`
+        let mut items: Vec<Option<usize>> = Vec::with_capacity(part.len());
+        for (c, parents, tree) in part.iter().rev() {
+            if let Some(t) = tree
+                && parents.len() <= 1
+                && let Some(stub) =
+                    stub_of(&self.repo, *c, parents.first().copied(), *t, below.as_ref())
+            {
+                match stub {
+                    Ok(b) => {
+                        *below = Some(b);
+                        items.push(None);
+                        continue;
                     }
                     Err(r) => {
                         out.refusal = Some(r);
@@ -636,64 +714,221 @@ impl Store {
                     }
                 }
             }
-            let mut keyed = Vec::with_capacity(entries.len());
-            for e in &entries {
-                match e.signing_key(known) {
-                    Ok(k) => keyed.push(k),
-                    Err(r) => {
-                        out.refusal = Some(r);
-                        break;
-                    }
+            let e = match tree {
+                Some(t) => entry_of(&self.repo, writer, *c, parents, *t),
+                None => read_entry(&self.repo, writer, *c),
+            }
+            .and_then(|e| e.follows(below.as_ref()).map(|()| e));
+            match e {
+                Ok(e) => {
+                    *below = Some(e.as_below());
+                    items.push(Some(entries.len()));
+                    entries.push(e);
+                }
+                Err(r) => {
+                    out.refusal = Some(r);
+                    break;
                 }
             }
-            let checked: Vec<(&Receipt<Unverified>, &PublicKey)> = entries
-                .iter()
-                .zip(&keyed)
-                .map(|(e, k)| (&e.receipt, k))
-                .collect();
-            let results = Receipt::check_signatures(&checked);
-            let bad = results.iter().position(Result::is_err);
-            let good = bad.unwrap_or(checked.len());
-            if let Some(i) = bad {
-                let why = results[i]
-                    .as_ref()
-                    .err()
-                    .map(|e| e.to_string())
-                    .unwrap_or_default();
-                out.refusal = Some(entries[i].refusal(Rule::Signature, why));
-            }
-            // the commits of the part that are part of the chain: those before
-            // the first entry whose key or signature failed
-            for item in &items {
-                match item {
-                    None => out.stubs += 1,
-                    Some(i) if *i < good => {
-                        out.admitted += 1;
-                        out.valid_tip = Some(entries[*i].commit);
-                    }
-                    Some(_) => break,
+        }
+        let mut keyed = Vec::with_capacity(entries.len());
+        for e in &entries {
+            match e.signing_key(known) {
+                Ok(k) => keyed.push(k),
+                Err(r) => {
+                    out.refusal = Some(r);
+                    break;
                 }
             }
-            if out.refusal.is_some() {
-                break;
+        }
+        Part {
+            entries,
+            items,
+            keyed,
+        }
+    }
+}
+
+/// A chain commit as the admission walk read it: its id, parents and tree.
+type Commit = (ObjectId, Vec<ObjectId>, Option<ObjectId>);
+
+/// What the admission walk found.
+enum Walk {
+    /// The answer: a merge stands in the way.
+    Done(Admission),
+    /// The entry to follow, and the commits above it, newest first.
+    Commits(Option<Below>, Vec<Commit>),
+}
+
+/// A part of a chain read and linked, its signatures not yet checked.
+struct Part {
+    entries: Vec<Entry>,
+    /// Each commit in order: a stub, or its entry's position in `entries`.
+    items: Vec<Option<usize>>,
+    /// The key of each entry up to the first whose key is not known.
+    keyed: Vec<PublicKey>,
+}
+
+impl Part {
+    /// The signatures to check: one per keyed entry.
+    fn checked(&self) -> Vec<(&Receipt<Unverified>, &PublicKey)> {
+        self.entries
+            .iter()
+            .zip(&self.keyed)
+            .map(|(e, k)| (&e.receipt, k))
+            .collect()
+    }
+
+    /// Count into `out` the commits of the part that are part of the chain,
+    /// given each keyed entry's signature check (`results`): those before the
+    /// first entry whose key or signature failed.
+    fn count(&self, results: &[Result<(), crate::receipt::ReceiptError>], out: &mut Admission) {
+        let bad = results.iter().position(Result::is_err);
+        let good = bad.unwrap_or(results.len());
+        if let Some(i) = bad {
+            let why = results[i]
+                .as_ref()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            out.refusal = Some(self.entries[i].refusal(Rule::Signature, why));
+        }
+        for item in &self.items {
+            match item {
+                None => out.stubs += 1,
+                Some(i) if *i < good => {
+                    out.admitted += 1;
+                    out.valid_tip = Some(self.entries[*i].commit);
+                }
+                Some(_) => break,
             }
         }
-        // a chain ends in a receipt: a stub at the tip would name an id that
-        // nothing signed
-        if out.refusal.is_none()
-            && commits
-                .first()
-                .is_some_and(|(c, _, _)| Some(*c) != out.valid_tip)
-            && let Some((c, _, _)) = commits.first()
-        {
-            out.refusal = Some(Refusal {
-                commit: *c,
-                index: None,
-                id: None,
-                rule: Rule::Link,
-                reason: "is a retention stub at the tip of its chain: a chain's newest entry is a receipt, whose signature names the stubs below it".to_owned(),
-            });
+    }
+}
+
+/// A chain ends in a receipt: a stub at the tip would name an id that nothing
+/// signed. Said in `out` when nothing else was.
+fn refuse_stub_at_tip(commits: &[Commit], out: &mut Admission) {
+    if out.refusal.is_none()
+        && let Some((c, _, _)) = commits.first()
+        && Some(*c) != out.valid_tip
+    {
+        out.refusal = Some(Refusal {
+            commit: *c,
+            index: None,
+            id: None,
+            rule: Rule::Link,
+            reason: "is a retention stub at the tip of its chain: a chain's newest entry is a receipt, whose signature names the stubs below it".to_owned(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::freshness::rules::{Scratch, contract};
+    use crate::receipt::writer_id;
+    use crate::sign::SigningKey;
+
+    const CONTRACT: &str = "[check \"test\"]\n\trun = true\n\tpath = src\n";
+
+    fn key(seed: u8) -> SigningKey {
+        SigningKey::from_seed(&[seed; 32])
+    }
+
+    /// A copy of chain commit `commit` on the same parent whose receipt has one
+    /// signed value changed: canonical, linked, its signature broken.
+    fn forged(s: &Scratch, commit: ObjectId) -> ObjectId {
+        let tree = s.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
+        let text = s.git(&["cat-file", "blob", &format!("{tree}:receipt.json")]);
+        let changed = text.replacen("\"duration_ms\":", "\"duration_ms\":1", 1);
+        assert_ne!(changed, text);
+        let path = s.dir.path().join("forged-receipt");
+        std::fs::write(&path, changed).unwrap();
+        let blob = s.git(&["hash-object", "-w", path.to_str().unwrap()]);
+        std::fs::remove_file(&path).unwrap();
+        let listing = s.git(&["ls-tree", &tree]);
+        let lines: String = listing
+            .lines()
+            .map(|l| {
+                if l.ends_with("\treceipt.json") {
+                    format!("100644 blob {blob}\treceipt.json\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let lines_path = s.dir.path().join("forged-tree");
+        std::fs::write(&lines_path, lines).unwrap();
+        let new_tree = std::process::Command::new("git")
+            .args(["mktree"])
+            .current_dir(s.dir.path())
+            .stdin(std::fs::File::open(&lines_path).unwrap())
+            .output()
+            .unwrap();
+        std::fs::remove_file(&lines_path).unwrap();
+        let new_tree = String::from_utf8(new_tree.stdout).unwrap();
+        let parent = s.git(&["rev-parse", &format!("{commit}^")]);
+        let c = s.git(&[
+            "commit-tree",
+            new_tree.trim(),
+            "-p",
+            parent.trim(),
+            "-m",
+            "forged",
+        ]);
+        ObjectId::from_hex(c.trim().as_bytes()).unwrap()
+    }
+
+    /// Admitting many chains at once answers for each what admitting it alone
+    /// does, with signatures checked as one batch across chains (320 new
+    /// entries in three chains: a batch only together), a forged entry in one
+    /// of them refused where it stands, and a chain from a base.
+    #[test]
+    fn admitting_many_chains_answers_what_admitting_each_alone_does() {
+        let s = Scratch::new();
+        let c = contract(CONTRACT);
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let keys = [key(1), key(2), key(3)];
+        let mut tips = Vec::new();
+        let mut halfway = None;
+        for (n, k) in keys.iter().enumerate() {
+            let mut tip = None;
+            for minute in 0..120 {
+                let a = s.run(k, &c, "test", h, 0, minute);
+                if n == 2 && minute == 39 {
+                    halfway = Some(a.commit);
+                }
+                tip = Some(a.commit);
+            }
+            tips.push((writer_id(k.public(), "default"), tip.unwrap()));
         }
-        Ok(out)
+        let bad = forged(&s, tips[1].1);
+        let known = |fp: &str| {
+            keys.iter()
+                .find(|k| k.public().fingerprint() == fp)
+                .map(|k| k.public().clone())
+        };
+        let jobs: Vec<(&str, ObjectId, Option<ObjectId>)> = vec![
+            (&tips[0].0, tips[0].1, None),
+            (&tips[1].0, bad, None),
+            (&tips[2].0, tips[2].1, halfway),
+        ];
+        let many = s.store.admit_many(&jobs, &known).unwrap();
+        let alone: Vec<Admission> = jobs
+            .iter()
+            .map(|&(w, t, b)| s.store.admit(w, t, b, &known).unwrap())
+            .collect();
+        assert_eq!(many, alone);
+        assert_eq!(
+            (many[0].admitted, many[0].valid_tip),
+            (120, Some(tips[0].1))
+        );
+        assert!(many[0].refusal.is_none());
+        // the forged tip: the 119 below it taken, it refused for its signature
+        assert_eq!(many[1].admitted, 119);
+        assert_eq!(many[1].refusal.as_ref().unwrap().rule, Rule::Signature);
+        assert_eq!(many[1].refusal.as_ref().unwrap().commit, bad);
+        assert_eq!((many[2].admitted, many[2].valid_tip), (80, Some(tips[2].1)));
     }
 }
