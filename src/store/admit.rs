@@ -612,6 +612,10 @@ impl Store {
                 }
                 Walk::Commits(below, commits) => (below, commits),
             };
+            // mutants: this bound and the flush's below are equivalent in
+            // answers (`admitting_many_chains_answers_what_admitting_each_alone_does`):
+            // they choose only which signatures share a batch, and how many
+            // receipts are held at once
             if commits.len() > BATCH {
                 out[n] = Some(self.admit(writer, tip, base, known)?);
                 continue;
@@ -930,5 +934,22 @@ mod tests {
         assert_eq!(many[1].refusal.as_ref().unwrap().rule, Rule::Signature);
         assert_eq!(many[1].refusal.as_ref().unwrap().commit, bad);
         assert_eq!((many[2].admitted, many[2].valid_tip), (80, Some(tips[2].1)));
+        // a merge on a chain: refused, and nothing above it taken
+        let merge = s.git(&[
+            "commit-tree",
+            &format!("{}^{{tree}}", tips[0].1),
+            "-p",
+            &tips[0].1.to_string(),
+            "-p",
+            &tips[2].1.to_string(),
+            "-m",
+            "merge",
+        ]);
+        let merge = ObjectId::from_hex(merge.trim().as_bytes()).unwrap();
+        let jobs = [(tips[0].0.as_str(), merge, None), jobs[2]];
+        let many = s.store.admit_many(&jobs, &known).unwrap();
+        assert_eq!(many[0].admitted, 0);
+        assert_eq!(many[0].refusal.as_ref().unwrap().rule, Rule::Parents);
+        assert_eq!(many[1].admitted, 80);
     }
 }
