@@ -468,6 +468,34 @@ impl Store {
         Ok(())
     }
 
+    /// [`Store::update_logged_ref`] of many refs (name, expected, new, reflog
+    /// message) in one transaction: one lock file a ref and one `packed-refs`
+    /// lock, where a ref at a time took both for each (most of what a fetch
+    /// from a hundred writers spent moving refs). `false` when the transaction
+    /// failed and nothing moved (a ref moved meanwhile): the caller moves each
+    /// alone, so that each answers as it would have.
+    ///
+    /// mutants: `false` for the body is equivalent in answers (each ref then
+    /// moves alone, with the same reflog line); only the time moves
+    /// (`benches/year.rs`).
+    pub(crate) fn update_logged_refs_at_once(&self, moves: &[RefMove<'_>]) -> bool {
+        let Ok(edits) = moves
+            .iter()
+            .map(|&(name, old, new, message)| logged_edit(name, old, new, message))
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            return false;
+        };
+        let names: Vec<&str> = moves.iter().map(|m| m.0).collect();
+        if self.edit_refs_mended(&names, edits).is_err() {
+            return false;
+        }
+        for name in names {
+            self.harden_ref(name);
+        }
+        true
+    }
+
     /// Apply `edits` to the refs `names` in one transaction, with their reflog
     /// lines mended around it: a line a failed append left half-written would
     /// be glued to the next one, so it is cut off before, and again when this
@@ -797,6 +825,10 @@ impl Store {
 
 /// The reflog edit that moves `refname` from `old` (`None`: it must not exist)
 /// to `new`, creating the reflog if need be.
+/// One ref to move: its name, the value it must have, the new one, and the
+/// reflog message.
+pub(crate) type RefMove<'a> = (&'a str, Option<ObjectId>, ObjectId, &'a str);
+
 fn logged_edit(
     refname: &str,
     old: Option<ObjectId>,
@@ -1076,6 +1108,40 @@ mod tests {
             let note1 = put.iter().find(|w| w.bytes == b"note 1\n").unwrap().id;
             assert_eq!(store.repo.find_blob(note1).unwrap().data, b"note 1\n");
         }
+    }
+
+    /// Many refs move in one transaction, each with its reflog line, as stock
+    /// git reads them; when one cannot (it moved meanwhile), each moves alone:
+    /// those before it move, it answers with its error, none after it moves.
+    #[test]
+    fn refs_moved_together_or_one_by_one_answer_as_each_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "-q"]);
+        git(tmp.path(), &["commit", "-q", "--allow-empty", "-m", "a"]);
+        git(tmp.path(), &["commit", "-q", "--allow-empty", "-m", "b"]);
+        let rev = |r: &str| {
+            let out = git(tmp.path(), &["rev-parse", r]);
+            ObjectId::from_hex(out.trim().as_bytes()).unwrap()
+        };
+        let (a, b) = (rev("HEAD~1"), rev("HEAD"));
+        let store = Store::open(tmp.path()).unwrap();
+        let names = ["refs/receipts/x", "refs/receipts/y", "refs/receipts/z"];
+        let all: Vec<RefMove<'_>> = names.iter().map(|n| (*n, None, a, "m1")).collect();
+        store.set_refs(&all).unwrap();
+        for n in names {
+            assert_eq!(rev(n), a);
+            let log = git(tmp.path(), &["reflog", "show", "--format=%gs", n]);
+            assert_eq!(log.trim(), "m1", "{n}");
+        }
+        // y is expected at b, where it is not: x moves, y refuses, z stays
+        let moves: Vec<RefMove<'_>> = vec![
+            (names[0], Some(a), b, "m2"),
+            (names[1], Some(b), b, "m2"),
+            (names[2], Some(a), b, "m2"),
+        ];
+        let err = store.set_refs(&moves).unwrap_err().to_string();
+        assert!(err.contains("refs/receipts/y"), "{err}");
+        assert_eq!((rev(names[0]), rev(names[1]), rev(names[2])), (b, a, a));
     }
 
     #[test]

@@ -456,13 +456,35 @@ impl Store {
             start = end;
         }
         let objects = self.end_object_batch()?;
+        // every notes ref in one transaction when all can move (a ref at a time
+        // took a lock file and the packed-refs lock each); else one at a time
+        let names: Vec<String> = built.iter().map(|(w, ..)| notes_ref(w)).collect();
+        let moves: Vec<super::concurrent_gc::RefMove<'_>> = built
+            .iter()
+            .zip(&names)
+            .map(|((_, _, b, _), n)| {
+                (
+                    n.as_str(),
+                    b.notes_tip,
+                    b.commit,
+                    "git-receipt: index notes",
+                )
+            })
+            .collect();
+        let all_moved = moves.len() > 1 && self.update_logged_refs_at_once(&moves);
+        if all_moved {
+            self.wait_for_gc_started_before(std::time::SystemTime::now());
+        }
         for (w, restart, b, range) in built {
             let refname = notes_ref(w);
-            let moved = self
-                .update_logged_ref(&refname, b.notes_tip, b.commit, "git-receipt: index notes")
-                .is_ok();
+            let moved = all_moved
+                || self
+                    .update_logged_ref(&refname, b.notes_tip, b.commit, "git-receipt: index notes")
+                    .is_ok();
             if moved {
-                self.wait_for_gc_started_before(std::time::SystemTime::now());
+                if !all_moved {
+                    self.wait_for_gc_started_before(std::time::SystemTime::now());
+                }
                 let mut written = b.written;
                 written.extend(objects[range].iter().filter(|o| o.id != b.commit).cloned());
                 if self.keep_written(&refname, &written).is_ok() {

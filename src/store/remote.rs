@@ -649,6 +649,23 @@ impl Store {
         Ok(())
     }
 
+    /// [`Store::set_ref`] of many refs (name, expected, new, reflog message):
+    /// in one transaction when all can move, else one at a time, each
+    /// answering as alone (`Err` at the first that fails, those before it
+    /// moved).
+    pub fn set_refs(
+        &self,
+        moves: &[(&str, Option<ObjectId>, ObjectId, &str)],
+    ) -> Result<(), StoreError> {
+        if moves.len() > 1 && self.update_logged_refs_at_once(moves) {
+            return Ok(());
+        }
+        for &(name, old, new, why) in moves {
+            self.set_ref(name, old, new, why)?;
+        }
+        Ok(())
+    }
+
     /// Re-append `entries` (oldest first) on top of `onto`, re-signed with `key`
     /// with new index and prev, and move the local chain from `old_tip` to the
     /// result. Used when one key wrote on two machines: the chain stays linear,
