@@ -250,8 +250,10 @@ fn take_fetched(
                 // the notes of the receipts that went go with the old history
                 Some((writer.clone(), true))
             } else {
-                (outcome.took_entries() || matches!(outcome, FetchOutcome::Diverged))
-                    .then(|| (writer.clone(), false))
+                // a diverged chain is kept as it was here, notes and all (its
+                // tip may be junk the remote's entries do not replace, which
+                // no notes walk can read)
+                outcome.took_entries().then(|| (writer.clone(), false))
             }
         })
         .collect();

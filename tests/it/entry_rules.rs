@@ -452,3 +452,53 @@ fn plain_git_fetch_readers_count_no_merge_no_junk_and_no_chain_under_another_nam
     assert_eq!(r.code, 1, "CI's verify catches it: {r}");
     assert!(r.stdout.contains("has 2 parents"), "{r}");
 }
+
+/// A fetch that meets a chain diverged from the local copy by junk here (a
+/// commit that is no entry, above the entries both hold): the remote's valid
+/// entries replace the junk, and it says so; but a local copy holding a valid
+/// entry of its own below the junk (the writer's second clone) is kept whole,
+/// nothing it signed lost.
+#[test]
+fn a_fetch_replaces_local_junk_by_the_remote_s_entries_but_never_a_local_valid_entry() {
+    let w = world(true);
+    let chain = ci_chain(&w);
+    let ci_ref = format!("refs/receipts/{}", w.ci_writer);
+    let reviewer = Env::new();
+    let rev_dir = clone(&reviewer, &w.url, "reviewer");
+    reviewer.receipt_ok(&rev_dir, &["fetch"]);
+    let junk = junk_commit(&reviewer, &rev_dir, Some(&chain[2]));
+    reviewer.git_ok(&rev_dir, &["update-ref", &ci_ref, &junk]);
+    w.ci.receipt_ok(&w.ci_dir, &["run", "test"]);
+    w.ci.receipt_ok(&w.ci_dir, &["push"]);
+    let ci_tip = w.ci.git_ok(&w.ci_dir, &["rev-parse", &ci_ref]);
+    let r = reviewer.receipt(&rev_dir, &["fetch"]);
+    assert!(
+        r.stderr
+            .contains("s chain replaces commits here that were not entries of it"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("took 1 receipt"), "{r}");
+    assert_eq!(reviewer.git_ok(&rev_dir, &["rev-parse", &ci_ref]), ci_tip);
+
+    // CI's second clone: a receipt of its own on the same tip, junk above it
+    let ci2 = clone(&w.ci, &w.url, "ci2");
+    w.ci.receipt_ok(&ci2, &["fetch"]);
+    w.ci.receipt_ok(&ci2, &["run", "test"]);
+    let own = w.ci.git_ok(&ci2, &["rev-parse", &ci_ref]);
+    assert_ne!(own, ci_tip);
+    let junk = junk_commit(&w.ci, &ci2, Some(&own));
+    w.ci.git_ok(&ci2, &["update-ref", &ci_ref, &junk]);
+    // meanwhile the first clone pushes another
+    w.ci.receipt_ok(&w.ci_dir, &["run", "test"]);
+    w.ci.receipt_ok(&w.ci_dir, &["push"]);
+    let r = w.ci.receipt_ok(&ci2, &["fetch"]);
+    assert!(
+        r.stderr.contains("your chain diverged from origin's"),
+        "{r}"
+    );
+    assert_eq!(
+        w.ci.git_ok(&ci2, &["rev-parse", &ci_ref]),
+        junk,
+        "the local copy, with its own valid entry, is kept"
+    );
+}
