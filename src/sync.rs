@@ -80,7 +80,7 @@ pub fn fetch(
     trust: &TrustSet,
 ) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
     let (chains, _) = store.fetch_staged(remote, None)?;
-    take_fetched(store, &chains, trust, &BTreeMap::new())
+    take_fetched(store, &chains, trust, &BTreeMap::new(), BTreeMap::new())
 }
 
 /// Admit the staged chain tips `chains` (writer id to fetched tip) entry by
@@ -88,11 +88,17 @@ pub fn fetch(
 /// `bases` that this clone does not have yet is taken from that entry up (the
 /// tip a signed checkpoint recorded, which `fetch --since` fetched down to):
 /// the chain must descend from it, and only the entries above it are checked.
+///
+/// `early` holds admissions already made (writer to the tip and base they
+/// were made for, and the admission): `fetch --since` admits one depth
+/// group's chains while git fetches the next. One is used only for exactly
+/// that tip and base.
 fn take_fetched(
     store: &Store,
     chains: &BTreeMap<String, ObjectId>,
     trust: &TrustSet,
     bases: &BTreeMap<String, ObjectId>,
+    mut early: BTreeMap<String, Early>,
 ) -> Result<BTreeMap<String, FetchOutcome>, StoreError> {
     let known = |fp: &str| trust.lookup(fp).map(|t| t.key.clone());
     let mut report = BTreeMap::new();
@@ -180,13 +186,29 @@ fn take_fetched(
         };
         report.insert(writer.clone(), outcome);
     }
-    let admitted = store.admit_many(
-        &jobs
-            .iter()
-            .map(|&(w, theirs, from, _)| (w, theirs, from))
-            .collect::<Vec<_>>(),
-        &known,
-    )?;
+    // what was admitted early, for exactly this tip and base; the rest now
+    let mut admitted: Vec<Option<crate::store::admit::Admission>> = jobs
+        .iter()
+        .map(|&(w, theirs, from, _)| {
+            early
+                .remove(w)
+                .filter(|e| (e.tip, e.base) == (theirs, from))
+                .map(|e| e.admission)
+        })
+        .collect();
+    let rest: Vec<(&str, ObjectId, Option<ObjectId>)> = jobs
+        .iter()
+        .zip(&admitted)
+        .filter(|(_, a)| a.is_none())
+        .map(|(&(w, theirs, from, _), _)| (w, theirs, from))
+        .collect();
+    let mut now = store.admit_many(&rest, &known)?.into_iter();
+    for a in &mut admitted {
+        if a.is_none() {
+            *a = now.next();
+        }
+    }
+    let admitted = admitted.into_iter().map(|a| a.expect("every job admitted"));
     // the chains' new tips, moved in one transaction (a ref at a time took a
     // tenth of a fetch from a hundred writers)
     let mut moves: Vec<(String, Option<ObjectId>, ObjectId, &str)> = Vec::new();
@@ -462,9 +484,23 @@ pub fn fetch_since(
             by_depth.entry(depth_for(need)).or_default().push(w);
         }
     }
+    // each group's chains admitted while git fetches the next (the remote's
+    // time is this clone's idle time): admission only reads objects, which a
+    // running fetch never changes; refs, notes and the index wait for the end
+    let recall = crate::store::Recalling::start();
+    let bases_of: BTreeMap<&str, ObjectId> = shallow.iter().map(|&(w, b, _)| (w, b)).collect();
+    let mut early: BTreeMap<String, Early> = BTreeMap::new();
+    let mut previous: Option<&[&str]> = None;
     for (depth, ws) in &by_depth {
-        store.fetch_writers_staged(remote, ws, Some(*depth))?;
+        let started = store.start_fetch_writers_staged(remote, ws, Some(*depth))?;
+        if let Some(prev) = previous {
+            admit_early(store, remote, prev, &bases_of, trust, &mut early)?;
+        }
+        if let Some(started) = started {
+            store.finish_fetch_writers_staged(started)?;
+        }
         stats.depths.push(*depth);
+        previous = Some(ws);
     }
     let prefix = format!(
         "refs/receipts-incoming/{}/",
@@ -481,7 +517,56 @@ pub fn fetch_since(
         .collect();
     let bases: BTreeMap<String, ObjectId> =
         shallow.iter().map(|&(w, b, _)| (w.to_owned(), b)).collect();
-    Ok((take_fetched(store, &chains, trust, &bases)?, stats))
+    let report = take_fetched(store, &chains, trust, &bases, early)?;
+    drop(recall);
+    Ok((report, stats))
+}
+
+/// An admission made early: for this tip, from this base.
+struct Early {
+    tip: ObjectId,
+    base: Option<ObjectId>,
+    admission: crate::store::admit::Admission,
+}
+
+/// Admit the chains `writers` (new here, fetched from a checkpoint's tip, in
+/// `bases`) as [`take_fetched`] will, into `early`: only those that descend
+/// from their base (the rest are for `take_fetched` to refuse).
+fn admit_early(
+    store: &Store,
+    remote: &str,
+    writers: &[&str],
+    bases: &BTreeMap<&str, ObjectId>,
+    trust: &TrustSet,
+    early: &mut BTreeMap<String, Early>,
+) -> Result<(), StoreError> {
+    let known = |fp: &str| trust.lookup(fp).map(|t| t.key.clone());
+    let mut jobs: Vec<(&str, ObjectId, Option<ObjectId>)> = Vec::new();
+    for &w in writers {
+        let (Some(&base), Some(tip)) = (
+            bases.get(w),
+            store.ref_value(&crate::store::remote::staged_chain_ref(remote, w))?,
+        ) else {
+            continue;
+        };
+        if store.chain_tip(w)?.is_none()
+            && not_a_chain_tip(store, w, tip).is_none()
+            && not_from_checkpoint(store, tip, base)?.is_none()
+        {
+            jobs.push((w, tip, Some(base)));
+        }
+    }
+    for (&(w, tip, base), admission) in jobs.iter().zip(store.admit_many(&jobs, &known)?) {
+        early.insert(
+            w.to_owned(),
+            Early {
+                tip,
+                base,
+                admission,
+            },
+        );
+    }
+    Ok(())
 }
 
 /// The depth a chain that needs `need` entries is fetched at: exactly `need` up

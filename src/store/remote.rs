@@ -120,63 +120,26 @@ impl Store {
         self.run_git_stdin(args, Some(input))
     }
 
+    /// How long a network `git` command may take: `receipt.networkTimeout`
+    /// (seconds; 0 or less: no limit), else [`NETWORK_TIMEOUT_SECS`].
+    fn network_limit(&self) -> Option<std::time::Duration> {
+        match self.config_integer("receipt.networkTimeout") {
+            Some(n) if n <= 0 => None,
+            Some(n) => Some(std::time::Duration::from_secs(n as u64)),
+            None => Some(std::time::Duration::from_secs(NETWORK_TIMEOUT_SECS)),
+        }
+    }
+
     fn run_git_stdin(&self, args: &[&str], input: Option<&[u8]>) -> Result<GitOutput, StoreError> {
         let network = matches!(args.first(), Some(&("fetch" | "push" | "ls-remote")));
-        let limit = if network {
-            match self.config_integer("receipt.networkTimeout") {
-                Some(n) if n <= 0 => None,
-                Some(n) => Some(std::time::Duration::from_secs(n as u64)),
-                None => Some(std::time::Duration::from_secs(NETWORK_TIMEOUT_SECS)),
-            }
-        } else {
-            None
-        };
+        let limit = if network { self.network_limit() } else { None };
         let spawn_error = |e: std::io::Error| StoreError::GitCommand {
             args: args.join(" "),
             stderr: format!("could not run git: {e}"),
         };
         let out = if network {
-            let mut cmd = self.git_command();
-            cmd.args(args)
-                .stdin(if input.is_some() {
-                    Stdio::piped()
-                } else {
-                    Stdio::null()
-                })
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            let mut child = cmd.spawn().map_err(spawn_error)?;
-            if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-                let input = input.to_vec();
-                // a writer of its own, so a git that stops reading cannot stall
-                // the wait (and its time limit) below; a write git refused is
-                // git's to report
-                std::thread::spawn(move || {
-                    use std::io::Write as _;
-                    let _ = stdin.write_all(&input);
-                });
-            }
-            let what = waiting_label(args);
-            let tell = |elapsed, done| {
-                if let Some(sink) = &self.waiting {
-                    sink(&Waiting {
-                        what: what.clone(),
-                        elapsed,
-                        limit,
-                        done,
-                    });
-                }
-            };
-            match wait_with_limit(child, limit, &tell).map_err(spawn_error)? {
-                Some(out) => out,
-                None => {
-                    return Err(StoreError::RemoteTimedOut {
-                        args: args.join(" "),
-                        seconds: limit.map_or(0, |l| l.as_secs()),
-                    });
-                }
-            }
+            let started = self.start_network_git(args, input, limit)?;
+            return self.finish_network_git(started);
         } else {
             let mut cmd = self.git_command();
             cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -193,6 +156,92 @@ impl Store {
                     }
                     child.wait_with_output().map_err(spawn_error)?
                 }
+            }
+        };
+        Ok(GitOutput {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+
+    /// Start a network `git` command (`fetch`, `push`, `ls-remote`) with
+    /// `input` on its stdin, without waiting for it: the caller works while
+    /// git talks to the remote, then [`Store::finish_network_git`] waits, within
+    /// what is left of `limit` (counted from the start).
+    fn start_network_git(
+        &self,
+        args: &[&str],
+        input: Option<&[u8]>,
+        limit: Option<std::time::Duration>,
+    ) -> Result<StartedGit, StoreError> {
+        let spawn_error = |e: std::io::Error| StoreError::GitCommand {
+            args: args.join(" "),
+            stderr: format!("could not run git: {e}"),
+        };
+        let mut cmd = self.git_command();
+        cmd.args(args)
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().map_err(spawn_error)?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            let input = input.to_vec();
+            // a writer of its own, so a git that stops reading cannot stall
+            // the wait (and its time limit); a write git refused is git's to
+            // report
+            std::thread::spawn(move || {
+                use std::io::Write as _;
+                let _ = stdin.write_all(&input);
+            });
+        }
+        Ok(StartedGit {
+            child,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            limit,
+            started: std::time::Instant::now(),
+        })
+    }
+
+    /// Wait for a command [`Store::start_network_git`] started, saying so while
+    /// it lasts, and kill it at its time limit.
+    fn finish_network_git(&self, started: StartedGit) -> Result<GitOutput, StoreError> {
+        let StartedGit {
+            child,
+            args,
+            limit,
+            started,
+        } = started;
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let spawn_error = |e: std::io::Error| StoreError::GitCommand {
+            args: args.join(" "),
+            stderr: format!("could not run git: {e}"),
+        };
+        let what = waiting_label(&args);
+        let before = started.elapsed();
+        let tell = |elapsed, done| {
+            if let Some(sink) = &self.waiting {
+                sink(&Waiting {
+                    what: what.clone(),
+                    elapsed: before + elapsed,
+                    limit,
+                    done,
+                });
+            }
+        };
+        let left = limit.map(|l| l.saturating_sub(before));
+        let out = match wait_with_limit(child, left, &tell).map_err(spawn_error)? {
+            Some(out) => out,
+            None => {
+                return Err(StoreError::RemoteTimedOut {
+                    args: args.join(" "),
+                    seconds: limit.map_or(0, |l| l.as_secs()),
+                });
             }
         };
         Ok(GitOutput {
@@ -374,8 +423,25 @@ impl Store {
         writers: &[&str],
         depth: Option<u64>,
     ) -> Result<(), StoreError> {
+        match self.start_fetch_writers_staged(remote, writers, depth)? {
+            Some(started) => self.finish_fetch_writers_staged(started),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Store::fetch_writers_staged`] started, not waited for (`None`: no
+    /// writers, nothing to fetch): the caller reads what an earlier fetch
+    /// brought while git fetches, then [`Store::finish_fetch_writers_staged`].
+    /// Reading objects meanwhile is safe (git moves a finished pack into place
+    /// whole); moving refs or writing objects is not, until it finishes.
+    pub fn start_fetch_writers_staged(
+        &self,
+        remote: &str,
+        writers: &[&str],
+        depth: Option<u64>,
+    ) -> Result<Option<StartedFetch>, StoreError> {
         if writers.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let depth_arg = depth.map(|d| format!("--depth={d}"));
         let mut args = vec![
@@ -394,14 +460,23 @@ impl Store {
             .iter()
             .map(|w| format!("+{}:{}\n", chain_ref(w), staged_chain_ref(remote, w)))
             .collect();
-        let out = self.run_git_input(&args, specs.as_bytes())?;
+        let git = self.start_network_git(&args, Some(specs.as_bytes()), self.network_limit())?;
+        Ok(Some(StartedFetch {
+            git,
+            what: format!(
+                "fetch {remote} (receipt chains{})",
+                depth.map(|d| format!(", depth {d}")).unwrap_or_default()
+            ),
+        }))
+    }
+
+    /// Wait for a fetch [`Store::start_fetch_writers_staged`] started.
+    pub fn finish_fetch_writers_staged(&self, started: StartedFetch) -> Result<(), StoreError> {
+        let out = self.finish_network_git(started.git)?;
         self.forget_shallow();
         if !out.ok {
             return Err(StoreError::GitCommand {
-                args: format!(
-                    "fetch {remote} (receipt chains{})",
-                    depth.map(|d| format!(", depth {d}")).unwrap_or_default()
-                ),
+                args: started.what,
                 stderr: out.stderr,
             });
         }
@@ -657,6 +732,8 @@ impl Store {
         &self,
         moves: &[(&str, Option<ObjectId>, ObjectId, &str)],
     ) -> Result<(), StoreError> {
+        // mutants: the bound is equivalent in answers (one ref moves the same
+        // alone or in a transaction of one)
         if moves.len() > 1 && self.update_logged_refs_at_once(moves) {
             return Ok(());
         }
@@ -814,6 +891,21 @@ fn waiting_label(args: &[&str]) -> String {
 /// it takes), collecting its output; `None` when it ran out of time (then it
 /// and its group are killed). `tell(elapsed, done)` hears of it from
 /// [`WAITING_AFTER`] on, about once a second, and once more when it ends.
+/// A network `git` command started by [`Store::start_network_git`].
+struct StartedGit {
+    child: std::process::Child,
+    args: Vec<String>,
+    limit: Option<std::time::Duration>,
+    started: std::time::Instant,
+}
+
+/// A fetch of receipt chains started by [`Store::start_fetch_writers_staged`].
+pub struct StartedFetch {
+    git: StartedGit,
+    /// What it fetches, in words (for its error).
+    what: String,
+}
+
 fn wait_with_limit(
     mut child: std::process::Child,
     limit: Option<std::time::Duration>,

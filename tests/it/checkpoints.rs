@@ -476,3 +476,121 @@ fn a_chain_rolled_back_below_its_checkpointed_tip_is_not_taken_by_fetch_since() 
         0
     );
 }
+
+/// Two trusted writers whose chains need different depths since the
+/// checkpoint: one fetch per depth, the first group's chains admitted while git
+/// fetches the next, with the answer a fetch one group at a time gives: the
+/// honest chain whole, and a tip the server forged (the real tip's receipt
+/// with one value changed) refused there, the entries below it taken.
+#[test]
+fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() {
+    let env = Env::new();
+    let daemon = Daemon::start(&env);
+    let seed = env.fixture_repo("make_basic_repo.sh", "seed");
+    let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
+    // a second key of the same person, by OpenSSH
+    let k2 = env.home.join("k2");
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "k2", "-f"])
+        .arg(&k2)
+        .output()
+        .expect("ssh-keygen");
+    assert!(out.status.success(), "{out:?}");
+    let k2_pub = std::fs::read_to_string(k2.with_extension("pub")).unwrap();
+    let k2_pub: String = k2_pub
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ");
+    for (name, k) in [("ci", key.trim()), ("ci2", k2_pub.as_str())] {
+        env.git_ok(
+            &seed,
+            &[
+                "config",
+                "-f",
+                ".gitreceipts",
+                &format!("signer.{name}.key"),
+                k,
+            ],
+        );
+    }
+    env.git_ok(&seed, &["commit", "-qam", "trust ci and ci2"]);
+    let (bare, url) = daemon.bare(&env, "served.git");
+    env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
+    env.receipt_ok(&bare, &["install-hooks", "--server"]);
+    let dev = clone(&env, &url, "dev");
+    let second = [("GIT_RECEIPT_SIGNING_KEY", k2.to_str().unwrap())];
+    let run_as = |with: &[(&str, &str)], n: usize, what: &str| {
+        for i in 0..n {
+            change_src(&env, &dev, &format!("{what} {i}\n"));
+            let r = env.receipt_with(&dev, &["run", "test"], with);
+            assert_eq!(r.code, 0, "{r}");
+        }
+        let r = env.receipt_with(&dev, &["push"], with);
+        assert_eq!(r.code, 0, "{r}");
+    };
+    run_as(&[], 1, "first");
+    run_as(&second, 1, "second");
+    env.receipt_ok(&dev, &["checkpoint", "--push"]);
+    run_as(&[], 2, "first after");
+    run_as(&second, 5, "second after");
+    let writers: Vec<String> = env
+        .git_ok(
+            &dev,
+            &["for-each-ref", "--format=%(refname)", "refs/receipts/"],
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(writers.len(), 2, "{writers:?}");
+    let count = |dir: &Path, r: &str| env.git_ok(dir, &["rev-list", "--count", r]);
+    let (short, long) = if count(&dev, &writers[0]) == "3" {
+        (writers[0].clone(), writers[1].clone())
+    } else {
+        (writers[1].clone(), writers[0].clone())
+    };
+    assert_eq!(
+        (count(&dev, &short), count(&dev, &long)),
+        ("3".into(), "6".into())
+    );
+
+    // the server forges the short chain's tip: its receipt, one value changed
+    let tip = rev(&env, &bare, &short);
+    let text = env.git_ok(&bare, &["cat-file", "blob", &format!("{tip}:receipt.json")]);
+    let forged = text.replacen("\"duration_ms\":", "\"duration_ms\":1", 1);
+    assert_ne!(forged, text);
+    let blob = env.git_input(&bare, &["hash-object", "-w", "--stdin"], forged.as_bytes());
+    let listing = env.git_ok(&bare, &["ls-tree", &format!("{tip}^{{tree}}")]);
+    let lines: String = listing
+        .lines()
+        .map(|l| match l.strip_suffix("\treceipt.json") {
+            Some(_) => format!("100644 blob {blob}\treceipt.json\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let tree = env.git_input(&bare, &["mktree"], lines.as_bytes());
+    let below = rev(&env, &bare, &format!("{tip}~1"));
+    let bad = env.git_ok(&bare, &["commit-tree", &tree, "-p", &below, "-m", "forged"]);
+    env.git_ok(&bare, &["update-ref", &short, &bad]);
+
+    let fresh = Env::new();
+    let dir = clone(&fresh, &url, "fresh");
+    let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 1, "{r}");
+    // the checkpoint's entry and two: depth 3; the other's and five: 6
+    assert!(
+        r.stderr
+            .contains("2 chains taken from its tips up (3 fetches at depth 1, 3, 6), 0 whole"),
+        "{r}"
+    );
+    assert!(r.stderr.contains("signature"), "{r}");
+    assert_eq!(
+        rev(&fresh, &dir, &short),
+        below,
+        "taken up to the forged tip"
+    );
+    assert_eq!(rev(&fresh, &dir, &long), rev(&env, &dev, &long));
+    assert_eq!(count(&dir, &long), "6");
+    let (code, v, err) = verify_json(&fresh, &dir, &[]);
+    assert_eq!(code, 0, "what was taken verifies: {v} {err}");
+}
