@@ -133,7 +133,7 @@ fn take_fetched(
         let base = bases.get(writer).copied().filter(|_| ours.is_none());
         let outcome = match store.relation(ours, *theirs)? {
             Relation::New if let Some(base) = base => {
-                match not_from_checkpoint(store, *theirs, base)? {
+                match not_from_checkpoint(store, writer, *theirs, base)? {
                     Some(rejected) => rejected,
                     None => {
                         jobs.push((writer, *theirs, Some(base), Taking::FromCheckpoint));
@@ -383,17 +383,27 @@ enum Taking {
 /// this is the refusal.
 fn not_from_checkpoint(
     store: &Store,
+    writer: &str,
     theirs: ObjectId,
     base: ObjectId,
 ) -> Result<Option<FetchOutcome>, StoreError> {
     let descends = base == theirs || (store.has_commit(base) && store.is_ancestor(base, theirs)?);
-    Ok((!descends).then(|| {
-        FetchOutcome::Rejected(format!(
-            "the remote's chain (tip {}) does not descend from {}, its tip at the signed checkpoint: it was rolled back or rewritten",
-            theirs.to_hex_with_len(12),
-            base.to_hex_with_len(12)
-        ))
-    }))
+    if descends {
+        return Ok(None);
+    }
+    // a tip that is no entry (junk a server without the hook took) has no
+    // index to fetch down to the checkpoint by: that, not a rollback
+    if let Err(e) = store.chain_entry(writer, theirs) {
+        return Ok(Some(FetchOutcome::Rejected(format!(
+            "the remote's chain tip {} is not a receipt ({e}), so how deep to fetch it from the signed checkpoint cannot be read; `git receipt fetch` without --since takes the entries below it (in this clone, after `git fetch --unshallow` from that remote)",
+            theirs.to_hex_with_len(12)
+        ))));
+    }
+    Ok(Some(FetchOutcome::Rejected(format!(
+        "the remote's chain (tip {}) does not descend from {}, its tip at the signed checkpoint: it was rolled back or rewritten",
+        theirs.to_hex_with_len(12),
+        base.to_hex_with_len(12)
+    ))))
 }
 
 /// What taking a chain this clone does not have from the tip a signed
@@ -551,7 +561,7 @@ fn admit_early(
         };
         if store.chain_tip(w)?.is_none()
             && not_a_chain_tip(store, w, tip).is_none()
-            && not_from_checkpoint(store, tip, base)?.is_none()
+            && not_from_checkpoint(store, w, tip, base)?.is_none()
         {
             jobs.push((w, tip, Some(base)));
         }

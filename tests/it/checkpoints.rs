@@ -594,3 +594,36 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
     let (code, v, err) = verify_json(&fresh, &dir, &[]);
     assert_eq!(code, 0, "what was taken verifies: {v} {err}");
 }
+
+/// Junk on a chain's tip (a server without the hook took it): `fetch --since`
+/// cannot read how deep to fetch, and says so, not "rolled back"; a plain
+/// fetch then takes the entries below the junk.
+#[test]
+fn a_junk_tip_is_named_as_such_by_fetch_since_and_a_plain_fetch_takes_what_is_below_it() {
+    let env = Env::new();
+    let s = served(&env);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    let chain = format!("refs/receipts/{}", s.writer);
+    let tip = rev(&env, &s.bare, &chain);
+    let blob = env.git_input(&s.bare, &["hash-object", "-w", "--stdin"], b"not json\n");
+    let tree = env.git_input(
+        &s.bare,
+        &["mktree"],
+        format!("100644 blob {blob}\treceipt.json\n").as_bytes(),
+    );
+    let junk = env.git_ok(&s.bare, &["commit-tree", &tree, "-p", &tip, "-m", "junk"]);
+    env.git_ok(&s.bare, &["update-ref", &chain, &junk]);
+    let fresh = Env::new();
+    let dir = clone(&fresh, &s.url, "fresh");
+    let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("is not a receipt"), "{r}");
+    assert!(r.stderr.contains("without --since"), "{r}");
+    assert!(!r.stderr.contains("rolled back"), "{r}");
+    // as it advises: unshallow, then a plain fetch
+    fresh.git_ok(&dir, &["fetch", "-q", "--unshallow", "origin"]);
+    let r = fresh.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stderr.contains("took 2 new receipts; REJECTED"), "{r}");
+    assert_eq!(rev(&fresh, &dir, &chain), tip);
+}
