@@ -431,6 +431,9 @@ impl Store {
     /// moved meanwhile, or whose objects a concurrent prune took, is updated
     /// again the usual way.
     pub fn index_notes_of(&self, writers: &[(String, bool)]) -> Result<(), StoreError> {
+        // mutants: this bound, and the one on the transaction below, are
+        // equivalent in answers: they choose only whether objects go in one
+        // pack and refs in one transaction, or one by one (`benches/year.rs`)
         if writers.len() < 2 {
             for (w, restart) in writers {
                 self.update_notes(w, *restart, *restart)?;
