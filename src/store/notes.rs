@@ -480,6 +480,10 @@ impl Store {
         }
         for (w, restart, b, range) in built {
             let refname = notes_ref(w);
+            // mutants: `&&` for `||` here, and waiting again below, are
+            // equivalent in answers: a ref the transaction moved then fails
+            // its own move and is brought up to date the usual way, which
+            // finds nothing to do
             let moved = all_moved
                 || self
                     .update_logged_ref(&refname, b.notes_tip, b.commit, "git-receipt: index notes")
