@@ -49,7 +49,8 @@ struct Recall {
 }
 
 /// While one lives, admission remembers the receipt files it reads, for the
-/// walks after it (bounded by [`RECALL_CAP`]); dropped, they are let go.
+/// walks after it (at most `RECALL_CAP` bytes of them); dropped, they are
+/// let go.
 #[must_use = "receipt files are remembered only while it lives"]
 pub struct Recalling(());
 
