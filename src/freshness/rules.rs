@@ -98,6 +98,52 @@ impl Scratch {
         git_in(self.dir.path(), args)
     }
 
+    /// A copy of chain commit `commit` on `parent` whose `receipt.json` has
+    /// `from` replaced by `to` once (the rest of its tree as it was): canonical
+    /// and linked, its signature broken. Made with git.
+    pub(crate) fn forged(
+        &self,
+        commit: ObjectId,
+        parent: Option<ObjectId>,
+        from: &str,
+        to: &str,
+    ) -> ObjectId {
+        let with_stdin = |args: &[&str], input: &[u8]| {
+            let mut child = std::process::Command::new("git")
+                .args(args)
+                .current_dir(self.dir.path())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), input).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "git {args:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        };
+        let tree = self.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
+        let text = self.git(&["cat-file", "blob", &format!("{tree}:receipt.json")]);
+        let changed = text.replacen(from, to, 1);
+        assert_ne!(changed, text, "{from} is in the receipt");
+        let blob = with_stdin(&["hash-object", "-w", "--stdin"], changed.as_bytes());
+        let lines: String = self
+            .git(&["ls-tree", &tree])
+            .lines()
+            .map(|l| match l.strip_suffix("\treceipt.json") {
+                Some(_) => format!("100644 blob {blob}\treceipt.json\n"),
+                None => format!("{l}\n"),
+            })
+            .collect();
+        let new_tree = with_stdin(&["mktree"], lines.as_bytes());
+        let mut args = vec!["commit-tree".to_owned(), new_tree];
+        if let Some(p) = parent {
+            args.extend(["-p".to_owned(), p.to_string()]);
+        }
+        args.extend(["-m".to_owned(), "forged".to_owned()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ObjectId::from_hex(self.git(&args).as_bytes()).unwrap()
+    }
+
     /// Write `files` (an empty content deletes the file), commit everything, and
     /// return the commit.
     pub(crate) fn commit(&self, files: &[(&str, &str)], message: &str) -> ObjectId {

@@ -566,23 +566,7 @@ fn admission_ends_before_a_receipt_whose_signature_fails_stubs_counted_below_it(
     let tip = done[0].rewritten.clone().unwrap().tip;
     let entry = s.store.chain_entry(&writer(), tip).unwrap();
     // the tip's receipt, one signed value changed: canonical, linked, forged
-    let text = String::from_utf8(entry.receipt.bytes().to_vec()).unwrap();
-    let forged = text.replacen("\"duration_ms\":5", "\"duration_ms\":6", 1);
-    assert_ne!(forged, text);
-    let tree = s.git(&["rev-parse", &format!("{tip}^{{tree}}")]);
-    let listing = s.git(&["ls-tree", &tree]);
-    let receipt_blob = blob(&s, forged.as_bytes());
-    let lines: String = listing
-        .lines()
-        .map(|l| {
-            if l.ends_with("\treceipt.json") {
-                format!("100644 blob {receipt_blob}\treceipt.json\n")
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect();
-    let forged_tip = plant_tree(&s, &lines, entry.parent);
+    let forged_tip = s.forged(tip, entry.parent, "\"duration_ms\":5", "\"duration_ms\":6");
     let k = key();
     let known = crate::store::admit::only_key(k.public());
     let a = s.store.admit(&writer(), forged_tip, None, &known).unwrap();

@@ -840,50 +840,6 @@ mod tests {
         SigningKey::from_seed(&[seed; 32])
     }
 
-    /// A copy of chain commit `commit` on the same parent whose receipt has one
-    /// signed value changed: canonical, linked, its signature broken.
-    fn forged(s: &Scratch, commit: ObjectId) -> ObjectId {
-        let tree = s.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
-        let text = s.git(&["cat-file", "blob", &format!("{tree}:receipt.json")]);
-        let changed = text.replacen("\"duration_ms\":", "\"duration_ms\":1", 1);
-        assert_ne!(changed, text);
-        let path = s.dir.path().join("forged-receipt");
-        std::fs::write(&path, changed).unwrap();
-        let blob = s.git(&["hash-object", "-w", path.to_str().unwrap()]);
-        std::fs::remove_file(&path).unwrap();
-        let listing = s.git(&["ls-tree", &tree]);
-        let lines: String = listing
-            .lines()
-            .map(|l| {
-                if l.ends_with("\treceipt.json") {
-                    format!("100644 blob {blob}\treceipt.json\n")
-                } else {
-                    format!("{l}\n")
-                }
-            })
-            .collect();
-        let lines_path = s.dir.path().join("forged-tree");
-        std::fs::write(&lines_path, lines).unwrap();
-        let new_tree = std::process::Command::new("git")
-            .args(["mktree"])
-            .current_dir(s.dir.path())
-            .stdin(std::fs::File::open(&lines_path).unwrap())
-            .output()
-            .unwrap();
-        std::fs::remove_file(&lines_path).unwrap();
-        let new_tree = String::from_utf8(new_tree.stdout).unwrap();
-        let parent = s.git(&["rev-parse", &format!("{commit}^")]);
-        let c = s.git(&[
-            "commit-tree",
-            new_tree.trim(),
-            "-p",
-            parent.trim(),
-            "-m",
-            "forged",
-        ]);
-        ObjectId::from_hex(c.trim().as_bytes()).unwrap()
-    }
-
     /// Admitting many chains at once answers for each what admitting it alone
     /// does, with signatures checked as one batch across chains (320 new
     /// entries in three chains: a batch only together), a forged entry in one
@@ -907,7 +863,8 @@ mod tests {
             }
             tips.push((writer_id(k.public(), "default"), tip.unwrap()));
         }
-        let bad = forged(&s, tips[1].1);
+        let below = s.store.chain_entry(&tips[1].0, tips[1].1).unwrap().parent;
+        let bad = s.forged(tips[1].1, below, "\"duration_ms\":", "\"duration_ms\":1");
         let known = |fp: &str| {
             keys.iter()
                 .find(|k| k.public().fingerprint() == fp)
