@@ -1110,6 +1110,31 @@ fn section_7_a_checkpoint_spares_notes_at_the_tip_it_found_whole() {
     assert_eq!(r.notes_tips.get(&writer()), None, "notes with a warning");
 }
 
+/// One more receipt on [`chain_of`]`(3)`'s chain, after `cp`: a whole run, and
+/// a clean run from `cp` that checks that receipt alone and reads some of the
+/// notes, not all. The new receipt's commit, and the two reports.
+fn one_more_receipt_from(
+    s: &mut Scratch,
+    trust: &TrustSet,
+    cp: &Checkpoint,
+) -> (ObjectId, Report, Report) {
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "more\n")], "src");
+    s.run(&key(1), &c, "test", h, 0, 9);
+    s.reopen();
+    let whole = run(s, trust, None);
+    let r = run(s, trust, Some(cp));
+    assert_eq!((r.receipts, r.covered), (1, 3));
+    assert_eq!((r.findings.len(), r.warnings.len()), (0, 0));
+    assert!(
+        0 < r.note_lines && r.note_lines < whole.note_lines,
+        "{} of {} note lines read",
+        r.note_lines,
+        whole.note_lines
+    );
+    (h, whole, r)
+}
+
 /// Section 7, notes of a chain that grew since the checkpoint found them whole:
 /// only the notes that changed, and those on what the new receipts are about, are
 /// read again; the answer is the one a run without the checkpoint gives.
@@ -1119,20 +1144,7 @@ fn section_7_notes_of_a_grown_chain_are_read_only_where_they_changed() {
     let trust = trust_of(&[1]);
     let notes_ref = format!("refs/notes/receipts/{}", writer());
     let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
-    let c = contract(CONTRACT);
-    let h = s.commit(&[("src/lib.rs", "more\n")], "src");
-    s.run(&key(1), &c, "test", h, 0, 9);
-    s.reopen();
-    let whole = run(&s, &trust, None);
-    let r = run(&s, &trust, Some(&cp));
-    assert_eq!((r.receipts, r.covered), (1, 3));
-    assert_eq!((r.findings.len(), r.warnings.len()), (0, 0));
-    assert!(
-        0 < r.note_lines && r.note_lines < whole.note_lines,
-        "{} of {} note lines read",
-        r.note_lines,
-        whole.note_lines
-    );
+    let (_, whole, r) = one_more_receipt_from(&mut s, &trust, &cp);
     assert_eq!(r.notes_tips, whole.notes_tips, "found whole, recorded");
 
     // a note copied onto another commit after the checkpoint: read, a finding
@@ -1164,7 +1176,7 @@ fn section_7_notes_of_a_grown_chain_are_read_only_where_they_changed() {
         .find_map(|l| l.split_once(' ').map(|(_, o)| o.to_owned()))
         .expect("an older noted object");
     let h = s.commit(&[("src/lib.rs", "more\n")], "src");
-    s.run(&key(1), &c, "test", h, 0, 9);
+    s.run(&key(1), &contract(CONTRACT), "test", h, 0, 9);
     let forged = format!(
         "{} 0000000000000000000000000000000000000000\n",
         "a".repeat(64)
@@ -1259,20 +1271,7 @@ fn section_7_from_a_checkpoint_notes_it_did_not_vouch_for_are_read_where_new_rec
         .lines()
         .find_map(|l| l.split_once(' ').map(|(_, o)| o.to_owned()))
         .expect("an older noted object");
-    let c = contract(CONTRACT);
-    let h = s.commit(&[("src/lib.rs", "more\n")], "src");
-    s.run(&key(1), &c, "test", h, 0, 9);
-    s.reopen();
-    let whole = run(&s, &trust, None);
-    let r = run(&s, &trust, Some(&cp));
-    assert_eq!((r.receipts, r.covered), (1, 3));
-    assert_eq!((r.findings.len(), r.warnings.len()), (0, 0));
-    assert!(
-        0 < r.note_lines && r.note_lines < whole.note_lines,
-        "{} of {} note lines read",
-        r.note_lines,
-        whole.note_lines
-    );
+    let (h, whole, r) = one_more_receipt_from(&mut s, &trust, &cp);
     assert_eq!(r.notes_tips.get(&writer()), None, "not read whole");
     assert!(whole.notes_tips.contains_key(&writer()));
 
