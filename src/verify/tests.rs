@@ -1282,42 +1282,15 @@ fn section_7_from_a_checkpoint_notes_it_did_not_vouch_for_are_read_where_new_rec
     shown.push('\n');
     let honest = shown.clone();
     shown.push_str(&forged);
-    s.git(&[
-        "notes",
-        "--ref",
-        short,
-        "add",
-        "-f",
-        "-m",
-        &shown,
-        &new_commit,
-    ]);
+    set_note(&s, short, &shown, &new_commit);
     s.reopen();
     let r = run(&s, &trust, Some(&cp));
     assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
 
     // a forged line only on an object old receipts are about: a whole run's
     // finding, not read from the checkpoint
-    s.git(&[
-        "notes",
-        "--ref",
-        short,
-        "add",
-        "-f",
-        "-m",
-        &honest,
-        &new_commit,
-    ]);
-    s.git(&[
-        "notes",
-        "--ref",
-        short,
-        "add",
-        "-f",
-        "-m",
-        &forged,
-        &old_object,
-    ]);
+    set_note(&s, short, &honest, &new_commit);
+    set_note(&s, short, &forged, &old_object);
     s.reopen();
     let r = run(&s, &trust, Some(&cp));
     assert_eq!(
@@ -1328,4 +1301,10 @@ fn section_7_from_a_checkpoint_notes_it_did_not_vouch_for_are_read_where_new_rec
     );
     let whole = run(&s, &trust, None);
     assert_eq!(kinds(&whole), [("note", None)], "{:?}", whole.findings);
+}
+
+/// Replace the note on `object` in notes ref `short` (under refs/notes/) by
+/// `text`, with stock git.
+fn set_note(s: &Scratch, short: &str, text: &str, object: &str) {
+    s.git(&["notes", "--ref", short, "add", "-f", "-m", text, object]);
 }
