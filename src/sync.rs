@@ -503,12 +503,16 @@ pub fn fetch_since(
     let mut previous: Option<&[&str]> = None;
     for (depth, ws) in &by_depth {
         let started = store.start_fetch_writers_staged(remote, ws, Some(*depth))?;
-        if let Some(prev) = previous {
-            admit_early(store, remote, prev, &bases_of, trust, &mut early)?;
-        }
+        let admitted = match previous {
+            Some(prev) => admit_early(store, remote, prev, &bases_of, trust, &mut early),
+            None => Ok(()),
+        };
+        // the fetch is waited for even when the admission failed: no git is
+        // left running in this repository after this command
         if let Some(started) = started {
             store.finish_fetch_writers_staged(started)?;
         }
+        admitted?;
         stats.depths.push(*depth);
         previous = Some(ws);
     }
