@@ -724,6 +724,7 @@ pub fn as_verify_checkpoint(c: &Checked, trust: &TrustSet) -> crate::verify::Che
         trust: Some(crate::verify::trust_digest(trust)),
         chains,
         notes: BTreeMap::new(),
+        signed_elsewhere: true,
     }
 }
 

@@ -115,6 +115,12 @@ pub struct Checkpoint {
     /// Version 3: writer id to the notes tip found whole with that chain tip.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, String>,
+    /// Made from a signed checkpoint ([`crate::checkpoint::as_verify_checkpoint`]),
+    /// which says nothing of this clone's notes (each clone derives its own):
+    /// only the notes on what the receipts after it are about are read. Never
+    /// in a file.
+    #[serde(skip)]
+    pub signed_elsewhere: bool,
 }
 
 /// The checkpoint version this tool writes.
@@ -1172,21 +1178,23 @@ fn verify_notes(
         // on an object no newer receipt is about, names receipts the chain still
         // holds (a chain that grew keeps every entry below) and showed then all
         // it should. Only the notes on the other objects are read again.
-        // Without those notes here (a clone derives its own notes, so another
-        // clone's notes commits are not in it): the notes on the objects the
-        // receipts above the checkpoint are about, and no other. The rest show
+        // From a signed checkpoint, which names no notes of this clone's (a
+        // clone derives its own): the notes on the objects the receipts above
+        // the checkpoint are about, and no other. The rest show
         // receipts the checkpoint covers, which this run does not read either
         // (a whole `verify` checks every note); reading them all made a verify
         // from a checkpoint cost what the whole history's notes cost.
         let before = match (vouching, notes_tip.as_deref(), grown.get(writer)) {
             (Some(cp), Some(tip), Some(&below)) => {
-                ObjectId::from_hex(tip.as_bytes()).ok().map(|new| {
+                ObjectId::from_hex(tip.as_bytes()).ok().and_then(|new| {
                     let changed = cp
                         .notes
                         .get(writer)
                         .and_then(|old| ObjectId::from_hex(old.as_bytes()).ok())
                         .and_then(|old| store.notes_changed(old, new).ok());
-                    (new, changed, below)
+                    // a checkpoint of this clone's that did not find them
+                    // whole (or an older file): every note is read, as before
+                    (changed.is_some() || cp.signed_elsewhere).then_some((new, changed, below))
                 })
             }
             _ => None,
@@ -1529,6 +1537,7 @@ impl Checkpoint {
             trust: Some(trust_digest(trust)),
             chains: report.tips.clone(),
             notes: report.notes_tips.clone(),
+            signed_elsewhere: false,
         }
     }
 

@@ -232,6 +232,7 @@ fn section_7_a_checkpoint_spares_what_it_covers_and_catches_a_rollback() {
         trust: None,
         chains: cp.chains.clone(),
         notes: Default::default(),
+        signed_elsewhere: false,
     };
     let r = run(&s, &trust, Some(&v1));
     assert_eq!((r.receipts, r.covered, r.findings.len()), (3, 0, 0));
@@ -1057,19 +1058,31 @@ fn section_7_a_checkpoint_spares_notes_at_the_tip_it_found_whole() {
     assert_eq!(r.notes_tips, clean.notes_tips);
     assert_eq!(r.findings, []);
 
-    // under another trust they are read again
-    let r = run(&s, &trust_of(&[1, 3]), Some(&cp));
-    assert_eq!(r.notes_covered, 0);
-    assert_eq!(r.note_lines, clean.note_lines);
-    // from a version 2 file, which records no notes: only the notes on what
-    // receipts above it are about are read (none here), and none are
-    // recorded as whole
-    let v2 = Checkpoint {
-        version: 2,
+    // under another trust, or from a version 2 file, they are read again
+    for (other, t) in [
+        (cp.clone(), trust_of(&[1, 3])),
+        (
+            Checkpoint {
+                version: 2,
+                notes: Default::default(),
+                ..cp.clone()
+            },
+            trust.clone(),
+        ),
+    ] {
+        let r = run(&s, &t, Some(&other));
+        assert_eq!(r.notes_covered, 0);
+        assert_eq!(r.note_lines, clean.note_lines);
+    }
+    // from a signed checkpoint (which names no notes of this clone's): only
+    // the notes on what receipts above it are about are read (none here), and
+    // none are recorded as whole
+    let signed = Checkpoint {
         notes: Default::default(),
+        signed_elsewhere: true,
         ..cp.clone()
     };
-    let r = run(&s, &trust, Some(&v2));
+    let r = run(&s, &trust, Some(&signed));
     assert_eq!((r.notes_covered, r.note_lines), (0, 0));
     assert_eq!(r.notes_tips.get(&writer()), None, "not read whole");
 
@@ -1262,10 +1275,16 @@ fn section_7_from_a_checkpoint_notes_it_did_not_vouch_for_are_read_where_new_rec
     let trust = trust_of(&[1]);
     let notes_ref = format!("refs/notes/receipts/{}", writer());
     let short = &notes_ref["refs/notes/".len()..];
+    // as a signed checkpoint makes it: no notes of this clone's named
     let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
-    // another clone's notes commit: not in this repository
-    cp.notes
-        .insert(writer(), "5".repeat(s.head().to_string().len()));
+    cp.notes.clear();
+    cp.signed_elsewhere = true;
+    // a checkpoint file of this clone's that did not find the notes whole
+    // (it names none): every note is read, as before
+    let local = Checkpoint {
+        signed_elsewhere: false,
+        ..cp.clone()
+    };
     let noted = s.git(&["notes", "--ref", short, "list"]);
     let old_object = noted
         .lines()
@@ -1274,6 +1293,10 @@ fn section_7_from_a_checkpoint_notes_it_did_not_vouch_for_are_read_where_new_rec
     let (h, whole, r) = one_more_receipt_from(&mut s, &trust, &cp);
     assert_eq!(r.notes_tips.get(&writer()), None, "not read whole");
     assert!(whole.notes_tips.contains_key(&writer()));
+    let r = run(&s, &trust, Some(&local));
+    assert_eq!(r.receipts, 1);
+    assert_eq!(r.note_lines, whole.note_lines, "every note read");
+    assert_eq!(r.notes_tips, whole.notes_tips, "found whole, recorded");
 
     // a forged line on what the new receipt is about: read, a finding
     let forged = format!("{} {}\n", "a".repeat(64), "0".repeat(40));
