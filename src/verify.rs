@@ -115,7 +115,7 @@ pub struct Checkpoint {
     /// Version 3: writer id to the notes tip found whole with that chain tip.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, String>,
-    /// Made from a signed checkpoint ([`crate::checkpoint::as_verify_checkpoint`]),
+    /// Made from a signed checkpoint (by `as_verify_checkpoint`, above this module),
     /// which says nothing of this clone's notes (each clone derives its own):
     /// only the notes on what the receipts after it are about are read. Never
     /// in a file.
