@@ -823,12 +823,12 @@ impl Store {
     }
 }
 
-/// The reflog edit that moves `refname` from `old` (`None`: it must not exist)
-/// to `new`, creating the reflog if need be.
 /// One ref to move: its name, the value it must have, the new one, and the
 /// reflog message.
 pub(crate) type RefMove<'a> = (&'a str, Option<ObjectId>, ObjectId, &'a str);
 
+/// The reflog edit that moves `refname` from `old` (`None`: it must not exist)
+/// to `new`, creating the reflog if need be.
 fn logged_edit(
     refname: &str,
     old: Option<ObjectId>,

@@ -887,10 +887,6 @@ fn waiting_label(args: &[&str]) -> String {
     }
 }
 
-/// Wait for `child` (its own process group) at most `limit` (`None`: as long as
-/// it takes), collecting its output; `None` when it ran out of time (then it
-/// and its group are killed). `tell(elapsed, done)` hears of it from
-/// [`WAITING_AFTER`] on, about once a second, and once more when it ends.
 /// A network `git` command started by [`Store::start_network_git`].
 struct StartedGit {
     child: std::process::Child,
@@ -906,6 +902,10 @@ pub struct StartedFetch {
     what: String,
 }
 
+/// Wait for `child` (its own process group) at most `limit` (`None`: as long as
+/// it takes), collecting its output; `None` when it ran out of time (then it
+/// and its group are killed). `tell(elapsed, done)` hears of it from
+/// [`WAITING_AFTER`] on, about once a second, and once more when it ends.
 fn wait_with_limit(
     mut child: std::process::Child,
     limit: Option<std::time::Duration>,
