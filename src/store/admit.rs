@@ -555,11 +555,21 @@ impl Store {
         base: Option<ObjectId>,
         known: &dyn Fn(&str) -> Option<PublicKey>,
     ) -> Result<Admission, StoreError> {
-        let (mut below, commits) = match self.admission_walk(writer, tip, base)? {
-            Walk::Done(a) => return Ok(a),
-            Walk::Commits(below, commits) => (below, commits),
-        };
-        // Up from the base, a batch at a time: shape and links, then signatures.
+        Ok(match self.admission_walk(writer, tip, base)? {
+            Walk::Done(a) => a,
+            Walk::Commits(below, commits) => self.admit_walked(writer, below, &commits, known),
+        })
+    }
+
+    /// [`Store::admit`] of the commits its walk found (newest first), up from
+    /// `below`, a batch at a time: shape and links, then signatures.
+    fn admit_walked(
+        &self,
+        writer: &str,
+        mut below: Option<Below>,
+        commits: &[Commit],
+        known: &dyn Fn(&str) -> Option<PublicKey>,
+    ) -> Admission {
         let mut out = Admission::default();
         for part in commits.rchunks(BATCH) {
             let read = self.read_part(writer, part, &mut below, &mut out, known);
@@ -569,8 +579,8 @@ impl Store {
                 break;
             }
         }
-        refuse_stub_at_tip(&commits, &mut out);
-        Ok(out)
+        refuse_stub_at_tip(commits, &mut out);
+        out
     }
 
     /// [`Store::admit`] of many chains (writer, tip, base) at once, with the same
@@ -617,7 +627,7 @@ impl Store {
             // they choose only which signatures share a batch, and how many
             // receipts are held at once
             if commits.len() > BATCH {
-                out[n] = Some(self.admit(writer, tip, base, known)?);
+                out[n] = Some(self.admit_walked(writer, below, &commits, known));
                 continue;
             }
             let mut a = Admission::default();
