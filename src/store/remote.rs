@@ -131,38 +131,28 @@ impl Store {
     }
 
     fn run_git_stdin(&self, args: &[&str], input: Option<&[u8]>) -> Result<GitOutput, StoreError> {
-        let network = matches!(args.first(), Some(&("fetch" | "push" | "ls-remote")));
-        let limit = if network { self.network_limit() } else { None };
-        let spawn_error = |e: std::io::Error| StoreError::GitCommand {
-            args: args.join(" "),
-            stderr: format!("could not run git: {e}"),
-        };
-        let out = if network {
-            let started = self.start_network_git(args, input, limit)?;
+        if matches!(args.first(), Some(&("fetch" | "push" | "ls-remote"))) {
+            let started = self.start_network_git(args, input, self.network_limit())?;
             return self.finish_network_git(started);
-        } else {
-            let mut cmd = self.git_command();
-            cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-            match input {
-                None => cmd.stdin(Stdio::null()).output().map_err(spawn_error)?,
-                Some(input) => {
-                    let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(spawn_error)?;
-                    if let Some(mut stdin) = child.stdin.take() {
-                        let input = input.to_vec();
-                        std::thread::spawn(move || {
-                            use std::io::Write as _;
-                            let _ = stdin.write_all(&input);
-                        });
-                    }
-                    child.wait_with_output().map_err(spawn_error)?
+        }
+        let spawn_error = could_not_run(args);
+        let mut cmd = self.git_command();
+        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let out = match input {
+            None => cmd.stdin(Stdio::null()).output().map_err(spawn_error)?,
+            Some(input) => {
+                let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(spawn_error)?;
+                if let Some(mut stdin) = child.stdin.take() {
+                    let input = input.to_vec();
+                    std::thread::spawn(move || {
+                        use std::io::Write as _;
+                        let _ = stdin.write_all(&input);
+                    });
                 }
+                child.wait_with_output().map_err(spawn_error)?
             }
         };
-        Ok(GitOutput {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
+        Ok(GitOutput::of(&out))
     }
 
     /// Start a network `git` command (`fetch`, `push`, `ls-remote`) with
@@ -175,10 +165,6 @@ impl Store {
         input: Option<&[u8]>,
         limit: Option<std::time::Duration>,
     ) -> Result<StartedGit, StoreError> {
-        let spawn_error = |e: std::io::Error| StoreError::GitCommand {
-            args: args.join(" "),
-            stderr: format!("could not run git: {e}"),
-        };
         let mut cmd = self.git_command();
         cmd.args(args)
             .stdin(if input.is_some() {
@@ -189,7 +175,7 @@ impl Store {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(spawn_error)?;
+        let mut child = cmd.spawn().map_err(could_not_run(args))?;
         if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
             let input = input.to_vec();
             // a writer of its own, so a git that stops reading cannot stall
@@ -218,10 +204,6 @@ impl Store {
             started,
         } = started;
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let spawn_error = |e: std::io::Error| StoreError::GitCommand {
-            args: args.join(" "),
-            stderr: format!("could not run git: {e}"),
-        };
         let what = waiting_label(&args);
         let before = started.elapsed();
         let tell = |elapsed, done| {
@@ -235,20 +217,13 @@ impl Store {
             }
         };
         let left = limit.map(|l| l.saturating_sub(before));
-        let out = match wait_with_limit(child, left, &tell).map_err(spawn_error)? {
-            Some(out) => out,
-            None => {
-                return Err(StoreError::RemoteTimedOut {
-                    args: args.join(" "),
-                    seconds: limit.map_or(0, |l| l.as_secs()),
-                });
-            }
-        };
-        Ok(GitOutput {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
+        match wait_with_limit(child, left, &tell).map_err(could_not_run(&args))? {
+            Some(out) => Ok(GitOutput::of(&out)),
+            None => Err(StoreError::RemoteTimedOut {
+                args: args.join(" "),
+                seconds: limit.map_or(0, |l| l.as_secs()),
+            }),
+        }
     }
 
     /// Whether `remote` is a configured remote name.
@@ -884,6 +859,26 @@ fn waiting_label(args: &[&str]) -> String {
     match args.iter().skip(1).find(|a| !a.starts_with('-')) {
         Some(remote) => format!("git {command} {remote}"),
         None => format!("git {command}"),
+    }
+}
+
+/// The error of a `git` that could not be run (or waited for) with `args`.
+fn could_not_run<'a>(args: &'a [&'a str]) -> impl Fn(std::io::Error) -> StoreError + Copy + 'a {
+    move |e| StoreError::GitCommand {
+        args: args.join(" "),
+        stderr: format!("could not run git: {e}"),
+    }
+}
+
+impl GitOutput {
+    /// What a finished `git` said: whether it succeeded, its output, and its
+    /// error output trimmed.
+    fn of(out: &std::process::Output) -> GitOutput {
+        GitOutput {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        }
     }
 }
 
