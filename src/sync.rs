@@ -498,13 +498,14 @@ pub fn fetch_since(
     // time is this clone's idle time): admission only reads objects, which a
     // running fetch never changes; refs, notes and the index wait for the end
     let recall = crate::store::Recalling::start();
-    let bases_of: BTreeMap<&str, ObjectId> = shallow.iter().map(|&(w, b, _)| (w, b)).collect();
+    let bases: BTreeMap<String, ObjectId> =
+        shallow.iter().map(|&(w, b, _)| (w.to_owned(), b)).collect();
     let mut early: BTreeMap<String, Early> = BTreeMap::new();
     let mut previous: Option<&[&str]> = None;
     for (depth, ws) in &by_depth {
         let started = store.start_fetch_writers_staged(remote, ws, Some(*depth))?;
         let admitted = match previous {
-            Some(prev) => admit_early(store, remote, prev, &bases_of, trust, &mut early),
+            Some(prev) => admit_early(store, remote, prev, &bases, trust, &mut early),
             None => Ok(()),
         };
         // the fetch is waited for even when the admission failed: no git is
@@ -529,8 +530,6 @@ pub fn fetch_since(
             wanted.contains(w).then(|| (w.to_owned(), v))
         })
         .collect();
-    let bases: BTreeMap<String, ObjectId> =
-        shallow.iter().map(|&(w, b, _)| (w.to_owned(), b)).collect();
     let report = take_fetched(store, &chains, trust, &bases, early)?;
     drop(recall);
     Ok((report, stats))
@@ -550,7 +549,7 @@ fn admit_early(
     store: &Store,
     remote: &str,
     writers: &[&str],
-    bases: &BTreeMap<&str, ObjectId>,
+    bases: &BTreeMap<String, ObjectId>,
     trust: &TrustSet,
     early: &mut BTreeMap<String, Early>,
 ) -> Result<(), StoreError> {
