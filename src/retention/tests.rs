@@ -404,25 +404,7 @@ fn retain_keeps_a_receipt_an_acceptance_cites_as_evidence() {
     let (s, commits) = history();
     let chain = s.store.read_chain(&writer()).unwrap(); // newest first
     let cited = chain[4].receipt.id().to_owned(); // receipt 2, of s2
-    let body = crate::decision::rules::acceptance_body(
-        &s,
-        commits[4],
-        vec![crate::receipt::Criterion {
-            kind: crate::receipt::CriterionKind::Check,
-            name: "test".into(),
-            state: crate::receipt::State::Present,
-            inputs: commits[4].to_string(),
-            evidence: vec![cited.clone()],
-        }],
-    );
-    append_decision(
-        &s.store,
-        &writer(),
-        &key(),
-        body.subject.clone(),
-        Payload::Acceptance(body.acceptance.clone().unwrap()),
-    )
-    .unwrap();
+    accept_citing(&s, &key(), commits[4], &cited);
     let done = retain(&s.store, old_rules(&s), "2026-12-05T00:00:00Z", false).unwrap();
     let plan = &done[0].plan;
     assert_eq!(plan.stubs.keys().copied().collect::<Vec<_>>(), [1, 4]);
@@ -434,6 +416,30 @@ fn retain_keeps_a_receipt_an_acceptance_cites_as_evidence() {
             .iter()
             .any(|e| e.receipt.id() == cited)
     );
+}
+
+/// An acceptance by `key` (its default writer) of `commit`, whose check
+/// `test` cites receipt `cited` as evidence.
+fn accept_citing(s: &Scratch, key: &SigningKey, commit: ObjectId, cited: &str) {
+    let body = crate::decision::rules::acceptance_body(
+        s,
+        commit,
+        vec![crate::receipt::Criterion {
+            kind: crate::receipt::CriterionKind::Check,
+            name: "test".into(),
+            state: crate::receipt::State::Present,
+            inputs: commit.to_string(),
+            evidence: vec![cited.to_owned()],
+        }],
+    );
+    append_decision(
+        &s.store,
+        &writer_id(key.public(), "default"),
+        key,
+        body.subject.clone(),
+        Payload::Acceptance(body.acceptance.clone().unwrap()),
+    )
+    .unwrap();
 }
 
 /// A commit of `tree_lines` (as `git mktree` reads them) on `parent`, made with git.
@@ -830,25 +836,7 @@ fn taking_a_retained_chain_refuses_a_stub_of_a_receipt_another_writer_s_acceptan
     s.git(&["update-ref", &chain, &ours.to_string()]);
     // here another writer's chain holds an acceptance citing receipt 2
     let other = SigningKey::from_seed(&[8; 32]);
-    let body = crate::decision::rules::acceptance_body(
-        &s,
-        commits[2],
-        vec![crate::receipt::Criterion {
-            kind: crate::receipt::CriterionKind::Check,
-            name: "test".into(),
-            state: crate::receipt::State::Present,
-            inputs: commits[2].to_string(),
-            evidence: vec![cited.clone()],
-        }],
-    );
-    append_decision(
-        &s.store,
-        &writer_id(other.public(), "default"),
-        &other,
-        body.subject.clone(),
-        Payload::Acceptance(body.acceptance.clone().unwrap()),
-    )
-    .unwrap();
+    accept_citing(&s, &other, commits[2], &cited);
     let k = key();
     let known = crate::store::admit::only_key(k.public());
     let out = crate::sync::retained(&s.store, &w, ours, theirs, &known).unwrap();
