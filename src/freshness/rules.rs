@@ -98,6 +98,21 @@ impl Scratch {
         git_in(self.dir.path(), args)
     }
 
+    /// Run git in the work tree with `input` on its stdin; its stdout, trimmed.
+    pub(crate) fn git_input(&self, args: &[&str], input: &[u8]) -> String {
+        let mut child = std::process::Command::new("git")
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
     /// A copy of chain commit `commit` on `parent` whose `receipt.json` has
     /// `from` replaced by `to` once (the rest of its tree as it was): canonical
     /// and linked, its signature broken. Made with git.
@@ -108,33 +123,34 @@ impl Scratch {
         from: &str,
         to: &str,
     ) -> ObjectId {
-        let with_stdin = |args: &[&str], input: &[u8]| {
-            let mut child = std::process::Command::new("git")
-                .args(args)
-                .current_dir(self.dir.path())
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            std::io::Write::write_all(&mut child.stdin.take().unwrap(), input).unwrap();
-            let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "git {args:?}");
-            String::from_utf8(out.stdout).unwrap().trim().to_owned()
-        };
         let tree = self.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
         let text = self.git(&["cat-file", "blob", &format!("{tree}:receipt.json")]);
         let changed = text.replacen(from, to, 1);
         assert_ne!(changed, text, "{from} is in the receipt");
-        let blob = with_stdin(&["hash-object", "-w", "--stdin"], changed.as_bytes());
-        let lines: String = self
-            .git(&["ls-tree", &tree])
-            .lines()
-            .map(|l| match l.strip_suffix("\treceipt.json") {
-                Some(_) => format!("100644 blob {blob}\treceipt.json\n"),
-                None => format!("{l}\n"),
-            })
-            .collect();
-        let new_tree = with_stdin(&["mktree"], lines.as_bytes());
+        let blob = self.git_input(&["hash-object", "-w", "--stdin"], changed.as_bytes());
+        self.reshaped(commit, parent, |lines| {
+            lines
+                .lines()
+                .map(|l| match l.strip_suffix("\treceipt.json") {
+                    Some(_) => format!("100644 blob {blob}\treceipt.json\n"),
+                    None => format!("{l}\n"),
+                })
+                .collect()
+        })
+    }
+
+    /// A copy of chain commit `commit` on `parent` whose tree is `edit` of its
+    /// tree's `git ls-tree` lines (`git mktree` reads what it returns). Made with
+    /// git.
+    pub(crate) fn reshaped(
+        &self,
+        commit: ObjectId,
+        parent: Option<ObjectId>,
+        edit: impl Fn(&str) -> String,
+    ) -> ObjectId {
+        let tree = self.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
+        let lines = edit(&self.git(&["ls-tree", &tree]));
+        let new_tree = self.git_input(&["mktree"], lines.as_bytes());
         let mut args = vec!["commit-tree".to_owned(), new_tree];
         if let Some(p) = parent {
             args.extend(["-p".to_owned(), p.to_string()]);

@@ -250,7 +250,7 @@ pub fn read_entry(
         .tree_id()
         .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?
         .detach();
-    entry_of(repo, writer, commit, &parents, tree_id)
+    entry_of(repo, writer, commit, &parents, tree_id, None)
 }
 
 /// A retention stub where an entry was expected (see `super::stub`): `None`
@@ -346,13 +346,123 @@ pub fn check_entry(
     Ok(e)
 }
 
-/// [`read_entry`] of a commit already read: its parents and tree.
+/// What an entry's tree holds, as [`packed_files`] read it: the bytes of
+/// `receipt.json`, the `signer.pub` blob, whether a log sits beside it.
+struct Files {
+    bytes: Vec<u8>,
+    signer_blob: Option<ObjectId>,
+    has_log: bool,
+}
+
+/// The files of the entry tree `tree_id` read straight from the pack files
+/// (`super::packed`, which keeps the delta bases it inflates: a fetched receipt
+/// blob is a delta on another receipt, and gix's own reads inflated its whole
+/// delta chain again for each), when its tree is exactly what an entry holds:
+/// a regular `receipt.json` of bounded size, at most a regular `signer.pub` and
+/// a regular log, each once. `None` for anything else, which [`entry_of`] then
+/// reads the usual way, whose answer and wording decide (a stub, another file,
+/// a loose object, an oversized receipt).
+///
+/// mutants: every `None` here (so every mutant that only declines more) is
+/// equivalent in answers: the usual read decides and only speed moves.
+fn packed_files(packs: &super::packed::Packs, tree_id: ObjectId) -> Option<Files> {
+    use gix::objs::{Kind, TreeRefIter};
+    let mut buf = Vec::new();
+    if packs.read(&tree_id, &mut buf)? != Kind::Tree {
+        return None;
+    }
+    let (mut receipt, mut signer_blob, mut has_log) = (None, None, false);
+    for entry in TreeRefIter::from_bytes(&buf, packs.hash()) {
+        let entry = entry.ok()?;
+        if entry.mode.kind() != EntryKind::Blob {
+            return None;
+        }
+        let slot_taken = if entry.filename == RECEIPT_FILE {
+            receipt.replace(entry.oid.to_owned()).is_some()
+        } else if entry.filename == SIGNER_FILE {
+            signer_blob.replace(entry.oid.to_owned()).is_some()
+        } else if entry.filename == LOG_FILE {
+            std::mem::replace(&mut has_log, true)
+        } else {
+            true
+        };
+        if slot_taken {
+            return None;
+        }
+    }
+    if packs.read(&receipt?, &mut buf)? != Kind::Blob
+        || buf.len() > crate::receipt::MAX_RECEIPT_BYTES
+    {
+        return None;
+    }
+    Some(Files {
+        bytes: buf.to_vec(),
+        signer_blob,
+        has_log,
+    })
+}
+
+/// The files of the entry tree `tree_id`, read the usual way (through gix),
+/// or the rule it breaks and why.
+fn tree_files(repo: &gix::Repository, tree_id: ObjectId) -> Result<Files, (Rule, String)> {
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(|e| (Rule::Tree, format!("tree unreadable: {e}")))?;
+    let bytes = read_receipt_file_in(repo, &tree).map_err(|p| match p {
+        ReceiptFileProblem::Shape(reason) => (Rule::Tree, reason),
+        ReceiptFileProblem::Stub(read) => match *read {
+            Ok(s) => (
+                Rule::Tree,
+                format!("is a retention stub of {}, not a receipt", s.id),
+            ),
+            Err(reason) => (Rule::Tree, reason),
+        },
+        ReceiptFileProblem::Oversized(size) => (
+            Rule::Receipt,
+            format!(
+                "{RECEIPT_FILE} is {size} bytes, over the {} byte limit",
+                crate::receipt::MAX_RECEIPT_BYTES
+            ),
+        ),
+    })?;
+    let mut signer_blob = None;
+    let mut has_log = false;
+    for e in tree.iter() {
+        let e = e.map_err(|e| (Rule::Tree, format!("tree unreadable: {e}")))?;
+        let name = e.filename();
+        let regular = e.mode().kind() == EntryKind::Blob;
+        if name == RECEIPT_FILE {
+            // read_receipt_file says what is wrong with it
+        } else if name == SIGNER_FILE && regular {
+            signer_blob = Some(e.oid().to_owned());
+        } else if name == LOG_FILE && regular {
+            has_log = true;
+        } else {
+            return Err((
+                Rule::Tree,
+                format!(
+                    "its tree holds {:?}, which a chain entry may not (only {RECEIPT_FILE}, {SIGNER_FILE} and, beside a v1 receipt, {LOG_FILE}, each a regular file)",
+                    crate::text::escape(&name.to_string())
+                ),
+            ));
+        }
+    }
+    Ok(Files {
+        bytes,
+        signer_blob,
+        has_log,
+    })
+}
+
+/// [`read_entry`] of a commit already read: its parents and tree; `packed`,
+/// its files when [`packed_files`] read them.
 fn entry_of(
     repo: &gix::Repository,
     writer: &str,
     commit: ObjectId,
     parents: &[ObjectId],
     tree_id: ObjectId,
+    packed: Option<Files>,
 ) -> Result<Entry, Refusal> {
     let refuse = |rule, reason: String| Refusal {
         commit,
@@ -370,48 +480,14 @@ fn entry_of(
             ),
         ));
     }
-    let tree = repo
-        .find_tree(tree_id)
-        .map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?;
-    let bytes = read_receipt_file_in(repo, &tree).map_err(|p| match p {
-        ReceiptFileProblem::Shape(reason) => refuse(Rule::Tree, reason),
-        ReceiptFileProblem::Stub(read) => match *read {
-            Ok(s) => refuse(
-                Rule::Tree,
-                format!("is a retention stub of {}, not a receipt", s.id),
-            ),
-            Err(reason) => refuse(Rule::Tree, reason),
-        },
-        ReceiptFileProblem::Oversized(size) => refuse(
-            Rule::Receipt,
-            format!(
-                "{RECEIPT_FILE} is {size} bytes, over the {} byte limit",
-                crate::receipt::MAX_RECEIPT_BYTES
-            ),
-        ),
-    })?;
-    let mut signer_blob = None;
-    let mut has_log = false;
-    for e in tree.iter() {
-        let e = e.map_err(|e| refuse(Rule::Tree, format!("tree unreadable: {e}")))?;
-        let name = e.filename();
-        let regular = e.mode().kind() == EntryKind::Blob;
-        if name == RECEIPT_FILE {
-            // read_receipt_file says what is wrong with it
-        } else if name == SIGNER_FILE && regular {
-            signer_blob = Some(e.oid().to_owned());
-        } else if name == LOG_FILE && regular {
-            has_log = true;
-        } else {
-            return Err(refuse(
-                Rule::Tree,
-                format!(
-                    "its tree holds {:?}, which a chain entry may not (only {RECEIPT_FILE}, {SIGNER_FILE} and, beside a v1 receipt, {LOG_FILE}, each a regular file)",
-                    crate::text::escape(&name.to_string())
-                ),
-            ));
-        }
-    }
+    let Files {
+        bytes,
+        signer_blob,
+        has_log,
+    } = match packed {
+        Some(files) => files,
+        None => tree_files(repo, tree_id).map_err(|(rule, why)| refuse(rule, why))?,
+    };
     let receipt = Receipt::parse_owned(bytes)
         .map_err(|e| refuse(Rule::Receipt, format!("{RECEIPT_FILE} is invalid: {e}")))?;
     // the walks after a fetch's admission (notes, the index) read it again
@@ -557,7 +633,9 @@ impl Store {
     ) -> Result<Admission, StoreError> {
         Ok(match self.admission_walk(writer, tip, base)? {
             Walk::Done(a) => a,
-            Walk::Commits(below, commits) => self.admit_walked(writer, below, &commits, known),
+            Walk::Commits(below, commits) => {
+                self.admit_walked(&self.admission_packs(), writer, below, &commits, known)
+            }
         })
     }
 
@@ -565,6 +643,7 @@ impl Store {
     /// `below`, a batch at a time: shape and links, then signatures.
     fn admit_walked(
         &self,
+        packs: &super::packed::LazyPacks,
         writer: &str,
         mut below: Option<Below>,
         commits: &[Commit],
@@ -572,7 +651,7 @@ impl Store {
     ) -> Admission {
         let mut out = Admission::default();
         for part in commits.rchunks(BATCH) {
-            let read = self.read_part(writer, part, &mut below, &mut out, known);
+            let read = self.read_part(packs, writer, part, &mut below, &mut out, known);
             let results = Receipt::check_signatures(&read.checked());
             read.count(&results, &mut out);
             if out.refusal.is_some() {
@@ -594,6 +673,7 @@ impl Store {
         jobs: &[(&str, ObjectId, Option<ObjectId>)],
         known: &dyn Fn(&str) -> Option<PublicKey>,
     ) -> Result<Vec<Admission>, StoreError> {
+        let packs = self.admission_packs();
         let mut out: Vec<Option<Admission>> = (0..jobs.len()).map(|_| None).collect();
         // job, its commits (newest first), its admission so far, its part read
         let mut waiting: Vec<(usize, Vec<Commit>, Admission, Part)> = Vec::new();
@@ -627,11 +707,11 @@ impl Store {
             // they choose only which signatures share a batch, and how many
             // receipts are held at once
             if commits.len() > BATCH {
-                out[n] = Some(self.admit_walked(writer, below, &commits, known));
+                out[n] = Some(self.admit_walked(&packs, writer, below, &commits, known));
                 continue;
             }
             let mut a = Admission::default();
-            let part = self.read_part(writer, &commits, &mut below, &mut a, known);
+            let part = self.read_part(&packs, writer, &commits, &mut below, &mut a, known);
             held += part.keyed.len();
             waiting.push((n, commits, a, part));
             if held >= 2 * BATCH {
@@ -644,6 +724,15 @@ impl Store {
             .into_iter()
             .map(|a| a.expect("every job answered"))
             .collect())
+    }
+
+    /// The pack files an admission reads entries from (opened at its first
+    /// read, so a pack a fetch just wrote is among them).
+    fn admission_packs(&self) -> super::packed::LazyPacks {
+        super::packed::LazyPacks::new(
+            self.repo.objects.store_ref().path(),
+            self.repo.object_hash(),
+        )
     }
 
     /// The commits [`Store::admit`] checks: from `tip` down to `base`, each read
@@ -700,6 +789,7 @@ impl Store {
     /// which moves up with it; the first refusal goes into `out`.
     fn read_part(
         &self,
+        packs: &super::packed::LazyPacks,
         writer: &str,
         part: &[Commit],
         below: &mut Option<Below>,
@@ -711,7 +801,12 @@ impl Store {
         // position of `entries`
         let mut items: Vec<Option<usize>> = Vec::with_capacity(part.len());
         for (c, parents, tree) in part.iter().rev() {
-            if let Some(t) = tree
+            // an entry read whole from the packs is no stub (it holds a receipt)
+            let packed = tree
+                .filter(|_| parents.len() <= 1)
+                .and_then(|t| packed_files(packs.get(), t));
+            if packed.is_none()
+                && let Some(t) = tree
                 && parents.len() <= 1
                 && let Some(stub) =
                     stub_of(&self.repo, *c, parents.first().copied(), *t, below.as_ref())
@@ -729,7 +824,7 @@ impl Store {
                 }
             }
             let e = match tree {
-                Some(t) => entry_of(&self.repo, writer, *c, parents, *t),
+                Some(t) => entry_of(&self.repo, writer, *c, parents, *t, packed),
                 None => read_entry(&self.repo, writer, *c),
             }
             .and_then(|e| e.follows(below.as_ref()).map(|()| e));
@@ -848,6 +943,136 @@ mod tests {
 
     fn key(seed: u8) -> SigningKey {
         SigningKey::from_seed(&[seed; 32])
+    }
+
+    /// An admission reads entries straight from the packs when their trees are
+    /// as an entry's should be, and answers exactly what it answers reading
+    /// them loose: for a valid chain and for tips of every shape the tree rule
+    /// refuses (another file, an executable, a link, a second signer.pub, an
+    /// oversized receipt, a log beside a v2 receipt) or whose signature fails.
+    #[test]
+    fn admitting_entries_from_packs_answers_what_admitting_them_loose_does() {
+        let mut s = Scratch::new();
+        let c = contract(CONTRACT);
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let k = key(4);
+        let w = writer_id(k.public(), "default");
+        let entries: Vec<ObjectId> = (0..3)
+            .map(|minute| s.run(&k, &c, "test", h, 0, minute).commit)
+            .collect();
+        let (tip, below) = (entries[2], Some(entries[1]));
+        let blob = s.git_input(&["hash-object", "-w", "--stdin"], b"x");
+        let big = vec![b' '; crate::receipt::MAX_RECEIPT_BYTES + 1];
+        let big = s.git_input(&["hash-object", "-w", "--stdin"], &big);
+        let add = |line: String| move |ls: &str| format!("{ls}\n{line}\n");
+        let swap = |from: &'static str, to: String| {
+            move |ls: &str| {
+                let mut out = String::new();
+                for l in ls.lines() {
+                    let l = if l.ends_with(from) {
+                        to.clone()
+                    } else {
+                        l.to_owned()
+                    };
+                    out.push_str(&l);
+                    out.push('\n');
+                }
+                out
+            }
+        };
+        let mode_of = |mode: &str| {
+            let mode = mode.to_owned();
+            move |ls: &str| {
+                let mut out = String::new();
+                for l in ls.lines() {
+                    match l
+                        .strip_prefix("100644")
+                        .filter(|_| l.ends_with("\treceipt.json"))
+                    {
+                        Some(rest) => out.push_str(&format!("{mode}{rest}\n")),
+                        None => out.push_str(&format!("{l}\n")),
+                    }
+                }
+                out
+            }
+        };
+        let signer = s.git(&["rev-parse", &format!("{tip}:{SIGNER_FILE}")]);
+        let shapes: Vec<(&str, ObjectId, Option<Rule>)> = vec![
+            ("valid", tip, None),
+            (
+                "another file",
+                s.reshaped(tip, below, add(format!("100644 blob {blob}\tx"))),
+                Some(Rule::Tree),
+            ),
+            (
+                "executable",
+                s.reshaped(tip, below, mode_of("100755")),
+                Some(Rule::Tree),
+            ),
+            (
+                "link",
+                s.reshaped(tip, below, mode_of("120000")),
+                Some(Rule::Tree),
+            ),
+            (
+                "two signer.pub",
+                s.reshaped(
+                    tip,
+                    below,
+                    add(format!("100644 blob {signer}\t{SIGNER_FILE}")),
+                ),
+                None,
+            ),
+            (
+                "oversized",
+                s.reshaped(
+                    tip,
+                    below,
+                    swap("\treceipt.json", format!("100644 blob {big}\treceipt.json")),
+                ),
+                Some(Rule::Receipt),
+            ),
+            (
+                "a log",
+                s.reshaped(tip, below, add(format!("100644 blob {blob}\t{LOG_FILE}"))),
+                Some(Rule::Tree),
+            ),
+            (
+                "forged",
+                s.forged(tip, below, "\"duration_ms\":", "\"duration_ms\":1"),
+                Some(Rule::Signature),
+            ),
+        ];
+        let known = |fp: &str| (fp == k.public().fingerprint()).then(|| k.public().clone());
+        let admit_all = |s: &Scratch| -> Vec<Admission> {
+            shapes
+                .iter()
+                .map(|&(_, t, _)| s.store.admit(&w, t, None, &known).unwrap())
+                .collect()
+        };
+        let loose = admit_all(&s);
+        for ((what, _, rule), a) in shapes.iter().zip(&loose) {
+            assert_eq!(a.refusal.as_ref().map(|r| r.rule), *rule, "{what}: {a:?}");
+            assert_eq!(a.admitted, if rule.is_some() { 2 } else { 3 }, "{what}");
+        }
+        // every shape packed (each under a ref, so the repack keeps it)
+        for (n, &(_, t, _)) in shapes.iter().enumerate() {
+            s.git(&["update-ref", &format!("refs/shapes/{n}"), &t.to_string()]);
+        }
+        s.git(&["repack", "-a", "-d", "-q"]);
+        s.git(&["prune-packed"]);
+        s.reopen();
+        let packs = s.store.admission_packs();
+        let tree = |t: ObjectId| {
+            ObjectId::from_hex(s.git(&["rev-parse", &format!("{t}^{{tree}}")]).as_bytes()).unwrap()
+        };
+        // the valid entries are read from the packs, the odd shapes the usual way
+        for (what, t, _) in &shapes {
+            let read = packed_files(packs.get(), tree(*t)).is_some();
+            let expected = matches!(*what, "valid" | "a log" | "forged");
+            assert_eq!(read, expected, "{what}: read from the packs");
+        }
+        assert_eq!(admit_all(&s), loose);
     }
 
     /// Admitting many chains at once answers for each what admitting it alone
