@@ -29,8 +29,7 @@ use super::{Store, StoreError};
 use crate::receipt::{Receipt, SCHEMA, Unverified, writer_matches_key};
 use crate::sign::PublicKey;
 
-/// Name of the signer's public key file in a chain commit's tree.
-pub const SIGNER_FILE: &str = "signer.pub";
+pub use super::entry::SIGNER_FILE;
 /// The largest `signer.pub` read: an `ssh-ed25519` line is 81 bytes.
 pub const MAX_SIGNER_FILE_BYTES: u64 = 256;
 
@@ -346,8 +345,8 @@ pub fn check_entry(
     Ok(e)
 }
 
-/// What an entry's tree holds, as [`packed_files`] read it: the bytes of
-/// `receipt.json`, the `signer.pub` blob, whether a log sits beside it.
+/// What an entry's tree holds: the bytes of `receipt.json`, the `signer.pub`
+/// blob, whether a log sits beside it.
 struct Files {
     bytes: Vec<u8>,
     signer_blob: Option<ObjectId>,
@@ -355,50 +354,21 @@ struct Files {
 }
 
 /// The files of the entry tree `tree_id` read straight from the pack files
-/// (`super::packed`, which keeps the delta bases it inflates: a fetched receipt
-/// blob is a delta on another receipt, and gix's own reads inflated its whole
-/// delta chain again for each), when its tree is exactly what an entry holds:
-/// a regular `receipt.json` of bounded size, at most a regular `signer.pub` and
-/// a regular log, each once. `None` for anything else, which [`entry_of`] then
-/// reads the usual way, whose answer and wording decide (a stub, another file,
-/// a loose object, an oversized receipt).
+/// ([`super::entry::packed_tree`], which keeps the delta bases it inflates: a
+/// fetched receipt blob is a delta on another receipt, and gix's own reads
+/// inflated its whole delta chain again for each), when its tree is exactly
+/// what an entry holds. `None` for anything else, which [`entry_of`] then reads
+/// the usual way, whose answer and wording decide (a stub, another file, a
+/// loose object, an oversized receipt).
 ///
 /// mutants: every `None` here (so every mutant that only declines more) is
 /// equivalent in answers: the usual read decides and only speed moves.
 fn packed_files(packs: &super::packed::Packs, tree_id: ObjectId) -> Option<Files> {
-    use gix::objs::{Kind, TreeRefIter};
-    let mut buf = Vec::new();
-    if packs.read(&tree_id, &mut buf)? != Kind::Tree {
-        return None;
-    }
-    let (mut receipt, mut signer_blob, mut has_log) = (None, None, false);
-    for entry in TreeRefIter::from_bytes(&buf, packs.hash()) {
-        let entry = entry.ok()?;
-        if entry.mode.kind() != EntryKind::Blob {
-            return None;
-        }
-        let slot_taken = if entry.filename == RECEIPT_FILE {
-            receipt.replace(entry.oid.to_owned()).is_some()
-        } else if entry.filename == SIGNER_FILE {
-            signer_blob.replace(entry.oid.to_owned()).is_some()
-        } else if entry.filename == LOG_FILE {
-            std::mem::replace(&mut has_log, true)
-        } else {
-            true
-        };
-        if slot_taken {
-            return None;
-        }
-    }
-    if packs.read(&receipt?, &mut buf)? != Kind::Blob
-        || buf.len() > crate::receipt::MAX_RECEIPT_BYTES
-    {
-        return None;
-    }
-    Some(Files {
-        bytes: buf.to_vec(),
-        signer_blob,
-        has_log,
+    let t = super::entry::packed_tree(packs, tree_id)?;
+    t.only_entry_files.then_some(Files {
+        bytes: t.bytes,
+        signer_blob: t.signer_blob,
+        has_log: t.has_log,
     })
 }
 

@@ -406,7 +406,7 @@ impl Store {
         // was: opening a store maps every pack index, which a fetch of 10,000
         // chains did once per chain. What it does not find is looked for in one
         // opened now.
-        let stamp = pack_dir_stamp(&dir);
+        let stamp = super::packed::pack_dir_stamp(&dir);
         let mut slot = self.packs_view.lock().expect("packs view");
         let cached = match (&*slot, &stamp) {
             (Some((was, odb)), Some(now)) if was == now => Some(odb.clone()),
@@ -999,23 +999,6 @@ fn cut_to_last_line(path: &std::path::Path) -> std::io::Result<()> {
         end = start;
     }
     f.set_len(0)
-}
-
-/// What the packs directory under `objects` is now: its inode, size and change
-/// times. `None` when it cannot be read (then no store is kept).
-pub(crate) type PackDirStamp = (u64, u64, i64, i64, i64, i64);
-
-fn pack_dir_stamp(objects: &std::path::Path) -> Option<PackDirStamp> {
-    use std::os::unix::fs::MetadataExt as _;
-    let m = std::fs::metadata(objects.join("pack")).ok()?;
-    Some((
-        m.ino(),
-        m.size(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec(),
-    ))
 }
 
 /// Whether `e` or any error under it is a "No such file or directory".

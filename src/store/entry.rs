@@ -14,6 +14,8 @@ use crate::receipt::MAX_RECEIPT_BYTES;
 pub const RECEIPT_FILE: &str = "receipt.json";
 /// Name of the optional full output log in a chain commit's tree.
 pub const LOG_FILE: &str = "output.log";
+/// Name of the signer's public key file in a chain commit's tree.
+pub const SIGNER_FILE: &str = "signer.pub";
 
 /// What is wrong with the `receipt.json` of a chain commit.
 pub(crate) enum ReceiptFileProblem {
@@ -37,6 +39,7 @@ pub(crate) enum ReceiptFileProblem {
 static RECALL: std::sync::Mutex<Recall> = std::sync::Mutex::new(Recall {
     files: None,
     bytes: 0,
+    packs: None,
 });
 
 /// At most this many bytes of receipt files are remembered (about 30,000
@@ -46,6 +49,16 @@ pub const RECALL_CAP: usize = 32 * 1024 * 1024;
 struct Recall {
     files: Option<std::collections::HashMap<ObjectId, std::sync::Arc<[u8]>>>,
     bytes: usize,
+    /// The pack files receipts not remembered are read from (the objects
+    /// directory and its packs directory as they were when opened), so a walk
+    /// past [`RECALL_CAP`] still inflates each receipt about once.
+    packs: Option<RecallPacks>,
+}
+
+struct RecallPacks {
+    objects: std::path::PathBuf,
+    stamp: super::packed::PackDirStamp,
+    packs: std::sync::Arc<LazyPacks>,
 }
 
 /// While one lives, admission remembers the receipt files it reads, for the
@@ -91,6 +104,29 @@ fn forget_receipt_files() {
     if let Ok(mut r) = RECALL.lock() {
         r.files = None;
         r.bytes = 0;
+        r.packs = None;
+    }
+}
+
+/// While a command recalls ([`Recalling`]): the packs of `repo`'s objects
+/// directory, opened again whenever its packs directory changed (a fetch
+/// wrote a pack since).
+fn recall_packs(repo: &gix::Repository) -> Option<std::sync::Arc<LazyPacks>> {
+    let mut r = RECALL.lock().ok()?;
+    r.files.as_ref()?;
+    let objects = repo.objects.store_ref().path();
+    let stamp = super::packed::pack_dir_stamp(objects)?;
+    match &r.packs {
+        Some(p) if p.objects == objects && p.stamp == stamp => Some(p.packs.clone()),
+        _ => {
+            let packs = std::sync::Arc::new(LazyPacks::new(objects, repo.object_hash()));
+            r.packs = Some(RecallPacks {
+                objects: objects.to_owned(),
+                stamp,
+                packs: packs.clone(),
+            });
+            Some(packs)
+        }
     }
 }
 
@@ -108,6 +144,9 @@ pub(crate) fn read_receipt_file(
 ) -> Result<Vec<u8>, ReceiptFileProblem> {
     if let Some(bytes) = recalled(&tree) {
         return Ok(bytes);
+    }
+    if let Some(t) = recall_packs(repo).and_then(|p| packed_tree(p.get(), tree)) {
+        return Ok(t.bytes);
     }
     let tree = repo
         .find_tree(tree)
@@ -192,6 +231,66 @@ fn read_stub(
         }
     })?;
     Stub::parse(&bytes)
+}
+
+/// A chain entry's tree as read straight from the pack files, with its
+/// `receipt.json`: see [`packed_tree`].
+pub(crate) struct PackedTree {
+    /// The bytes of `receipt.json`.
+    pub(crate) bytes: Vec<u8>,
+    /// The `signer.pub` blob, if the tree holds one.
+    pub(crate) signer_blob: Option<ObjectId>,
+    /// Whether the tree holds a log.
+    pub(crate) has_log: bool,
+    /// Whether it holds exactly what an entry may: besides `receipt.json`, at
+    /// most one `signer.pub` and one log, each a regular file.
+    pub(crate) only_entry_files: bool,
+}
+
+/// The tree `tree` and its `receipt.json` read through `packs` (which keep the
+/// delta bases they inflate, so a walk in chain order inflates each receipt
+/// about once), when both are packed there and the tree holds exactly one
+/// `receipt.json`, a regular file of at most [`MAX_RECEIPT_BYTES`]. `None` for
+/// anything else (loose, damaged, a stub, oversized, not a regular file): read
+/// it the usual way, whose answer and wording decide.
+///
+/// mutants: every `None` here (so every mutant that only declines more, or that
+/// calls fewer trees entry-shaped) is equivalent in answers: the usual read
+/// decides, and only speed moves.
+pub(crate) fn packed_tree(packs: &super::packed::Packs, tree: ObjectId) -> Option<PackedTree> {
+    use gix::objs::{Kind, TreeRefIter};
+    let mut buf = Vec::new();
+    if packs.read(&tree, &mut buf)? != Kind::Tree {
+        return None;
+    }
+    let (mut receipt, mut signer_blob, mut has_log, mut only_entry_files) =
+        (None, None, false, true);
+    for entry in TreeRefIter::from_bytes(&buf, packs.hash()) {
+        let entry = entry.ok()?;
+        let regular = entry.mode.kind() == EntryKind::Blob;
+        if entry.filename == RECEIPT_FILE {
+            if !regular || receipt.replace(entry.oid.to_owned()).is_some() {
+                return None;
+            }
+        } else if entry.filename == SIGNER_FILE && regular && signer_blob.is_none() {
+            signer_blob = Some(entry.oid.to_owned());
+        } else if entry.filename == LOG_FILE && regular && !has_log {
+            has_log = true;
+        } else {
+            only_entry_files = false;
+        }
+    }
+    if packs.read(&receipt?, &mut buf)? != Kind::Blob || buf.len() > MAX_RECEIPT_BYTES {
+        return None;
+    }
+    Some(PackedTree {
+        // a copy of exactly its size, as the usual read keeps (the decoder's
+        // buffer holds a base and the delta besides)
+        bytes: buf.to_vec(),
+        signer_blob,
+        has_log,
+        only_entry_files,
+    })
 }
 
 /// One chain entry as read from git: its parents and its receipt file's bytes,
@@ -323,7 +422,7 @@ impl EntryReader {
     /// what it does answer is held by `verify::tests::the_pack_reader_answers_only_what_it_read_whole`
     /// and `tests/it/tamper.rs` (the same findings packed as loose).
     pub(crate) fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
-        use gix::objs::{CommitRefIter, Kind, TreeRefIter};
+        use gix::objs::{CommitRefIter, Kind};
         let packs = self.packs.get();
         let mut buf = Vec::new();
         if packs.read(&commit, &mut buf)? != Kind::Commit {
@@ -335,32 +434,60 @@ impl EntryReader {
         let parents: Vec<ObjectId> = CommitRefIter::from_bytes(&buf, packs.hash())
             .parent_ids()
             .collect();
-        if packs.read(&tree, &mut buf)? != Kind::Tree {
-            return None;
-        }
-        let mut receipt = None;
-        for entry in TreeRefIter::from_bytes(&buf, packs.hash()) {
-            let entry = entry.ok()?;
-            if entry.filename == RECEIPT_FILE {
-                if receipt.is_some() {
-                    return None;
-                }
-                receipt = Some((entry.mode.kind(), entry.oid.to_owned()));
-            }
-        }
-        let (EntryKind::Blob, blob) = receipt? else {
-            return None;
-        };
-        if packs.read(&blob, &mut buf)? != Kind::Blob || buf.len() > MAX_RECEIPT_BYTES {
-            return None;
-        }
-        // a copy of exactly its size, as the usual read keeps (the decoder's
-        // buffer holds a base and the delta besides)
+        let bytes = packed_tree(packs, tree)?.bytes;
         Some(RawEntry {
             commit,
             parents,
-            bytes: Ok(buf.to_vec()),
+            bytes: Ok(bytes),
             stub: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::freshness::rules::{Scratch, contract};
+    use crate::sign::SigningKey;
+
+    /// While a command recalls, a receipt it did not remember is read from the
+    /// packs (the packs directory read again once a pack was written since),
+    /// with the bytes stock git reads; loose or not recalling, the usual way.
+    #[test]
+    fn while_recalling_receipts_are_read_from_packs_written_since_as_git_reads_them() {
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let k = SigningKey::from_seed(&[5; 32]);
+        let tree = |commit: ObjectId| {
+            ObjectId::from_hex(
+                s.git(&["rev-parse", &format!("{commit}^{{tree}}")])
+                    .as_bytes(),
+            )
+            .unwrap()
+        };
+        // (the scratch's git trims its output: compared trimmed)
+        let git_reads = |commit: ObjectId| {
+            s.git(&["cat-file", "blob", &format!("{commit}:{RECEIPT_FILE}")])
+                .into_bytes()
+        };
+        let first = s.run(&k, &c, "test", h, 0, 0).commit;
+        s.git(&["repack", "-a", "-d", "-q"]);
+        let repo = &s.store.repo;
+        let _recalling = Recalling::start();
+        let before = recall_packs(repo).expect("recalling");
+        assert!(packed_tree(before.get(), tree(first)).is_some());
+        let read = read_receipt_file(repo, tree(first)).ok().unwrap();
+        assert_eq!(read.trim_ascii_end(), git_reads(first).trim_ascii_end());
+        // a receipt written since is loose: not in the packs opened
+        let second = s.run(&k, &c, "test", h, 0, 1).commit;
+        assert!(packed_tree(before.get(), tree(second)).is_none());
+        assert!(read_receipt_file(repo, tree(second)).is_ok());
+        s.git(&["repack", "-d", "-q"]);
+        let after = recall_packs(repo).expect("recalling");
+        assert!(!std::sync::Arc::ptr_eq(&before, &after), "opened again");
+        assert!(packed_tree(after.get(), tree(second)).is_some());
+        let read = read_receipt_file(repo, tree(second)).ok().unwrap();
+        assert_eq!(read.trim_ascii_end(), git_reads(second).trim_ascii_end());
     }
 }

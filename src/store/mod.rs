@@ -541,7 +541,7 @@ pub struct Store {
     waiting: Option<remote::WaitingSink>,
     /// An object store that sees the packs on disk as they were when the packs
     /// directory was last as stamped (see `concurrent_gc::missing_on_disk`).
-    packs_view: std::sync::Mutex<Option<(concurrent_gc::PackDirStamp, gix::odb::Handle)>>,
+    packs_view: std::sync::Mutex<Option<(packed::PackDirStamp, gix::odb::Handle)>>,
     /// Appends leave the notes to a later [`Store::index_notes`] (see
     /// [`Store::defer_notes`]).
     notes_deferred: std::sync::atomic::AtomicBool,

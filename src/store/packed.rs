@@ -38,6 +38,23 @@ const CACHE_BYTES: usize = 8 << 20;
 /// a ref-delta cycle in a damaged pack ends here).
 const MAX_DEPTH: usize = 10_000;
 
+/// What the packs directory under `objects` is now: its inode, size and change
+/// times. `None` when it cannot be read (then no store is kept).
+pub(crate) type PackDirStamp = (u64, u64, i64, i64, i64, i64);
+
+pub(crate) fn pack_dir_stamp(objects: &std::path::Path) -> Option<PackDirStamp> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(objects.join("pack")).ok()?;
+    Some((
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    ))
+}
+
 /// [`Packs`] opened on first use: a walk that reads nothing packed (a `run`
 /// whose chain is all loose objects) opens no pack.
 pub(crate) struct LazyPacks {
