@@ -156,6 +156,31 @@ pub fn from_canonical<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T,
     Ok(serde_json::from_slice::<T>(bytes)?)
 }
 
+/// [`from_canonical`] of a type that writes back what it reads, with its answer:
+/// `bytes` parsed straight into `T` are accepted when `T` written canonically
+/// ([`to_canonical_fast`]) is exactly `bytes`, which proves them canonical and
+/// so rules out what the checks of [`from_canonical`] look for (a duplicate
+/// member, an unsafe integer), and `from_canonical` ends with the same parse
+/// into `T`. Anything else (not canonical, or a member `T` drops, defaults or
+/// renames) goes through [`from_canonical`], whose answer and error decide.
+/// A large checkpoint payload (a mark per chain) parses in a fraction of the
+/// time.
+///
+/// # Errors
+///
+/// As [`from_canonical`].
+pub fn from_canonical_typed<T>(bytes: &[u8]) -> Result<T, CanonError>
+where
+    T: serde::de::DeserializeOwned + Serialize,
+{
+    if let Ok(value) = serde_json::from_slice::<T>(bytes)
+        && to_canonical_fast(&value).is_some_and(|c| c == bytes)
+    {
+        return Ok(value);
+    }
+    from_canonical(bytes)
+}
+
 /// Canonicalize arbitrary JSON text (used by tests and by `git receipt` debugging): parse, then to_canonical.
 ///
 /// The input gets the same duplicate-member and integer-range checks as
@@ -806,6 +831,43 @@ impl ser::SerializeStructVariant for MapChecker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The typed parse answers exactly what the full one answers: the same
+    /// value for canonical bytes, the same error for everything else.
+    #[test]
+    fn from_canonical_typed_answers_what_from_canonical_answers() {
+        #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct T {
+            a: Option<String>,
+            m: std::collections::BTreeMap<String, u64>,
+            n: u64,
+        }
+        for (text, ok) in [
+            (r#"{"a":"x","m":{"k":1,"l":2},"n":3}"#, true),
+            (r#"{"a":null,"m":{},"n":0}"#, true),
+            (r#"{"a":"\u00e9","m":{},"n":0}"#, false),
+            (r#"{"a":"x", "m":{},"n":3}"#, false),
+            (r#"{"m":{},"a":"x","n":3}"#, false),
+            (r#"{"a":"x","m":{"k":1,"k":2},"n":3}"#, false),
+            (r#"{"a":"x","a":"y","m":{},"n":3}"#, false),
+            (r#"{"a":"x","m":{},"n":3,"z":1}"#, false),
+            (r#"{"a":"x","m":{}}"#, false),
+            (r#"{"a":"x","m":{},"n":9007199254740992}"#, false),
+            (r#"{"a":"x","m":{},"n":18446744073709551616}"#, false),
+            (r#"{"a":"x","m":{},"n":3.0}"#, false),
+            ("not json", false),
+        ] {
+            let typed = from_canonical_typed::<T>(text.as_bytes());
+            let full = from_canonical::<T>(text.as_bytes());
+            assert_eq!(typed.is_ok(), ok, "{text}: {typed:?}");
+            match (typed, full) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+                (a, b) => panic!("{text}: {a:?} against {b:?}"),
+            }
+        }
+    }
     use serde::Deserialize;
     use std::collections::BTreeMap;
 

@@ -262,7 +262,7 @@ pub fn check_entry(
         }));
     }
     let file = raw.file.as_ref().map_err(|e| broken(e.clone()))?;
-    let envelope: Envelope = crate::canon::from_canonical(file).map_err(|e| {
+    let envelope: Envelope = crate::canon::from_canonical_typed(file).map_err(|e| {
         broken(format!(
             "checkpoint.json is not a canonical DSSE envelope: {e}"
         ))
@@ -283,7 +283,7 @@ pub fn check_entry(
     let bytes = b64
         .decode(&envelope.payload)
         .map_err(|_| broken("its payload is not base64".into()))?;
-    let payload: Payload = crate::canon::from_canonical(&bytes)
+    let payload: Payload = crate::canon::from_canonical_typed(&bytes)
         .map_err(|e| broken(format!("its payload is not a canonical checkpoint: {e}")))?;
     payload.check_fields(hex_width).map_err(broken)?;
     if payload.signer != signer {
