@@ -1,6 +1,7 @@
 //! Objects read straight from the repository's pack files, for walks that read
 //! many objects once each (the verifier reads every chain entry's commit, tree and
-//! `receipt.json`). It keeps every delta base it inflates on the way to an object,
+//! `receipt.json`; a fetch's admission reads each new entry's tree and receipt,
+//! then its notes and index walks read those it did not remember). It keeps every delta base it inflates on the way to an object,
 //! as git's own delta-base cache does: gix keeps only the objects asked for, so a
 //! receipt blob whose delta chain runs through receipts of other chains inflated
 //! that whole chain again (six inflates a blob on a repacked repository, where one
