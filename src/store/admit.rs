@@ -228,19 +228,25 @@ impl Entry {
     }
 }
 
+/// A refusal of chain commit `commit` under `rule`, before its receipt is read
+/// (so with no index or id).
+fn refuser(commit: ObjectId) -> impl Fn(Rule, String) -> Refusal {
+    move |rule, reason| Refusal {
+        commit,
+        index: None,
+        id: None,
+        rule,
+        reason,
+    }
+}
+
 /// Rules 1 to 4 for chain commit `commit` of `writer`'s chain, in `repo`.
 pub fn read_entry(
     repo: &gix::Repository,
     writer: &str,
     commit: ObjectId,
 ) -> Result<Entry, Refusal> {
-    let refuse = |rule, reason: String| Refusal {
-        commit,
-        index: None,
-        id: None,
-        rule,
-        reason,
-    };
+    let refuse = refuser(commit);
     let c = repo
         .find_commit(commit)
         .map_err(|e| refuse(Rule::Parents, format!("not a readable commit: {e}")))?;
@@ -434,13 +440,7 @@ fn entry_of(
     tree_id: ObjectId,
     packed: Option<Files>,
 ) -> Result<Entry, Refusal> {
-    let refuse = |rule, reason: String| Refusal {
-        commit,
-        index: None,
-        id: None,
-        rule,
-        reason,
-    };
+    let refuse = refuser(commit);
     if parents.len() > 1 {
         return Err(refuse(
             Rule::Parents,
