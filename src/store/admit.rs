@@ -1025,6 +1025,9 @@ mod tests {
             assert_eq!(a.refusal.as_ref().map(|r| r.rule), *rule, "{what}: {a:?}");
             assert_eq!(a.admitted, if rule.is_some() { 2 } else { 3 }, "{what}");
         }
+        // a file no entry may hold is named as such (not taken for a log)
+        let other = loose[1].refusal.as_ref().unwrap();
+        assert!(other.reason.contains(r#"holds "x""#), "{other:?}");
         // every shape packed (each under a ref, so the repack keeps it)
         for (n, &(_, t, _)) in shapes.iter().enumerate() {
             s.git(&["update-ref", &format!("refs/shapes/{n}"), &t.to_string()]);

@@ -69,6 +69,8 @@ fn encode_pack_on(objects: &[Written], hash: gix::hash::Kind, threads: usize) ->
     out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
     // the entries deflated on every core (a fetch's notes pack is thousands
     // of objects), each part in order: the same bytes as one thread makes
+    // (mutants: so this choice of path is equivalent in answers; the bytes
+    // are held by `a_pack_deflated_on_many_threads_is_the_pack_one_thread_makes`)
     if threads <= 1 || objects.len() < 512 {
         encode_entries(objects, &mut out);
     } else {

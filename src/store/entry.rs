@@ -118,6 +118,8 @@ fn recall_packs(repo: &gix::Repository) -> Option<std::sync::Arc<LazyPacks>> {
     r.files.as_ref()?;
     let objects = repo.objects.store_ref().path();
     let stamp = super::packed::pack_dir_stamp(objects)?;
+    // mutants: opening the packs again when nothing changed is equivalent in
+    // answers (they read the same objects; only speed moves)
     match &r.packs {
         Some(p) if p.objects == objects && p.stamp == stamp => Some(p.packs.clone()),
         _ => {
