@@ -831,6 +831,8 @@ impl ser::SerializeStructVariant for MapChecker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
 
     /// The typed parse answers exactly what the full one answers: the same
     /// value for canonical bytes, the same error for everything else.
@@ -868,8 +870,6 @@ mod tests {
             }
         }
     }
-    use serde::Deserialize;
-    use std::collections::BTreeMap;
 
     const SAFE: u64 = MAX_SAFE_INTEGER;
     const SAFE_I: i64 = MAX_SAFE_INTEGER as i64;

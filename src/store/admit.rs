@@ -23,7 +23,7 @@
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
-use super::entry::{LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file_in};
+use super::entry::{EntryFiles, LOG_FILE, RECEIPT_FILE, ReceiptFileProblem, read_receipt_file_in};
 use super::stub::STUB_FILE;
 use super::{Store, StoreError};
 use crate::receipt::{Receipt, SCHEMA, Unverified, writer_matches_key};
@@ -351,14 +351,6 @@ pub fn check_entry(
     Ok(e)
 }
 
-/// What an entry's tree holds: the bytes of `receipt.json`, the `signer.pub`
-/// blob, whether a log sits beside it.
-struct Files {
-    bytes: Vec<u8>,
-    signer_blob: Option<ObjectId>,
-    has_log: bool,
-}
-
 /// The files of the entry tree `tree_id` read straight from the pack files
 /// ([`super::entry::packed_tree`], which keeps the delta bases it inflates: a
 /// fetched receipt blob is a delta on another receipt, and gix's own reads
@@ -369,18 +361,13 @@ struct Files {
 ///
 /// mutants: every `None` here (so every mutant that only declines more) is
 /// equivalent in answers: the usual read decides and only speed moves.
-fn packed_files(packs: &super::packed::Packs, tree_id: ObjectId) -> Option<Files> {
-    let t = super::entry::packed_tree(packs, tree_id)?;
-    t.only_entry_files.then_some(Files {
-        bytes: t.bytes,
-        signer_blob: t.signer_blob,
-        has_log: t.has_log,
-    })
+fn packed_files(packs: &super::packed::Packs, tree_id: ObjectId) -> Option<EntryFiles> {
+    super::entry::packed_tree(packs, tree_id).filter(|t| t.only_entry_files)
 }
 
 /// The files of the entry tree `tree_id`, read the usual way (through gix),
 /// or the rule it breaks and why.
-fn tree_files(repo: &gix::Repository, tree_id: ObjectId) -> Result<Files, (Rule, String)> {
+fn tree_files(repo: &gix::Repository, tree_id: ObjectId) -> Result<EntryFiles, (Rule, String)> {
     let tree = repo
         .find_tree(tree_id)
         .map_err(|e| (Rule::Tree, format!("tree unreadable: {e}")))?;
@@ -423,10 +410,11 @@ fn tree_files(repo: &gix::Repository, tree_id: ObjectId) -> Result<Files, (Rule,
             ));
         }
     }
-    Ok(Files {
+    Ok(EntryFiles {
         bytes,
         signer_blob,
         has_log,
+        only_entry_files: true,
     })
 }
 
@@ -438,7 +426,7 @@ fn entry_of(
     commit: ObjectId,
     parents: &[ObjectId],
     tree_id: ObjectId,
-    packed: Option<Files>,
+    packed: Option<EntryFiles>,
 ) -> Result<Entry, Refusal> {
     let refuse = refuser(commit);
     if parents.len() > 1 {
@@ -450,10 +438,11 @@ fn entry_of(
             ),
         ));
     }
-    let Files {
+    let EntryFiles {
         bytes,
         signer_blob,
         has_log,
+        ..
     } = match packed {
         Some(files) => files,
         None => tree_files(repo, tree_id).map_err(|(rule, why)| refuse(rule, why))?,
@@ -699,10 +688,7 @@ impl Store {
     /// The pack files an admission reads entries from (opened at its first
     /// read, so a pack a fetch just wrote is among them).
     fn admission_packs(&self) -> super::packed::LazyPacks {
-        super::packed::LazyPacks::new(
-            self.repo.objects.store_ref().path(),
-            self.repo.object_hash(),
-        )
+        super::packed::LazyPacks::of(&self.repo)
     }
 
     /// The commits [`Store::admit`] checks: from `tip` down to `base`, each read

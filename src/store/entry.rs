@@ -123,7 +123,7 @@ fn recall_packs(repo: &gix::Repository) -> Option<std::sync::Arc<LazyPacks>> {
     match &r.packs {
         Some(p) if p.objects == objects && p.stamp == stamp => Some(p.packs.clone()),
         _ => {
-            let packs = std::sync::Arc::new(LazyPacks::new(objects, repo.object_hash()));
+            let packs = std::sync::Arc::new(LazyPacks::of(repo));
             r.packs = Some(RecallPacks {
                 objects: objects.to_owned(),
                 stamp,
@@ -237,9 +237,9 @@ fn read_stub(
     Stub::parse(&bytes)
 }
 
-/// A chain entry's tree as read straight from the pack files, with its
-/// `receipt.json`: see [`packed_tree`].
-pub(crate) struct PackedTree {
+/// What a chain entry's tree holds, with its `receipt.json` (read straight
+/// from the pack files by [`packed_tree`], or the usual way by admission).
+pub(crate) struct EntryFiles {
     /// The bytes of `receipt.json`.
     pub(crate) bytes: Vec<u8>,
     /// The `signer.pub` blob, if the tree holds one.
@@ -261,7 +261,7 @@ pub(crate) struct PackedTree {
 /// mutants: every `None` here (so every mutant that only declines more, or that
 /// calls fewer trees entry-shaped) is equivalent in answers: the usual read
 /// decides, and only speed moves.
-pub(crate) fn packed_tree(packs: &super::packed::Packs, tree: ObjectId) -> Option<PackedTree> {
+pub(crate) fn packed_tree(packs: &super::packed::Packs, tree: ObjectId) -> Option<EntryFiles> {
     use gix::objs::{Kind, TreeRefIter};
     let mut buf = Vec::new();
     if packs.read(&tree, &mut buf)? != Kind::Tree {
@@ -287,7 +287,7 @@ pub(crate) fn packed_tree(packs: &super::packed::Packs, tree: ObjectId) -> Optio
     if packs.read(&receipt?, &mut buf)? != Kind::Blob || buf.len() > MAX_RECEIPT_BYTES {
         return None;
     }
-    Some(PackedTree {
+    Some(EntryFiles {
         // a copy of exactly its size, as the usual read keeps (the decoder's
         // buffer holds a base and the delta besides)
         bytes: buf.to_vec(),
@@ -331,10 +331,7 @@ impl super::Store {
     pub fn shared_reader(&self) -> SharedReader {
         SharedReader {
             repo: self.repo.clone().into_sync(),
-            packs: std::sync::Arc::new(LazyPacks::new(
-                self.repo.objects.store_ref().path(),
-                self.repo.object_hash(),
-            )),
+            packs: std::sync::Arc::new(LazyPacks::of(&self.repo)),
         }
     }
 }

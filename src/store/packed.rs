@@ -1,8 +1,9 @@
 //! Objects read straight from the repository's pack files, for walks that read
 //! many objects once each (the verifier reads every chain entry's commit, tree and
 //! `receipt.json`; a fetch's admission reads each new entry's tree and receipt,
-//! then its notes and index walks read those it did not remember). It keeps every delta base it inflates on the way to an object,
-//! as git's own delta-base cache does: gix keeps only the objects asked for, so a
+//! then its notes and index walks read those it did not remember). It keeps
+//! every delta base it inflates on the way to an object, as git's own
+//! delta-base cache does: gix keeps only the objects asked for, so a
 //! receipt blob whose delta chain runs through receipts of other chains inflated
 //! that whole chain again (six inflates a blob on a repacked repository, where one
 //! would do).
@@ -72,6 +73,11 @@ impl LazyPacks {
             hash,
             cell: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The packs of `repo`'s object directory, opened when first read.
+    pub(crate) fn of(repo: &gix::Repository) -> LazyPacks {
+        LazyPacks::new(repo.objects.store_ref().path(), repo.object_hash())
     }
 
     /// The packs, opened now if they were not.
