@@ -208,6 +208,20 @@ impl Store {
             bytes,
             what,
         };
+        // Held back for a pack: not asked whether it is here. Nearly every
+        // object a batch holds (a fetch's notes) is new, and asking cost a
+        // lookup in every pack index and a loose path's stat each, a third of
+        // building a fetch's notes (`benches/year.rs`); one already here is
+        // written again in the pack, which git reads either way and gc drops.
+        {
+            let mut batch = self.object_batch.lock().expect("object batch");
+            if let Some(b) = batch.as_mut() {
+                if b.ids.insert(id) {
+                    b.objects.push(written.clone());
+                }
+                return Ok(written);
+            }
+        }
         // asked without a refresh on a miss: a new object misses, and gix would
         // list `objects/pack` again for each (thousands of directory scans for
         // a fetch's notes). A pack that appeared since this process last looked
@@ -218,18 +232,7 @@ impl Store {
             gix::objs::Exists::exists(&odb, &id)
         };
         if !here {
-            let mut batch = self.object_batch.lock().expect("object batch");
-            match batch.as_mut() {
-                Some(b) => {
-                    if b.ids.insert(id) {
-                        b.objects.push(written.clone());
-                    }
-                }
-                None => {
-                    drop(batch);
-                    self.write_loose(&written)?;
-                }
-            }
+            self.write_loose(&written)?;
         }
         Ok(written)
     }
@@ -1159,6 +1162,79 @@ mod tests {
             let note1 = put.iter().find(|w| w.bytes == b"note 1\n").unwrap().id;
             assert_eq!(store.repo.find_blob(note1).unwrap().data, b"note 1\n");
         }
+    }
+
+    /// An object already here (loose, or in a pack) that a batch is given
+    /// again is held and written in the batch's pack: not asked for, and git
+    /// takes the pack, reads the object, and finds the repository whole.
+    #[test]
+    fn a_batch_holds_objects_already_here_and_git_takes_its_pack() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "-q"]);
+        let store = Store::open(tmp.path()).unwrap();
+        let loose = store
+            .put_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
+            .unwrap();
+        let packed = store
+            .put_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
+            .unwrap();
+        // the second into a pack of its own, the first left loose
+        let mut child = std::process::Command::new("git")
+            .args(["pack-objects", "-q", ".git/objects/pack/pack"])
+            .current_dir(tmp.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(
+            &mut child.stdin.take().unwrap(),
+            format!("{}\n", packed.id).as_bytes(),
+        )
+        .unwrap();
+        assert!(child.wait().unwrap().success());
+        std::fs::remove_file(
+            tmp.path()
+                .join(".git/objects")
+                .join(&packed.id.to_hex().to_string()[..2])
+                .join(&packed.id.to_hex().to_string()[2..]),
+        )
+        .unwrap();
+        let store = Store::open(tmp.path()).unwrap();
+        store.begin_object_batch();
+        let mut put = vec![
+            store
+                .put_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
+                .unwrap(),
+            store
+                .put_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
+                .unwrap(),
+        ];
+        for i in 0..PACK_AT_LEAST {
+            put.push(
+                store
+                    .put_object(
+                        "a note",
+                        gix::objs::Kind::Blob,
+                        format!("new {i}\n").into_bytes(),
+                    )
+                    .unwrap(),
+            );
+        }
+        assert_eq!((put[0].id, put[1].id), (loose.id, packed.id));
+        assert_eq!(store.batched(), put.len(), "held, though here already");
+        let written = store.end_object_batch().unwrap();
+        assert_eq!(written.len(), put.len());
+        let counts = git(tmp.path(), &["count-objects", "-v"]);
+        assert!(counts.contains("count: 1\n"), "{counts}");
+        assert!(
+            counts.contains("packs: 2\n"),
+            "the batch's pack taken: {counts}"
+        );
+        for w in &put {
+            let shown = git(tmp.path(), &["cat-file", "-p", &w.id.to_string()]);
+            assert_eq!(shown.as_bytes(), w.bytes.trim_ascii_end());
+        }
+        git(tmp.path(), &["fsck", "--strict"]);
     }
 
     /// Many refs move in one transaction, each with its reflog line, as stock
