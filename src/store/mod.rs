@@ -643,7 +643,12 @@ impl Store {
             repo.refs.write_reflog = gix::refs::store::WriteReflog::Normal;
         }
         repo.object_cache_size_if_unset(4 * 1024 * 1024);
-        Ok(Store {
+        Ok(Store::over(repo))
+    }
+
+    /// A store over `repo` as [`Store::from_repo`] set it up, nothing read yet.
+    fn over(repo: gix::Repository) -> Store {
+        Store {
             repo,
             overrides: Default::default(),
             _quarantine_view: None,
@@ -657,7 +662,19 @@ impl Store {
             packs_view: Default::default(),
             object_batch: Default::default(),
             notes_deferred: Default::default(),
-        })
+        }
+    }
+
+    /// A store over the same repository for another thread to read through
+    /// (gix's handles are not shared between threads): the same ref overrides
+    /// and notices, its own caches, no object batch.
+    pub(crate) fn worker(&self) -> Store {
+        let mut s = Store::over(self.repo.clone());
+        s.overrides = self.overrides.clone();
+        s.notices = self.notices.clone();
+        s.index_file_ignored = self.index_file_ignored;
+        s.waiting = self.waiting.clone();
+        s
     }
 
     /// Make reads see `refname` at `value` (`None`: deleted) instead of its real value.

@@ -26,6 +26,10 @@ use gix::objs::tree::EntryKind;
 use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err};
 use crate::notice::Notice;
 
+/// How many writers' notes [`Store::index_notes_of`] reads at a time (on
+/// every core) before writing them: what it reads of them is held until then.
+const NOTES_WAVE: usize = 64;
+
 /// Above this many notes at the top level, switch to git's 2/38 fanout.
 const FLAT_LIMIT: usize = 256;
 
@@ -157,6 +161,24 @@ struct BuiltNotes {
     notes_tip: Option<ObjectId>,
     commit: ObjectId,
     written: Vec<super::concurrent_gc::Written>,
+}
+
+/// What a writer's notes lack, read ([`Store::plan_notes`]) before anything
+/// is written ([`Store::write_planned_notes`]).
+#[derive(Debug, PartialEq, Eq)]
+struct NotesPlan {
+    /// The chain tip the notes are brought up to.
+    chain_tip: ObjectId,
+    /// The notes commit they go on (none yet: `None`).
+    notes_tip: Option<ObjectId>,
+    /// Build the tree from nothing rather than on the notes tip's.
+    rebuild: bool,
+    /// The chain index of `chain_tip`.
+    tip_index: u64,
+    /// Log blobs here whose refs a crash may have cut off.
+    logs: Vec<ObjectId>,
+    /// The new note lines, by annotated object, oldest receipt first.
+    by_object: BTreeMap<ObjectId, Vec<NoteLine>>,
 }
 
 impl Store {
@@ -443,20 +465,27 @@ impl Store {
         self.begin_object_batch();
         let mut built = Vec::with_capacity(writers.len());
         let mut start = 0;
-        for (w, restart) in writers {
-            let b = match self.build_notes(w, &notes_ref(w), *restart, *restart) {
-                Ok(b) => b,
-                Err(e) => {
-                    // what was built so far stays unnamed: gc drops it
-                    let _ = self.end_object_batch();
-                    return Err(e);
+        // read on every core a wave of writers at a time (what a wave read is
+        // held until it is written), then written here in order
+        for wave in writers.chunks(NOTES_WAVE) {
+            for ((w, restart), plan) in wave.iter().zip(self.plan_notes_of(wave)) {
+                let b = match plan.and_then(|plan| {
+                    plan.map(|p| self.write_planned_notes(w, &notes_ref(w), p, *restart))
+                        .transpose()
+                }) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        // what was built so far stays unnamed: gc drops it
+                        let _ = self.end_object_batch();
+                        return Err(e);
+                    }
+                };
+                let end = self.batched();
+                if let Some(b) = b {
+                    built.push((w, *restart, b, start..end));
                 }
-            };
-            let end = self.batched();
-            if let Some(b) = b {
-                built.push((w, *restart, b, start..end));
+                start = end;
             }
-            start = end;
         }
         let objects = self.end_object_batch()?;
         // every notes ref in one transaction when all can move (a ref at a time
@@ -590,6 +619,23 @@ impl Store {
         from_scratch: bool,
         root: bool,
     ) -> Result<Option<BuiltNotes>, StoreError> {
+        match self.plan_notes(writer, from_scratch)? {
+            Some(plan) => self
+                .write_planned_notes(writer, refname, plan, root)
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// What [`Store::build_notes`] reads before it writes anything: the
+    /// receipts `writer`'s notes lack, as note lines by annotated object;
+    /// `None` when there is nothing to do. Reads only, so the notes of many
+    /// writers are planned on every core ([`Store::plan_notes_of`]).
+    fn plan_notes(
+        &self,
+        writer: &str,
+        from_scratch: bool,
+    ) -> Result<Option<NotesPlan>, StoreError> {
         let Some(chain_tip) = self.chain_tip(writer)? else {
             return Ok(None);
         };
@@ -626,26 +672,22 @@ impl Store {
             // Someone else already indexed further than this chain tip.
             return Ok(None);
         }
-        let base_tree = match (notes_tip, rebuild) {
-            (Some(t), false) => self.commit_tree(t)?,
-            _ => ObjectId::empty_tree(self.repo.object_hash()),
-        };
-        // Receipts whose log refs a crash cut off get them now (v2 logs live
-        // beside the chain; the blob is here when this clone wrote it).
-        for e in &missing {
-            if let Some(blob) = e
-                .receipt
-                .body()
-                .result
-                .log
-                .as_deref()
-                .filter(|_| e.receipt.body().result.log_bytes.is_some())
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-                .filter(|b| self.repo.has_object(b))
-            {
-                self.set_log_ref(writer, blob)?;
-            }
-        }
+        // Receipts whose log refs a crash cut off get them when the notes are
+        // written (v2 logs live beside the chain; the blob is here when this
+        // clone wrote it).
+        let logs = missing
+            .iter()
+            .filter_map(|e| {
+                e.receipt
+                    .body()
+                    .result
+                    .log
+                    .as_deref()
+                    .filter(|_| e.receipt.body().result.log_bytes.is_some())
+                    .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+                    .filter(|b| self.repo.has_object(b))
+            })
+            .collect();
         // Group the new lines by annotated object, oldest receipt first.
         let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
         // Notes show check receipts only: a decision is read from the chains.
@@ -668,10 +710,102 @@ impl Store {
                 }
             }
         }
+        Ok(Some(NotesPlan {
+            chain_tip,
+            notes_tip,
+            rebuild,
+            tip_index: tip_index.unwrap_or(0),
+            logs,
+            by_object,
+        }))
+    }
+
+    /// [`Store::plan_notes`] of each of `writers`, in order, on every core
+    /// when there are several: each thread reads through its own store of
+    /// this repository (gix's handles are not shared between threads).
+    fn plan_notes_of(
+        &self,
+        writers: &[(String, bool)],
+    ) -> Vec<Result<Option<NotesPlan>, StoreError>> {
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 8);
+        self.plan_notes_on(writers, threads)
+    }
+
+    /// [`Store::plan_notes_of`] on at most `threads` threads.
+    fn plan_notes_on(
+        &self,
+        writers: &[(String, bool)],
+        threads: usize,
+    ) -> Vec<Result<Option<NotesPlan>, StoreError>> {
+        // mutants: the bound is equivalent in answers (the plans are the same
+        // read on one thread or many; `notes_planned_on_many_threads_are_the_notes_one_thread_builds`)
+        if threads == 1 || writers.len() < 2 {
+            return writers
+                .iter()
+                .map(|(w, restart)| self.plan_notes(w, *restart))
+                .collect();
+        }
+        let queue = std::sync::Mutex::new(writers.iter().enumerate().collect::<Vec<_>>());
+        let workers: Vec<Store> = (0..threads.min(writers.len()))
+            .map(|_| self.worker())
+            .collect();
+        let mut done: Vec<(usize, Result<Option<NotesPlan>, StoreError>)> =
+            std::thread::scope(|s| {
+                let handles: Vec<_> = workers
+                    .into_iter()
+                    .map(|store| {
+                        let queue = &queue;
+                        s.spawn(move || {
+                            let mut out = Vec::new();
+                            loop {
+                                // take a writer and release the queue before reading
+                                let job = queue.lock().expect("notes queue").pop();
+                                let Some((n, (w, restart))) = job else { break };
+                                out.push((n, store.plan_notes(w, *restart)));
+                            }
+                            out
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().expect("notes threads do not panic"))
+                    .collect()
+            });
+        done.sort_by_key(|(n, _)| *n);
+        done.into_iter().map(|(_, plan)| plan).collect()
+    }
+
+    /// Write the notes commit `plan` describes for `writer` (its objects
+    /// written, or held in a batch), no ref moved.
+    fn write_planned_notes(
+        &self,
+        writer: &str,
+        refname: &str,
+        plan: NotesPlan,
+        root: bool,
+    ) -> Result<BuiltNotes, StoreError> {
+        let NotesPlan {
+            chain_tip,
+            notes_tip,
+            rebuild,
+            tip_index,
+            logs,
+            by_object,
+        } = plan;
+        let base_tree = match (notes_tip, rebuild) {
+            (Some(t), false) => self.commit_tree(t)?,
+            _ => ObjectId::empty_tree(self.repo.object_hash()),
+        };
+        for blob in logs {
+            self.set_log_ref(writer, blob)?;
+        }
         let tree = self.write_notes_tree(base_tree, refname, by_object)?;
-        let chain_index = tip_index.unwrap_or(0);
         let message =
-            format!("Notes added by 'git receipt'\n\nchain {chain_tip} index {chain_index}\n");
+            format!("Notes added by 'git receipt'\n\nchain {chain_tip} index {tip_index}\n");
         let written_commit =
             self.put_tool_commit("a notes commit", tree, notes_tip.filter(|_| !root), message)?;
         let commit = written_commit.id;
@@ -686,11 +820,11 @@ impl Store {
                 }
             }
         }
-        Ok(Some(BuiltNotes {
+        Ok(BuiltNotes {
             notes_tip,
             commit,
             written,
-        }))
+        })
     }
 
     /// The objects a notes update wrote: its commit, and every tree and note of
@@ -857,5 +991,85 @@ impl Store {
             let (kind, bytes) = super::concurrent_gc::encode(tree);
             self.put_object("a notes tree", kind, bytes).map(|w| w.id)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::freshness::rules::{Scratch, contract};
+    use crate::receipt::writer_id;
+    use crate::sign::SigningKey;
+
+    /// Many writers' notes planned on several threads are the plans one
+    /// thread reads, in the writers' order (writers noted already, noted in
+    /// part, not at all, and rebuilt from scratch), and the notes
+    /// `index_notes_of` writes from them are, for each writer, what
+    /// rebuilding its notes alone from its chain writes.
+    #[test]
+    fn notes_planned_on_many_threads_are_the_notes_one_thread_builds() {
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let keys: Vec<SigningKey> = (1..=5u8).map(|i| SigningKey::from_seed(&[i; 32])).collect();
+        let commits: Vec<ObjectId> = (0..4)
+            .map(|i| s.commit(&[("src/lib.rs", &format!("{i}\n"))], &format!("c{i}")))
+            .collect();
+        let mut minute = 0;
+        let mut run = |k: &SigningKey, commit: ObjectId, exit: i64| {
+            minute += 1;
+            s.run(k, &c, "test", commit, exit, minute);
+        };
+        // the first writer noted whole, the second in part, the rest not
+        for &commit in &commits {
+            run(&keys[0], commit, 0);
+        }
+        run(&keys[1], commits[0], 0);
+        run(&keys[1], commits[1], 1);
+        s.store.defer_notes();
+        for (k, key) in keys.iter().enumerate().skip(1) {
+            for (i, &commit) in commits.iter().enumerate().skip(usize::from(k == 1) * 2) {
+                run(key, commit, (i % 2) as i64);
+            }
+        }
+        let ids: Vec<String> = keys
+            .iter()
+            .map(|k| writer_id(k.public(), "default"))
+            .collect();
+        // the last rebuilt from scratch
+        let writers: Vec<(String, bool)> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.clone(), i == 4))
+            .collect();
+        let one = s.store.plan_notes_on(&writers, 1);
+        let plans: Vec<&NotesPlan> = one
+            .iter()
+            .filter_map(|p| p.as_ref().unwrap().as_ref())
+            .collect();
+        assert_eq!(plans.len(), 4, "the first writer has nothing to note");
+        assert!(one[0].as_ref().unwrap().is_none());
+        assert!(!plans[0].rebuild && plans[0].notes_tip.is_some(), "in part");
+        assert!(
+            plans[1].rebuild && plans[1].notes_tip.is_none(),
+            "not at all"
+        );
+        assert_eq!(plans[3].by_object.len(), 8, "4 commits and their 4 trees");
+        for threads in [2, 3, 8] {
+            let many = s.store.plan_notes_on(&writers, threads);
+            assert!(
+                format!("{many:?}") == format!("{one:?}"),
+                "{threads} threads"
+            );
+        }
+        s.store.index_notes_of(&writers).unwrap();
+        for (w, _) in &writers {
+            let tip = s.store.notes_tip(w).unwrap().unwrap();
+            let tree = s.store.commit_tree(tip).unwrap();
+            assert_eq!(s.store.note_entries(w).unwrap().len(), 8, "{w}");
+            s.store.reindex_notes(w).unwrap();
+            let again = s.store.notes_tip(w).unwrap().unwrap();
+            assert_ne!(again, tip, "{w}: rebuilt");
+            assert_eq!(s.store.commit_tree(again).unwrap(), tree, "{w}");
+        }
     }
 }
