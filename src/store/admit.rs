@@ -632,53 +632,61 @@ impl Store {
         jobs: &[(&str, ObjectId, Option<ObjectId>)],
         known: &dyn Fn(&str) -> Option<PublicKey>,
     ) -> Result<Vec<Admission>, StoreError> {
+        self.admit_many_by(jobs, known, 2 * BATCH)
+    }
+
+    /// [`Store::admit_many`], the signatures checked once `flush_at` of them
+    /// are held.
+    fn admit_many_by(
+        &self,
+        jobs: &[(&str, ObjectId, Option<ObjectId>)],
+        known: &dyn Fn(&str) -> Option<PublicKey>,
+        flush_at: usize,
+    ) -> Result<Vec<Admission>, StoreError> {
         let packs = self.admission_packs();
         let mut out: Vec<Option<Admission>> = (0..jobs.len()).map(|_| None).collect();
         // job, its commits (newest first), its admission so far, its part read
-        let mut waiting: Vec<(usize, Vec<Commit>, Admission, Part)> = Vec::new();
+        let mut waiting: Vec<Waiting> = Vec::new();
         let mut held = 0;
-        let flush = |waiting: &mut Vec<(usize, Vec<Commit>, Admission, Part)>,
-                     out: &mut Vec<Option<Admission>>| {
-            let checked: Vec<(&Receipt<Unverified>, &PublicKey)> = waiting
-                .iter()
-                .flat_map(|(_, _, _, p)| p.checked())
-                .collect();
-            let results = Receipt::check_signatures(&checked);
-            let mut at = 0;
-            for (n, commits, mut a, part) in waiting.drain(..) {
-                let k = part.keyed.len();
-                part.count(&results[at..at + k], &mut a);
-                at += k;
-                refuse_stub_at_tip(&commits, &mut a);
-                out[n] = Some(a);
-            }
-        };
-        for (n, &(writer, tip, base)) in jobs.iter().enumerate() {
-            let (mut below, commits) = match self.admission_walk(writer, tip, base)? {
-                Walk::Done(a) => {
-                    out[n] = Some(a);
+        // A batch's signatures are checked on another thread while the next
+        // batch is read here (reading and checking cost about the same; one
+        // after the other, a fetch's admission kept one core busy). One batch
+        // is checked at a time: memory is three batches of receipts.
+        std::thread::scope(|s| -> Result<(), StoreError> {
+            let mut checking = None;
+            for (n, &(writer, tip, base)) in jobs.iter().enumerate() {
+                let (mut below, commits) = match self.admission_walk(writer, tip, base)? {
+                    Walk::Done(a) => {
+                        out[n] = Some(a);
+                        continue;
+                    }
+                    Walk::Commits(below, commits) => (below, commits),
+                };
+                // mutants: this bound and the flush's below are equivalent in
+                // answers (`admitting_many_chains_answers_what_admitting_each_alone_does`):
+                // they choose only which signatures share a batch, and how many
+                // receipts are held at once
+                if commits.len() > BATCH {
+                    out[n] = Some(self.admit_walked(&packs, writer, below, &commits, known));
                     continue;
                 }
-                Walk::Commits(below, commits) => (below, commits),
-            };
-            // mutants: this bound and the flush's below are equivalent in
-            // answers (`admitting_many_chains_answers_what_admitting_each_alone_does`):
-            // they choose only which signatures share a batch, and how many
-            // receipts are held at once
-            if commits.len() > BATCH {
-                out[n] = Some(self.admit_walked(&packs, writer, below, &commits, known));
-                continue;
+                let mut a = Admission::default();
+                let part = self.read_part(&packs, writer, &commits, &mut below, &mut a, known);
+                held += part.keyed.len();
+                waiting.push((n, commits, a, part));
+                if held >= flush_at {
+                    settle(checking.take(), &mut out);
+                    let batch = std::mem::take(&mut waiting);
+                    checking = Some(s.spawn(move || check_waiting(batch)));
+                    held = 0;
+                }
             }
-            let mut a = Admission::default();
-            let part = self.read_part(&packs, writer, &commits, &mut below, &mut a, known);
-            held += part.keyed.len();
-            waiting.push((n, commits, a, part));
-            if held >= 2 * BATCH {
-                flush(&mut waiting, &mut out);
-                held = 0;
-            }
+            settle(checking, &mut out);
+            Ok(())
+        })?;
+        for (n, a) in check_waiting(waiting) {
+            out[n] = Some(a);
         }
-        flush(&mut waiting, &mut out);
         Ok(out
             .into_iter()
             .map(|a| a.expect("every job answered"))
@@ -823,6 +831,44 @@ enum Walk {
     Done(Admission),
     /// The entry to follow, and the commits above it, newest first.
     Commits(Option<Below>, Vec<Commit>),
+}
+
+/// A chain [`Store::admit_many`] read and holds for its batch's signature
+/// check: the job, its commits (newest first), its admission so far, its part.
+type Waiting = (usize, Vec<Commit>, Admission, Part);
+
+/// Take into `out` the admissions a thread running [`check_waiting`] finished.
+fn settle(
+    checking: Option<std::thread::ScopedJoinHandle<'_, Vec<(usize, Admission)>>>,
+    out: &mut [Option<Admission>],
+) {
+    for (n, a) in checking.map_or_else(Vec::new, |h| {
+        h.join().expect("signature checks do not panic")
+    }) {
+        out[n] = Some(a);
+    }
+}
+
+/// Check the signatures of the chains `waiting` holds as one batch, and
+/// finish each one's admission with them.
+fn check_waiting(waiting: Vec<Waiting>) -> Vec<(usize, Admission)> {
+    let results = {
+        let checked: Vec<(&Receipt<Unverified>, &PublicKey)> = waiting
+            .iter()
+            .flat_map(|(_, _, _, p)| p.checked())
+            .collect();
+        Receipt::check_signatures(&checked)
+    };
+    let mut at = 0;
+    let mut out = Vec::with_capacity(waiting.len());
+    for (n, commits, mut a, part) in waiting {
+        let k = part.keyed.len();
+        part.count(&results[at..at + k], &mut a);
+        at += k;
+        refuse_stub_at_tip(&commits, &mut a);
+        out.push((n, a));
+    }
+    out
 }
 
 /// A part of a chain read and linked, its signatures not yet checked.
@@ -1075,6 +1121,12 @@ mod tests {
             .map(|&(w, t, b)| s.store.admit(w, t, b, &known).unwrap())
             .collect();
         assert_eq!(many, alone);
+        // checked a batch at a time on another thread while the next is read:
+        // a batch of every chain, of two, of all three
+        for flush_at in [1, 121, 240, 10_000] {
+            let by = s.store.admit_many_by(&jobs, &known, flush_at).unwrap();
+            assert_eq!(by, alone, "flushed at {flush_at}");
+        }
         assert_eq!(
             (many[0].admitted, many[0].valid_tip),
             (120, Some(tips[0].1))
