@@ -662,10 +662,11 @@ impl Store {
                     }
                     Walk::Commits(below, commits) => (below, commits),
                 };
-                // mutants: this bound and the flush's below are equivalent in
-                // answers (`admitting_many_chains_answers_what_admitting_each_alone_does`):
-                // they choose only which signatures share a batch, and how many
-                // receipts are held at once
+                // mutants: this bound, the flush's below and the count of
+                // what is held are equivalent in answers
+                // (`admitting_many_chains_answers_what_admitting_each_alone_does`,
+                // every flush size): they choose only which signatures share
+                // a batch, and how many receipts are held at once
                 if commits.len() > BATCH {
                     out[n] = Some(self.admit_walked(&packs, writer, below, &commits, known));
                     continue;
