@@ -1001,6 +1001,36 @@ mod tests {
     use crate::receipt::writer_id;
     use crate::sign::SigningKey;
 
+    /// A receipt that names its commit as its inputs too (a writer may sign
+    /// any subject) is noted on that object once, not twice.
+    #[test]
+    fn a_receipt_whose_inputs_name_its_commit_is_noted_on_it_once() {
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let key = SigningKey::from_seed(&[9; 32]);
+        let commit = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let tree = s.store.commit_tree(commit).unwrap();
+        let entry = s.run(&key, &c, "test", commit, 0, 1).commit;
+        // the receipt's inputs edited to name the commit (the signature is
+        // not the notes' to check: they show what the chain holds)
+        let same = s.forged(
+            entry,
+            None,
+            &format!("\"inputs\":\"{tree}\""),
+            &format!("\"inputs\":\"{commit}\""),
+        );
+        let w = writer_id(key.public(), "default");
+        s.git(&[
+            "update-ref",
+            &crate::store::chain::chain_ref(&w),
+            &same.to_string(),
+        ]);
+        s.store.reindex_notes(&w).unwrap();
+        let text = String::from_utf8(s.store.note_text(&w, commit).unwrap().unwrap()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert_eq!(s.store.note_entries(&w).unwrap().len(), 1);
+    }
+
     /// Many writers' notes planned on several threads are the plans one
     /// thread reads, in the writers' order (writers noted already, noted in
     /// part, not at all, and rebuilt from scratch), and the notes
