@@ -173,6 +173,44 @@ impl Written {
     }
 }
 
+/// `bytes`, an object of `kind`, with its id in a repository of `hash`.
+fn hashed(
+    hash: gix::hash::Kind,
+    what: &'static str,
+    kind: gix::objs::Kind,
+    bytes: Vec<u8>,
+) -> Result<Written, StoreError> {
+    let id = gix::objs::compute_hash(hash, kind, &bytes).map_err(|e| StoreError::Git {
+        what: format!("hashing {what}"),
+        source: e.into(),
+    })?;
+    Ok(Written {
+        id,
+        kind,
+        bytes,
+        what,
+    })
+}
+
+/// A commit of `tree` on `parent` by the tool's own identity
+/// ([`super::tool_signature`]), encoded as git stores it.
+pub(crate) fn tool_commit(
+    tree: ObjectId,
+    parent: Option<ObjectId>,
+    message: String,
+) -> (gix::objs::Kind, Vec<u8>) {
+    let sig = super::tool_signature();
+    encode(&gix::objs::Commit {
+        tree,
+        parents: parent.into_iter().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    })
+}
+
 /// Encode `object` as git stores it.
 pub(crate) fn encode(object: &impl gix::objs::WriteTo) -> (gix::objs::Kind, Vec<u8>) {
     let mut bytes = Vec::new();
@@ -188,40 +226,67 @@ impl Store {
         self.repo.objects.store_ref().path().to_owned()
     }
 
-    /// Write an object (unless it is here already) and keep it in memory for
-    /// [`Store::keep_written`].
+    /// Write an object (unless it is here already), or in a batch hold it
+    /// back for the batch's pack; its id. Its bytes are not kept for
+    /// [`Store::keep_written`] ([`Store::put_kept_object`] keeps them).
     pub(crate) fn put_object(
         &self,
         what: &'static str,
         kind: gix::objs::Kind,
         bytes: Vec<u8>,
-    ) -> Result<Written, StoreError> {
-        let id = gix::objs::compute_hash(self.repo.object_hash(), kind, &bytes).map_err(|e| {
-            StoreError::Git {
-                what: format!("hashing {what}"),
-                source: e.into(),
-            }
-        })?;
-        let written = Written {
-            id,
-            kind,
-            bytes,
-            what,
-        };
+    ) -> Result<ObjectId, StoreError> {
+        let written = hashed(self.repo.object_hash(), what, kind, bytes)?;
+        let id = written.id;
         // Held back for a pack: not asked whether it is here. Nearly every
         // object a batch holds (a fetch's notes) is new, and asking cost a
         // lookup in every pack index and a loose path's stat each, a third of
         // building a fetch's notes (`benches/year.rs`); one already here is
         // written again in the pack, which git reads either way and gc drops.
+        // The batch holds the only copy (its caller takes the objects back
+        // from [`Store::end_object_batch`]), without the spare room the bytes
+        // were grown with (an encoded tree or a note's text has up to as much
+        // again, which the copy a batch used to hold did not have).
         {
             let mut batch = self.object_batch.lock().expect("object batch");
             if let Some(b) = batch.as_mut() {
                 if b.ids.insert(id) {
+                    let mut written = written;
+                    written.bytes.shrink_to_fit();
+                    b.objects.push(written);
+                }
+                return Ok(id);
+            }
+        }
+        self.write_unless_here(&written)?;
+        Ok(id)
+    }
+
+    /// [`Store::put_object`], and the object kept in memory for
+    /// [`Store::keep_written`]. In a batch, which holds the object itself,
+    /// the caller is given a copy; one that builds in a batch takes its
+    /// objects from [`Store::end_object_batch`] instead.
+    pub(crate) fn put_kept_object(
+        &self,
+        what: &'static str,
+        kind: gix::objs::Kind,
+        bytes: Vec<u8>,
+    ) -> Result<Written, StoreError> {
+        let written = hashed(self.repo.object_hash(), what, kind, bytes)?;
+        {
+            let mut batch = self.object_batch.lock().expect("object batch");
+            if let Some(b) = batch.as_mut() {
+                if b.ids.insert(written.id) {
                     b.objects.push(written.clone());
                 }
                 return Ok(written);
             }
         }
+        self.write_unless_here(&written)?;
+        Ok(written)
+    }
+
+    /// Write `written` loose unless this process finds it here.
+    fn write_unless_here(&self, written: &Written) -> Result<(), StoreError> {
         // asked without a refresh on a miss: a new object misses, and gix would
         // list `objects/pack` again for each (thousands of directory scans for
         // a fetch's notes). A pack that appeared since this process last looked
@@ -229,12 +294,12 @@ impl Store {
         let here = {
             let mut odb = self.repo.objects.clone();
             odb.refresh_never();
-            gix::objs::Exists::exists(&odb, &id)
+            gix::objs::Exists::exists(&odb, &written.id)
         };
-        if !here {
-            self.write_loose(&written)?;
+        if here {
+            return Ok(());
         }
-        Ok(written)
+        self.write_loose(written)
     }
 
     /// How many objects the batch holds so far (0 outside one).
@@ -261,17 +326,8 @@ impl Store {
         parent: Option<ObjectId>,
         message: String,
     ) -> Result<Written, StoreError> {
-        let sig = super::tool_signature();
-        let (kind, bytes) = encode(&gix::objs::Commit {
-            tree,
-            parents: parent.into_iter().collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        });
-        self.put_object(what, kind, bytes)
+        let (kind, bytes) = tool_commit(tree, parent, message);
+        self.put_kept_object(what, kind, bytes)
     }
 
     /// From now on, hold the objects [`Store::put_object`] writes in memory, to
@@ -1068,7 +1124,7 @@ mod tests {
                 format!("note {i}\n")
             };
             let blob = store
-                .put_object("a note", gix::objs::Kind::Blob, text.into_bytes())
+                .put_kept_object("a note", gix::objs::Kind::Blob, text.into_bytes())
                 .unwrap();
             put.push(blob.clone());
             if i % 50 == 0 {
@@ -1080,7 +1136,7 @@ mod tests {
                     }],
                 };
                 let (kind, bytes) = encode(&tree);
-                let tree = store.put_object("a notes tree", kind, bytes).unwrap();
+                let tree = store.put_kept_object("a notes tree", kind, bytes).unwrap();
                 let sig = crate::store::tool_signature();
                 let commit = gix::objs::Commit {
                     tree: tree.id,
@@ -1093,7 +1149,11 @@ mod tests {
                 };
                 let (kind, bytes) = encode(&commit);
                 put.push(tree);
-                put.push(store.put_object("a notes commit", kind, bytes).unwrap());
+                put.push(
+                    store
+                        .put_kept_object("a notes commit", kind, bytes)
+                        .unwrap(),
+                );
             }
         }
         // the same object again is held once
@@ -1173,10 +1233,10 @@ mod tests {
         git(tmp.path(), &["init", "-q"]);
         let store = Store::open(tmp.path()).unwrap();
         let loose = store
-            .put_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
+            .put_kept_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
             .unwrap();
         let packed = store
-            .put_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
+            .put_kept_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
             .unwrap();
         // the second into a pack of its own, the first left loose
         let mut child = std::process::Command::new("git")
@@ -1203,16 +1263,16 @@ mod tests {
         store.begin_object_batch();
         let mut put = vec![
             store
-                .put_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
+                .put_kept_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
                 .unwrap(),
             store
-                .put_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
+                .put_kept_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
                 .unwrap(),
         ];
         for i in 0..PACK_AT_LEAST {
             put.push(
                 store
-                    .put_object(
+                    .put_kept_object(
                         "a note",
                         gix::objs::Kind::Blob,
                         format!("new {i}\n").into_bytes(),
@@ -1271,6 +1331,26 @@ mod tests {
         assert_eq!((rev(names[0]), rev(names[1]), rev(names[2])), (b, a, a));
     }
 
+    /// A batch holds what it is given without the spare room its bytes were
+    /// grown with (a fetch's notes were a third larger held with it).
+    #[test]
+    fn an_object_held_in_a_batch_has_no_spare_room() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "-q"]);
+        let store = Store::open(tmp.path()).unwrap();
+        store.begin_object_batch();
+        let mut bytes = Vec::with_capacity(4096);
+        bytes.extend_from_slice(b"a short note\n");
+        let id = store
+            .put_object("a note", gix::objs::Kind::Blob, bytes)
+            .unwrap();
+        let batch = store.object_batch.lock().unwrap();
+        let held = &batch.as_ref().unwrap().objects;
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].id, id);
+        assert_eq!(held[0].bytes.capacity(), held[0].bytes.len());
+    }
+
     #[test]
     fn a_small_batch_is_written_loose_and_outside_a_batch_nothing_is_held() {
         let (tmp, store, put) = batch_of("sha1", 20);
@@ -1291,7 +1371,7 @@ mod tests {
                 b"straight to disk".to_vec(),
             )
             .unwrap();
-        assert!(store.missing_on_disk(&[w.id]).is_empty());
+        assert!(store.missing_on_disk(&[w]).is_empty());
     }
 
     fn pruned(put_back: bool) -> StoreError {
