@@ -612,7 +612,7 @@ impl Store {
         parent: Option<ObjectId>,
         remark: &str,
     ) -> Result<(ObjectId, Vec<Written>), StoreError> {
-        let blob = self.put_object(
+        let blob = self.put_kept_object(
             "receipt.json",
             gix::objs::Kind::Blob,
             receipt.bytes().to_vec(),
@@ -620,7 +620,7 @@ impl Store {
         // The signer's public key travels with every entry, so that a server or
         // a reader can check the signature of a writer it does not trust yet
         // (docs/format.md, "Chain commits"); one blob per key, shared by its chain.
-        let key_blob = self.put_object(
+        let key_blob = self.put_kept_object(
             "signer.pub",
             gix::objs::Kind::Blob,
             super::admit::signer_file(signer).into_bytes(),
@@ -647,7 +647,7 @@ impl Store {
         // git orders tree entries by name
         entries.sort_by(|a, b| a.filename.cmp(&b.filename));
         let (kind, bytes) = encode(&gix::objs::Tree { entries });
-        let tree = self.put_object("a chain tree", kind, bytes)?;
+        let tree = self.put_kept_object("a chain tree", kind, bytes)?;
         let b = receipt.body();
         // for people reading `git log` of the chain; the receipt decides. Not
         // its id (`git receipt log` and `show` print it): 64 hex digits that

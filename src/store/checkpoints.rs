@@ -114,7 +114,7 @@ impl Store {
         parent: Option<ObjectId>,
         message: &str,
     ) -> Result<ObjectId, StoreError> {
-        let blob = self.put_object(CHECKPOINT_FILE, gix::objs::Kind::Blob, file)?;
+        let blob = self.put_kept_object(CHECKPOINT_FILE, gix::objs::Kind::Blob, file)?;
         let (kind, bytes) = encode(&gix::objs::Tree {
             entries: vec![Entry {
                 mode: EntryKind::Blob.into(),
@@ -122,7 +122,7 @@ impl Store {
                 oid: blob.id,
             }],
         });
-        let tree = self.put_object("a checkpoint tree", kind, bytes)?;
+        let tree = self.put_kept_object("a checkpoint tree", kind, bytes)?;
         let commit =
             self.put_tool_commit("a checkpoint commit", tree.id, parent, message.to_owned())?;
         let refname = checkpoint_ref(writer);

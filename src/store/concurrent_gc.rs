@@ -53,24 +53,106 @@ pub(crate) struct ObjectBatch {
 /// The fewest objects [`Store::end_object_batch`] writes as a pack.
 const PACK_AT_LEAST: usize = 100;
 
-/// `objects` as a pack file (version 2, every object whole and deflated, the
-/// trailer the repository's hash of all before it), as `git index-pack`
-/// reads one.
-pub(crate) fn encode_pack(objects: &[Written], hash: gix::hash::Kind) -> Vec<u8> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    encode_pack_on(objects, hash, threads.clamp(1, 8))
+/// About how many bytes of objects (before deflating) make one part of a
+/// streamed pack (a whole object at least): only one part is in memory at a
+/// time, where the notes pack of a 200,000-receipt fetch was 105 MB built
+/// whole, and as much again in the parts it was joined from.
+const PACK_PART_BYTES: usize = 4 << 20;
+
+/// How many threads deflate a pack's entries.
+fn pack_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8))
 }
 
-/// [`encode_pack`] on `threads` threads.
+/// `objects` as a pack file (version 2, every object whole and deflated, the
+/// trailer the repository's hash of all before it), as `git index-pack`
+/// reads one, written to `out` part by part: the objects of each part of
+/// about `part_bytes` are deflated on `threads` threads, written in order and
+/// hashed as they go, so that only one part is ever in memory. Each object is
+/// deflated alone, so where the parts are cut changes no byte: this is the
+/// pack [`encode_pack_on`] makes whole (held by
+/// `a_pack_streamed_part_by_part_is_the_pack_made_whole`).
+fn write_pack(
+    objects: &[Written],
+    hash: gix::hash::Kind,
+    threads: usize,
+    part_bytes: usize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut hasher = gix::hash::hasher(hash);
+    let mut put = |bytes: &[u8]| {
+        hasher.update(bytes);
+        out.write_all(bytes)
+    };
+    put(b"PACK")?;
+    put(&2u32.to_be_bytes())?;
+    let count = u32::try_from(objects.len()).map_err(std::io::Error::other)?;
+    put(&count.to_be_bytes())?;
+    let mut rest = objects;
+    while !rest.is_empty() {
+        let (part, after) = rest.split_at(part_len(rest, part_bytes));
+        for deflated in deflate_entries(part, threads) {
+            put(&deflated)?;
+        }
+        rest = after;
+    }
+    let digest = hasher.try_finalize().map_err(std::io::Error::other)?;
+    out.write_all(digest.as_bytes())
+}
+
+/// How many of the first `objects` make a part of about `part_bytes` (at least
+/// one).
+fn part_len(objects: &[Written], part_bytes: usize) -> usize {
+    let mut bytes = 0;
+    objects
+        .iter()
+        .position(|w| {
+            bytes += w.bytes.len();
+            bytes > part_bytes
+        })
+        .map_or(objects.len(), |i| i.max(1))
+}
+
+/// The pack entries of `objects` (header and deflated bytes each), in order,
+/// in as many pieces as there were `threads` to deflate them: a fetch's notes
+/// are thousands of objects, deflated on every core, each piece in order (the
+/// same bytes as one thread makes).
+fn deflate_entries(objects: &[Written], threads: usize) -> Vec<Vec<u8>> {
+    // a few objects on this thread (threads cost more than they save); either
+    // path makes the same bytes (mutants: so this choice of path is
+    // equivalent in answers; the bytes are held by
+    // `a_pack_deflated_on_many_threads_is_the_pack_one_thread_makes`)
+    if threads <= 1 || objects.len() < 512 {
+        let mut out = Vec::new();
+        encode_entries(objects, &mut out);
+        return vec![out];
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = objects
+            .chunks(objects.len().div_ceil(threads))
+            .map(|part| {
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    encode_entries(part, &mut out);
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("deflating threads do not panic"))
+            .collect()
+    })
+}
+
+/// `objects` as a pack built whole in memory on `threads` threads, as it was
+/// before it streamed: what [`write_pack`] is held to.
+#[cfg(test)]
 fn encode_pack_on(objects: &[Written], hash: gix::hash::Kind, threads: usize) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(b"PACK");
     out.extend_from_slice(&2u32.to_be_bytes());
     out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
-    // the entries deflated on every core (a fetch's notes pack is thousands
-    // of objects), each part in order: the same bytes as one thread makes
-    // (mutants: so this choice of path is equivalent in answers; the bytes
-    // are held by `a_pack_deflated_on_many_threads_is_the_pack_one_thread_makes`)
     if threads <= 1 || objects.len() < 512 {
         encode_entries(objects, &mut out);
     } else {
@@ -173,6 +255,44 @@ impl Written {
     }
 }
 
+/// `bytes`, an object of `kind`, with its id in a repository of `hash`.
+fn hashed(
+    hash: gix::hash::Kind,
+    what: &'static str,
+    kind: gix::objs::Kind,
+    bytes: Vec<u8>,
+) -> Result<Written, StoreError> {
+    let id = gix::objs::compute_hash(hash, kind, &bytes).map_err(|e| StoreError::Git {
+        what: format!("hashing {what}"),
+        source: e.into(),
+    })?;
+    Ok(Written {
+        id,
+        kind,
+        bytes,
+        what,
+    })
+}
+
+/// A commit of `tree` on `parent` by the tool's own identity
+/// ([`super::tool_signature`]), encoded as git stores it.
+pub(crate) fn tool_commit(
+    tree: ObjectId,
+    parent: Option<ObjectId>,
+    message: String,
+) -> (gix::objs::Kind, Vec<u8>) {
+    let sig = super::tool_signature();
+    encode(&gix::objs::Commit {
+        tree,
+        parents: parent.into_iter().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    })
+}
+
 /// Encode `object` as git stores it.
 pub(crate) fn encode(object: &impl gix::objs::WriteTo) -> (gix::objs::Kind, Vec<u8>) {
     let mut bytes = Vec::new();
@@ -188,40 +308,67 @@ impl Store {
         self.repo.objects.store_ref().path().to_owned()
     }
 
-    /// Write an object (unless it is here already) and keep it in memory for
-    /// [`Store::keep_written`].
+    /// Write an object (unless it is here already), or in a batch hold it
+    /// back for the batch's pack; its id. Its bytes are not kept for
+    /// [`Store::keep_written`] ([`Store::put_kept_object`] keeps them).
     pub(crate) fn put_object(
         &self,
         what: &'static str,
         kind: gix::objs::Kind,
         bytes: Vec<u8>,
-    ) -> Result<Written, StoreError> {
-        let id = gix::objs::compute_hash(self.repo.object_hash(), kind, &bytes).map_err(|e| {
-            StoreError::Git {
-                what: format!("hashing {what}"),
-                source: e.into(),
-            }
-        })?;
-        let written = Written {
-            id,
-            kind,
-            bytes,
-            what,
-        };
+    ) -> Result<ObjectId, StoreError> {
+        let written = hashed(self.repo.object_hash(), what, kind, bytes)?;
+        let id = written.id;
         // Held back for a pack: not asked whether it is here. Nearly every
         // object a batch holds (a fetch's notes) is new, and asking cost a
         // lookup in every pack index and a loose path's stat each, a third of
         // building a fetch's notes (`benches/year.rs`); one already here is
         // written again in the pack, which git reads either way and gc drops.
+        // The batch holds the only copy (its caller takes the objects back
+        // from [`Store::end_object_batch`]), without the spare room the bytes
+        // were grown with (an encoded tree or a note's text has up to as much
+        // again, which the copy a batch used to hold did not have).
         {
             let mut batch = self.object_batch.lock().expect("object batch");
             if let Some(b) = batch.as_mut() {
                 if b.ids.insert(id) {
+                    let mut written = written;
+                    written.bytes.shrink_to_fit();
+                    b.objects.push(written);
+                }
+                return Ok(id);
+            }
+        }
+        self.write_unless_here(&written)?;
+        Ok(id)
+    }
+
+    /// [`Store::put_object`], and the object kept in memory for
+    /// [`Store::keep_written`]. In a batch, which holds the object itself,
+    /// the caller is given a copy; one that builds in a batch takes its
+    /// objects from [`Store::end_object_batch`] instead.
+    pub(crate) fn put_kept_object(
+        &self,
+        what: &'static str,
+        kind: gix::objs::Kind,
+        bytes: Vec<u8>,
+    ) -> Result<Written, StoreError> {
+        let written = hashed(self.repo.object_hash(), what, kind, bytes)?;
+        {
+            let mut batch = self.object_batch.lock().expect("object batch");
+            if let Some(b) = batch.as_mut() {
+                if b.ids.insert(written.id) {
                     b.objects.push(written.clone());
                 }
                 return Ok(written);
             }
         }
+        self.write_unless_here(&written)?;
+        Ok(written)
+    }
+
+    /// Write `written` loose unless this process finds it here.
+    fn write_unless_here(&self, written: &Written) -> Result<(), StoreError> {
         // asked without a refresh on a miss: a new object misses, and gix would
         // list `objects/pack` again for each (thousands of directory scans for
         // a fetch's notes). A pack that appeared since this process last looked
@@ -229,12 +376,12 @@ impl Store {
         let here = {
             let mut odb = self.repo.objects.clone();
             odb.refresh_never();
-            gix::objs::Exists::exists(&odb, &id)
+            gix::objs::Exists::exists(&odb, &written.id)
         };
-        if !here {
-            self.write_loose(&written)?;
+        if here {
+            return Ok(());
         }
-        Ok(written)
+        self.write_loose(written)
     }
 
     /// How many objects the batch holds so far (0 outside one).
@@ -261,17 +408,8 @@ impl Store {
         parent: Option<ObjectId>,
         message: String,
     ) -> Result<Written, StoreError> {
-        let sig = super::tool_signature();
-        let (kind, bytes) = encode(&gix::objs::Commit {
-            tree,
-            parents: parent.into_iter().collect(),
-            author: sig.clone(),
-            committer: sig,
-            encoding: None,
-            message: message.into(),
-            extra_headers: Vec::new(),
-        });
-        self.put_object(what, kind, bytes)
+        let (kind, bytes) = tool_commit(tree, parent, message);
+        self.put_kept_object(what, kind, bytes)
     }
 
     /// From now on, hold the objects [`Store::put_object`] writes in memory, to
@@ -296,21 +434,28 @@ impl Store {
             return Ok(Vec::new());
         };
         // a handful is cheaper loose than a process; git unpacks fetches of
-        // fewer than 100 objects the same way (`fetch.unpackLimit`)
-        if batch.objects.len() >= PACK_AT_LEAST {
-            let pack = encode_pack(&batch.objects, self.repo.object_hash());
-            // this process's reads see the new pack: a miss looks again
-            if self
-                .run_git_input(&["index-pack", "--stdin"], &pack)
-                .is_ok_and(|out| out.ok)
-            {
-                return Ok(batch.objects);
-            }
+        // fewer than 100 objects the same way (`fetch.unpackLimit`). This
+        // process's reads see the new pack: a miss looks again.
+        if batch.objects.len() >= PACK_AT_LEAST && self.index_pack(&batch.objects, PACK_PART_BYTES)
+        {
+            return Ok(batch.objects);
         }
         for w in &batch.objects {
             self.write_loose(w)?;
         }
         Ok(batch.objects)
+    }
+
+    /// Whether `git index-pack --stdin` took `objects` as one pack, streamed
+    /// to it in parts of about `part_bytes` ([`write_pack`]). A git that
+    /// refused the pack, failed, or stopped reading it is a `false`, never a
+    /// wait or a panic.
+    fn index_pack(&self, objects: &[Written], part_bytes: usize) -> bool {
+        let hash = self.repo.object_hash();
+        self.run_git_feeding(&["index-pack", "--stdin"], |stdin| {
+            write_pack(objects, hash, pack_threads(), part_bytes, stdin)
+        })
+        .is_ok_and(|out| out.ok)
     }
 
     /// A copy of object `id` (just written here) to keep for
@@ -1068,7 +1213,7 @@ mod tests {
                 format!("note {i}\n")
             };
             let blob = store
-                .put_object("a note", gix::objs::Kind::Blob, text.into_bytes())
+                .put_kept_object("a note", gix::objs::Kind::Blob, text.into_bytes())
                 .unwrap();
             put.push(blob.clone());
             if i % 50 == 0 {
@@ -1080,7 +1225,7 @@ mod tests {
                     }],
                 };
                 let (kind, bytes) = encode(&tree);
-                let tree = store.put_object("a notes tree", kind, bytes).unwrap();
+                let tree = store.put_kept_object("a notes tree", kind, bytes).unwrap();
                 let sig = crate::store::tool_signature();
                 let commit = gix::objs::Commit {
                     tree: tree.id,
@@ -1093,7 +1238,11 @@ mod tests {
                 };
                 let (kind, bytes) = encode(&commit);
                 put.push(tree);
-                put.push(store.put_object("a notes commit", kind, bytes).unwrap());
+                put.push(
+                    store
+                        .put_kept_object("a notes commit", kind, bytes)
+                        .unwrap(),
+                );
             }
         }
         // the same object again is held once
@@ -1104,8 +1253,21 @@ mod tests {
         (tmp, store, put)
     }
 
+    /// `objects` as [`write_pack`] streams them, into memory.
+    fn streamed(
+        objects: &[Written],
+        hash: gix::hash::Kind,
+        threads: usize,
+        part_bytes: usize,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_pack(objects, hash, threads, part_bytes, &mut out).unwrap();
+        out
+    }
+
     /// A pack deflated on several threads is byte for byte the pack one
-    /// thread makes (and stock git reads it: the test below, 600 objects).
+    /// thread makes, built whole or streamed (and stock git reads it: the
+    /// tests below).
     #[test]
     fn a_pack_deflated_on_many_threads_is_the_pack_one_thread_makes() {
         let (_tmp, _store, put) = batch_of("sha1", 600);
@@ -1115,8 +1277,124 @@ mod tests {
                 encode_pack_on(&put, gix::hash::Kind::Sha1, threads) == one,
                 "{threads} threads"
             );
+            assert!(
+                streamed(&put, gix::hash::Kind::Sha1, threads, PACK_PART_BYTES) == one,
+                "streamed on {threads} threads"
+            );
         }
         assert!(one.len() > 600 * 10);
+    }
+
+    /// A pack streamed part by part, whatever the size of a part and however
+    /// many threads deflate each, is byte for byte the pack built whole in
+    /// memory, trailer included, in either hash.
+    #[test]
+    fn a_pack_streamed_part_by_part_is_the_pack_made_whole() {
+        for format in ["sha1", "sha256"] {
+            let (_tmp, store, put) = batch_of(format, 3000);
+            let hash = store.repo.object_hash();
+            let whole = encode_pack_on(&put, hash, 1);
+            // parts of 16 KiB: the large first object alone, then parts large
+            // enough to be deflated on several threads
+            assert_eq!(part_len(&put, 16 << 10), 1);
+            let second = part_len(&put[1..], 16 << 10);
+            assert!((512..put.len() / 2).contains(&second), "{second}");
+            for part_bytes in [1, 16 << 10, PACK_PART_BYTES] {
+                for threads in [1, 2, 8] {
+                    assert!(
+                        streamed(&put, hash, threads, part_bytes) == whole,
+                        "{format}: parts of {part_bytes} bytes on {threads} threads"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Objects that do not compress, `n` of `size` bytes each.
+    fn noise(n: usize, size: usize) -> Vec<Vec<u8>> {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        (0..n)
+            .map(|_| {
+                (0..size)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x as u8
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A pack streamed to `git index-pack` in many parts, each deflated on
+    /// several threads, is taken by stock git, which reads every object as it
+    /// was put and finds the repository whole, in either hash.
+    #[test]
+    fn a_pack_streamed_in_parts_is_taken_by_stock_git_in_either_hash() {
+        for format in ["sha1", "sha256"] {
+            let (tmp, store, mut put) = batch_of(format, 3000);
+            // and some that do not compress: more than a pipe holds
+            for bytes in noise(40, 8 << 10) {
+                put.push(
+                    store
+                        .put_kept_object("a log", gix::objs::Kind::Blob, bytes)
+                        .unwrap(),
+                );
+            }
+            assert!(store.index_pack(&put, 16 << 10), "{format}");
+            let counts = git(tmp.path(), &["count-objects", "-v"]);
+            assert!(counts.contains("count: 0\n"), "{format}: {counts}");
+            assert!(counts.contains("packs: 1\n"), "{format}: {counts}");
+            for w in [&put[0], &put[1], &put[1500], &put[put.len() - 1]] {
+                let kind = git(tmp.path(), &["cat-file", "-t", &w.id.to_string()]);
+                assert_eq!(kind.trim(), w.kind.to_string(), "{format}");
+            }
+            let listed = git(
+                tmp.path(),
+                &["cat-file", "--batch-all-objects", "--batch-check"],
+            );
+            assert_eq!(listed.lines().count(), put.len(), "{format}");
+            git(tmp.path(), &["fsck", "--strict"]);
+        }
+    }
+
+    /// When git stops reading the pack half-way (here it cannot create its
+    /// temporary pack file, and dies before it reads any), the feed meets a
+    /// broken pipe: no panic and no wait, and every object is written loose
+    /// instead, where stock git reads it.
+    #[test]
+    fn a_pack_git_stops_reading_is_written_loose_instead() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "-q"]);
+        let store = Store::open(tmp.path()).unwrap();
+        store.begin_object_batch();
+        let mut put = Vec::new();
+        for bytes in noise(PACK_AT_LEAST + 100, 8 << 10) {
+            put.push(
+                store
+                    .put_kept_object("a log", gix::objs::Kind::Blob, bytes)
+                    .unwrap(),
+            );
+        }
+        let pack_dir = tmp.path().join(".git/objects/pack");
+        std::fs::remove_dir(&pack_dir).unwrap();
+        std::fs::write(&pack_dir, "not a directory").unwrap();
+        let written = store.end_object_batch().unwrap();
+        std::fs::remove_file(&pack_dir).unwrap();
+        std::fs::create_dir(&pack_dir).unwrap();
+        assert_eq!(written.len(), put.len());
+        let counts = git(tmp.path(), &["count-objects", "-v"]);
+        assert!(
+            counts.contains(&format!("count: {}\n", put.len())),
+            "{counts}"
+        );
+        assert!(counts.contains("packs: 0\n"), "{counts}");
+        for w in [&put[0], &put[put.len() - 1]] {
+            let size = git(tmp.path(), &["cat-file", "-s", &w.id.to_string()]);
+            assert_eq!(size.trim(), (8 << 10).to_string());
+        }
+        git(tmp.path(), &["fsck", "--strict"]);
     }
 
     #[test]
@@ -1173,10 +1451,10 @@ mod tests {
         git(tmp.path(), &["init", "-q"]);
         let store = Store::open(tmp.path()).unwrap();
         let loose = store
-            .put_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
+            .put_kept_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
             .unwrap();
         let packed = store
-            .put_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
+            .put_kept_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
             .unwrap();
         // the second into a pack of its own, the first left loose
         let mut child = std::process::Command::new("git")
@@ -1203,16 +1481,16 @@ mod tests {
         store.begin_object_batch();
         let mut put = vec![
             store
-                .put_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
+                .put_kept_object("a note", gix::objs::Kind::Blob, b"here loose\n".to_vec())
                 .unwrap(),
             store
-                .put_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
+                .put_kept_object("a note", gix::objs::Kind::Blob, b"here packed\n".to_vec())
                 .unwrap(),
         ];
         for i in 0..PACK_AT_LEAST {
             put.push(
                 store
-                    .put_object(
+                    .put_kept_object(
                         "a note",
                         gix::objs::Kind::Blob,
                         format!("new {i}\n").into_bytes(),
@@ -1271,6 +1549,26 @@ mod tests {
         assert_eq!((rev(names[0]), rev(names[1]), rev(names[2])), (b, a, a));
     }
 
+    /// A batch holds what it is given without the spare room its bytes were
+    /// grown with (a fetch's notes were a third larger held with it).
+    #[test]
+    fn an_object_held_in_a_batch_has_no_spare_room() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "-q"]);
+        let store = Store::open(tmp.path()).unwrap();
+        store.begin_object_batch();
+        let mut bytes = Vec::with_capacity(4096);
+        bytes.extend_from_slice(b"a short note\n");
+        let id = store
+            .put_object("a note", gix::objs::Kind::Blob, bytes)
+            .unwrap();
+        let batch = store.object_batch.lock().unwrap();
+        let held = &batch.as_ref().unwrap().objects;
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].id, id);
+        assert_eq!(held[0].bytes.capacity(), held[0].bytes.len());
+    }
+
     #[test]
     fn a_small_batch_is_written_loose_and_outside_a_batch_nothing_is_held() {
         let (tmp, store, put) = batch_of("sha1", 20);
@@ -1291,7 +1589,7 @@ mod tests {
                 b"straight to disk".to_vec(),
             )
             .unwrap();
-        assert!(store.missing_on_disk(&[w.id]).is_empty());
+        assert!(store.missing_on_disk(&[w]).is_empty());
     }
 
     fn pruned(put_back: bool) -> StoreError {

@@ -160,6 +160,8 @@ fn note_paths(object: &ObjectId) -> [String; 3] {
 struct BuiltNotes {
     notes_tip: Option<ObjectId>,
     commit: ObjectId,
+    /// What it wrote, for [`Store::keep_written`]; empty when built in a
+    /// batch, which holds them.
     written: Vec<super::concurrent_gc::Written>,
 }
 
@@ -521,9 +523,8 @@ impl Store {
                 if !all_moved {
                     self.wait_for_gc_started_before(std::time::SystemTime::now());
                 }
-                let mut written = b.written;
-                written.extend(objects[range].iter().filter(|o| o.id != b.commit).cloned());
-                if self.keep_written(&refname, &written).is_ok() {
+                // its notes commit, trees and notes, all from the batch
+                if self.keep_written(&refname, &objects[range]).is_ok() {
                     continue;
                 }
                 let _ = self.put_ref_back(
@@ -806,20 +807,25 @@ impl Store {
         let tree = self.write_notes_tree(base_tree, refname, by_object)?;
         let message =
             format!("Notes added by 'git receipt'\n\nchain {chain_tip} index {tip_index}\n");
-        let written_commit =
-            self.put_tool_commit("a notes commit", tree, notes_tip.filter(|_| !root), message)?;
-        let commit = written_commit.id;
+        let (kind, bytes) =
+            super::concurrent_gc::tool_commit(tree, notes_tip.filter(|_| !root), message);
         // what this update wrote, kept in memory to be written again if a
-        // concurrent prune deletes it (see `concurrent_gc`); in a batch, the
-        // caller takes them from the batch (they cannot be read back yet)
-        let mut written = vec![written_commit];
-        if !self.batching() {
+        // concurrent prune deletes it (see `concurrent_gc`); in a batch, which
+        // holds every object (this commit too), the caller takes them from the
+        // batch (they cannot be read back yet), and nothing is held twice
+        let (commit, written) = if self.batching() {
+            (self.put_object("a notes commit", kind, bytes)?, Vec::new())
+        } else {
+            let written_commit = self.put_kept_object("a notes commit", kind, bytes)?;
+            let commit = written_commit.id;
+            let mut written = vec![written_commit];
             for id in self.new_notes_objects(commit, base_tree)? {
                 if id != commit {
                     written.push(self.written_copy(id, "a notes tree or note")?);
                 }
             }
-        }
+            (commit, written)
+        };
         Ok(BuiltNotes {
             notes_tip,
             commit,
@@ -972,9 +978,7 @@ impl Store {
                 existing.push(l);
             }
             let text: String = existing.iter().map(NoteLine::format).collect();
-            let blob = self
-                .put_object("a note", gix::objs::Kind::Blob, text.into_bytes())?
-                .id;
+            let blob = self.put_object("a note", gix::objs::Kind::Blob, text.into_bytes())?;
             let [fan, flat, deep] = note_paths(&object);
             for stale in [&fan, &flat, &deep] {
                 // remove any copy in another layout so exactly one note remains
@@ -989,7 +993,7 @@ impl Store {
         // removing a fan-out directory, and hardens as core.fsync asks
         editor.detach().write(|tree| {
             let (kind, bytes) = super::concurrent_gc::encode(tree);
-            self.put_object("a notes tree", kind, bytes).map(|w| w.id)
+            self.put_object("a notes tree", kind, bytes)
         })
     }
 }

@@ -135,24 +135,79 @@ impl Store {
             let started = self.start_network_git(args, input, self.network_limit())?;
             return self.finish_network_git(started);
         }
-        let spawn_error = could_not_run(args);
-        let mut cmd = self.git_command();
-        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let out = match input {
-            None => cmd.stdin(Stdio::null()).output().map_err(spawn_error)?,
-            Some(input) => {
-                let mut child = cmd.stdin(Stdio::piped()).spawn().map_err(spawn_error)?;
-                if let Some(mut stdin) = child.stdin.take() {
-                    let input = input.to_vec();
-                    std::thread::spawn(move || {
-                        use std::io::Write as _;
-                        let _ = stdin.write_all(&input);
-                    });
-                }
-                child.wait_with_output().map_err(spawn_error)?
-            }
+        let Some(input) = input else {
+            let out = self
+                .git_command()
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output()
+                .map_err(could_not_run(args))?;
+            return Ok(GitOutput::of(&out));
         };
-        Ok(GitOutput::of(&out))
+        self.run_git_feeding(args, |stdin| stdin.write_all(input))
+    }
+
+    /// [`Store::run_git`] of a local command (no time limit) with what `feed`
+    /// writes on git's stdin, handed to git as it is written: a notes pack of
+    /// hundreds of megabytes never has to be whole in memory. git's output is
+    /// read on threads of its own meanwhile, so a git that writes while it
+    /// reads cannot stall the feed, nor the feed git.
+    ///
+    /// A git that stops reading early (it refused its input, or failed) makes
+    /// the feed's next write fail with a broken pipe, and git's own failure
+    /// is the answer. Any other failure of the feed, or a git that says it
+    /// succeeded without reading all its input, is an error: what git did
+    /// with part of its input cannot be trusted.
+    pub(crate) fn run_git_feeding(
+        &self,
+        args: &[&str],
+        feed: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<GitOutput, StoreError> {
+        use std::io::{Read as _, Write as _};
+        let mut child = self
+            .git_command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(could_not_run(args))?;
+        let stdin = child.stdin.take().expect("piped");
+        let read_all = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut v = Vec::new();
+                let _ = pipe.read_to_end(&mut v);
+                v
+            })
+        };
+        let out_reader = read_all(Box::new(child.stdout.take().expect("piped")));
+        let err_reader = read_all(Box::new(child.stderr.take().expect("piped")));
+        let fed = {
+            let mut stdin = std::io::BufWriter::with_capacity(1 << 16, stdin);
+            // dropped at the end of this block: git sees the end of its input
+            feed(&mut stdin).and_then(|()| stdin.flush())
+        };
+        let status = child.wait().map_err(could_not_run(args));
+        let out = std::process::Output {
+            status: status?,
+            stdout: out_reader.join().unwrap_or_default(),
+            stderr: err_reader.join().unwrap_or_default(),
+        };
+        let out = GitOutput::of(&out);
+        match fed {
+            Ok(()) => Ok(out),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && !out.ok => Ok(out),
+            Err(e) => Err(StoreError::GitCommand {
+                args: args.join(" "),
+                stderr: if out.stderr.is_empty() {
+                    format!("could not write its input: {e}")
+                } else {
+                    format!("could not write its input: {e}; git said: {}", out.stderr)
+                },
+            }),
+        }
     }
 
     /// Start a network `git` command (`fetch`, `push`, `ls-remote`) with
@@ -999,6 +1054,49 @@ pub(crate) fn ended_signal(child: &std::process::Child) -> std::sync::mpsc::Rece
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// git fed more than a pipe holds: one that stops reading because it
+    /// failed answers with its own failure; one that says it succeeded
+    /// without reading everything, or a feed that fails of itself, is an
+    /// error that says so. None panics or waits for ever.
+    #[test]
+    fn a_git_that_stops_reading_what_it_is_fed_answers_without_a_hang() {
+        let tmp = tempfile::tempdir().unwrap();
+        crate::freshness::rules::git_in(tmp.path(), &["init", "-q"]);
+        let store = Store::open(tmp.path()).unwrap();
+        let much = vec![b'x'; 8 << 20];
+        let refused = store
+            .run_git_feeding(&["index-pack", "--stdin"], |stdin| {
+                stdin.write_all(b"JUNK")?;
+                stdin.write_all(&much)
+            })
+            .unwrap();
+        assert!(!refused.ok);
+        assert!(refused.stderr.contains("signature"), "{}", refused.stderr);
+        let unread = store
+            .run_git_feeding(&["rev-parse", "--git-dir"], |stdin| stdin.write_all(&much))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            unread.contains("`git rev-parse --git-dir` failed: could not write its input"),
+            "{unread}"
+        );
+        let own = store
+            .run_git_feeding(&["hash-object", "--stdin"], |stdin| {
+                stdin.write_all(b"half")?;
+                Err(std::io::Error::other("the feed broke"))
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            own.contains("could not write its input: the feed broke"),
+            "{own}"
+        );
+        let fed = store
+            .run_git_feeding(&["hash-object", "--stdin"], |stdin| stdin.write_all(&much))
+            .unwrap();
+        assert!(fed.ok && fed.stdout.trim().len() == 40, "{fed:?}");
+    }
 
     /// A transfer waited for through the waiter thread is reported with its
     /// own status and output, whether it succeeds or fails.

@@ -138,14 +138,14 @@ impl Store {
             entries: vec![Entry {
                 mode: EntryKind::Blob.into(),
                 filename: STUB_FILE.into(),
-                oid: blob.id,
+                oid: blob,
             }],
         };
         let (kind, bytes) = super::concurrent_gc::encode(&tree);
         let tree = self.put_object("a stub tree", kind, bytes)?;
         let message = format!("stub: {} #{}\n", stub.check, stub.index);
         Ok(self
-            .put_tool_commit("a stub commit", tree.id, parent, message)?
+            .put_tool_commit("a stub commit", tree, parent, message)?
             .id)
     }
 
@@ -163,6 +163,6 @@ impl Store {
             .map_err(git_err("reading a chain commit"))?;
         owned.parents = parent.into_iter().collect();
         let (kind, bytes) = super::concurrent_gc::encode(&owned);
-        Ok(self.put_object("a chain commit", kind, bytes)?.id)
+        self.put_object("a chain commit", kind, bytes)
     }
 }

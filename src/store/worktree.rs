@@ -445,7 +445,7 @@ impl Store {
             // empty tree too, which gix never writes
             let id = editor.detach().write(|tree| {
                 let (kind, bytes) = super::concurrent_gc::encode(tree);
-                self.put_object("an inputs tree", kind, bytes).map(|w| w.id)
+                self.put_object("an inputs tree", kind, bytes)
             })?;
             if id == empty {
                 let (kind, bytes) = super::concurrent_gc::encode(&gix::objs::Tree::empty());
