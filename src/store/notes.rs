@@ -28,7 +28,7 @@ use crate::notice::Notice;
 
 /// How many writers' notes [`Store::index_notes_of`] reads at a time (on
 /// every core) before writing them: what it reads of them is held until then.
-const NOTES_WAVE: usize = 64;
+const NOTES_WAVE: usize = 16;
 
 /// Above this many notes at the top level, switch to git's 2/38 fanout.
 const FLAT_LIMIT: usize = 256;
