@@ -404,6 +404,11 @@ impl EntryReader {
         }
     }
 
+    /// The pack files this reader reads through.
+    pub(crate) fn packs(&self) -> &super::packed::Packs {
+        self.packs.get()
+    }
+
     /// The bytes of blob `id` when a pack holds it and it is at most `max` bytes;
     /// `None` for anything else (read it the usual way, which says what is wrong).
     pub fn packed_blob(&self, id: ObjectId, max: u64) -> Option<Vec<u8>> {
