@@ -1219,6 +1219,11 @@ fn section_7_notes_of_a_grown_chain_are_read_only_where_they_changed() {
 #[test]
 fn the_pack_reader_answers_only_what_it_read_whole() {
     let (s, commits) = chain_of(3);
+    // an entry with two parents, and one with three, whose parents are read
+    // in their order
+    let two = commit_tree(&s, commits[2], &[commits[1], commits[0]]);
+    let three = commit_tree(&s, commits[2], &[commits[0], two, commits[1]]);
+    s.git(&["update-ref", "refs/test/three", &three.to_string()]); // packed too
     s.git(&["repack", "-adq"]);
     // one more entry, loose
     let c = contract(CONTRACT);
@@ -1240,6 +1245,13 @@ fn the_pack_reader_answers_only_what_it_read_whole() {
     assert_eq!(fast.parents, [commits[1]]);
     assert_eq!(fast.commit, tip);
     assert!(r.read_packed(commits[0]).unwrap().parents.is_empty());
+    assert_eq!(
+        r.read_packed(two).unwrap().parents,
+        [commits[1], commits[0]]
+    );
+    let read = r.read_packed(three).unwrap();
+    assert_eq!(read.parents, [commits[0], two, commits[1]]);
+    assert_eq!(read.bytes, fast.bytes);
     assert!(r.read_packed(loose).is_none(), "loose: the usual read's");
     // blobs: whole within the size asked for, nothing over it, never a tree
     let blob = ObjectId::from_hex(
