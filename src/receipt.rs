@@ -1438,10 +1438,16 @@ pub fn writer_id(key: &PublicKey, chain_name: &str) -> String {
 /// Whether writer id `writer` is derived from the key with OpenSSH fingerprint `fp` (as
 /// [`writer_id`] derives it: the first 16 bytes of the SHA-256 digest, in hex).
 pub fn writer_matches_key(writer: &str, fp: &str) -> bool {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     sign::fingerprint_digest_of(fp).is_some_and(|digest| {
-        writer
-            .rsplit_once('-')
-            .is_some_and(|(_, h)| h == hex::encode(&digest[..16]))
+        writer.rsplit_once('-').is_some_and(|(_, h)| {
+            // compared with the lowercase hex in place (every receipt is)
+            h.len() == 32
+                && h.as_bytes()
+                    .chunks(2)
+                    .zip(&digest[..16])
+                    .all(|(pair, &b)| pair == [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]])
+        })
     })
 }
 
@@ -2728,6 +2734,36 @@ mod tests {
             forged.verify(key.public()),
             Err(ReceiptError::BadSignature { .. })
         ));
+    }
+
+    /// A writer id names a key when what follows its last `-` is the first 16
+    /// bytes of the key's fingerprint digest in lowercase hex, exactly.
+    #[test]
+    fn a_writer_id_names_a_key_by_its_lowercase_digest_exactly() {
+        let key = SigningKey::from_seed(&[7; 32]);
+        let fp = key.public().fingerprint();
+        let writer = writer_id(key.public(), "ci");
+        assert!(writer_matches_key(&writer, &fp));
+        assert!(writer_matches_key(&format!("a-b-{}", &writer[3..]), &fp));
+        let (name, hex) = writer.rsplit_once('-').unwrap();
+        let other = SigningKey::from_seed(&[8; 32]).public().fingerprint();
+        let mut flipped = hex.as_bytes().to_vec();
+        flipped[31] = if flipped[31] == b'0' { b'1' } else { b'0' };
+        for (w, f) in [
+            (writer.clone(), other),
+            (format!("{name}-{}", hex.to_uppercase()), fp.clone()),
+            (
+                format!("{name}-{}", String::from_utf8(flipped).unwrap()),
+                fp.clone(),
+            ),
+            (format!("{name}-{}", &hex[..31]), fp.clone()),
+            (format!("{name}-{hex}0"), fp.clone()),
+            (hex.to_owned(), fp.clone()),
+            (writer.clone(), fp.replace("SHA256:", "sha256:")),
+            (format!("{name}-{}\u{e9}", &hex[..30]), fp.clone()),
+        ] {
+            assert!(!writer_matches_key(&w, &f), "{w} {f}");
+        }
     }
 
     /// The signed message is the stored bytes' own body, not a copy made by

@@ -1240,8 +1240,9 @@ fn verify_notes(
                     .or_insert(r);
             }
         }
-        // what the writer's notes show: object -> chain commits named
-        let mut shown: HashMap<ObjectId, HashSet<ObjectId>> = HashMap::new();
+        // what the writer's notes show: (object, chain commit named), one
+        // table for them all (a set an object cost an allocation a note)
+        let mut shown: HashSet<(ObjectId, ObjectId)> = HashSet::new();
         // with the checkpoint's notes: the objects whose notes are read
         let only = before.map(|(tip, changed, _)| {
             let mut changed = changed.unwrap_or_default();
@@ -1263,7 +1264,7 @@ fn verify_notes(
             .filter(|((object, _), r)| {
                 only.as_ref()
                     .is_none_or(|(_, objects)| objects.contains(object))
-                    && !shown.get(object).is_some_and(|s| s.contains(&r.commit))
+                    && !shown.contains(&(*object, r.commit))
             })
             .map(|((object, _), r)| (object, r))
             .collect();
@@ -1356,7 +1357,7 @@ fn check_notes(
     writer: &str,
     known: &HashMap<ObjectId, Seen>,
     only: Option<(ObjectId, &HashSet<ObjectId>)>,
-    shown: &mut HashMap<ObjectId, HashSet<ObjectId>>,
+    shown: &mut HashSet<(ObjectId, ObjectId)>,
     report: &mut Report,
 ) -> Result<bool, StoreError> {
     let refname = notes_ref(writer);
@@ -1435,7 +1436,6 @@ fn check_notes(
                     continue;
                 }
             };
-            let hex = object.to_string();
             for line in lines {
                 report.note_lines += 1;
                 match known.get(&line.commit) {
@@ -1443,7 +1443,7 @@ fn check_notes(
                         Some(line.id.clone()),
                         format!(
                             "note on {} names receipt {} at {}, which is in no chain of {writer}",
-                            &hex[..7],
+                            object.to_hex_with_len(7),
                             line.id,
                             line.commit
                         ),
@@ -1459,14 +1459,14 @@ fn check_notes(
                         Some(line.id.clone()),
                         format!(
                             "note on {} names receipt {} whose signed subject is commit {} (inputs {}): the note was copied or moved",
-                            &hex[..7],
+                            object.to_hex_with_len(7),
                             line.id,
                             k.subject.to_hex_with_len(7),
                             k.inputs.to_hex_with_len(7),
                         ),
                     ),
                     Some(_) => {
-                        shown.entry(object).or_default().insert(line.commit);
+                        shown.insert((object, line.commit));
                     }
                 }
             }

@@ -98,6 +98,8 @@ struct State {
     cache: pack::cache::lru::MemoryCappedHashmap,
     inflate: gix::zlib::Inflate,
     held: Vec<u8>,
+    /// The deltas on the way to an object, kept for the next read.
+    chain: Vec<pack::data::Entry>,
 }
 
 impl Packs {
@@ -132,6 +134,7 @@ impl Packs {
                 cache: pack::cache::lru::MemoryCappedHashmap::new(CACHE_BYTES),
                 inflate: Default::default(),
                 held: Vec::new(),
+                chain: Vec::new(),
             }),
         }
     }
@@ -153,7 +156,9 @@ impl Packs {
             cache,
             inflate,
             held,
+            chain,
         } = &mut *state;
+        chain.clear();
         let (pack, index) = (&bundle.pack, &bundle.index);
         let resolve = |base: &gix::oid, _: &mut Vec<u8>| {
             Ok(match index.lookup(base) {
@@ -164,7 +169,6 @@ impl Packs {
             })
         };
         // Down the delta chain to a base already inflated, or a whole object.
-        let mut chain = Vec::new();
         let mut cursor = pack.entry(offset).ok()?;
         let mut kind = loop {
             if let Some((kind, _)) = cache.get(pack.id, cursor.data_offset, held) {
@@ -212,7 +216,7 @@ impl Packs {
         };
         // Up again, one delta at a time, each on the base just kept (decoding a
         // delta keeps what it made).
-        for entry in chain.into_iter().rev() {
+        for entry in chain.drain(..).rev() {
             kind = pack
                 .decode_entry(entry, out, inflate, &resolve, cache)
                 .ok()?
