@@ -28,7 +28,7 @@ use std::collections::HashSet;
 use std::fmt;
 
 mod fast;
-pub use fast::to_canonical_fast;
+pub use fast::{canonical_prefix_len, to_canonical_fast};
 
 use serde::Serialize;
 use serde::ser::{self, SerializeMap as _, Serializer as _};

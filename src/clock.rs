@@ -75,24 +75,28 @@ fn test_now() -> Option<i64> {
 /// or OpenSSH's `YYYYMMDD[HHMM[SS]][Z]`.
 pub fn parse_signer_time(text: &str) -> Option<u64> {
     let t = text.trim().trim_end_matches('Z');
-    let digits: String = t.chars().filter(|c| c.is_ascii_digit()).collect();
-    if !t
-        .chars()
-        .all(|c| c.is_ascii_digit() || matches!(c, '-' | ':' | 'T'))
-    {
+    // the digits, in place (every receipt's time is read through here): more
+    // than 14 is none of the forms
+    let (mut digits, mut count) = ([0u8; 14], 0);
+    for c in t.bytes() {
+        if c.is_ascii_digit() {
+            *digits.get_mut(count)? = c - b'0';
+            count += 1;
+        } else if !matches!(c, b'-' | b':' | b'T') {
+            return None;
+        }
+    }
+    if !matches!(count, 8 | 12 | 14) {
         return None;
     }
-    let field = |from: usize, len: usize| -> Option<u64> {
-        digits
+    // a field the form leaves out is 0
+    let field = |from: usize, len: usize| -> u64 {
+        digits[..count]
             .get(from..from + len)
-            .map(|s| s.parse().ok())
-            .unwrap_or(Some(0))
+            .map_or(0, |f| f.iter().fold(0, |n, &d| n * 10 + u64::from(d)))
     };
-    if !matches!(digits.len(), 8 | 12 | 14) {
-        return None;
-    }
-    let (y, m, d) = (field(0, 4)? as i64, field(4, 2)?, field(6, 2)?);
-    let (hh, mm, ss) = (field(8, 2)?, field(10, 2)?, field(12, 2)?);
+    let (y, m, d) = (field(0, 4) as i64, field(4, 2), field(6, 2));
+    let (hh, mm, ss) = (field(8, 2), field(10, 2), field(12, 2));
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
         return None;
     }

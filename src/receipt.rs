@@ -1003,7 +1003,9 @@ pub struct Verified;
 pub struct Receipt<State> {
     body: Body,
     signature: SignatureInfo,
-    body_bytes: Vec<u8>,
+    /// Where the canonical body sits in `bytes` (JCS is compositional: the
+    /// canonical envelope holds the canonical body whole).
+    body_at: std::ops::Range<usize>,
     bytes: Vec<u8>,
     id: String,
     state: PhantomData<State>,
@@ -1032,7 +1034,7 @@ impl<S> Receipt<S> {
     }
     /// The exact signed message: the canonical body.
     pub fn body_bytes(&self) -> &[u8] {
-        &self.body_bytes
+        &self.bytes[self.body_at.clone()]
     }
     /// The raw 64-byte signature.
     pub fn raw_signature(&self) -> [u8; 64] {
@@ -1059,21 +1061,16 @@ impl Receipt<Unverified> {
         // stored bytes. That alone proves canonical form and rules out duplicate,
         // unknown and missing members and unsafe integers; only value rules remain.
         // Anything else takes the slow path below, which says precisely what is wrong.
-        // JCS is compositional, and "receipt" sorts before "signature": the canonical
-        // envelope is `{"receipt":` body `,"signature":` signature `}`.
         if let Ok(envelope) = serde_json::from_slice::<Envelope>(&bytes)
-            && let Some(mut body_bytes) = canon::to_canonical_fast(&envelope.receipt)
-            && let Some(sig_bytes) = canon::to_canonical_fast(&envelope.signature)
-            && is_envelope_of(&bytes, &body_bytes, &sig_bytes)
+            && let Some(body_at) = canonical_body_at(&bytes, &envelope)
         {
             validate(&envelope.receipt, &envelope.signature)?;
             debug_assert_eq!(bytes, canon::to_canonical(&envelope)?);
-            body_bytes.shrink_to_fit(); // kept as long as the receipt
             return Ok(Receipt {
-                id: id_of(&body_bytes),
+                id: id_of(&bytes[body_at.clone()]),
                 body: envelope.receipt,
                 signature: envelope.signature,
-                body_bytes,
+                body_at,
                 bytes,
                 state: PhantomData,
             });
@@ -1091,12 +1088,12 @@ impl Receipt<Unverified> {
                 "the stored bytes are not the encoding of the receipt they hold".into(),
             ));
         }
-        let body_bytes = canon::to_canonical(&envelope.receipt)?;
+        let body_at = body_in_envelope(&bytes, &canon::to_canonical(&envelope.receipt)?)?;
         Ok(Receipt {
-            id: id_of(&body_bytes),
+            id: id_of(&bytes[body_at.clone()]),
             body: envelope.receipt,
             signature: envelope.signature,
-            body_bytes,
+            body_at,
             bytes,
             state: PhantomData,
         })
@@ -1108,7 +1105,7 @@ impl Receipt<Unverified> {
         Ok(Receipt {
             body: self.body,
             signature: self.signature,
-            body_bytes: self.body_bytes,
+            body_at: self.body_at,
             bytes: self.bytes,
             id: self.id,
             state: PhantomData,
@@ -1122,7 +1119,7 @@ impl Receipt<Unverified> {
         let signature = self.raw_signature();
         let memo = verified_memo_key(key, &self.id, &signature);
         if !verified_before(&memo) {
-            sign::verify(key, &self.body_bytes, &signature).map_err(|e| bad_signature(key, e))?;
+            sign::verify(key, self.body_bytes(), &signature).map_err(|e| bad_signature(key, e))?;
             remember_verified(memo);
         }
         Ok(())
@@ -1146,7 +1143,7 @@ impl Receipt<Unverified> {
                     i,
                     sign::ToVerify {
                         key,
-                        message: &r.body_bytes,
+                        message: r.body_bytes(),
                         signature,
                     },
                 )
@@ -1221,7 +1218,7 @@ impl Receipt<Verified> {
             id: id_of(&body_bytes),
             body: envelope.receipt,
             signature: envelope.signature,
-            body_bytes,
+            body_at: body_in_envelope(&bytes, &body_bytes)?,
             bytes,
             state: PhantomData,
         })
@@ -1270,20 +1267,46 @@ fn names_key(fingerprint: &str, key: &PublicKey) -> bool {
 }
 
 /// Whether `bytes` is exactly `{"receipt":BODY,"signature":SIG}`.
-fn is_envelope_of(bytes: &[u8], body: &[u8], sig: &[u8]) -> bool {
-    const HEAD: &[u8] = br#"{"receipt":"#;
-    const MID: &[u8] = br#","signature":"#;
-    bytes.len() == HEAD.len() + body.len() + MID.len() + sig.len() + 1
-        && bytes.starts_with(HEAD)
-        && bytes[HEAD.len()..].starts_with(body)
-        && bytes[HEAD.len() + body.len()..].starts_with(MID)
-        && bytes[HEAD.len() + body.len() + MID.len()..].starts_with(sig)
-        && bytes.ends_with(b"}")
+/// The canonical envelope is `{"receipt":` body `,"signature":` signature `}`:
+/// JCS is compositional, and "receipt" sorts before "signature".
+const ENVELOPE_HEAD: &[u8] = br#"{"receipt":"#;
+const ENVELOPE_MID: &[u8] = br#","signature":"#;
+
+/// Where the body sits in `bytes`, when they are exactly the canonical
+/// envelope of `envelope` as the fast canonical writer writes it: the head,
+/// the body, the middle, the signature member, `}`, and nothing else. `None`
+/// for anything else (then the slow path decides).
+fn canonical_body_at(bytes: &[u8], envelope: &Envelope) -> Option<std::ops::Range<usize>> {
+    let rest = bytes.strip_prefix(ENVELOPE_HEAD)?;
+    let body = canon::canonical_prefix_len(&envelope.receipt, rest)?;
+    let rest = rest[body..].strip_prefix(ENVELOPE_MID)?;
+    let signature = canon::canonical_prefix_len(&envelope.signature, rest)?;
+    (&rest[signature..] == b"}").then_some(ENVELOPE_HEAD.len()..ENVELOPE_HEAD.len() + body)
+}
+
+/// Where `body`, the canonical body, sits in `bytes`, its canonical envelope.
+fn body_in_envelope(bytes: &[u8], body: &[u8]) -> Result<std::ops::Range<usize>, ReceiptError> {
+    let at = ENVELOPE_HEAD.len()..ENVELOPE_HEAD.len() + body.len();
+    if bytes.starts_with(ENVELOPE_HEAD) && bytes.get(at.clone()) == Some(body) {
+        Ok(at)
+    } else {
+        Err(ReceiptError::Schema(
+            "the canonical envelope does not hold the canonical body".into(),
+        ))
+    }
 }
 
 /// `sha256:<hex>` of canonical body bytes.
 pub fn id_of(body_bytes: &[u8]) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(body_bytes)))
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    // one allocation of exactly its size (verify makes one a receipt)
+    let mut id = String::with_capacity("sha256:".len() + 64);
+    id.push_str("sha256:");
+    for b in Sha256::digest(body_bytes) {
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    id
 }
 
 /// The digest that identifies a check's definition: `sha256:<hex>` of the canonical
@@ -1415,10 +1438,16 @@ pub fn writer_id(key: &PublicKey, chain_name: &str) -> String {
 /// Whether writer id `writer` is derived from the key with OpenSSH fingerprint `fp` (as
 /// [`writer_id`] derives it: the first 16 bytes of the SHA-256 digest, in hex).
 pub fn writer_matches_key(writer: &str, fp: &str) -> bool {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     sign::fingerprint_digest_of(fp).is_some_and(|digest| {
-        writer
-            .rsplit_once('-')
-            .is_some_and(|(_, h)| h == hex::encode(&digest[..16]))
+        writer.rsplit_once('-').is_some_and(|(_, h)| {
+            // compared with the lowercase hex in place (every receipt is)
+            h.len() == 32
+                && h.as_bytes()
+                    .chunks(2)
+                    .zip(&digest[..16])
+                    .all(|(pair, &b)| pair == [HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]])
+        })
     })
 }
 
@@ -2705,6 +2734,86 @@ mod tests {
             forged.verify(key.public()),
             Err(ReceiptError::BadSignature { .. })
         ));
+    }
+
+    /// A writer id names a key when what follows its last `-` is the first 16
+    /// bytes of the key's fingerprint digest in lowercase hex, exactly.
+    #[test]
+    fn a_writer_id_names_a_key_by_its_lowercase_digest_exactly() {
+        let key = SigningKey::from_seed(&[7; 32]);
+        let fp = key.public().fingerprint();
+        let writer = writer_id(key.public(), "ci");
+        assert!(writer_matches_key(&writer, &fp));
+        assert!(writer_matches_key(&format!("a-b-{}", &writer[3..]), &fp));
+        let (name, hex) = writer.rsplit_once('-').unwrap();
+        let other = SigningKey::from_seed(&[8; 32]).public().fingerprint();
+        let mut flipped = hex.as_bytes().to_vec();
+        flipped[31] = if flipped[31] == b'0' { b'1' } else { b'0' };
+        for (w, f) in [
+            (writer.clone(), other),
+            (format!("{name}-{}", hex.to_uppercase()), fp.clone()),
+            (
+                format!("{name}-{}", String::from_utf8(flipped).unwrap()),
+                fp.clone(),
+            ),
+            (format!("{name}-{}", &hex[..31]), fp.clone()),
+            (format!("{name}-{hex}0"), fp.clone()),
+            (hex.to_owned(), fp.clone()),
+            (writer.clone(), fp.replace("SHA256:", "sha256:")),
+            (format!("{name}-{}\u{e9}", &hex[..30]), fp.clone()),
+        ] {
+            assert!(!writer_matches_key(&w, &f), "{w} {f}");
+        }
+    }
+
+    /// The signed message is the stored bytes' own body, not a copy made by
+    /// writing the body again: signed or parsed, `body_bytes` is the slice of
+    /// `bytes` after `{"receipt":`, exactly the canonical body. Stored bytes
+    /// that are the canonical envelope with anything around it, or with the
+    /// body or signature member written otherwise, are refused.
+    #[test]
+    fn the_signed_body_is_the_stored_envelope_s_own_and_nothing_around_it_passes() {
+        let key = SigningKey::from_seed(&[7; 32]);
+        let signed = Receipt::sign(sample_body(), &key).unwrap();
+        let parsed = Receipt::parse(signed.bytes()).unwrap();
+        fn holds_its_own_body<S>(r: &Receipt<S>) {
+            let body = canon::to_canonical(r.body()).unwrap();
+            assert_eq!(r.body_bytes(), body.as_slice());
+            let at = ENVELOPE_HEAD.len()..ENVELOPE_HEAD.len() + body.len();
+            assert!(
+                std::ptr::eq(r.body_bytes(), &r.bytes()[at]),
+                "a slice of the stored bytes"
+            );
+            let digest = hex::encode(Sha256::digest(&body));
+            assert_eq!(r.id(), format!("sha256:{digest}"));
+        }
+        holds_its_own_body(&signed);
+        holds_its_own_body(&parsed);
+        let verified = parsed.verify(key.public()).unwrap();
+        assert_eq!(verified.body_bytes(), signed.body_bytes());
+        let text = String::from_utf8(signed.bytes().to_vec()).unwrap();
+        let body = String::from_utf8(signed.body_bytes().to_vec()).unwrap();
+        let signature =
+            String::from_utf8(canon::to_canonical(signed.signature()).unwrap()).unwrap();
+        for forged in [
+            format!("{text} "),
+            format!("{text}\n"),
+            format!(" {text}"),
+            format!("{{\"receipt\": {body},\"signature\":{signature}}}"),
+            format!("{{\"receipt\":{body} ,\"signature\":{signature}}}"),
+            format!("{{\"receipt\":{body},\"signature\": {signature}}}"),
+            format!("{{\"receipt\":{body},\"signature\":{signature} }}"),
+            text.replacen("{\"alg\":", "{ \"alg\":", 1),
+        ] {
+            assert_ne!(forged, text);
+            assert!(
+                matches!(
+                    Receipt::parse(forged.as_bytes()),
+                    Err(ReceiptError::Format(canon::CanonError::NotCanonical { .. }))
+                ),
+                "{forged}"
+            );
+        }
     }
 
     /// The v3 members are refused before v3, and in v3 a failed assertion never

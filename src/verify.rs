@@ -1240,8 +1240,9 @@ fn verify_notes(
                     .or_insert(r);
             }
         }
-        // what the writer's notes show: object -> chain commits named
-        let mut shown: HashMap<ObjectId, HashSet<ObjectId>> = HashMap::new();
+        // what the writer's notes show: (object, chain commit named), one
+        // table for them all (a set an object cost an allocation a note)
+        let mut shown: HashSet<(ObjectId, ObjectId)> = HashSet::new();
         // with the checkpoint's notes: the objects whose notes are read
         let only = before.map(|(tip, changed, _)| {
             let mut changed = changed.unwrap_or_default();
@@ -1263,7 +1264,7 @@ fn verify_notes(
             .filter(|((object, _), r)| {
                 only.as_ref()
                     .is_none_or(|(_, objects)| objects.contains(object))
-                    && !shown.get(object).is_some_and(|s| s.contains(&r.commit))
+                    && !shown.contains(&(*object, r.commit))
             })
             .map(|((object, _), r)| (object, r))
             .collect();
@@ -1356,15 +1357,11 @@ fn check_notes(
     writer: &str,
     known: &HashMap<ObjectId, Seen>,
     only: Option<(ObjectId, &HashSet<ObjectId>)>,
-    shown: &mut HashMap<ObjectId, HashSet<ObjectId>>,
+    shown: &mut HashSet<(ObjectId, ObjectId)>,
     report: &mut Report,
 ) -> Result<bool, StoreError> {
     let refname = notes_ref(writer);
-    let listed = match only {
-        Some((tip, objects)) => store.notes_on(tip, objects),
-        None => store.note_entries(writer),
-    };
-    let entries = match listed {
+    let entries = match store.note_entries_read_by(reader, writer, only) {
         Ok(e) => e,
         // a file that could not be read says nothing of the notes: an
         // error, never a finding
@@ -1381,79 +1378,102 @@ fn check_notes(
             return Ok(false);
         }
     };
-    for (object, blob) in entries {
-        let mut finding = |id: Option<String>, reason: String| {
-            report.findings.push(Finding {
-                chain: writer.to_owned(),
-                index: None,
-                id,
-                commit: Some(object.to_string()),
-                kind: "note",
-                reason,
-            })
-        };
+    // One note blob is often on two objects or more (a receipt's note on its
+    // commit and on its inputs tree say the same): each blob is read and
+    // parsed once, and its lines checked on every object it is on. Findings
+    // keep the order of the notes they are on.
+    let mut by_blob: Vec<usize> = (0..entries.len()).collect();
+    by_blob.sort_by_key(|&n| entries[n].1);
+    let mut found: Vec<(usize, Finding)> = Vec::new();
+    for on in by_blob.chunk_by(|&a, &b| entries[a].1 == entries[b].1) {
+        let blob = entries[on[0]].1;
         // a packed note within the limit straight from the pack; any other the
         // usual way, which refuses one over the limit unread
         let packed = reader.packed_blob(blob, crate::store::notes::MAX_NOTE_BYTES);
-        let text = match packed.map_or_else(|| store.note_blob(blob), |t| Ok(Ok(t)))? {
-            Ok(text) => text,
-            Err(big) => {
-                finding(
-                    None,
-                    format!(
-                        "note too large: {}; `git receipt reindex` rebuilds it from the chain",
-                        big.to_string().lines().next().unwrap_or_default()
+        let text = packed.map_or_else(|| store.note_blob(blob), |t| Ok(Ok(t)))?;
+        let parsed = text
+            .as_ref()
+            .map(|text| parse_note(&refname, entries[on[0]].0, text));
+        for &n in on {
+            let object = entries[n].0;
+            let mut finding = |id: Option<String>, reason: String| {
+                found.push((
+                    n,
+                    Finding {
+                        chain: writer.to_owned(),
+                        index: None,
+                        id,
+                        commit: Some(object.to_string()),
+                        kind: "note",
+                        reason,
+                    },
+                ))
+            };
+            let lines = match &parsed {
+                Ok(Ok(lines)) => lines,
+                Err(big) => {
+                    finding(
+                        None,
+                        format!(
+                            "note too large: {}; `git receipt reindex` rebuilds it from the chain",
+                            big.to_string().lines().next().unwrap_or_default()
+                        ),
+                    );
+                    continue;
+                }
+                Ok(Err(corrupt)) => {
+                    // the same text on this object: the same line, named on it
+                    let e = crate::store::notes::CorruptNote {
+                        refname: corrupt.refname.clone(),
+                        object,
+                        line: corrupt.line,
+                        text: corrupt.text.clone(),
+                    };
+                    finding(
+                        None,
+                        e.to_string().lines().next().unwrap_or_default().to_owned(),
+                    );
+                    continue;
+                }
+            };
+            for line in lines {
+                report.note_lines += 1;
+                match known.get(&line.commit) {
+                    None => finding(
+                        Some(line.id.clone()),
+                        format!(
+                            "note on {} names receipt {} at {}, which is in no chain of {writer}",
+                            object.to_hex_with_len(7),
+                            line.id,
+                            line.commit
+                        ),
                     ),
-                );
-                continue;
-            }
-        };
-        let lines = match parse_note(&refname, object, &text) {
-            Ok(l) => l,
-            Err(e) => {
-                finding(
-                    None,
-                    e.to_string().lines().next().unwrap_or_default().to_owned(),
-                );
-                continue;
-            }
-        };
-        let hex = object.to_string();
-        for line in lines {
-            report.note_lines += 1;
-            match known.get(&line.commit) {
-                None => finding(
-                    Some(line.id.clone()),
-                    format!(
-                        "note on {} names receipt {} at {}, which is in no chain of {writer}",
-                        &hex[..7],
-                        line.id,
-                        line.commit
+                    Some(k) if k.id_prefix != id_prefix(&line.id) => finding(
+                        Some(line.id.clone()),
+                        format!(
+                            "note names {} but chain commit {} holds another receipt",
+                            line.id, line.commit
+                        ),
                     ),
-                ),
-                Some(k) if k.id_prefix != id_prefix(&line.id) => finding(
-                    Some(line.id.clone()),
-                    format!(
-                        "note names {} but chain commit {} holds another receipt",
-                        line.id, line.commit
+                    Some(k) if k.subject != object && k.inputs != object => finding(
+                        Some(line.id.clone()),
+                        format!(
+                            "note on {} names receipt {} whose signed subject is commit {} (inputs {}): the note was copied or moved",
+                            object.to_hex_with_len(7),
+                            line.id,
+                            k.subject.to_hex_with_len(7),
+                            k.inputs.to_hex_with_len(7),
+                        ),
                     ),
-                ),
-                Some(k) if k.subject != object && k.inputs != object => finding(
-                    Some(line.id.clone()),
-                    format!(
-                        "note on {} names receipt {} whose signed subject is commit {} (inputs {}): the note was copied or moved",
-                        &hex[..7],
-                        line.id,
-                        k.subject.to_hex_with_len(7),
-                        k.inputs.to_hex_with_len(7),
-                    ),
-                ),
-                Some(_) => {
-                    shown.entry(object).or_default().insert(line.commit);
+                    Some(_) => {
+                        shown.insert((object, line.commit));
+                    }
                 }
             }
         }
     }
+    found.sort_by_key(|(n, _)| *n);
+    report.findings.extend(found.into_iter().map(|(_, f)| f));
     Ok(true)
 }
 

@@ -25,9 +25,54 @@ use super::MAX_SAFE_INTEGER;
 /// The canonical bytes of `value`, or `None` when it is outside the subset this
 /// writer handles (then use [`super::to_canonical`], which also says why).
 pub fn to_canonical_fast<T: Serialize + ?Sized>(value: &T) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(2048);
-    value.serialize(Writer { out: &mut out }).ok()?;
-    Some(out)
+    let mut arena = Arena::default();
+    arena.bytes.reserve(2048);
+    value.serialize(Writer { arena: &mut arena }).ok()?;
+    Some(arena.bytes)
+}
+
+/// How many bytes of `bytes` [`to_canonical_fast`] of `value` would be: `Some`
+/// only when `bytes` begins with exactly them. The check a reader makes of
+/// stored bytes, written into memory this thread keeps for the next call, so
+/// it allocates nothing once warm (`verify` checks a receipt's body and
+/// signature this way, two checks a receipt).
+pub fn canonical_prefix_len<T: Serialize + ?Sized>(value: &T, bytes: &[u8]) -> Option<usize> {
+    /// Past this, the memory is let go after the call (a receipt is at most
+    /// 256 KiB, and mostly one or two).
+    const KEPT: usize = 64 * 1024;
+    thread_local! {
+        static ARENA: std::cell::RefCell<Arena> = std::cell::RefCell::default();
+    }
+    let check = |arena: &mut Arena| {
+        arena.bytes.clear();
+        arena.members.clear();
+        let len = value
+            .serialize(Writer { arena: &mut *arena })
+            .ok()
+            .filter(|_| bytes.starts_with(&arena.bytes))
+            .map(|_| arena.bytes.len());
+        if arena.bytes.capacity() > KEPT {
+            *arena = Arena::default();
+        }
+        len
+    };
+    ARENA.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut arena) => check(&mut arena),
+        // mutants: only a serializer that checks canonical bytes itself gets
+        // here; a fresh arena answers the same
+        Err(_) => check(&mut Arena::default()),
+    })
+}
+
+/// What the writer writes into: the bytes so far, and the members of the
+/// objects still open. An object's members are written one after another at
+/// the end of `bytes`, then put in order where the object began; nothing is
+/// allocated per object.
+#[derive(Default)]
+struct Arena {
+    bytes: Vec<u8>,
+    /// (name, start, end) of each member value of the objects still open.
+    members: Vec<(std::borrow::Cow<'static, str>, usize, usize)>,
 }
 
 /// Outside the subset: the caller takes the full path.
@@ -55,6 +100,16 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     let bytes = s.as_bytes();
+    // Most strings escape nothing: one pass without an early exit (which the
+    // compiler vectorises) says so, and they are copied whole.
+    let plain = bytes.iter().fold(true, |plain, &b| {
+        plain & (b >= 0x20) & (b != b'"') & (b != b'\\')
+    });
+    if plain {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let short = match b {
@@ -114,7 +169,7 @@ fn utf16_order(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 struct Writer<'a> {
-    out: &'a mut Vec<u8>,
+    arena: &'a mut Arena,
 }
 
 impl<'a> ser::Serializer for Writer<'a> {
@@ -129,7 +184,8 @@ impl<'a> ser::Serializer for Writer<'a> {
     type SerializeStructVariant = Impossible<(), Unsupported>;
 
     fn serialize_bool(self, v: bool) -> Result<(), Unsupported> {
-        self.out
+        self.arena
+            .bytes
             .extend_from_slice(if v { b"true" } else { b"false" });
         Ok(())
     }
@@ -143,7 +199,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<(), Unsupported> {
-        write_int(self.out, v < 0, v.unsigned_abs())
+        write_int(&mut self.arena.bytes, v < 0, v.unsigned_abs())
     }
     fn serialize_u8(self, v: u8) -> Result<(), Unsupported> {
         self.serialize_u64(v.into())
@@ -155,7 +211,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         self.serialize_u64(v.into())
     }
     fn serialize_u64(self, v: u64) -> Result<(), Unsupported> {
-        write_int(self.out, false, v)
+        write_int(&mut self.arena.bytes, false, v)
     }
     fn serialize_f32(self, _: f32) -> Result<(), Unsupported> {
         Err(Unsupported)
@@ -164,18 +220,18 @@ impl<'a> ser::Serializer for Writer<'a> {
         Err(Unsupported)
     }
     fn serialize_char(self, v: char) -> Result<(), Unsupported> {
-        write_str(self.out, v.encode_utf8(&mut [0; 4]));
+        write_str(&mut self.arena.bytes, v.encode_utf8(&mut [0; 4]));
         Ok(())
     }
     fn serialize_str(self, v: &str) -> Result<(), Unsupported> {
-        write_str(self.out, v);
+        write_str(&mut self.arena.bytes, v);
         Ok(())
     }
     fn serialize_bytes(self, _: &[u8]) -> Result<(), Unsupported> {
         Err(Unsupported)
     }
     fn serialize_none(self) -> Result<(), Unsupported> {
-        self.out.extend_from_slice(b"null");
+        self.arena.bytes.extend_from_slice(b"null");
         Ok(())
     }
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Unsupported> {
@@ -193,7 +249,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         _: u32,
         variant: &'static str,
     ) -> Result<(), Unsupported> {
-        write_str(self.out, variant);
+        write_str(&mut self.arena.bytes, variant);
         Ok(())
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
@@ -213,9 +269,9 @@ impl<'a> ser::Serializer for Writer<'a> {
         Err(Unsupported)
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Seq<'a>, Unsupported> {
-        self.out.push(b'[');
+        self.arena.bytes.push(b'[');
         Ok(Seq {
-            out: self.out,
+            arena: self.arena,
             first: true,
         })
     }
@@ -234,11 +290,11 @@ impl<'a> ser::Serializer for Writer<'a> {
     ) -> Result<Self::SerializeTupleVariant, Unsupported> {
         Err(Unsupported)
     }
-    fn serialize_map(self, len: Option<usize>) -> Result<Object<'a>, Unsupported> {
-        Ok(Object::new(self.out, len.unwrap_or(8)))
+    fn serialize_map(self, _: Option<usize>) -> Result<Object<'a>, Unsupported> {
+        Ok(Object::new(self.arena))
     }
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Object<'a>, Unsupported> {
-        Ok(Object::new(self.out, len))
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Object<'a>, Unsupported> {
+        Ok(Object::new(self.arena))
     }
     fn serialize_struct_variant(
         self,
@@ -252,19 +308,21 @@ impl<'a> ser::Serializer for Writer<'a> {
 }
 
 struct Seq<'a> {
-    out: &'a mut Vec<u8>,
+    arena: &'a mut Arena,
     first: bool,
 }
 
 impl Seq<'_> {
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Unsupported> {
         if !std::mem::take(&mut self.first) {
-            self.out.push(b',');
+            self.arena.bytes.push(b',');
         }
-        value.serialize(Writer { out: self.out })
+        value.serialize(Writer {
+            arena: &mut *self.arena,
+        })
     }
     fn close(self) -> Result<(), Unsupported> {
-        self.out.push(b']');
+        self.arena.bytes.push(b']');
         Ok(())
     }
 }
@@ -302,22 +360,23 @@ impl ser::SerializeTupleStruct for Seq<'_> {
     }
 }
 
-/// An object's members, each value written to `scratch` as it comes, then put in
-/// RFC 8785 order when the object ends.
+/// An object's members, each value written at the end of the arena as it
+/// comes, then put in RFC 8785 order where the object began when it ends.
 struct Object<'a> {
-    out: &'a mut Vec<u8>,
-    scratch: Vec<u8>,
-    /// (name, start, end) of each member's value in `scratch`.
-    members: Vec<(std::borrow::Cow<'static, str>, usize, usize)>,
+    arena: &'a mut Arena,
+    /// Where the object's bytes begin.
+    start: usize,
+    /// Its first member in `arena.members`.
+    first: usize,
     key: Option<String>,
 }
 
 impl<'a> Object<'a> {
-    fn new(out: &'a mut Vec<u8>, len: usize) -> Object<'a> {
+    fn new(arena: &'a mut Arena) -> Object<'a> {
         Object {
-            out,
-            scratch: Vec::with_capacity(64 * len.min(64)),
-            members: Vec::with_capacity(len.min(64)),
+            start: arena.bytes.len(),
+            first: arena.members.len(),
+            arena,
             key: None,
         }
     }
@@ -326,28 +385,36 @@ impl<'a> Object<'a> {
         name: std::borrow::Cow<'static, str>,
         value: &T,
     ) -> Result<(), Unsupported> {
-        let start = self.scratch.len();
+        let start = self.arena.bytes.len();
         value.serialize(Writer {
-            out: &mut self.scratch,
+            arena: &mut *self.arena,
         })?;
-        self.members.push((name, start, self.scratch.len()));
+        let end = self.arena.bytes.len();
+        self.arena.members.push((name, start, end));
         Ok(())
     }
-    fn close(mut self) -> Result<(), Unsupported> {
-        self.members.sort_by(|a, b| utf16_order(&a.0, &b.0));
-        if self.members.windows(2).any(|w| w[0].0 == w[1].0) {
+    fn close(self) -> Result<(), Unsupported> {
+        let Arena { bytes, members } = self.arena;
+        let mine = &mut members[self.first..];
+        mine.sort_by(|a, b| utf16_order(&a.0, &b.0));
+        if mine.windows(2).any(|w| w[0].0 == w[1].0) {
             return Err(Unsupported); // one name twice: the full path says so
         }
-        self.out.push(b'{');
-        for (i, (name, start, end)) in self.members.iter().enumerate() {
+        // the object after its values, then moved to where it began
+        let written = bytes.len();
+        bytes.push(b'{');
+        for (i, (name, start, end)) in mine.iter().enumerate() {
             if i > 0 {
-                self.out.push(b',');
+                bytes.push(b',');
             }
-            write_str(self.out, name);
-            self.out.push(b':');
-            self.out.extend_from_slice(&self.scratch[*start..*end]);
+            write_str(bytes, name);
+            bytes.push(b':');
+            bytes.extend_from_within(*start..*end);
         }
-        self.out.push(b'}');
+        bytes.push(b'}');
+        bytes.copy_within(written.., self.start);
+        bytes.truncate(self.start + (bytes.len() - written));
+        members.truncate(self.first);
         Ok(())
     }
 }
@@ -645,6 +712,55 @@ mod tests {
             unit: (),
         };
         assert!(agrees(&v));
+    }
+
+    /// The check of stored bytes answers the length of exactly the canonical
+    /// bytes at their start, whatever follows, and nothing for bytes that
+    /// differ anywhere in them or end early; call after call (the memory it
+    /// keeps holds nothing of the call before), nested objects and maps in
+    /// order as the full path writes them.
+    #[test]
+    fn the_canonical_prefix_is_exactly_the_canonical_bytes() {
+        #[derive(Serialize)]
+        struct Inner {
+            z: Option<String>,
+            b: BTreeMap<String, Vec<u8>>,
+            a: Vec<BTreeMap<String, bool>>,
+        }
+        #[derive(Serialize)]
+        struct Outer {
+            z: Inner,
+            m: &'static str,
+            a: Inner,
+        }
+        let inner = |s: &str| Inner {
+            z: Some(s.to_owned()),
+            b: [("y".to_owned(), vec![1]), ("x".to_owned(), vec![])].into(),
+            a: vec![[("q".to_owned(), true), ("p".to_owned(), false)].into()],
+        };
+        let v = Outer {
+            z: inner("\u{1f602}\n"),
+            m: "middle",
+            a: inner(""),
+        };
+        let canonical = to_canonical(&v).unwrap();
+        assert_eq!(to_canonical_fast(&v).as_ref(), Some(&canonical));
+        for _ in 0..2 {
+            assert_eq!(canonical_prefix_len(&v, &canonical), Some(canonical.len()));
+            let mut longer = canonical.clone();
+            longer.extend_from_slice(b",\"rest\"}");
+            assert_eq!(canonical_prefix_len(&v, &longer), Some(canonical.len()));
+            assert_eq!(
+                canonical_prefix_len(&v, &canonical[..canonical.len() - 1]),
+                None
+            );
+            for at in [0, canonical.len() / 2, canonical.len() - 1] {
+                let mut changed = canonical.clone();
+                changed[at] ^= 0x20;
+                assert_eq!(canonical_prefix_len(&v, &changed), None, "{at}");
+            }
+            assert_eq!(canonical_prefix_len(&1.5f64, b"1.5"), None);
+        }
     }
 
     /// Every RFC 8785 vector without floats: the fast writer and the full path

@@ -262,14 +262,22 @@ pub(crate) struct EntryFiles {
 /// calls fewer trees entry-shaped) is equivalent in answers: the usual read
 /// decides, and only speed moves.
 pub(crate) fn packed_tree(packs: &super::packed::Packs, tree: ObjectId) -> Option<EntryFiles> {
+    packed_tree_in(packs, tree, &mut Vec::new())
+}
+
+/// [`packed_tree`], decoding in `buf` (a walk passes the same one each time).
+fn packed_tree_in(
+    packs: &super::packed::Packs,
+    tree: ObjectId,
+    buf: &mut Vec<u8>,
+) -> Option<EntryFiles> {
     use gix::objs::{Kind, TreeRefIter};
-    let mut buf = Vec::new();
-    if packs.read(&tree, &mut buf)? != Kind::Tree {
+    if packs.read(&tree, buf)? != Kind::Tree {
         return None;
     }
     let (mut receipt, mut signer_blob, mut has_log, mut only_entry_files) =
         (None, None, false, true);
-    for entry in TreeRefIter::from_bytes(&buf, packs.hash()) {
+    for entry in TreeRefIter::from_bytes(buf, packs.hash()) {
         let entry = entry.ok()?;
         let regular = entry.mode.kind() == EntryKind::Blob;
         if entry.filename == RECEIPT_FILE {
@@ -284,7 +292,7 @@ pub(crate) fn packed_tree(packs: &super::packed::Packs, tree: ObjectId) -> Optio
             only_entry_files = false;
         }
     }
-    if packs.read(&receipt?, &mut buf)? != Kind::Blob || buf.len() > MAX_RECEIPT_BYTES {
+    if packs.read(&receipt?, buf)? != Kind::Blob || buf.len() > MAX_RECEIPT_BYTES {
         return None;
     }
     Some(EntryFiles {
@@ -324,6 +332,9 @@ pub struct SharedReader {
 pub struct EntryReader {
     repo: gix::Repository,
     packs: std::sync::Arc<LazyPacks>,
+    /// What objects are decoded in, kept from one read to the next (reads
+    /// are bounded by the packs' allocation limit, so this is too).
+    scratch: std::cell::Cell<Vec<u8>>,
 }
 
 impl super::Store {
@@ -342,6 +353,7 @@ impl SharedReader {
         EntryReader {
             repo: self.repo.to_thread_local(),
             packs: self.packs.clone(),
+            scratch: Default::default(),
         }
     }
 }
@@ -404,12 +416,26 @@ impl EntryReader {
         }
     }
 
+    /// The pack files this reader reads through.
+    pub(crate) fn packs(&self) -> &super::packed::Packs {
+        self.packs.get()
+    }
+
     /// The bytes of blob `id` when a pack holds it and it is at most `max` bytes;
     /// `None` for anything else (read it the usual way, which says what is wrong).
     pub fn packed_blob(&self, id: ObjectId, max: u64) -> Option<Vec<u8>> {
-        let mut buf = Vec::new();
-        let kind = self.packs.get().read(&id, &mut buf)?;
-        (kind == gix::objs::Kind::Blob && buf.len() as u64 <= max).then(|| buf.to_vec())
+        self.with_scratch(|buf| {
+            let kind = self.packs.get().read(&id, buf)?;
+            (kind == gix::objs::Kind::Blob && buf.len() as u64 <= max).then(|| buf.to_vec())
+        })
+    }
+
+    /// `read` with this reader's decoding buffer, which it then keeps.
+    fn with_scratch<T>(&self, read: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+        let mut buf = self.scratch.take();
+        let out = read(&mut buf);
+        self.scratch.set(buf);
+        out
     }
 
     /// [`EntryReader::read`] of an entry whose three objects are all in the packs
@@ -423,24 +449,32 @@ impl EntryReader {
     /// what it does answer is held by `verify::tests::the_pack_reader_answers_only_what_it_read_whole`
     /// and `tests/it/tamper.rs` (the same findings packed as loose).
     pub(crate) fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
+        use gix::objs::commit::ref_iter::Token;
         use gix::objs::{CommitRefIter, Kind};
         let packs = self.packs.get();
-        let mut buf = Vec::new();
-        if packs.read(&commit, &mut buf)? != Kind::Commit {
-            return None;
-        }
-        let tree = CommitRefIter::from_bytes(&buf, packs.hash())
-            .tree_id()
-            .ok()?;
-        let parents: Vec<ObjectId> = CommitRefIter::from_bytes(&buf, packs.hash())
-            .parent_ids()
-            .collect();
-        let bytes = packed_tree(packs, tree)?.bytes;
-        Some(RawEntry {
-            commit,
-            parents,
-            bytes: Ok(bytes),
-            stub: None,
+        self.with_scratch(|buf| {
+            if packs.read(&commit, buf)? != Kind::Commit {
+                return None;
+            }
+            // The tree, then the parents, which git writes (and gix reads)
+            // right after it and nowhere else: the headers after them, and the
+            // message, are not parsed.
+            let mut tokens = CommitRefIter::from_bytes(buf, packs.hash());
+            let tree = Token::try_into_id(tokens.next()?.ok()?)?;
+            let mut parents = Vec::with_capacity(1);
+            for token in tokens {
+                match token {
+                    Ok(Token::Parent { id }) => parents.push(id),
+                    _ => break,
+                }
+            }
+            let bytes = packed_tree_in(packs, tree, buf)?.bytes;
+            Some(RawEntry {
+                commit,
+                parents,
+                bytes: Ok(bytes),
+                stub: None,
+            })
         })
     }
 }

@@ -23,6 +23,8 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
+use super::entry::EntryReader;
+use super::packed::Packs;
 use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err};
 use crate::notice::Notice;
 
@@ -215,7 +217,7 @@ impl Store {
     /// Every note of the notes commit `tip` as (annotated object, note blob), in
     /// any fanout.
     pub fn note_entries_at(&self, tip: ObjectId) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
-        self.note_entries_where(tip, |_| true, |_| true)
+        self.note_entries_where(None, tip, |_| true, |_| true)
     }
 
     /// The notes on `objects` in the notes commit `tip`, as
@@ -226,8 +228,40 @@ impl Store {
         tip: ObjectId,
         objects: &HashSet<ObjectId>,
     ) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
+        self.notes_on_read_by(None, tip, objects)
+    }
+
+    /// [`Store::note_entries`] of `writer`, or with `only` [`Store::notes_on`]
+    /// (the notes of a tip on some objects), the trees read through `reader`'s packs
+    /// where they hold them: listing every note of a writer reads a tree for
+    /// each two or three notes (git's 2/38 fanout), and the packs keep the delta
+    /// bases they inflate. Anything they decline is read the usual way, whose
+    /// answer and error decide.
+    pub fn note_entries_read_by(
+        &self,
+        reader: &EntryReader,
+        writer: &str,
+        only: Option<(ObjectId, &HashSet<ObjectId>)>,
+    ) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
+        let packs = Some(reader.packs());
+        match only {
+            Some((tip, objects)) => self.notes_on_read_by(packs, tip, objects),
+            None => match self.notes_tip(writer)? {
+                Some(tip) => self.note_entries_where(packs, tip, |_| true, |_| true),
+                None => Ok(Vec::new()),
+            },
+        }
+    }
+
+    fn notes_on_read_by(
+        &self,
+        packs: Option<&Packs>,
+        tip: ObjectId,
+        objects: &HashSet<ObjectId>,
+    ) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
         let hexes: Vec<String> = objects.iter().map(|o| o.to_string()).collect();
         self.note_entries_where(
+            packs,
             tip,
             |prefix| {
                 hexes.iter().any(|h| {
@@ -240,36 +274,70 @@ impl Store {
     }
 
     /// The notes of `tip` on objects `keep` takes, going into the subtrees whose
-    /// path so far (the hex digits of the names above) `descend` takes.
+    /// path so far (the hex digits of the names above) `descend` takes; trees
+    /// read through `packs` where they hold them.
     fn note_entries_where(
         &self,
+        packs: Option<&Packs>,
         tip: ObjectId,
         descend: impl Fn(&str) -> bool,
         keep: impl Fn(&ObjectId) -> bool,
     ) -> Result<Vec<(ObjectId, ObjectId)>, StoreError> {
+        use std::fmt::Write as _;
+        let hex_len = self.repo.object_hash().len_in_hex();
         let mut out = Vec::new();
+        let mut buf = Vec::new();
+        let mut name = String::new();
         let mut stack = vec![(self.commit_tree(tip)?, String::new())];
         while let Some((tree, prefix)) = stack.pop() {
-            let tree = self
-                .repo
-                .find_tree(tree)
-                .map_err(git_err("reading a notes tree"))?;
-            let decoded = tree.decode().map_err(git_err("decoding a notes tree"))?;
-            for e in &decoded.entries {
-                let name = format!("{prefix}{}", e.filename);
-                if e.mode.is_tree() && name.len() < self.repo.object_hash().len_in_hex() {
+            self.each_in_notes_tree(packs, tree, &mut buf, |filename, mode, oid| {
+                name.clear();
+                name.push_str(&prefix);
+                let _ = write!(name, "{filename}");
+                if mode.is_tree() && name.len() < hex_len {
                     if descend(&name) {
-                        stack.push((e.oid.to_owned(), name));
+                        stack.push((oid.to_owned(), name.clone()));
                     }
-                } else if e.mode.is_blob()
-                    && let Ok(oid) = ObjectId::from_hex(name.as_bytes())
-                    && keep(&oid)
+                } else if mode.is_blob()
+                    && let Ok(object) = ObjectId::from_hex(name.as_bytes())
+                    && keep(&object)
                 {
-                    out.push((oid, e.oid.to_owned()));
+                    out.push((object, oid.to_owned()));
                 }
-            }
+            })?;
         }
         Ok(out)
+    }
+
+    /// Call `each` with every entry of the notes tree `tree` (name, mode, id):
+    /// read through `packs` (into `buf`) when they hold it whole and every entry
+    /// parses, the usual way otherwise, which says what is wrong.
+    fn each_in_notes_tree(
+        &self,
+        packs: Option<&Packs>,
+        tree: ObjectId,
+        buf: &mut Vec<u8>,
+        mut each: impl FnMut(&gix::bstr::BStr, gix::objs::tree::EntryMode, &gix::oid),
+    ) -> Result<(), StoreError> {
+        use gix::objs::{Kind, TreeRefIter};
+        if let Some(packs) = packs
+            && packs.read(&tree, buf) == Some(Kind::Tree)
+            && TreeRefIter::from_bytes(buf, packs.hash()).all(|e| e.is_ok())
+        {
+            for e in TreeRefIter::from_bytes(buf, packs.hash()).flatten() {
+                each(e.filename, e.mode, e.oid);
+            }
+            return Ok(());
+        }
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(git_err("reading a notes tree"))?;
+        let decoded = tree.decode().map_err(git_err("decoding a notes tree"))?;
+        for e in &decoded.entries {
+            each(e.filename, e.mode, e.oid);
+        }
+        Ok(())
     }
 
     /// The objects whose notes differ between the notes commits `old` and `new`:

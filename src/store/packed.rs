@@ -98,6 +98,8 @@ struct State {
     cache: pack::cache::lru::MemoryCappedHashmap,
     inflate: gix::zlib::Inflate,
     held: Vec<u8>,
+    /// The deltas on the way to an object, kept for the next read.
+    chain: Vec<pack::data::Entry>,
 }
 
 impl Packs {
@@ -120,6 +122,11 @@ impl Packs {
                 }
             }
         }
+        // An object is most likely in the largest pack: asked first, the small
+        // ones a fetch or a `gc --auto` left beside it are asked only for what
+        // it does not hold. (Each keeps its position as its id, its key in
+        // the cache.)
+        bundles.sort_by_key(|b| std::cmp::Reverse(b.index.num_objects()));
         Packs {
             bundles,
             hash,
@@ -127,6 +134,7 @@ impl Packs {
                 cache: pack::cache::lru::MemoryCappedHashmap::new(CACHE_BYTES),
                 inflate: Default::default(),
                 held: Vec::new(),
+                chain: Vec::new(),
             }),
         }
     }
@@ -139,17 +147,18 @@ impl Packs {
     /// Object `id` into `out`, and its kind, when a pack opened here holds it and it
     /// decodes within [`ALLOC_LIMIT`]; `None` otherwise (read it the usual way).
     pub(crate) fn read(&self, id: &gix::oid, out: &mut Vec<u8>) -> Option<gix::objs::Kind> {
-        let (bundle, offset) = self.bundles.iter().find_map(|b| {
-            b.index
-                .lookup(id)
-                .map(|n| (b, b.index.pack_offset_at_index(n)))
-        })?;
+        let (bundle, offset) = self
+            .bundles
+            .iter()
+            .find_map(|b| position(&b.index, id).map(|n| (b, b.index.pack_offset_at_index(n))))?;
         let mut state = self.state.lock().ok()?;
         let State {
             cache,
             inflate,
             held,
+            chain,
         } = &mut *state;
+        chain.clear();
         let (pack, index) = (&bundle.pack, &bundle.index);
         let resolve = |base: &gix::oid, _: &mut Vec<u8>| {
             Ok(match index.lookup(base) {
@@ -160,7 +169,6 @@ impl Packs {
             })
         };
         // Down the delta chain to a base already inflated, or a whole object.
-        let mut chain = Vec::new();
         let mut cursor = pack.entry(offset).ok()?;
         let mut kind = loop {
             if let Some((kind, _)) = cache.get(pack.id, cursor.data_offset, held) {
@@ -177,7 +185,7 @@ impl Packs {
                     pack.entry(cursor.checked_base_pack_offset(base_distance)?)
                 }
                 Header::RefDelta { base_id } => {
-                    pack.entry(index.pack_offset_at_index(index.lookup(base_id)?))
+                    pack.entry(index.pack_offset_at_index(position(index, &base_id)?))
                 }
                 _ => {
                     let whole = pack
@@ -208,12 +216,157 @@ impl Packs {
         };
         // Up again, one delta at a time, each on the base just kept (decoding a
         // delta keeps what it made).
-        for entry in chain.into_iter().rev() {
+        for entry in chain.drain(..).rev() {
             kind = pack
                 .decode_entry(entry, out, inflate, &resolve, cache)
                 .ok()?
                 .kind;
         }
         Some(kind)
+    }
+}
+
+/// Where `id` sits in `index`, as [`pack::index::File::lookup`] answers on an
+/// index whose ids are sorted and unique, as git writes them (on any other, a
+/// position that holds `id`, or `None`, as there). The
+/// ids of a pack are hashes, spread evenly over their range, so where an id
+/// sits is close to where its first eight bytes say: a few guesses, each
+/// narrowed by the ids the guesses before it found, read a few places of the
+/// index where a binary search reads a dozen (each a cache miss in an index of
+/// a hundred thousand objects, most of what a lookup cost). After a few
+/// guesses a binary search takes over, so ids made to bunch together cost at
+/// most a few reads more than the binary search would.
+fn position<T: pack::FileData>(index: &pack::index::File<T>, id: &gix::oid) -> Option<u32> {
+    position_among(index.num_objects(), |n| index.oid_at_index(n), id)
+}
+
+/// [`position`] among `len` sorted ids, the id at each position read by `id_at`.
+fn position_among<'a>(len: u32, id_at: impl Fn(u32) -> &'a gix::oid, id: &gix::oid) -> Option<u32> {
+    /// Guesses before the binary search.
+    const GUESSES: usize = 6;
+    let head = |o: &gix::oid| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&o.as_bytes()[..8]);
+        u64::from_be_bytes(b)
+    };
+    let target = head(id);
+    // how `id` orders against the id at `at`, and that id's head
+    let order = |at: u32| {
+        let there = id_at(at);
+        let h = head(there);
+        ((target, id.as_bytes()).cmp(&(h, there.as_bytes())), h)
+    };
+    // [lo, hi) holds it if anything does; `low` and `high` bound the heads there
+    let (mut lo, mut hi) = (0u32, len);
+    let (mut low, mut high) = (0u64, u64::MAX);
+    for _ in 0..GUESSES {
+        let len = hi - lo;
+        if len < 2 || !(low..=high).contains(&target) {
+            break;
+        }
+        let share = u128::from(target - low) * u128::from(len) / (u128::from(high - low) + 1);
+        let at = lo + u32::try_from(share).unwrap_or(u32::MAX).min(len - 1);
+        match order(at) {
+            (std::cmp::Ordering::Equal, _) => return Some(at),
+            (std::cmp::Ordering::Less, h) => (hi, high) = (at, h),
+            (std::cmp::Ordering::Greater, h) => (lo, low) = (at + 1, h),
+        }
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match order(mid).0 {
+            std::cmp::Ordering::Equal => return Some(mid),
+            std::cmp::Ordering::Less => hi = mid,
+            std::cmp::Ordering::Greater => lo = mid + 1,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::Digest as _;
+
+    /// A version 2 pack index of `ids` (sorted here), each at a made-up offset.
+    fn index_of(mut ids: Vec<[u8; 20]>) -> pack::index::File<Vec<u8>> {
+        ids.sort_unstable();
+        ids.dedup();
+        let mut data = vec![0xff, b't', b'O', b'c', 0, 0, 0, 2];
+        for byte in 0..=255u8 {
+            let upto = ids.iter().filter(|id| id[0] <= byte).count() as u32;
+            data.extend_from_slice(&upto.to_be_bytes());
+        }
+        for id in &ids {
+            data.extend_from_slice(id);
+        }
+        for _ in &ids {
+            data.extend_from_slice(&0u32.to_be_bytes()); // crc32
+        }
+        for n in 0..ids.len() as u32 {
+            data.extend_from_slice(&(12 + 100 * n).to_be_bytes());
+        }
+        data.extend_from_slice(&[0; 40]); // pack and index checksums
+        pack::index::File::from_data(data, "test.idx".into(), gix::hash::Kind::Sha1).unwrap()
+    }
+
+    fn id(seed: &str) -> [u8; 20] {
+        let mut id = [0; 20];
+        id.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes())[..20]);
+        id
+    }
+
+    /// Every id of an index is found where it is, and no other, as the binary
+    /// search of gix finds it: ids spread as hashes are (in a few reads of the
+    /// index each), ids made to share their first seven bytes (the guesses
+    /// give way to the binary search), the first and last ids there can be,
+    /// one id, none.
+    #[test]
+    fn an_id_is_found_where_the_binary_search_finds_it() {
+        let spread: Vec<[u8; 20]> = (0..5000).map(|n| id(&n.to_string())).collect();
+        let mut bunched: Vec<[u8; 20]> = (0..3000)
+            .map(|n| {
+                let mut b = id(&format!("b{n}"));
+                b[..7].copy_from_slice(&[0x5a; 7]);
+                b
+            })
+            .collect();
+        bunched.extend(spread.iter().take(50));
+        let edges = vec![[0; 20], [0xff; 20], id("x")];
+        let absent: Vec<[u8; 20]> = (5000..6000)
+            .map(|n| id(&n.to_string()))
+            .chain((3000..3500).map(|n| {
+                let mut b = id(&format!("b{n}"));
+                b[..7].copy_from_slice(&[0x5a; 7]);
+                b
+            }))
+            .chain([[0; 20], [0xff; 20], [0x5a; 20], [0x80; 20]])
+            .collect();
+        for (ids, reads) in [
+            // a binary search reads 13 of 5,000, 12 of 3,050
+            (spread, 4.5),
+            (bunched, 20.0),
+            (edges, 2.0),
+            (vec![id("one")], 1.0),
+            (Vec::new(), 0.0),
+        ] {
+            let index = index_of(ids.clone());
+            let read = std::cell::Cell::new(0);
+            for n in 0..index.num_objects() {
+                let oid = index.oid_at_index(n).to_owned();
+                let counted = |n| {
+                    read.set(read.get() + 1);
+                    index.oid_at_index(n)
+                };
+                assert_eq!(position_among(index.num_objects(), counted, &oid), Some(n));
+                assert_eq!(position(&index, &oid), Some(n));
+            }
+            let per_id = f64::from(read.get()) / f64::from(index.num_objects().max(1));
+            assert!(per_id <= reads, "{per_id} reads an id");
+            for a in &absent {
+                let oid = gix::ObjectId::from_bytes_or_panic(a);
+                assert_eq!(position(&index, &oid), index.lookup(oid), "{oid}");
+            }
+        }
     }
 }

@@ -539,6 +539,10 @@ fn section_3_times_are_utc_in_every_accepted_spelling() {
         "2026-01-31 12:00:00",
         "1969-12-31",
         "+2026-01-31",
+        "202601311234567",
+        "2026-01-31T12:34:56:78",
+        "2026-01-3\u{661}",
+        "2026-01-31T12:34:56Z\u{0}",
     ] {
         assert_eq!(parse_signer_time(bad), None, "{bad:?}");
     }

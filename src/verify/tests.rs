@@ -1219,6 +1219,11 @@ fn section_7_notes_of_a_grown_chain_are_read_only_where_they_changed() {
 #[test]
 fn the_pack_reader_answers_only_what_it_read_whole() {
     let (s, commits) = chain_of(3);
+    // an entry with two parents, and one with three, whose parents are read
+    // in their order
+    let two = commit_tree(&s, commits[2], &[commits[1], commits[0]]);
+    let three = commit_tree(&s, commits[2], &[commits[0], two, commits[1]]);
+    s.git(&["update-ref", "refs/test/three", &three.to_string()]); // packed too
     s.git(&["repack", "-adq"]);
     // one more entry, loose
     let c = contract(CONTRACT);
@@ -1240,6 +1245,13 @@ fn the_pack_reader_answers_only_what_it_read_whole() {
     assert_eq!(fast.parents, [commits[1]]);
     assert_eq!(fast.commit, tip);
     assert!(r.read_packed(commits[0]).unwrap().parents.is_empty());
+    assert_eq!(
+        r.read_packed(two).unwrap().parents,
+        [commits[1], commits[0]]
+    );
+    let read = r.read_packed(three).unwrap();
+    assert_eq!(read.parents, [commits[0], two, commits[1]]);
+    assert_eq!(read.bytes, fast.bytes);
     assert!(r.read_packed(loose).is_none(), "loose: the usual read's");
     // blobs: whole within the size asked for, nothing over it, never a tree
     let blob = ObjectId::from_hex(
@@ -1330,4 +1342,101 @@ fn section_7_from_a_checkpoint_notes_it_did_not_vouch_for_are_read_where_new_rec
 /// `text`, with stock git.
 fn set_note(s: &Scratch, short: &str, text: &str, object: &str) {
     s.git(&["notes", "--ref", short, "add", "-f", "-m", text, object]);
+}
+
+/// One note blob on several objects (a receipt's notes on its commit and on
+/// its inputs tree say the same; a copy says it again) is read once and
+/// checked on each object: a corrupt one is a finding on every object it is
+/// on, each naming its own; a copied one only where it was copied to; the
+/// findings in the order of the notes, and the lines counted on each object.
+/// Packed (the notes trees read through the packs) or loose, the same report.
+#[test]
+fn a_note_blob_on_several_objects_is_checked_on_each_in_the_order_of_the_notes() {
+    let (mut s, _) = chain_of(2);
+    let short = format!("receipts/{}", writer());
+    // (note blob, object) of each note: each receipt's two notes share a blob
+    let noted: Vec<(String, String)> = s
+        .git(&["notes", "--ref", &short, "list"])
+        .lines()
+        .map(|l| {
+            let (blob, object) = l.split_once(' ').unwrap();
+            (blob.to_owned(), object.to_owned())
+        })
+        .collect();
+    assert_eq!(noted.len(), 4, "{noted:?}");
+    let blob = &noted[0].0;
+    let same: Vec<&str> = noted
+        .iter()
+        .filter(|(b, _)| b == blob)
+        .map(|(_, o)| o.as_str())
+        .collect();
+    let other: Vec<&str> = noted
+        .iter()
+        .filter(|(b, _)| b != blob)
+        .map(|(_, o)| o.as_str())
+        .collect();
+    assert_eq!((same.len(), other.len()), (2, 2), "{noted:?}");
+    // one corrupt text on both objects of one receipt: one blob
+    for object in &other {
+        set_note(&s, &short, "not a note line", object);
+    }
+    // the other receipt's note copied to a commit no receipt is about
+    s.git(&["checkout", "-q", "--orphan", "elsewhere"]);
+    let copied = s.commit(&[("x", "1\n")], "elsewhere").to_string();
+    s.git(&["notes", "--ref", &short, "copy", same[0], &copied]);
+    s.reopen();
+    let loose = run(&s, &trust_of(&[1]), None);
+    // the order of the notes, as the store lists them
+    let listed: Vec<String> = s
+        .store
+        .note_entries(&writer())
+        .unwrap()
+        .into_iter()
+        .map(|(o, _)| o.to_string())
+        .filter(|o| other.contains(&o.as_str()) || *o == copied)
+        .collect();
+    let on: Vec<&str> = loose
+        .findings
+        .iter()
+        .map(|f| f.commit.as_deref().unwrap())
+        .collect();
+    assert_eq!(on, listed, "{:?}", loose.findings);
+    for f in &loose.findings {
+        let object = f.commit.as_deref().unwrap();
+        assert_eq!(f.kind, "note");
+        if object == copied {
+            assert!(
+                f.reason.ends_with(": the note was copied or moved"),
+                "{}",
+                f.reason
+            );
+        } else {
+            assert_eq!(
+                f.reason,
+                format!(
+                    "note on {object} in refs/notes/{short} is corrupt at line 1: \"not a note line\""
+                )
+            );
+        }
+    }
+    // the copied note's line, on each of its three objects
+    assert_eq!(loose.note_lines, 3);
+
+    s.git(&["repack", "-adq"]);
+    s.reopen();
+    let tree = ObjectId::from_hex(
+        s.git(&["rev-parse", &format!("refs/notes/{short}^{{tree}}")])
+            .as_bytes(),
+    )
+    .unwrap();
+    let mut buf = Vec::new();
+    let reader = s.store.shared_reader();
+    assert_eq!(
+        reader.local().packs().read(&tree, &mut buf),
+        Some(gix::objs::Kind::Tree),
+        "the notes tree is read through the packs"
+    );
+    let packed = run(&s, &trust_of(&[1]), None);
+    assert_eq!(packed.findings, loose.findings);
+    assert_eq!(packed.note_lines, loose.note_lines);
 }
