@@ -153,28 +153,8 @@ fn encode_pack_on(objects: &[Written], hash: gix::hash::Kind, threads: usize) ->
     out.extend_from_slice(b"PACK");
     out.extend_from_slice(&2u32.to_be_bytes());
     out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
-    if threads <= 1 || objects.len() < 512 {
-        encode_entries(objects, &mut out);
-    } else {
-        let parts: Vec<Vec<u8>> = std::thread::scope(|s| {
-            let handles: Vec<_> = objects
-                .chunks(objects.len().div_ceil(threads))
-                .map(|part| {
-                    s.spawn(move || {
-                        let mut out = Vec::new();
-                        encode_entries(part, &mut out);
-                        out
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("deflating threads do not panic"))
-                .collect()
-        });
-        for part in parts {
-            out.extend_from_slice(&part);
-        }
+    for part in deflate_entries(objects, threads) {
+        out.extend_from_slice(&part);
     }
     let mut hasher = gix::hash::hasher(hash);
     hasher.update(&out);
