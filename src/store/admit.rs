@@ -626,7 +626,9 @@ impl Store {
     /// signatures checked together, a batch across chains, since a chain's few
     /// new entries alone are too few for one (a fetch of a few new receipts
     /// from each of many writers checked every signature alone); longer chains
-    /// are admitted one by one. Memory is two batches of receipts.
+    /// are admitted one by one. Memory is three batches of receipts (a
+    /// batch's signatures are checked on another thread while the next is
+    /// read).
     pub fn admit_many(
         &self,
         jobs: &[(&str, ObjectId, Option<ObjectId>)],
