@@ -276,10 +276,7 @@ fn check_parsed(parsed: Vec<Parsed>, writers: &[String], trust: &TrustSet) -> Ve
 /// then signatures in one part per core, each part checked together.
 fn check_batch(batch: Vec<(usize, Raw)>, writers: &[String], trust: &TrustSet) -> Vec<Checked> {
     const SLICE: usize = 32;
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 8);
+    let threads = crate::store::worker_threads();
     // mutants: the conditions choosing this path, and `total / 1024` below, are
     // equivalent when mutated: both paths give each entry the answer
     // `check_parsed` gives it, in chain order (only the speed differs);

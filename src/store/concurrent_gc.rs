@@ -59,11 +59,6 @@ const PACK_AT_LEAST: usize = 100;
 /// whole, and as much again in the parts it was joined from.
 const PACK_PART_BYTES: usize = 4 << 20;
 
-/// How many threads deflate a pack's entries.
-fn pack_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8))
-}
-
 /// `objects` as a pack file (version 2, every object whole and deflated, the
 /// trailer the repository's hash of all before it), as `git index-pack`
 /// reads one, written to `out` part by part: the objects of each part of
@@ -433,7 +428,7 @@ impl Store {
     fn index_pack(&self, objects: &[Written], part_bytes: usize) -> bool {
         let hash = self.repo.object_hash();
         self.run_git_feeding(&["index-pack", "--stdin"], |stdin| {
-            write_pack(objects, hash, pack_threads(), part_bytes, stdin)
+            write_pack(objects, hash, super::worker_threads(), part_bytes, stdin)
         })
         .is_ok_and(|out| out.ok)
     }

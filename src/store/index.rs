@@ -1489,10 +1489,7 @@ impl Store {
         &self,
         jobs: Vec<(String, ObjectId, Option<Known>)>,
     ) -> Vec<(ChainInfo, Vec<Entry>)> {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 8);
+        let threads = super::worker_threads();
         if jobs.len() < 2 || threads == 1 {
             return jobs
                 .into_iter()
@@ -1500,31 +1497,11 @@ impl Store {
                 .collect();
         }
         let shared = self.repo.clone().into_sync();
-        let queue = std::sync::Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>());
-        let mut done: Vec<(usize, (ChainInfo, Vec<Entry>))> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    let (shared, queue, notices) = (&shared, &queue, &*self.notices);
-                    s.spawn(move || {
-                        let repo = shared.to_thread_local();
-                        let mut out = Vec::new();
-                        loop {
-                            // take the job and release the queue before working on it
-                            let job = queue.lock().expect("index queue").pop();
-                            let Some((n, (w, t, k))) = job else { break };
-                            out.push((n, index_chain(&repo, notices, &w, t, k, false)));
-                        }
-                        out
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("indexing threads do not panic"))
-                .collect()
-        });
-        done.sort_by_key(|(n, _)| *n);
-        done.into_iter().map(|(_, c)| c).collect()
+        let repos: Vec<gix::Repository> = (0..threads).map(|_| shared.to_thread_local()).collect();
+        let notices = &*self.notices;
+        super::in_order_on(jobs, repos, |repo, (w, t, k)| {
+            index_chain(repo, notices, &w, t, k, false)
+        })
     }
 }
 
@@ -1779,10 +1756,7 @@ fn light_entries(
         }),
         Err(ReceiptFileProblem::Shape(_) | ReceiptFileProblem::Oversized(_)) => None,
     };
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 8);
+    let threads = super::worker_threads();
     if !split || threads == 1 || commits.len() < 256 {
         return commits.iter().map(|c| one(repo, c)).collect();
     }

@@ -511,6 +511,48 @@ pub(crate) fn refs_moved() -> u64 {
     REFS_MOVED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// How many threads the store's work spread over cores uses: one a core, at
+/// most eight.
+pub(crate) fn worker_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8))
+}
+
+/// `work` of each of `jobs`, answered in the jobs' order, on one thread for
+/// each of `workers` (what a thread works with: its own repository handle,
+/// say, since gix's are not shared between threads). Each thread takes the
+/// next job from a queue and lets go of the queue before working on it, so a
+/// long job holds up no other.
+pub(crate) fn in_order_on<J: Send, W: Send, R: Send>(
+    jobs: Vec<J>,
+    workers: Vec<W>,
+    work: impl Fn(&W, J) -> R + Sync,
+) -> Vec<R> {
+    let queue = std::sync::Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>());
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|worker| {
+                let (queue, work) = (&queue, &work);
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    loop {
+                        let job = queue.lock().expect("job queue").pop();
+                        let Some((n, job)) = job else { break };
+                        out.push((n, work(&worker, job)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("worker threads do not panic"))
+            .collect()
+    });
+    done.sort_by_key(|(n, _)| *n);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,

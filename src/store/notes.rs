@@ -796,11 +796,7 @@ impl Store {
         &self,
         writers: &[(String, bool)],
     ) -> Vec<Result<Option<NotesPlan>, StoreError>> {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 8);
-        self.plan_notes_on(writers, threads)
+        self.plan_notes_on(writers, super::worker_threads())
     }
 
     /// [`Store::plan_notes_of`] on at most `threads` threads.
@@ -817,35 +813,12 @@ impl Store {
                 .map(|(w, restart)| self.plan_notes(w, *restart))
                 .collect();
         }
-        let queue = std::sync::Mutex::new(writers.iter().enumerate().collect::<Vec<_>>());
         let workers: Vec<Store> = (0..threads.min(writers.len()))
             .map(|_| self.worker())
             .collect();
-        let mut done: Vec<(usize, Result<Option<NotesPlan>, StoreError>)> =
-            std::thread::scope(|s| {
-                let handles: Vec<_> = workers
-                    .into_iter()
-                    .map(|store| {
-                        let queue = &queue;
-                        s.spawn(move || {
-                            let mut out = Vec::new();
-                            loop {
-                                // take a writer and release the queue before reading
-                                let job = queue.lock().expect("notes queue").pop();
-                                let Some((n, (w, restart))) = job else { break };
-                                out.push((n, store.plan_notes(w, *restart)));
-                            }
-                            out
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().expect("notes threads do not panic"))
-                    .collect()
-            });
-        done.sort_by_key(|(n, _)| *n);
-        done.into_iter().map(|(_, plan)| plan).collect()
+        super::in_order_on(writers.iter().collect(), workers, |store, (w, restart)| {
+            store.plan_notes(w, *restart)
+        })
     }
 
     /// Write the notes commit `plan` describes for `writer` (its objects
