@@ -92,6 +92,10 @@ pub struct Report {
     /// Writers whose notes were not read again: the checkpoint vouches for them
     /// (the same notes tip on the same chain tip).
     pub notes_covered: usize,
+    /// Each chain whose walk, following first parents from its tip, met the
+    /// checkpointed tip it was given (which it so descends from).
+    #[serde(skip)]
+    descended: HashMap<String, ObjectId>,
 }
 
 /// A checkpoint: each chain's verified tip at the last clean run.
@@ -351,6 +355,29 @@ pub struct ChainWalk {
     acceptances: Vec<(u64, String, ObjectId, crate::receipt::Body)>,
     /// Trusted receipts that hold an idempotency key, newest first, with the key.
     keyed: Vec<(String, crate::idempotency::Holder)>,
+    /// How the walk met the base it was given.
+    base: BaseMet,
+}
+
+/// How a chain's walk met the base (the checkpointed tip) it was given.
+#[derive(Debug, Default)]
+enum BaseMet {
+    /// None was given: the chain was walked whole.
+    #[default]
+    NoBase,
+    /// Following first parents from the tip reached it.
+    Reached,
+    /// The walk went past where it should have met it, with what to say then.
+    /// That counts only when the base is an ancestor of the tip by another path
+    /// (a merge); otherwise the chain no longer descends from it, was walked
+    /// whole, and [`verify_checkpoint`] says so.
+    Missed(Box<Finding>),
+    /// The tip does not descend from it (it is not even here, or the chain was
+    /// rolled back past it): the chain was walked whole.
+    NotAncestor,
+    /// The tip descends from it, but it does not read as a chain entry (a
+    /// finding says so): nothing was walked.
+    Unreadable,
 }
 
 /// One chain's stretch as the walk goes down it: what it found so far, the entry
@@ -524,19 +551,23 @@ impl Stretch<'_> {
     fn finish(mut self, reached_base: bool) -> ChainWalk {
         match self.base.take() {
             Some((_, idx, id)) if reached_base => {
+                self.walk.base = BaseMet::Reached;
                 if let Some(child) = &self.child {
                     check_link(&mut self.walk.findings, self.writer, child, idx, &id);
                 }
             }
-            Some((commit, _, _)) => self.finding(
-                None,
-                None,
-                self.tip,
-                "link",
-                format!(
-                    "following first parents from the tip never reaches {commit}, which it must descend from"
-                ),
-            ),
+            Some((commit, _, _)) => {
+                self.walk.base = BaseMet::Missed(Box::new(Finding {
+                    chain: self.writer.to_owned(),
+                    index: None,
+                    id: None,
+                    commit: Some(self.tip.to_string()),
+                    kind: "link",
+                    reason: format!(
+                        "following first parents from the tip never reaches {commit}, which it must descend from"
+                    ),
+                }))
+            }
             None => {}
         }
         self.walk
@@ -575,6 +606,7 @@ fn walk_ranges(
     let mut done: Vec<Option<ChainWalk>> = Vec::with_capacity(writers.len());
     // (chain, tip, the base's commit): what the reader walks
     let mut plan: Vec<(usize, ObjectId, Option<ObjectId>)> = Vec::new();
+    let reader = shared.local();
     for (c, (writer, &(tip, base))) in writers.iter().zip(stretches).enumerate() {
         let mut stretch = Stretch {
             writer,
@@ -585,11 +617,28 @@ fn walk_ranges(
         };
         // The entry the oldest walked one must follow: read that one entry.
         if let Some(commit) = base {
-            match store.chain_entry(writer, commit) {
-                Ok(e) => {
-                    let index = e.receipt.body().chain.index;
+            // An entry that reads cleanly is taken as it is (whether the tip
+            // descends from it, the walk down finds out). Anything else is
+            // asked in full: a base the tip does not descend from (not even
+            // here, or rolled back past) leaves the chain to be walked whole,
+            // and a base it does descend from must read as a chain entry.
+            let read = match clean_entry(&reader, commit) {
+                Some(e) => Ok(e),
+                None if !descends(store, commit, tip) => {
+                    stretch.walk.base = BaseMet::NotAncestor;
+                    plan.push((c, tip, None));
+                    states.push(Some(stretch));
+                    done.push(None);
+                    continue;
+                }
+                None => store
+                    .chain_entry(writer, commit)
+                    .map(|e| (e.receipt.body().chain.index, e.receipt.id().to_owned())),
+            };
+            match read {
+                Ok((index, id)) => {
                     stretch.walk.below_base = index + 1;
-                    stretch.base = Some((commit, index, e.receipt.id().to_owned()));
+                    stretch.base = Some((commit, index, id));
                 }
                 Err(e) => {
                     stretch.finding(
@@ -599,6 +648,7 @@ fn walk_ranges(
                         "link",
                         format!("the entry that newer receipts must follow is unreadable: {e}"),
                     );
+                    stretch.walk.base = BaseMet::Unreadable;
                     states.push(None);
                     done.push(Some(stretch.walk));
                     continue;
@@ -714,21 +764,33 @@ fn check_link(
     }
 }
 
-/// The tip a checkpoint recorded for `writer`, when the chain still descends from
-/// it, so only what came after needs checking. A chain that does not (rolled back,
-/// rewritten, or a tip that is not even here) is walked whole, and
-/// `verify_checkpoint` reports it.
-fn checkpointed_base(
-    store: &Store,
-    checkpoint: Option<&Checkpoint>,
-    writer: &str,
-    tip: ObjectId,
-) -> Option<ObjectId> {
+/// The tip a checkpoint recorded for `writer`: the walk of its chain stops there
+/// when following first parents from `tip` meets it. Whether the chain still
+/// descends from it is what that walk finds out (a chain that does not is walked
+/// whole, and `verify_checkpoint` reports it): no ancestry is asked here, so a
+/// run from a checkpoint pays for the entries after it, not once more a chain.
+fn checkpointed_base(checkpoint: Option<&Checkpoint>, writer: &str) -> Option<ObjectId> {
     let recorded = checkpoint?.chains.get(writer)?;
-    let recorded = ObjectId::from_hex(recorded.as_bytes()).ok()?;
-    let descends = recorded == tip
-        || (store.has_commit(recorded) && store.is_ancestor(recorded, tip).unwrap_or(false));
-    descends.then_some(recorded)
+    ObjectId::from_hex(recorded.as_bytes()).ok()
+}
+
+/// Whether chain commit `recorded` is here and `tip` descends from it, by any
+/// path (git's answer, a merge base).
+fn descends(store: &Store, recorded: ObjectId, tip: ObjectId) -> bool {
+    recorded == tip
+        || (store.has_commit(recorded) && store.is_ancestor(recorded, tip).unwrap_or(false))
+}
+
+/// The index and receipt id of the chain entry at `commit`, when it reads
+/// cleanly through `reader` (a one-parent commit whose `receipt.json` parses);
+/// `None` for anything else, which [`Store::chain_entry`] then reads and words.
+fn clean_entry(reader: &crate::store::EntryReader, commit: ObjectId) -> Option<(u64, String)> {
+    let raw = reader.read(commit);
+    if raw.parents.len() > 1 || raw.stub.is_some() {
+        return None;
+    }
+    let r = Receipt::parse_owned(raw.bytes.ok()?).ok()?;
+    Some((r.body().chain.index, r.id().to_owned()))
 }
 
 /// Where every receipt a verify has seen sits, in 32 bytes a receipt (the first
@@ -855,7 +917,7 @@ pub fn verify(
     let chains = store.writers()?;
     let stretches: Vec<(ObjectId, Option<ObjectId>)> = chains
         .iter()
-        .map(|(writer, tip)| (*tip, checkpointed_base(store, vouching, writer, *tip)))
+        .map(|(writer, tip)| (*tip, checkpointed_base(vouching, writer)))
         .collect();
     let names: Vec<String> = chains.iter().map(|(w, _)| w.clone()).collect();
     let walks = walk_ranges(store, &shared, &names, &stretches, trust, progress)?;
@@ -863,7 +925,29 @@ pub fn verify(
     // or below it
     let mut grown: HashMap<String, u64> = HashMap::new();
     drop(names);
-    for (((writer, tip), walk), (_, base)) in chains.into_iter().zip(walks).zip(stretches) {
+    for (((writer, tip), mut walk), (_, base)) in chains.into_iter().zip(walks).zip(stretches) {
+        // The base the chain was checked above, if any. A walk that went past
+        // its base: the chain descends from it only by another path (a merge,
+        // then the walk's finding stands) or not at all (rolled back or
+        // rewritten: it was walked whole, as a chain with no base is, and
+        // `verify_checkpoint` says so).
+        let base = match (base, std::mem::take(&mut walk.base)) {
+            (Some(b), BaseMet::Reached | BaseMet::Unreadable) => Some(b),
+            (Some(b), BaseMet::Missed(missed)) if descends(store, b, tip) => {
+                walk.findings.push(*missed);
+                Some(b)
+            }
+            (Some(_), BaseMet::Missed(_)) => {
+                walk.below_base = 0;
+                None
+            }
+            (_, BaseMet::NoBase | BaseMet::NotAncestor) | (None, _) => None,
+        };
+        // the chain descends from its checkpointed tip: `verify_checkpoint`
+        // need not ask again
+        if let Some(b) = base {
+            report.descended.insert(writer.clone(), b);
+        }
         report.chains += 1;
         report.tips.insert(writer.clone(), tip.to_string());
         report.receipts += walk.receipts;
@@ -1476,13 +1560,23 @@ fn check_notes(
 
 /// Report, as `checkpoint` findings, every chain of `cp` that was deleted or no
 /// longer descends from the tip `cp` recorded (rolled back or rewritten).
-/// [`verify`] does this for the checkpoint it is given.
+/// [`verify`] does this for the checkpoint it is given. A chain that `report`'s
+/// own walk found descending from the recorded tip (it was checked above it) is
+/// not asked again; any other is read and asked here.
 pub fn verify_checkpoint(
     store: &Store,
     cp: &Checkpoint,
     report: &mut Report,
 ) -> Result<(), StoreError> {
     for (writer, recorded) in &cp.chains {
+        // what this run's walk found: the chain it verified descends from it
+        if report
+            .descended
+            .get(writer)
+            .is_some_and(|d| ObjectId::from_hex(recorded.as_bytes()).ok() == Some(*d))
+        {
+            continue;
+        }
         let mut finding = |reason: String| {
             report.findings.push(Finding {
                 chain: writer.clone(),

@@ -259,7 +259,7 @@ fn section_7_a_checkpoint_spares_what_it_covers_and_catches_a_rollback() {
             c[1], c[0]
         )
     );
-    assert_eq!(r.receipts, 1, "walked whole");
+    assert_eq!((r.receipts, r.covered), (1, 0), "walked whole");
     // deleted
     s.git(&[
         "update-ref",
@@ -626,6 +626,80 @@ fn section_7_a_tip_that_reaches_the_checkpointed_tip_only_by_a_second_parent_is_
         )
     );
     assert_eq!(r.findings[1].commit, Some(forged.to_string()));
+}
+
+/// A checkpoint naming a chain commit this repository never held (a checkpoint
+/// file from another clone of a rewritten chain): the chain is walked whole,
+/// nothing is counted as covered, and the checkpoint finding says where it went.
+#[test]
+fn section_7_a_checkpointed_tip_that_is_not_here_leaves_the_chain_walked_whole() {
+    let (s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let gone = "e".repeat(40);
+    cp.chains.insert(writer(), gone.clone());
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("checkpoint", None)], "{:?}", r.findings);
+    assert_eq!(
+        r.findings[0].reason,
+        format!(
+            "chain no longer descends from {gone}, its tip at the checkpoint: it was rolled back or rewritten (now {})",
+            c[1]
+        )
+    );
+    assert_eq!((r.receipts, r.covered), (2, 0));
+}
+
+/// A checkpointed tip the chain descends from that is no chain entry (a
+/// commit without `receipt.json`, spliced under a forged tip): nothing newer can
+/// be linked to it, which is the one finding; the chain is not walked past it
+/// and the checkpoint itself holds (the chain does descend from it).
+#[test]
+fn section_7_a_checkpointed_tip_that_is_no_entry_is_a_link_finding_and_nothing_more() {
+    let (mut s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let source = s.head();
+    let spliced = commit_tree(&s, source, &[c[1]]);
+    let tip = commit_tree(&s, c[1], &[spliced]);
+    set_chain(&mut s, tip);
+    cp.chains.insert(writer(), spliced.to_string());
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("link", None)], "{:?}", r.findings);
+    assert!(
+        r.findings[0]
+            .reason
+            .starts_with("the entry that newer receipts must follow is unreadable: "),
+        "{:?}",
+        r.findings
+    );
+    assert_eq!(r.findings[0].commit, Some(spliced.to_string()));
+    assert_eq!((r.receipts, r.covered), (0, 0));
+}
+
+/// Where the walk met the checkpointed tip, `verify_checkpoint` takes the
+/// walk's word; where it did not, it asks the repository, so a report that says
+/// nothing of a chain still gets its rollback found.
+#[test]
+fn section_7_the_checkpoint_is_held_by_the_walk_s_answer_or_asked_again() {
+    let (mut s, c) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(r.findings, []);
+    assert_eq!(r.descended.get(&writer()), Some(&c[1]));
+    // the walk's answer is this run's: a report of another run is asked again
+    set_chain(&mut s, c[0]);
+    let mut stale = r.clone();
+    stale.findings.clear();
+    verify_checkpoint(&s.store, &cp, &mut stale).unwrap();
+    assert_eq!(stale.findings, [], "the report's walk met the tip");
+    let mut fresh = Report::default();
+    verify_checkpoint(&s.store, &cp, &mut fresh).unwrap();
+    assert_eq!(
+        fresh.findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+        ["checkpoint"]
+    );
 }
 
 /// A log ref named after the blob it points at, whose blob is gone from the
