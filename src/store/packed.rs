@@ -90,6 +90,8 @@ impl LazyPacks {
 /// The pack files of one repository, opened once, and the bases inflated so far.
 pub(crate) struct Packs {
     bundles: Vec<pack::Bundle>,
+    /// The position in `bundles` of the pack that held the last object found.
+    last_hit: std::sync::atomic::AtomicUsize,
     hash: gix::hash::Kind,
     state: Mutex<State>,
 }
@@ -129,6 +131,7 @@ impl Packs {
         bundles.sort_by_key(|b| std::cmp::Reverse(b.index.num_objects()));
         Packs {
             bundles,
+            last_hit: Default::default(),
             hash,
             state: Mutex::new(State {
                 cache: pack::cache::lru::MemoryCappedHashmap::new(CACHE_BYTES),
@@ -147,10 +150,25 @@ impl Packs {
     /// Object `id` into `out`, and its kind, when a pack opened here holds it and it
     /// decodes within [`ALLOC_LIMIT`]; `None` otherwise (read it the usual way).
     pub(crate) fn read(&self, id: &gix::oid, out: &mut Vec<u8>) -> Option<gix::objs::Kind> {
-        let (bundle, offset) = self
+        // The pack that held the last object found is asked first: a walk reads
+        // an entry's commit, tree and blob, and a chain's next entry, mostly
+        // from the pack one fetch brought them in. (mutants: which pack is
+        // asked first is equivalent in answers: an object is the same bytes in
+        // any pack that holds it.)
+        let first = self.last_hit.load(std::sync::atomic::Ordering::Relaxed);
+        let (at, bundle, offset) = self
             .bundles
-            .iter()
-            .find_map(|b| position(&b.index, id).map(|n| (b, b.index.pack_offset_at_index(n))))?;
+            .get(first)
+            .map(|b| (first, b))
+            .into_iter()
+            .chain(self.bundles.iter().enumerate().filter(|(n, _)| *n != first))
+            .find_map(|(n, b)| {
+                position(&b.index, id).map(|p| (n, b, b.index.pack_offset_at_index(p)))
+            })?;
+        if at != first {
+            self.last_hit
+                .store(at, std::sync::atomic::Ordering::Relaxed);
+        }
         let mut state = self.state.lock().ok()?;
         let State {
             cache,
