@@ -1070,7 +1070,7 @@ pub fn verify(
             });
         }
     }
-    verify_notes(store, &reader, vouching, &grown, &mut report)?;
+    verify_notes(store, &shared, vouching, &grown, &mut report)?;
     verify_log_refs(store, &mut report)?;
     if let Some(cp) = checkpoint {
         verify_checkpoint(store, cp, &mut report)?;
@@ -1180,9 +1180,12 @@ fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError>
     Ok(())
 }
 
+/// Check every writer's notes against its chain (see [`notes_of`]): the writers
+/// spread over every core, each thread reading through its own store of the
+/// repository, and what each finds added to `report` in writer order.
 fn verify_notes(
     store: &Store,
-    reader: &crate::store::EntryReader,
+    shared: &crate::store::SharedReader,
     vouching: Option<&Checkpoint>,
     grown: &HashMap<String, u64>,
     report: &mut Report,
@@ -1213,8 +1216,9 @@ fn verify_notes(
         .enumerate()
         .map(|(n, c)| (c.writer.as_str(), n))
         .collect();
-    // One writer at a time, in writer order, so what is held is one chain's
-    // records and notes, never the whole repository's.
+    // Each thread holds one writer's records and notes at a time, never the
+    // whole repository's; what a writer's check found is held until the
+    // writers before it are done.
     let mut writers: Vec<&str> = chain_of
         .keys()
         .copied()
@@ -1222,163 +1226,228 @@ fn verify_notes(
         .collect();
     writers.sort_unstable();
     writers.dedup();
-    for writer in writers {
-        if broken.contains(writer) {
-            continue;
-        }
-        let notes_tip = with_notes.get(writer).map(ObjectId::to_string);
-        // the notes the checkpoint found whole beside this very chain: what
-        // they show cannot have changed (both tips name their content)
-        if let (Some(cp), Some(tip)) = (vouching, &notes_tip)
-            && cp.notes.get(writer) == Some(tip)
-            && cp.chains.contains_key(writer)
-            && cp.chains.get(writer) == report.tips.get(writer)
-        {
-            report.notes_covered += 1;
-            report.notes_tips.insert(writer.to_owned(), tip.clone());
-            continue;
-        }
-        // what this writer's check adds is all about its notes: a chain with
-        // findings of another kind was passed over above
-        let said = |r: &Report| r.findings.len() + r.warnings.len();
-        let said_before = said(report);
-        let chain = chain_of.get(writer).copied();
-        let range = chain.and_then(|c| tables.ranges[c].clone()).unwrap_or(0..0);
-        let records = index
-            .records_in(range.clone())
-            .map_err(|e| StoreError::Git {
-                what: "reading the receipt index".into(),
-                source: Box::new(e),
-            })?;
-        // this chain's entries: chain commit -> (id prefix, subject, inputs), and
-        // per object and check the newest record, which its note should show
-        let mut known: HashMap<ObjectId, Seen> = HashMap::new();
-        let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
-        // The notes the checkpoint found whole beside the chain this one grew
-        // from (same trust): a note there, at the same path with the same blob,
-        // on an object no newer receipt is about, names receipts the chain still
-        // holds (a chain that grew keeps every entry below) and showed then all
-        // it should. Only the notes on the other objects are read again.
-        // From a signed checkpoint, which names no notes of this clone's (a
-        // clone derives its own): the notes on the objects the receipts above
-        // the checkpoint are about, and no other. The rest show
-        // receipts the checkpoint covers, which this run does not read either
-        // (a whole `verify` checks every note); reading them all made a verify
-        // from a checkpoint cost what the whole history's notes cost.
-        let before = match (vouching, notes_tip.as_deref(), grown.get(writer)) {
-            (Some(cp), Some(tip), Some(&below)) => {
-                ObjectId::from_hex(tip.as_bytes()).ok().and_then(|new| {
-                    let changed = cp
-                        .notes
-                        .get(writer)
-                        .and_then(|old| ObjectId::from_hex(old.as_bytes()).ok())
-                        .and_then(|old| store.notes_changed(old, new).ok());
-                    // a checkpoint of this clone's that did not find them
-                    // whole (or an older file): every note is read, as before
-                    (changed.is_some() || cp.signed_elsewhere).then_some((new, changed, below))
-                })
-            }
-            _ => None,
-        };
-        // notes found whole: every note read, or the checkpoint's vouched for
-        // what was not (a checkpoint signed after this run records them)
-        let whole = before
-            .as_ref()
-            .is_none_or(|(_, changed, _)| changed.is_some());
-        // the objects receipts above the checkpoint are about
-        let mut touched: HashSet<ObjectId> = HashSet::new();
-        for (n, r) in range.zip(records) {
-            let [subject, inputs] = tables.objects[n];
-            if before
-                .as_ref()
-                .is_some_and(|(_, _, below)| r.position >= *below)
-            {
-                touched.extend([subject, inputs]);
-            }
-            known.entry(r.commit).or_insert(Seen {
-                id_prefix: r.id_prefix,
-                subject,
-                inputs,
-            });
-            if r.decision {
-                continue; // notes show check receipts only
-            }
-            for object in [subject, inputs] {
-                newest
-                    .entry((object, r.check))
-                    .and_modify(|n| {
-                        // mutants: `>=` is equivalent: no two records of one chain
-                        // tie. The index keeps a chain's entries only while each
-                        // sits at the position after the one below it
-                        // (`index_chain` in store/index.rs), and reads a file only
-                        // when sealed by this user's key, so a chain's records
-                        // hold distinct positions (and a chain that reaches here
-                        // has no finding besides: its positions are 0, 1, ...).
-                        if r.position > n.position {
-                            *n = r;
-                        }
-                    })
-                    .or_insert(r);
-            }
-        }
-        // what the writer's notes show: (object, chain commit named), one
-        // table for them all (a set an object cost an allocation a note)
-        let mut shown: HashSet<(ObjectId, ObjectId)> = HashSet::new();
-        // with the checkpoint's notes: the objects whose notes are read
-        let only = before.map(|(tip, changed, _)| {
-            let mut changed = changed.unwrap_or_default();
-            changed.extend(touched);
-            (tip, changed)
-        });
-        let readable = notes_tip.is_some()
-            && check_notes(
-                store,
-                reader,
-                writer,
-                &known,
-                only.as_ref().map(|(tip, objects)| (*tip, objects)),
-                &mut shown,
-                report,
-            )?;
-        let mut missing: Vec<(ObjectId, Record)> = newest
-            .into_iter()
-            .filter(|((object, _), r)| {
-                only.as_ref()
-                    .is_none_or(|(_, objects)| objects.contains(object))
-                    && !shown.contains(&(*object, r.commit))
-            })
-            .map(|((object, _), r)| (object, r))
-            .collect();
-        missing.sort_by_key(|(object, r)| (r.position, *object));
-        let why = if readable {
-            "its writer's notes do not show it"
-        } else {
-            "its writer has no readable notes"
-        };
-        for (object, r) in missing {
-            report.warnings.push(Finding {
-                chain: writer.to_owned(),
-                index: Some(r.position),
-                id: None,
-                commit: Some(object.to_string()),
-                kind: "note",
-                reason: format!(
-                    "receipt #{} (chain commit {}) is about {}, but {why}; `git receipt reindex` rebuilds the notes (a display only: decisions read the chains)",
-                    r.position,
-                    r.commit.to_hex_with_len(7),
-                    object.to_hex_with_len(7)
-                ),
-            });
-        }
-        if let Some(tip) = notes_tip
-            && readable
-            && whole
-            && said(report) == said_before
-        {
-            report.notes_tips.insert(writer.to_owned(), tip);
-        }
+    let cx = NotesCx {
+        index: &index,
+        tables: &tables,
+        broken: &broken,
+        with_notes: &with_notes,
+        chain_of: &chain_of,
+        vouching,
+        grown,
+        tips: &report.tips,
+    };
+    let threads = crate::store::worker_threads().min(writers.len()).max(1);
+    let workers: Vec<(Store, crate::store::EntryReader)> = (0..threads)
+        .map(|_| (store.worker(), shared.local()))
+        .collect();
+    let parts = crate::store::in_order_on(writers, workers, |(store, reader), writer| {
+        notes_of(&cx, store, reader, writer)
+    });
+    for part in parts {
+        let part = part?;
+        report.findings.extend(part.findings);
+        report.warnings.extend(part.warnings);
+        report.note_lines += part.note_lines;
+        report.notes_tips.extend(part.notes_tips);
+        report.notes_covered += part.notes_covered;
     }
     Ok(())
+}
+
+/// What every writer's notes check reads: the receipt index, and what the
+/// chains' walk found.
+struct NotesCx<'a> {
+    index: &'a crate::store::index::Index,
+    tables: &'a NotesTables,
+    /// Chains with findings of their own.
+    broken: &'a HashSet<String>,
+    /// Each writer with notes, and their tip.
+    with_notes: &'a HashMap<String, ObjectId>,
+    /// Each writer's chain number in the index.
+    chain_of: &'a HashMap<&'a str, usize>,
+    vouching: Option<&'a Checkpoint>,
+    grown: &'a HashMap<String, u64>,
+    /// The tip of every chain as verified.
+    tips: &'a BTreeMap<String, String>,
+}
+
+/// `writer`'s notes checked against its chain, as a report of that writer's
+/// alone: every note line must name a receipt of the chain whose signed subject
+/// is the annotated commit or inputs tree (findings), and the newest receipt per
+/// object and check should be shown (warnings: notes are a display).
+fn notes_of(
+    cx: &NotesCx<'_>,
+    store: &Store,
+    reader: &crate::store::EntryReader,
+    writer: &str,
+) -> Result<Report, StoreError> {
+    let NotesCx {
+        index,
+        tables,
+        broken,
+        with_notes,
+        chain_of,
+        vouching,
+        grown,
+        tips,
+    } = *cx;
+    let mut report = Report::default();
+    let report = &mut report;
+    if broken.contains(writer) {
+        return Ok(std::mem::take(report));
+    }
+    let notes_tip = with_notes.get(writer).map(ObjectId::to_string);
+    // the notes the checkpoint found whole beside this very chain: what
+    // they show cannot have changed (both tips name their content)
+    if let (Some(cp), Some(tip)) = (vouching, &notes_tip)
+        && cp.notes.get(writer) == Some(tip)
+        && cp.chains.contains_key(writer)
+        && cp.chains.get(writer) == tips.get(writer)
+    {
+        report.notes_covered += 1;
+        report.notes_tips.insert(writer.to_owned(), tip.clone());
+        return Ok(std::mem::take(report));
+    }
+    // what this writer's check adds is all about its notes: a chain with
+    // findings of another kind was passed over above
+    let said = |r: &Report| r.findings.len() + r.warnings.len();
+    let said_before = said(report);
+    let chain = chain_of.get(writer).copied();
+    let range = chain.and_then(|c| tables.ranges[c].clone()).unwrap_or(0..0);
+    let records = index
+        .records_in(range.clone())
+        .map_err(|e| StoreError::Git {
+            what: "reading the receipt index".into(),
+            source: Box::new(e),
+        })?;
+    // this chain's entries: chain commit -> (id prefix, subject, inputs), and
+    // per object and check the newest record, which its note should show
+    let mut known: HashMap<ObjectId, Seen> = HashMap::new();
+    let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
+    // The notes the checkpoint found whole beside the chain this one grew
+    // from (same trust): a note there, at the same path with the same blob,
+    // on an object no newer receipt is about, names receipts the chain still
+    // holds (a chain that grew keeps every entry below) and showed then all
+    // it should. Only the notes on the other objects are read again.
+    // From a signed checkpoint, which names no notes of this clone's (a
+    // clone derives its own): the notes on the objects the receipts above
+    // the checkpoint are about, and no other. The rest show
+    // receipts the checkpoint covers, which this run does not read either
+    // (a whole `verify` checks every note); reading them all made a verify
+    // from a checkpoint cost what the whole history's notes cost.
+    let before = match (vouching, notes_tip.as_deref(), grown.get(writer)) {
+        (Some(cp), Some(tip), Some(&below)) => {
+            ObjectId::from_hex(tip.as_bytes()).ok().and_then(|new| {
+                let changed = cp
+                    .notes
+                    .get(writer)
+                    .and_then(|old| ObjectId::from_hex(old.as_bytes()).ok())
+                    .and_then(|old| store.notes_changed(old, new).ok());
+                // a checkpoint of this clone's that did not find them
+                // whole (or an older file): every note is read, as before
+                (changed.is_some() || cp.signed_elsewhere).then_some((new, changed, below))
+            })
+        }
+        _ => None,
+    };
+    // notes found whole: every note read, or the checkpoint's vouched for
+    // what was not (a checkpoint signed after this run records them)
+    let whole = before
+        .as_ref()
+        .is_none_or(|(_, changed, _)| changed.is_some());
+    // the objects receipts above the checkpoint are about
+    let mut touched: HashSet<ObjectId> = HashSet::new();
+    for (n, r) in range.zip(records) {
+        let [subject, inputs] = tables.objects[n];
+        if before
+            .as_ref()
+            .is_some_and(|(_, _, below)| r.position >= *below)
+        {
+            touched.extend([subject, inputs]);
+        }
+        known.entry(r.commit).or_insert(Seen {
+            id_prefix: r.id_prefix,
+            subject,
+            inputs,
+        });
+        if r.decision {
+            continue; // notes show check receipts only
+        }
+        for object in [subject, inputs] {
+            newest
+                .entry((object, r.check))
+                .and_modify(|n| {
+                    // mutants: `>=` is equivalent: no two records of one chain
+                    // tie. The index keeps a chain's entries only while each
+                    // sits at the position after the one below it
+                    // (`index_chain` in store/index.rs), and reads a file only
+                    // when sealed by this user's key, so a chain's records
+                    // hold distinct positions (and a chain that reaches here
+                    // has no finding besides: its positions are 0, 1, ...).
+                    if r.position > n.position {
+                        *n = r;
+                    }
+                })
+                .or_insert(r);
+        }
+    }
+    // what the writer's notes show: (object, chain commit named), one
+    // table for them all (a set an object cost an allocation a note)
+    let mut shown: HashSet<(ObjectId, ObjectId)> = HashSet::new();
+    // with the checkpoint's notes: the objects whose notes are read
+    let only = before.map(|(tip, changed, _)| {
+        let mut changed = changed.unwrap_or_default();
+        changed.extend(touched);
+        (tip, changed)
+    });
+    let readable = notes_tip.is_some()
+        && check_notes(
+            store,
+            reader,
+            writer,
+            &known,
+            only.as_ref().map(|(tip, objects)| (*tip, objects)),
+            &mut shown,
+            report,
+        )?;
+    let mut missing: Vec<(ObjectId, Record)> = newest
+        .into_iter()
+        .filter(|((object, _), r)| {
+            only.as_ref()
+                .is_none_or(|(_, objects)| objects.contains(object))
+                && !shown.contains(&(*object, r.commit))
+        })
+        .map(|((object, _), r)| (object, r))
+        .collect();
+    missing.sort_by_key(|(object, r)| (r.position, *object));
+    let why = if readable {
+        "its writer's notes do not show it"
+    } else {
+        "its writer has no readable notes"
+    };
+    for (object, r) in missing {
+        report.warnings.push(Finding {
+            chain: writer.to_owned(),
+            index: Some(r.position),
+            id: None,
+            commit: Some(object.to_string()),
+            kind: "note",
+            reason: format!(
+                "receipt #{} (chain commit {}) is about {}, but {why}; `git receipt reindex` rebuilds the notes (a display only: decisions read the chains)",
+                r.position,
+                r.commit.to_hex_with_len(7),
+                object.to_hex_with_len(7)
+            ),
+        });
+    }
+    if let Some(tip) = notes_tip
+        && readable
+        && whole
+        && said(report) == said_before
+    {
+        report.notes_tips.insert(writer.to_owned(), tip);
+    }
+    Ok(std::mem::take(report))
 }
 
 /// What the notes check needs of one chain entry.

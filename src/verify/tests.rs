@@ -337,6 +337,50 @@ fn a_note_copied_to_another_commit_is_a_finding() {
     assert_eq!(r.findings[0].commit, Some(other.to_string()));
 }
 
+/// Writers' notes are checked on every core; what each finds is said in writer
+/// order, and every line is counted once.
+#[test]
+fn notes_checked_on_many_threads_are_reported_in_writer_order() {
+    let s = Scratch::new();
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "1\n")], "src");
+    let seeds = [5u8, 1, 4, 2, 3];
+    for &k in &seeds {
+        s.run(&key(k), &c, "test", h, 0, u64::from(k));
+    }
+    s.git(&["checkout", "-q", "--orphan", "other"]);
+    let other = s.commit(&[("x", "1\n")], "other");
+    let mut writers: Vec<String> = seeds
+        .iter()
+        .map(|&k| writer_id(key(k).public(), "default"))
+        .collect();
+    for w in &writers {
+        let notes = format!("receipts/{w}");
+        s.git(&[
+            "notes",
+            "--ref",
+            &notes,
+            "copy",
+            &h.to_string(),
+            &other.to_string(),
+        ]);
+    }
+    let mut s = s;
+    s.reopen();
+    let r = run(&s, &trust_of(&seeds), None);
+    writers.sort();
+    let said: Vec<&str> = r.findings.iter().map(|f| f.chain.as_str()).collect();
+    assert_eq!(said, writers, "{:?}", r.findings);
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.kind == "note" && f.commit == Some(other.to_string()))
+    );
+    // each writer's note on the commit, on its inputs tree and the copy
+    assert_eq!(r.note_lines, 15);
+    assert_eq!(r.notes_tips.len(), 0, "no writer's notes were found whole");
+}
+
 #[test]
 fn a_receipt_in_another_writer_s_chain_is_a_writer_finding() {
     let (mut s, _) = chain_of(1);
