@@ -348,34 +348,52 @@ impl Mem {
             .collect()
     }
 
+    /// The index file's bytes, sealed with `key` (see [`Mem::encode_to`]).
+    #[cfg(test)]
     fn encode(&self, key: &Key) -> Vec<u8> {
-        let mut chains = Vec::new();
-        for c in &self.chains {
-            chains.extend_from_slice(c.tip.as_bytes());
-            chains.extend_from_slice(&c.count.to_le_bytes());
-            chains.extend_from_slice(&(c.writer.len() as u16).to_le_bytes());
-            chains.extend_from_slice(c.writer.as_bytes());
-        }
-        let mut out = Vec::with_capacity(
-            HEADER_LEN
-                + chains.len()
-                + FANOUT_LEN
-                + self.keys.len() * key_len(self.kind.len_in_bytes())
-                + self.records.len() * record_len(self.kind.len_in_bytes()),
-        );
-        out.extend_from_slice(MAGIC);
+        let mut out = Vec::new();
+        self.encode_to(key, &mut out)
+            .expect("writing to memory does not fail");
+        out
+    }
+
+    /// Write the index file to `out` block by block, each body block tagged as
+    /// it is done, then the tags and the sealed trailer: what is held beyond
+    /// this index is one block and the tags (16 bytes a 4 KiB block), never a
+    /// copy of the whole file (which at a million receipts is a hundred
+    /// megabytes, at the end of a fetch that holds the most already).
+    fn encode_to(&self, key: &Key, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut body = Blocks {
+            key,
+            out,
+            block: Vec::with_capacity(BLOCK),
+            tags: Vec::new(),
+            len: 0,
+        };
+        // each chain: its tip, its count (8 bytes), its writer's length (2) and the writer
+        let chains_len: usize = self
+            .chains
+            .iter()
+            .map(|c| c.tip.as_bytes().len() + 8 + 2 + c.writer.len())
+            .sum();
+        body.put(MAGIC)?;
         for n in [
             VERSION,
             self.chains.len() as u32,
             self.records.len() as u32,
             self.keys.len() as u32,
-            chains.len() as u32,
+            chains_len as u32,
             self.kind.len_in_bytes() as u32,
         ] {
-            out.extend_from_slice(&n.to_le_bytes());
+            body.put(&n.to_le_bytes())?;
         }
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&chains);
+        body.put(&[0; 4])?;
+        for c in &self.chains {
+            body.put(c.tip.as_bytes())?;
+            body.put(&c.count.to_le_bytes())?;
+            body.put(&(c.writer.len() as u16).to_le_bytes())?;
+            body.put(c.writer.as_bytes())?;
+        }
         let mut fanout = [0u32; 256];
         for (oid, _) in &self.keys {
             fanout[oid.as_bytes()[0] as usize] += 1;
@@ -383,39 +401,84 @@ impl Mem {
         let mut total = 0;
         for f in fanout {
             total += f;
-            out.extend_from_slice(&total.to_le_bytes());
+            body.put(&total.to_le_bytes())?;
         }
         for (oid, r) in &self.keys {
-            out.extend_from_slice(oid.as_bytes());
-            out.extend_from_slice(&r.to_le_bytes());
+            body.put(oid.as_bytes())?;
+            body.put(&r.to_le_bytes())?;
         }
         for r in &self.records {
-            out.extend_from_slice(r.commit.as_bytes());
-            out.extend_from_slice(&r.chain.to_le_bytes());
-            out.extend_from_slice(&r.position.to_le_bytes());
-            out.extend_from_slice(&r.started.to_le_bytes());
-            out.extend_from_slice(&r.id_prefix);
-            out.extend_from_slice(&r.check.to_le_bytes());
-            out.extend_from_slice(&r.definition.to_le_bytes());
-            out.push(u8::from(r.passed) | (u8::from(r.dirty) << 1) | (u8::from(r.decision) << 2));
-            out.extend_from_slice(&[0; 3]);
+            body.put(r.commit.as_bytes())?;
+            body.put(&r.chain.to_le_bytes())?;
+            body.put(&r.position.to_le_bytes())?;
+            body.put(&r.started.to_le_bytes())?;
+            body.put(&r.id_prefix)?;
+            body.put(&r.check.to_le_bytes())?;
+            body.put(&r.definition.to_le_bytes())?;
+            body.put(&[
+                u8::from(r.passed) | (u8::from(r.dirty) << 1) | (u8::from(r.decision) << 2),
+                0,
+                0,
+                0,
+            ])?;
         }
-        let body_len = out.len();
-        let tags: Vec<u8> = out
-            .chunks(BLOCK)
-            .enumerate()
-            .flat_map(|(n, b)| block_tag(key, n, b))
-            .collect();
+        body.end()?;
+        let Blocks { out, tags, len, .. } = body;
         let blocks = (tags.len() / TAG_LEN) as u32;
-        out.extend_from_slice(&tags);
+        out.write_all(&tags)?;
         let mut trailer = Vec::with_capacity(TRAILER_LEN);
-        trailer.extend_from_slice(&(body_len as u64).to_le_bytes());
+        trailer.extend_from_slice(&(len as u64).to_le_bytes());
         trailer.extend_from_slice(&blocks.to_le_bytes());
         let seal = key.mac(&[TABLE_DOMAIN, &trailer, &tags]);
         trailer.extend_from_slice(&seal);
         trailer.extend_from_slice(MAGIC);
-        out.extend_from_slice(&trailer);
-        out
+        out.write_all(&trailer)
+    }
+}
+
+/// The body of an index file as it is written: [`BLOCK`] bytes at a time, each
+/// tagged ([`block_tag`]) and passed on when full.
+struct Blocks<'a, W> {
+    key: &'a Key,
+    out: &'a mut W,
+    /// The block being filled.
+    block: Vec<u8>,
+    /// The tags of the blocks passed on.
+    tags: Vec<u8>,
+    /// Body bytes so far.
+    len: usize,
+}
+
+impl<W: std::io::Write> Blocks<'_, W> {
+    fn put(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        self.len += bytes.len();
+        while !bytes.is_empty() {
+            let take = (BLOCK - self.block.len()).min(bytes.len());
+            self.block.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.block.len() == BLOCK {
+                self.pass_on()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Tag the block and pass it on.
+    fn pass_on(&mut self) -> std::io::Result<()> {
+        let n = self.tags.len() / TAG_LEN;
+        self.tags
+            .extend_from_slice(&block_tag(self.key, n, &self.block));
+        self.out.write_all(&self.block)?;
+        self.block.clear();
+        Ok(())
+    }
+
+    /// Pass on the last block, if it holds anything.
+    fn end(&mut self) -> std::io::Result<()> {
+        if self.block.is_empty() {
+            return Ok(());
+        }
+        self.pass_on()
     }
 }
 
@@ -1836,10 +1899,14 @@ impl Store {
                 return IndexWrite::Failed(format!("creating {}: {e}", lock.display()));
             }
         };
-        let written = file
-            .write_all(&mem.encode(key))
-            .and_then(|_| file.sync_all())
-            .map_err(|e| format!("writing {}: {e}", lock.display()));
+        let written = (|| {
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut file);
+            mem.encode_to(key, &mut buffered)?;
+            buffered.flush()?;
+            drop(buffered);
+            file.sync_all()
+        })()
+        .map_err(|e| format!("writing {}: {e}", lock.display()));
         crash_point("index-write");
         let renamed = written.and_then(|()| {
             std::fs::rename(&lock, &path)
@@ -2063,6 +2130,68 @@ mod tests {
         let back = view.to_mem().unwrap();
         assert_eq!(back.records, mem.records);
         assert_eq!(back.keys, mem.keys);
+    }
+
+    /// An index of many blocks, written block by block: read back, it is the
+    /// index that was written, and a writer that fails part way is an error
+    /// (the caller then removes its lock file), never a panic.
+    #[test]
+    fn an_index_of_many_blocks_is_written_one_block_at_a_time() {
+        let kind = gix::hash::Kind::Sha1;
+        let chains: Vec<(ChainInfo, Vec<Entry>)> = (0..40u8)
+            .map(|c| {
+                let entries = (0..60u8)
+                    .map(|n| {
+                        let mut e = entry_of(kind, n, c, n.wrapping_add(c));
+                        e.record.commit = ObjectId::from_bytes_or_panic(&[c ^ n; 20]);
+                        e
+                    })
+                    .collect();
+                let info = ChainInfo {
+                    writer: format!("w-{c:02}"),
+                    tip: oid_of(kind, c),
+                    count: 60,
+                };
+                (info, entries)
+            })
+            .collect();
+        let mem = Mem::from_entries(chains, kind);
+        let bytes = mem.encode(&KEY);
+        assert!(bytes.len() > 40 * BLOCK, "{} bytes", bytes.len());
+        let view = view_of(&bytes).unwrap().unwrap();
+        assert_eq!(view.chains, mem.chains);
+        let back = view.to_mem().unwrap();
+        assert_eq!(back.records, mem.records);
+        assert_eq!(back.keys, mem.keys);
+        for o in [0, 7, 39, 59, 98] {
+            assert_eq!(
+                view.lookup(&oid(o)).unwrap(),
+                mem.lookup(&oid(o)),
+                "object {o}"
+            );
+        }
+        /// Takes `room` bytes, then fails.
+        struct Full(usize);
+        impl std::io::Write for Full {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                if b.len() > self.0 {
+                    return Err(std::io::Error::other("disk full"));
+                }
+                self.0 -= b.len();
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        for room in [0, BLOCK - 1, 10 * BLOCK, bytes.len() - 1] {
+            let failed = mem.encode_to(&KEY, &mut Full(room));
+            assert!(
+                failed.is_err_and(|e| e.to_string() == "disk full"),
+                "room {room}"
+            );
+        }
+        assert!(mem.encode_to(&KEY, &mut Full(bytes.len())).is_ok());
     }
 
     #[test]
