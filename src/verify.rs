@@ -784,6 +784,12 @@ fn descends(store: &Store, recorded: ObjectId, tip: ObjectId) -> bool {
 /// The index and receipt id of the chain entry at `commit`, when it reads
 /// cleanly through `reader` (a one-parent commit whose `receipt.json` parses);
 /// `None` for anything else, which [`Store::chain_entry`] then reads and words.
+///
+/// mutants: `None` for the body, and `>=` for `>` (only roots read fast), are
+/// equivalent in answers: the full read then answers alone, only slower. A
+/// stub's bytes are an error here, so the stub test only saves a parse.
+/// Accepting two parents is held by
+/// `section_7_a_checkpointed_tip_with_two_parents_is_no_base`.
 fn clean_entry(reader: &crate::store::EntryReader, commit: ObjectId) -> Option<(u64, String)> {
     let raw = reader.read(commit);
     if raw.parents.len() > 1 || raw.stub.is_some() {

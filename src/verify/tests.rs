@@ -721,6 +721,31 @@ fn section_7_a_checkpointed_tip_that_is_no_entry_is_a_link_finding_and_nothing_m
     assert_eq!((r.receipts, r.covered), (0, 0));
 }
 
+/// A checkpointed tip with two parents (a checkpoint naming a merge that a
+/// chain grew on) is no entry to link to: the chain is linear, so the one
+/// finding says the base is unreadable, however cleanly its receipt reads.
+#[test]
+fn section_7_a_checkpointed_tip_with_two_parents_is_no_base() {
+    let (mut s, c) = chain_of(3);
+    let trust = trust_of(&[1]);
+    let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    // entry 1 again on two parents, entry 2 again on it
+    let merge = commit_tree(&s, c[1], &[c[0], c[1]]);
+    let tip = commit_tree(&s, c[2], &[merge]);
+    set_chain(&mut s, tip);
+    cp.chains.insert(writer(), merge.to_string());
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("link", None)], "{:?}", r.findings);
+    assert_eq!(
+        r.findings[0].reason,
+        format!(
+            "the entry that newer receipts must follow is unreadable: chain {} is corrupt at commit {merge}: has 2 parents; a chain is linear",
+            writer()
+        )
+    );
+    assert_eq!((r.receipts, r.covered), (0, 0));
+}
+
 /// Where the walk met the checkpointed tip, `verify_checkpoint` takes the
 /// walk's word; where it did not, it asks the repository, so a report that says
 /// nothing of a chain still gets its rollback found.
