@@ -887,7 +887,12 @@ pub fn verify(
     let vouching = checkpoint.filter(|cp| cp.vouches_under(trust));
     // Refs no reader uses (garbage, a blob, a tree, a tag, a name that is no
     // writer id): every command skips them, so here they are findings.
-    for bad in store.unusable_refs()? {
+    // one listing of each prefix gives the writers, their notes and the refs no
+    // reader uses
+    let mut unusable = Vec::new();
+    let chains = store.tips_and_unusable(crate::store::CHAIN_PREFIX, &mut unusable)?;
+    let notes_tips = store.tips_and_unusable(crate::store::NOTES_PREFIX, &mut unusable)?;
+    for bad in unusable {
         let (prefix, kind, reason) = match bad.name.strip_prefix(crate::store::NOTES_PREFIX) {
             Some(_) => (
                 crate::store::NOTES_PREFIX,
@@ -920,7 +925,6 @@ pub fn verify(
             reason,
         });
     }
-    let chains = store.writers()?;
     let stretches: Vec<(ObjectId, Option<ObjectId>)> = chains
         .iter()
         .map(|(writer, tip)| (*tip, checkpointed_base(vouching, writer)))
@@ -1076,7 +1080,7 @@ pub fn verify(
             });
         }
     }
-    verify_notes(store, &shared, vouching, &grown, &mut report)?;
+    verify_notes(store, &shared, vouching, &grown, notes_tips, &mut report)?;
     verify_log_refs(store, &mut report)?;
     if let Some(cp) = checkpoint {
         verify_checkpoint(store, cp, &mut report)?;
@@ -1189,11 +1193,14 @@ fn verify_log_refs(store: &Store, report: &mut Report) -> Result<(), StoreError>
 /// Check every writer's notes against its chain (see [`notes_of`]): the writers
 /// spread over every core, each thread reading through its own store of the
 /// repository, and what each finds added to `report` in writer order.
+/// `notes_tips` are each writer with notes and their tip, from the verify's
+/// one listing of the notes refs.
 fn verify_notes(
     store: &Store,
     shared: &crate::store::SharedReader,
     vouching: Option<&Checkpoint>,
     grown: &HashMap<String, u64>,
+    notes_tips: Vec<(String, ObjectId)>,
     report: &mut Report,
 ) -> Result<(), StoreError> {
     let file = store.receipt_index()?;
@@ -1215,7 +1222,7 @@ fn verify_notes(
         .collect();
     // each writer with notes, and their tip: what a clean run's checkpoint
     // records, from the listing (not a lookup of each writer's ref)
-    let with_notes: HashMap<String, ObjectId> = store.notes_tips()?.into_iter().collect();
+    let with_notes: HashMap<String, ObjectId> = notes_tips.into_iter().collect();
     let chain_of: HashMap<&str, usize> = index
         .chains()
         .iter()

@@ -766,7 +766,7 @@ impl Store {
     /// garbage, its name is not a writer id, it points at a blob, tree or tag) is
     /// skipped, so one bad ref that a plain `git fetch` brought cannot stop every
     /// command; it is named once on stderr, and `git receipt verify` reports it
-    /// (see [`Store::unusable_refs`]).
+    /// (see [`Store::tips_and_unusable`]).
     pub(crate) fn names_under(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
         Ok(self
             .tips_under(prefix)?
@@ -789,6 +789,27 @@ impl Store {
         prefix: &str,
         known: &dyn Fn(&str, ObjectId) -> bool,
     ) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        self.tips_and_unusable_known(prefix, known, &mut Vec::new())
+    }
+
+    /// [`Store::tips_under`], and onto `unusable` every ref under `prefix` that
+    /// it passes over, each with why (a tip missing from the object store is
+    /// listed even when its reflog gives it back): one listing for both, where
+    /// a verify made three.
+    pub(crate) fn tips_and_unusable(
+        &self,
+        prefix: &str,
+        unusable: &mut Vec<UnusableRef>,
+    ) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        self.tips_and_unusable_known(prefix, &|_, _| false, unusable)
+    }
+
+    fn tips_and_unusable_known(
+        &self,
+        prefix: &str,
+        known: &dyn Fn(&str, ObjectId) -> bool,
+        unusable: &mut Vec<UnusableRef>,
+    ) -> Result<Vec<(String, ObjectId)>, StoreError> {
         let mut found = Vec::new();
         for r in self.scan_refs(prefix, known)? {
             match r {
@@ -797,6 +818,7 @@ impl Store {
                     found.push((name, id));
                 }
                 Err(bad) => {
+                    unusable.push(bad.clone());
                     // a tip a concurrent prune deleted: back on its reflog, if it can be
                     let restored = bad
                         .missing
@@ -830,20 +852,6 @@ impl Store {
             }
         }
         Ok(out.into_iter().collect())
-    }
-
-    /// The refs under `refs/receipts/` and `refs/notes/receipts/` that
-    /// every listing of writers skips, each with why.
-    pub fn unusable_refs(&self) -> Result<Vec<UnusableRef>, StoreError> {
-        let mut out = Vec::new();
-        for prefix in [CHAIN_PREFIX, NOTES_PREFIX] {
-            out.extend(
-                self.scan_refs(prefix, &|_, _| false)?
-                    .into_iter()
-                    .filter_map(Result::err),
-            );
-        }
-        Ok(out)
     }
 
     /// Every ref under `prefix`: its full name when it can be a writer's chain or

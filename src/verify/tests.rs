@@ -926,6 +926,47 @@ fn a_note_line_naming_a_chain_commit_with_another_receipt_s_id_is_a_finding() {
     assert_eq!(r.findings[0].commit, Some(subject.to_string()));
 }
 
+/// Refs no reader uses are findings from the verify's one listing of each
+/// prefix, and the chains beside them are verified as ever: a chain ref whose
+/// commit is missing (no reflog gives it back), a notes ref at a blob.
+#[test]
+fn refs_no_reader_uses_are_findings_beside_the_chains_verified() {
+    let (mut s, _) = chain_of(2);
+    let (w2, w3) = (
+        writer_id(key(2).public(), "default"),
+        writer_id(key(3).public(), "default"),
+    );
+    let gone = "d".repeat(40);
+    let chain2 = crate::store::chain::chain_ref(&w2);
+    let path = s.store.git_dir().join(&chain2);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("{gone}\n")).unwrap();
+    let blob = s.git_input(&["hash-object", "-w", "--stdin"], b"not a commit\n");
+    s.git(&["update-ref", &notes_ref(&w3), &blob]);
+    s.reopen();
+    let r = run(&s, &trust_of(&[1, 2, 3]), None);
+    let said: Vec<(&str, &str)> = r
+        .findings
+        .iter()
+        .map(|f| (f.kind, f.chain.as_str()))
+        .collect();
+    assert_eq!(
+        said,
+        [("ref", w2.as_str()), ("note", w3.as_str())],
+        "{:?}",
+        r.findings
+    );
+    assert!(r.findings[0].reason.starts_with(&format!(
+        "{chain2} points at {gone}, which is missing from the object store"
+    )));
+    assert!(r.findings[1].reason.starts_with(&format!(
+        "{} is not a readable notes commit: it points at a blob, not a commit",
+        notes_ref(&w3)
+    )));
+    assert_eq!((r.chains, r.receipts), (1, 2));
+    assert_eq!(r.notes_tips.len(), 1, "key 1's notes found whole");
+}
+
 /// The loose object file of key 1's notes tree.
 fn notes_tree_file(s: &Scratch) -> std::path::PathBuf {
     let tree = s.git(&["rev-parse", &format!("{}^{{tree}}", notes_ref(&writer()))]);
