@@ -263,15 +263,40 @@ impl Store {
         &self,
         writer: &str,
         tip: ObjectId,
+        visit: impl FnMut(ChainItem) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        self.walk_chain_items_by(&WalkReader::usual(), writer, tip, visit)
+    }
+
+    /// [`Store::walk_chain`], each commit and receipt read by `reader`.
+    pub(crate) fn walk_chain_by(
+        &self,
+        reader: &WalkReader,
+        writer: &str,
+        tip: ObjectId,
+        mut visit: impl FnMut(ChainEntry) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        self.walk_chain_items_by(reader, writer, tip, |item| match item {
+            ChainItem::Entry(e) => visit(e),
+            ChainItem::Stub(_) => Ok(true),
+        })
+    }
+
+    /// [`Store::walk_chain_items`], each commit and receipt read by `reader`.
+    fn walk_chain_items_by(
+        &self,
+        reader: &WalkReader,
+        writer: &str,
+        tip: ObjectId,
         mut visit: impl FnMut(ChainItem) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
         let mut next = Some(tip);
         while let Some(commit) = next {
-            let item = self.chain_item(writer, commit)?;
+            let item = self.chain_item_by(reader, writer, commit)?;
             next = item.parent();
             // the edge of a chain taken from a signed checkpoint (`fetch
             // --since`): the commits below are not in this clone, by design
-            if next.is_some_and(|p| !self.repo.has_object(p)) && self.is_shallow_commit(commit)? {
+            if next.is_some_and(|p| !reader.has(&self.repo, p)) && self.is_shallow_commit(commit)? {
                 next = None;
             }
             if !visit(item)? {

@@ -432,6 +432,17 @@ impl WalkReader {
         })
     }
 
+    /// Whether the repository holds object `id`, as
+    /// [`gix::Repository::has_object`] says: yes when a pack opened here
+    /// lists it (where gix asks the indexes of every pack in turn), else as
+    /// gix says.
+    ///
+    /// mutants: the packs saying no more often is equivalent in answers:
+    /// only speed moves.
+    pub(crate) fn has(&self, repo: &gix::Repository, id: ObjectId) -> bool {
+        self.packs.as_ref().is_some_and(|p| p.get().holds(&id)) || repo.has_object(id)
+    }
+
     /// [`read_receipt_file`] of the tree `tree`: remembered, else through
     /// the packs ([`packed_tree`]: an entry tree whose one `receipt.json` is
     /// a regular file within bounds), else the usual way, whose answer and
@@ -654,7 +665,8 @@ mod tests {
 
     /// A walk's reader answers every read as the usual read does (each chain
     /// commit's tree and parents, each tree's `receipt.json` or what is wrong
-    /// with it, a tree or a missing id asked for as a commit): from its packs what they hold whole (the packs it opened,
+    /// with it, whether each parent is here, a tree or a missing id asked for
+    /// as a commit): from its packs what they hold whole (the packs it opened,
     /// not one written since), the usual way anything loose, damaged or a stub.
     #[test]
     fn a_walk_reads_what_the_usual_read_does_from_the_packs_where_they_hold_it_whole() {
@@ -679,9 +691,13 @@ mod tests {
                         said_file(usual.receipt_file(repo, *tree)),
                         "{id}"
                     );
+                    for p in &o.parents {
+                        assert_eq!(reader.has(repo, *p), usual.has(repo, *p));
+                    }
                 }
                 assert_eq!(said_commit(ours), said_commit(theirs), "{id}");
             }
+            assert!(!reader.has(repo, missing));
         }
         // and which came from the packs
         let from = |reader: &WalkReader| -> Vec<ObjectId> {

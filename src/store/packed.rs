@@ -197,6 +197,13 @@ impl Packs {
         self.files.hash
     }
 
+    /// Whether a pack opened here lists `id` in its index: then the
+    /// repository holds it, as gix's `has_object` (which asks the same
+    /// indexes) says; `false` says nothing (ask the usual way).
+    pub(crate) fn holds(&self, id: &gix::oid) -> bool {
+        self.find(id).is_some()
+    }
+
     /// The pack whose index lists `id`, and where its entry starts there.
     fn find(&self, id: &gix::oid) -> Option<(&pack::Bundle, u64)> {
         // The pack that held the last object found is asked first: a walk reads
