@@ -17,8 +17,8 @@ use crate::sign::SigningKey;
 use gix::ObjectId;
 use gix::objs::tree::{Entry, EntryKind};
 
+use super::entry::{ChainCommit, ReceiptFileProblem, WalkReader};
 pub use super::entry::{LOG_FILE, RECEIPT_FILE};
-pub(crate) use super::entry::{ReceiptFileProblem, read_receipt_file};
 
 /// One receipt as found in a chain.
 #[derive(Debug, Clone)]
@@ -180,27 +180,32 @@ impl Store {
 
     /// Read one chain commit: a receipt, or the stub a retention left in its place.
     pub fn chain_item(&self, writer: &str, commit: ObjectId) -> Result<ChainItem, StoreError> {
+        self.chain_item_by(&WalkReader::usual(), writer, commit)
+    }
+
+    /// [`Store::chain_item`], its commit and receipt read by `reader`.
+    fn chain_item_by(
+        &self,
+        reader: &WalkReader,
+        writer: &str,
+        commit: ObjectId,
+    ) -> Result<ChainItem, StoreError> {
         let corrupt = |reason: String| StoreError::CorruptChain {
             writer: writer.to_owned(),
             commit,
             reason,
         };
-        let c = self
-            .repo
-            .find_commit(commit)
+        let ChainCommit { tree, parents } = reader
+            .commit(&self.repo, commit)
             .map_err(|e| corrupt(format!("not a readable commit: {e}")))?;
-        let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
         if parents.len() > 1 {
             return Err(corrupt(format!(
                 "has {} parents; a chain is linear",
                 parents.len()
             )));
         }
-        let tree = c
-            .tree_id()
-            .map_err(|e| corrupt(format!("tree unreadable: {e}")))?
-            .detach();
-        let bytes = match read_receipt_file(&self.repo, tree) {
+        let tree = tree.map_err(|e| corrupt(format!("tree unreadable: {e}")))?;
+        let bytes = match reader.receipt_file(&self.repo, tree) {
             Ok(bytes) => bytes,
             Err(ReceiptFileProblem::Shape(reason)) => return Err(corrupt(reason)),
             Err(ReceiptFileProblem::Stub(read)) => {
@@ -258,15 +263,40 @@ impl Store {
         &self,
         writer: &str,
         tip: ObjectId,
+        visit: impl FnMut(ChainItem) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        self.walk_chain_items_by(&WalkReader::usual(), writer, tip, visit)
+    }
+
+    /// [`Store::walk_chain`], each commit and receipt read by `reader`.
+    pub(crate) fn walk_chain_by(
+        &self,
+        reader: &WalkReader,
+        writer: &str,
+        tip: ObjectId,
+        mut visit: impl FnMut(ChainEntry) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        self.walk_chain_items_by(reader, writer, tip, |item| match item {
+            ChainItem::Entry(e) => visit(e),
+            ChainItem::Stub(_) => Ok(true),
+        })
+    }
+
+    /// [`Store::walk_chain_items`], each commit and receipt read by `reader`.
+    fn walk_chain_items_by(
+        &self,
+        reader: &WalkReader,
+        writer: &str,
+        tip: ObjectId,
         mut visit: impl FnMut(ChainItem) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
         let mut next = Some(tip);
         while let Some(commit) = next {
-            let item = self.chain_item(writer, commit)?;
+            let item = self.chain_item_by(reader, writer, commit)?;
             next = item.parent();
             // the edge of a chain taken from a signed checkpoint (`fetch
             // --since`): the commits below are not in this clone, by design
-            if next.is_some_and(|p| !self.repo.has_object(p)) && self.is_shallow_commit(commit)? {
+            if next.is_some_and(|p| !reader.has(&self.repo, p)) && self.is_shallow_commit(commit)? {
                 next = None;
             }
             if !visit(item)? {

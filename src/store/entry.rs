@@ -152,6 +152,15 @@ pub(crate) fn read_receipt_file(
     if let Some(t) = recall_packs(repo).and_then(|p| packed_tree(p.get(), tree)) {
         return Ok(t.bytes);
     }
+    read_receipt_file_usual(repo, tree)
+}
+
+/// [`read_receipt_file`] through gix alone: what every faster read gives way
+/// to, whose answer and wording decide.
+fn read_receipt_file_usual(
+    repo: &gix::Repository,
+    tree: ObjectId,
+) -> Result<Vec<u8>, ReceiptFileProblem> {
     let tree = repo
         .find_tree(tree)
         .map_err(|e| ReceiptFileProblem::Shape(format!("tree unreadable: {e}")))?;
@@ -305,6 +314,168 @@ fn packed_tree_in(
     })
 }
 
+/// The tree and parents of `commit` read through `packs` (decoding in `buf`),
+/// when a pack opened there holds it whole, a commit whose tree parses; `None`
+/// otherwise (read it the usual way, whose answer and wording decide).
+///
+/// mutants: every `None` here is equivalent in answers: the usual read decides,
+/// and only speed moves.
+fn packed_commit_in(
+    packs: &super::packed::Packs,
+    commit: &gix::oid,
+    buf: &mut Vec<u8>,
+) -> Option<(ObjectId, Vec<ObjectId>)> {
+    use gix::objs::commit::ref_iter::Token;
+    use gix::objs::{CommitRefIter, Kind};
+    if packs.read(commit, buf)? != Kind::Commit {
+        return None;
+    }
+    // The tree, then the parents, which git writes (and gix reads) right
+    // after it and nowhere else: the headers after them, and the message,
+    // are not parsed.
+    let mut tokens = CommitRefIter::from_bytes(buf, packs.hash());
+    let tree = Token::try_into_id(tokens.next()?.ok()?)?;
+    let mut parents = Vec::with_capacity(1);
+    for token in tokens {
+        match token {
+            Ok(Token::Parent { id }) => parents.push(id),
+            _ => break,
+        }
+    }
+    Some((tree, parents))
+}
+
+/// A chain commit as a walk reads it: its tree (or gix's word for why that
+/// is unreadable) and its parents, first parent first.
+pub(crate) struct ChainCommit {
+    /// The tree.
+    pub(crate) tree: Result<ObjectId, gix::Error>,
+    /// The parents.
+    pub(crate) parents: Vec<ObjectId>,
+}
+
+/// What a walk over chain commits (the receipt index's, the notes planner's)
+/// reads each commit and its `receipt.json` through: pack files of its own,
+/// opened at its first read, which keep the delta bases they inflate (gix's
+/// reads keep only the objects asked for, so each read inflated a delta chain
+/// again), and the usual read for anything they decline (a loose object, a
+/// pack written since, a damaged entry, a stub), whose answer and wording
+/// decide. A receipt admission remembered ([`Recalling`]) is taken from
+/// memory first. One per thread: packs shared between threads would take
+/// turns on their lock.
+pub(crate) struct WalkReader {
+    /// `None`: everything is read the usual way.
+    packs: Option<LazyPacks>,
+    /// What objects are decoded in, kept from one read to the next (reads
+    /// are bounded by the packs' allocation limit, so this is too).
+    scratch: std::cell::Cell<Vec<u8>>,
+}
+
+impl WalkReader {
+    /// A reader through the packs of `repo`'s object directory, opened when
+    /// first read.
+    pub(crate) fn packed(repo: &gix::Repository) -> WalkReader {
+        WalkReader {
+            packs: Some(LazyPacks::of(repo)),
+            scratch: Default::default(),
+        }
+    }
+
+    /// A reader that reads everything the usual way (as every read of a
+    /// chain entry outside these walks does).
+    pub(crate) fn usual() -> WalkReader {
+        WalkReader {
+            packs: None,
+            scratch: Default::default(),
+        }
+    }
+
+    /// Readers like this one for `n` threads: the same pack files, opened
+    /// once for all, each with a cache and a lock of its own, which share
+    /// this one's bytes ([`LazyPacks::others`]).
+    pub(crate) fn others(&self, n: usize) -> Vec<WalkReader> {
+        let reader = |packs| WalkReader {
+            packs,
+            scratch: Default::default(),
+        };
+        match &self.packs {
+            Some(p) => p.others(n).into_iter().map(|p| reader(Some(p))).collect(),
+            None => (0..n).map(|_| reader(None)).collect(),
+        }
+    }
+
+    /// The tree and parents of chain commit `commit`, as
+    /// [`gix::Repository::find_commit`] reads them: through the packs when
+    /// they hold it whole, the usual way otherwise, whose answer (and error)
+    /// decide.
+    ///
+    /// mutants: the packs declining more (skipping them) is equivalent in
+    /// answers: only speed moves.
+    pub(crate) fn commit(
+        &self,
+        repo: &gix::Repository,
+        commit: ObjectId,
+    ) -> Result<ChainCommit, gix::Error> {
+        if let Some(packs) = &self.packs
+            && let Some((tree, parents)) =
+                self.with_scratch(|buf| packed_commit_in(packs.get(), &commit, buf))
+        {
+            return Ok(ChainCommit {
+                tree: Ok(tree),
+                parents,
+            });
+        }
+        let c = repo.find_commit(commit)?;
+        Ok(ChainCommit {
+            tree: c.tree_id().map(|t| t.detach()),
+            parents: c.parent_ids().map(|p| p.detach()).collect(),
+        })
+    }
+
+    /// Whether the repository holds object `id`, as
+    /// [`gix::Repository::has_object`] says: yes when a pack opened here
+    /// lists it (where gix asks the indexes of every pack in turn), else as
+    /// gix says.
+    ///
+    /// mutants: the packs saying no more often is equivalent in answers:
+    /// only speed moves.
+    pub(crate) fn has(&self, repo: &gix::Repository, id: ObjectId) -> bool {
+        self.packs.as_ref().is_some_and(|p| p.get().holds(&id)) || repo.has_object(id)
+    }
+
+    /// [`read_receipt_file`] of the tree `tree`: remembered, else through
+    /// the packs ([`packed_tree`]: an entry tree whose one `receipt.json` is
+    /// a regular file within bounds), else the usual way, whose answer and
+    /// wording decide.
+    ///
+    /// mutants: the packs declining more is equivalent in answers: only
+    /// speed moves.
+    pub(crate) fn receipt_file(
+        &self,
+        repo: &gix::Repository,
+        tree: ObjectId,
+    ) -> Result<Vec<u8>, ReceiptFileProblem> {
+        let Some(packs) = &self.packs else {
+            return read_receipt_file(repo, tree);
+        };
+        if let Some(bytes) = recalled(&tree) {
+            return Ok(bytes);
+        }
+        if let Some(t) = self.with_scratch(|buf| packed_tree_in(packs.get(), tree, buf)) {
+            return Ok(t.bytes);
+        }
+        read_receipt_file_usual(repo, tree)
+    }
+
+    /// `read` with this reader's decoding buffer, which it then keeps.
+    fn with_scratch<T>(&self, read: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+        let mut buf = self.scratch.take();
+        let out = read(&mut buf);
+        self.scratch.set(buf);
+        out
+    }
+}
+
 /// One chain entry as read from git: its parents and its receipt file's bytes,
 /// before they are parsed (or, in `bytes`, why there are none).
 pub struct RawEntry {
@@ -449,25 +620,9 @@ impl EntryReader {
     /// what it does answer is held by `verify::tests::the_pack_reader_answers_only_what_it_read_whole`
     /// and `tests/it/tamper.rs` (the same findings packed as loose).
     pub(crate) fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
-        use gix::objs::commit::ref_iter::Token;
-        use gix::objs::{CommitRefIter, Kind};
         let packs = self.packs.get();
         self.with_scratch(|buf| {
-            if packs.read(&commit, buf)? != Kind::Commit {
-                return None;
-            }
-            // The tree, then the parents, which git writes (and gix reads)
-            // right after it and nowhere else: the headers after them, and the
-            // message, are not parsed.
-            let mut tokens = CommitRefIter::from_bytes(buf, packs.hash());
-            let tree = Token::try_into_id(tokens.next()?.ok()?)?;
-            let mut parents = Vec::with_capacity(1);
-            for token in tokens {
-                match token {
-                    Ok(Token::Parent { id }) => parents.push(id),
-                    _ => break,
-                }
-            }
+            let (tree, parents) = packed_commit_in(packs, &commit, buf)?;
             let bytes = packed_tree_in(packs, tree, buf)?.bytes;
             Some(RawEntry {
                 commit,
@@ -481,9 +636,82 @@ impl EntryReader {
 
 #[cfg(test)]
 mod tests {
+    use super::walk_fixture::mixed;
     use super::*;
     use crate::freshness::rules::{Scratch, contract};
     use crate::sign::SigningKey;
+
+    /// What a read of a chain commit answered, in words.
+    fn said_commit(read: Result<ChainCommit, gix::Error>) -> String {
+        match read {
+            Ok(c) => format!(
+                "tree {:?} parents {:?}",
+                c.tree.map_err(|e| e.to_string()),
+                c.parents
+            ),
+            Err(e) => format!("error {e}"),
+        }
+    }
+
+    /// What a read of a receipt file answered, in words.
+    fn said_file(read: Result<Vec<u8>, ReceiptFileProblem>) -> String {
+        match read {
+            Ok(bytes) => format!("bytes {}", String::from_utf8_lossy(&bytes)),
+            Err(ReceiptFileProblem::Shape(why)) => format!("shape {why}"),
+            Err(ReceiptFileProblem::Oversized(n)) => format!("oversized {n}"),
+            Err(ReceiptFileProblem::Stub(read)) => format!("stub {:?}", read.map(|s| s.to_bytes())),
+        }
+    }
+
+    /// A walk's reader answers every read as the usual read does (each chain
+    /// commit's tree and parents, each tree's `receipt.json` or what is wrong
+    /// with it, whether each parent is here, a tree or a missing id asked for
+    /// as a commit): from its packs what they hold whole (the packs it opened,
+    /// not one written since), the usual way anything loose, damaged or a stub.
+    #[test]
+    fn a_walk_reads_what_the_usual_read_does_from_the_packs_where_they_hold_it_whole() {
+        let m = mixed();
+        let repo = &m.s.store.repo;
+        let (late, usual) = (WalkReader::packed(repo), WalkReader::usual());
+        let missing = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let trees: Vec<ObjectId> = m
+            .commits
+            .iter()
+            .filter(|c| **c != m.damaged)
+            .map(|c| m.s.store.commit_tree(*c).unwrap())
+            .collect();
+        for reader in [&m.early, &late] {
+            for &id in m.commits.iter().chain(&trees).chain([&missing]) {
+                let (ours, theirs) = (reader.commit(repo, id), usual.commit(repo, id));
+                if let (Ok(o), Ok(t)) = (&ours, &theirs)
+                    && let (Ok(tree), Ok(_)) = (&o.tree, &t.tree)
+                {
+                    assert_eq!(
+                        said_file(reader.receipt_file(repo, *tree)),
+                        said_file(usual.receipt_file(repo, *tree)),
+                        "{id}"
+                    );
+                    for p in &o.parents {
+                        assert_eq!(reader.has(repo, *p), usual.has(repo, *p));
+                    }
+                }
+                assert_eq!(said_commit(ours), said_commit(theirs), "{id}");
+            }
+            assert!(!reader.has(repo, missing));
+        }
+        // and which came from the packs
+        let from = |reader: &WalkReader| -> Vec<ObjectId> {
+            let packs = reader.packs.as_ref().unwrap().get();
+            m.commits
+                .iter()
+                .copied()
+                .filter(|c| packed_commit_in(packs, c, &mut Vec::new()).is_some())
+                .collect()
+        };
+        assert_eq!(from(&m.early), m.packed_early);
+        assert_eq!(from(&late), m.packed_late);
+        assert!(said_commit(usual.commit(repo, m.damaged)).starts_with("error"));
+    }
 
     /// While a command recalls, a receipt it did not remember is read from the
     /// packs (the packs directory read again once a pack was written since),
@@ -524,5 +752,166 @@ mod tests {
         assert!(packed_tree(after.get(), tree(second)).is_some());
         let read = read_receipt_file(repo, tree(second)).ok().unwrap();
         assert_eq!(read.trim_ascii_end(), git_reads(second).trim_ascii_end());
+    }
+}
+
+/// Chains for the tests of the walks (these, the receipt index's, the notes
+/// planner's). After the unit tests, with them: test code, which may reach
+/// anywhere (the import hygiene reads none of it).
+#[cfg(test)]
+pub(super) mod walk_fixture {
+    use super::*;
+    use crate::freshness::rules::{Scratch, contract};
+    use crate::receipt::writer_id;
+    use crate::sign::SigningKey;
+
+    /// Chains in every state a walk meets them in, and a walk's reader that
+    /// opened its packs part of the way (see [`mixed`]).
+    pub(in crate::store) struct Mixed {
+        pub(in crate::store) s: Scratch,
+        /// Each writer and its chain's tip: `a`, `b`, `c`, `d` below.
+        pub(in crate::store) writers: Vec<(String, ObjectId)>,
+        /// A reader whose packs were opened when only `a` and `b` were packed.
+        pub(in crate::store) early: WalkReader,
+        /// Every chain commit, oldest first by writer.
+        pub(in crate::store) commits: Vec<ObjectId>,
+        /// Which of them the early reader's packs hold whole, and which a
+        /// reader opened last holds whole.
+        pub(in crate::store) packed_early: Vec<ObjectId>,
+        pub(in crate::store) packed_late: Vec<ObjectId>,
+        /// The commit whose pack entry is damaged.
+        pub(in crate::store) damaged: ObjectId,
+    }
+
+    /// Four writers' chains: `a` packed with a retention stub at #1 (written
+    /// before the repack) and a loose entry on top; `b` packed; `c` in a pack
+    /// written after the early reader opened its packs; `d` in a pack of its
+    /// own whose entry for the commit of its #1 is damaged (its bytes
+    /// overwritten, so no read inflates it).
+    pub(in crate::store) fn mixed() -> Mixed {
+        let mut s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let keys: Vec<SigningKey> = (11..=14u8)
+            .map(|i| SigningKey::from_seed(&[i; 32]))
+            .collect();
+        let ids: Vec<String> = keys
+            .iter()
+            .map(|k| writer_id(k.public(), "default"))
+            .collect();
+        let mut minute = 0;
+        let mut run = |k: usize, n: usize| {
+            for _ in 0..n {
+                minute += 1;
+                s.run(&keys[k], &c, "test", h, (minute % 2) as i64, minute);
+            }
+        };
+        let chain = |w: &str| -> Vec<ObjectId> {
+            s.git(&["rev-list", "--reverse", &format!("refs/receipts/{w}")])
+                .lines()
+                .map(|l| ObjectId::from_hex(l.as_bytes()).unwrap())
+                .collect()
+        };
+        run(0, 4);
+        // #1 of `a` dropped to a stub
+        let tip = s.store.chain_tip(&ids[0]).unwrap().unwrap();
+        let items = s.store.chain_items(&ids[0], tip).unwrap();
+        let super::super::chain::ChainItem::Entry(e) = &items[1] else {
+            panic!("a receipt")
+        };
+        let b = e.receipt.body();
+        let stub = Stub {
+            format: super::super::stub::STUB_FORMAT.into(),
+            id: e.receipt.id().to_owned(),
+            index: 1,
+            prev: b.chain.prev.clone(),
+            check: b.check.name.clone(),
+            subject: b.subject.commit.clone(),
+            started_at: b.result.started_at.clone(),
+            dropped_at: "2026-12-05T00:00:00Z".into(),
+        };
+        s.store
+            .rewrite_with_stubs(&ids[0], &items, &[(1, stub)].into())
+            .unwrap();
+        run(1, 3);
+        s.git(&["repack", "-adfq"]);
+        let packed_early: Vec<ObjectId> =
+            chain(&ids[0]).into_iter().chain(chain(&ids[1])).collect();
+        let early = WalkReader::packed(&s.store.repo);
+        let _ = early.packs.as_ref().unwrap().get();
+        run(2, 2);
+        s.git(&["repack", "-dq"]);
+        let mut packed_late = packed_early.clone();
+        packed_late.extend(chain(&ids[2]));
+        run(3, 3);
+        s.git(&["repack", "-dq"]);
+        run(0, 1);
+        let d = chain(&ids[3]);
+        let damaged = d[1];
+        packed_late.extend([d[0], d[2]]);
+        let mut commits: Vec<ObjectId> = ids.iter().flat_map(|w| chain(w)).collect();
+        commits.dedup();
+        // the entry of `damaged` in its pack, overwritten in its middle
+        let pack_dir = s.dir.path().join(".git/objects/pack");
+        let (pack, at, end) = std::fs::read_dir(&pack_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+            .find_map(|idx| {
+                let listed = s.git_input(&["show-index"], &std::fs::read(&idx).unwrap());
+                let mut offsets: Vec<(u64, ObjectId)> = listed
+                    .lines()
+                    .map(|l| {
+                        let mut f = l.split(' ');
+                        let at = f.next().unwrap().parse().unwrap();
+                        (
+                            at,
+                            ObjectId::from_hex(f.next().unwrap().as_bytes()).unwrap(),
+                        )
+                    })
+                    .collect();
+                offsets.sort();
+                let n = offsets.iter().position(|(_, id)| *id == damaged)?;
+                let pack = idx.with_extension("pack");
+                let end = offsets
+                    .get(n + 1)
+                    .map_or_else(|| std::fs::metadata(&pack).unwrap().len() - 20, |(o, _)| *o);
+                Some((pack, offsets[n].0, end))
+            })
+            .expect("the commit is packed");
+        let mut bytes = std::fs::read(&pack).unwrap();
+        let middle = usize::try_from((at + end) / 2).unwrap();
+        for b in &mut bytes[middle - 2..middle + 2] {
+            *b ^= 0x5a;
+        }
+        let mut perms = std::fs::metadata(&pack).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(&pack, perms).unwrap();
+        std::fs::write(&pack, &bytes).unwrap();
+        // a store that has not read it whole before (gix keeps what it read)
+        s.reopen();
+        let writers = ids
+            .iter()
+            .map(|w| {
+                (
+                    w.clone(),
+                    s.store
+                        .ref_value(&format!("refs/receipts/{w}"))
+                        .unwrap()
+                        .unwrap(),
+                )
+            })
+            .collect();
+        Mixed {
+            s,
+            writers,
+            early,
+            commits,
+            packed_early,
+            packed_late,
+            damaged,
+        }
     }
 }

@@ -108,7 +108,7 @@ use std::sync::Mutex;
 use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
-use super::entry::{ReceiptFileProblem, read_receipt_file};
+use super::entry::{ChainCommit, ReceiptFileProblem, WalkReader};
 use super::{STALE_LOCK_AFTER, Store, StoreError, crash_point};
 use crate::notice::{Notice, Sink};
 
@@ -1547,23 +1547,29 @@ impl Store {
 
     /// Index the chains of `jobs` (writer, tip, what was indexed before): on every
     /// core, a chain per thread, when there are several; else one chain with its
-    /// receipts read on every core.
+    /// receipts read on every core. Each thread reads through a [`WalkReader`]
+    /// of its own.
     fn index_chains(
         &self,
         jobs: Vec<(String, ObjectId, Option<Known>)>,
     ) -> Vec<(ChainInfo, Vec<Entry>)> {
         let threads = super::worker_threads();
         if jobs.len() < 2 || threads == 1 {
+            let reader = WalkReader::packed(&self.repo);
             return jobs
                 .into_iter()
-                .map(|(w, t, k)| index_chain(&self.repo, &self.notices, &w, t, k, true))
+                .map(|(w, t, k)| index_chain(&self.repo, &reader, &self.notices, &w, t, k, true))
                 .collect();
         }
         let shared = self.repo.clone().into_sync();
-        let repos: Vec<gix::Repository> = (0..threads).map(|_| shared.to_thread_local()).collect();
+        let workers: Vec<(gix::Repository, WalkReader)> = WalkReader::packed(&self.repo)
+            .others(threads)
+            .into_iter()
+            .map(|reader| (shared.to_thread_local(), reader))
+            .collect();
         let notices = &*self.notices;
-        super::in_order_on(jobs, repos, |repo, (w, t, k)| {
-            index_chain(repo, notices, &w, t, k, false)
+        super::in_order_on(jobs, workers, |(repo, reader), (w, t, k)| {
+            index_chain(repo, reader, notices, &w, t, k, false)
         })
     }
 }
@@ -1574,8 +1580,10 @@ type Known = (ChainInfo, Vec<Entry>);
 /// Index one chain from `tip`, reusing what `known` indexed when the chain still
 /// descends from it; a chain that moved backwards or sideways is re-indexed whole,
 /// and said so in `notices`. `split` lets it read the receipts on every core.
+/// Commits and receipts are read by `reader`.
 fn index_chain(
     repo: &gix::Repository,
+    reader: &WalkReader,
     notices: &Sink,
     writer: &str,
     tip: ObjectId,
@@ -1593,9 +1601,8 @@ fn index_chain(
     // names) is not walked: that commit is an entry of the chain it names, so
     // nothing from it up counts here. One read per such name.
     if Some(tip) != stop
-        && let Ok(c) = repo.find_commit(tip)
-        && let Ok(tree) = c.tree_id()
-        && let Ok(bytes) = read_receipt_file(repo, tree.detach())
+        && let Ok(ChainCommit { tree: Ok(tree), .. }) = reader.commit(repo, tip)
+        && let Ok(bytes) = reader.receipt_file(repo, tree)
         && light_checked(tip, &bytes, writer).is_some_and(|(_, l)| !l.named)
     {
         notices.push(Notice::info(
@@ -1624,7 +1631,7 @@ fn index_chain(
         if !seen.insert(c) {
             break;
         }
-        let commit = match repo.find_commit(c) {
+        let ChainCommit { tree, parents } = match reader.commit(repo, c) {
             Ok(commit) => commit,
             // the edge of a clone that took the chain from a signed checkpoint
             // (`fetch --since`): the commit below is listed in `.git/shallow`,
@@ -1654,14 +1661,14 @@ fn index_chain(
                 break;
             }
         };
-        let mut parents = commit.parent_ids().map(|p| p.detach());
+        let mut parents = parents.into_iter();
         let parent = parents.next();
         let merge = parents.next().is_some();
         next = parent;
-        match commit.tree_id() {
+        match tree {
             Ok(t) => walked.push(Walked {
                 commit: c,
-                tree: t.detach(),
+                tree: t,
                 parent,
                 merge,
             }),
@@ -1718,7 +1725,7 @@ fn index_chain(
     // below it (the entry rules of `super::admit`, but the signature, which the
     // decision checks on every receipt it counts): the first that does not ends
     // the chain for every decision, with everything above it.
-    let fresh = light_entries(repo, writer, &walked, split);
+    let fresh = light_entries(repo, reader, writer, &walked, split);
     let mut below: Option<(ObjectId, u64, [u8; 8])> = entries
         .last()
         .map(|e: &Entry| (e.record.commit, e.record.position, e.record.id_prefix));
@@ -1803,14 +1810,18 @@ struct Walked {
 }
 
 /// Read and parse the receipts of chain commits of `writer`, one answer per
-/// commit in order (`None`: no receipt); with `split`, on every core for long lists.
+/// commit in order (`None`: no receipt), through `reader`; with `split`, on
+/// every core for long lists (each thread through a reader like it of its own).
 fn light_entries(
     repo: &gix::Repository,
+    reader: &WalkReader,
     writer: &str,
     commits: &[Walked],
     split: bool,
 ) -> Vec<Option<Lit>> {
-    let one = |repo: &gix::Repository, w: &Walked| match read_receipt_file(repo, w.tree) {
+    let one = |repo: &gix::Repository, reader: &WalkReader, w: &Walked| match reader
+        .receipt_file(repo, w.tree)
+    {
         Ok(bytes) => light_checked(w.commit, &bytes, writer).map(|(e, l)| Lit::Receipt(e, l)),
         Err(ReceiptFileProblem::Stub(read)) => (*read).ok().map(|s| Lit::Stub {
             position: s.index,
@@ -1821,18 +1832,22 @@ fn light_entries(
     };
     let threads = super::worker_threads();
     if !split || threads == 1 || commits.len() < 256 {
-        return commits.iter().map(|c| one(repo, c)).collect();
+        return commits.iter().map(|c| one(repo, reader, c)).collect();
     }
     let shared = repo.clone().into_sync();
     let chunk = commits.len().div_ceil(threads);
+    let parts = commits.chunks(chunk);
+    let readers = reader.others(parts.len());
     std::thread::scope(|s| {
-        let handles: Vec<_> = commits
-            .chunks(chunk)
-            .map(|part| {
+        let handles: Vec<_> = parts
+            .zip(readers)
+            .map(|(part, reader)| {
                 let shared = &shared;
                 s.spawn(move || {
                     let repo = shared.to_thread_local();
-                    part.iter().map(|c| one(&repo, c)).collect::<Vec<_>>()
+                    part.iter()
+                        .map(|c| one(&repo, &reader, c))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -2279,5 +2294,65 @@ mod tests {
             e.record.id_prefix, [0; 8],
             "not canonical: indexed without an id"
         );
+    }
+
+    /// Each chain indexed through a walk's reader (its packs opened before
+    /// some chains were packed) is indexed as reading everything the usual
+    /// way indexes it, with the same notices: a chain packed with a stub and a
+    /// loose entry on top, one packed, one in a pack written since, one cut
+    /// at a commit whose pack entry is damaged; whole, and on top of what was
+    /// indexed of it below its tip.
+    #[test]
+    fn chains_indexed_through_a_walk_s_packs_are_indexed_as_the_usual_read_indexes_them() {
+        let m = crate::store::entry::walk_fixture::mixed();
+        let repo = &m.s.store.repo;
+        let late = WalkReader::packed(repo);
+        let usual = WalkReader::usual();
+        let index = |reader: &WalkReader, w: &str, tip: ObjectId, known: Option<Known>| {
+            let notices = Sink::default();
+            let indexed = index_chain(repo, reader, &notices, w, tip, known, false);
+            (format!("{indexed:?}"), notices.take())
+        };
+        for reader in [&m.early, &late] {
+            for (w, tip) in &m.writers {
+                assert_eq!(
+                    index(reader, w, *tip, None),
+                    index(&usual, w, *tip, None),
+                    "{w}"
+                );
+                // on what was indexed below the tip
+                let below = m.commits[m.commits.iter().position(|c| c == tip).unwrap() - 1];
+                let known = || {
+                    Some(index_chain(
+                        repo,
+                        &usual,
+                        &Sink::default(),
+                        w,
+                        below,
+                        None,
+                        false,
+                    ))
+                };
+                assert_eq!(
+                    index(reader, w, *tip, known()),
+                    index(&usual, w, *tip, known()),
+                    "{w} on what was indexed"
+                );
+            }
+        }
+        // what they are: `a`'s four receipts (its stub counts for nothing),
+        // `b`'s three, `c`'s two, `d`'s top one (cut below it)
+        let counts: Vec<u64> = m
+            .writers
+            .iter()
+            .map(|(w, tip)| {
+                index_chain(repo, &late, &Sink::default(), w, *tip, None, false)
+                    .0
+                    .count
+            })
+            .collect();
+        assert_eq!(counts, [4, 3, 2, 1]);
+        let (_, said) = index(&late, &m.writers[3].0, m.writers[3].1, None);
+        assert!(said.iter().any(|n| n.code == "chain-cut"), "{said:?}");
     }
 }

@@ -1,7 +1,8 @@
 //! Objects read straight from the repository's pack files, for walks that read
 //! many objects once each (the verifier reads every chain entry's commit, tree and
 //! `receipt.json`; a fetch's admission reads each new entry's tree and receipt,
-//! then its notes and index walks read those it did not remember). It keeps
+//! then its notes and index walks read every entry's commit again, and the
+//! receipts it did not remember: `entry::WalkReader`). It keeps
 //! every delta base it inflates on the way to an object, as git's own
 //! delta-base cache does: gix keeps only the objects asked for, so a
 //! receipt blob whose delta chain runs through receipts of other chains inflated
@@ -34,6 +35,7 @@ pub(crate) const ALLOC_LIMIT: usize = 1 << 20;
 /// Bytes of inflated objects kept for the deltas that build on them. On a
 /// repacked 30,000-receipt repository 4 MiB did as well as 64 MiB (a base is
 /// mostly needed again soon after it was made); twice that for longer chains.
+/// Readers on several threads share it ([`LazyPacks::others`]).
 const CACHE_BYTES: usize = 8 << 20;
 
 /// Deltas followed from one object before giving up (git packs at most 4,095 deep;
@@ -62,6 +64,11 @@ pub(crate) fn pack_dir_stamp(objects: &std::path::Path) -> Option<PackDirStamp> 
 pub(crate) struct LazyPacks {
     objects: std::path::PathBuf,
     hash: gix::hash::Kind,
+    /// The pack files, opened at the first read of this or of any
+    /// [`LazyPacks::others`] of it, and shared between them.
+    files: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Files>>>,
+    /// Bytes of bases kept ([`CACHE_BYTES`], or a thread's share of them).
+    cache_bytes: usize,
     cell: std::sync::OnceLock<Packs>,
 }
 
@@ -71,6 +78,8 @@ impl LazyPacks {
         LazyPacks {
             objects: objects.to_owned(),
             hash,
+            files: Default::default(),
+            cache_bytes: CACHE_BYTES,
             cell: std::sync::OnceLock::new(),
         }
     }
@@ -80,34 +89,51 @@ impl LazyPacks {
         LazyPacks::new(repo.objects.store_ref().path(), repo.object_hash())
     }
 
+    /// The same packs for `n` threads: the same files, opened once for all
+    /// (each file mapped once: a page two read is in memory once), each with
+    /// a cache and a lock of its own (one shared, the threads would take
+    /// turns on its lock for every read). Together they keep at most twice
+    /// this one's bytes of bases: on two threads each keeps as much as this
+    /// one (a receipt's base is a receipt of any chain, and half as much cost
+    /// a 200,000-receipt index rebuilt on two threads a sixth of its time),
+    /// on more each keeps less.
+    ///
+    /// mutants: the share is equivalent in answers: only speed and memory
+    /// move.
+    pub(crate) fn others(&self, n: usize) -> Vec<LazyPacks> {
+        let cache_bytes = (self.cache_bytes * 2 / n.max(1)).min(self.cache_bytes);
+        (0..n)
+            .map(|_| LazyPacks {
+                objects: self.objects.clone(),
+                hash: self.hash,
+                files: self.files.clone(),
+                cache_bytes,
+                cell: std::sync::OnceLock::new(),
+            })
+            .collect()
+    }
+
     /// The packs, opened now if they were not.
     pub(crate) fn get(&self) -> &Packs {
-        self.cell
-            .get_or_init(|| Packs::open(&self.objects, self.hash))
+        self.cell.get_or_init(|| {
+            let files = self
+                .files
+                .get_or_init(|| std::sync::Arc::new(Files::open(&self.objects, self.hash)));
+            Packs::over(files.clone(), self.cache_bytes)
+        })
     }
 }
 
-/// The pack files of one repository, opened once, and the bases inflated so far.
-pub(crate) struct Packs {
+/// The pack files of one repository, opened once.
+struct Files {
     bundles: Vec<pack::Bundle>,
-    /// The position in `bundles` of the pack that held the last object found.
-    last_hit: std::sync::atomic::AtomicUsize,
     hash: gix::hash::Kind,
-    state: Mutex<State>,
 }
 
-struct State {
-    cache: pack::cache::lru::MemoryCappedHashmap,
-    inflate: gix::zlib::Inflate,
-    held: Vec<u8>,
-    /// The deltas on the way to an object, kept for the next read.
-    chain: Vec<pack::data::Entry>,
-}
-
-impl Packs {
+impl Files {
     /// The packs under `objects/pack` of `objects` (a pack that does not open is
     /// left out: its objects are read the usual way).
-    pub(crate) fn open(objects: &Path, hash: gix::hash::Kind) -> Packs {
+    fn open(objects: &Path, hash: gix::hash::Kind) -> Files {
         let mut bundles = Vec::new();
         if let Ok(dir) = std::fs::read_dir(objects.join("pack")) {
             for entry in dir.flatten() {
@@ -129,12 +155,36 @@ impl Packs {
         // it does not hold. (Each keeps its position as its id, its key in
         // the cache.)
         bundles.sort_by_key(|b| std::cmp::Reverse(b.index.num_objects()));
+        Files { bundles, hash }
+    }
+}
+
+/// Reads of the pack files of one repository (opened once, maybe for other
+/// threads' reads too), and the bases they inflated so far.
+pub(crate) struct Packs {
+    files: std::sync::Arc<Files>,
+    /// The position in the files' bundles of the pack that held the last
+    /// object found.
+    last_hit: std::sync::atomic::AtomicUsize,
+    state: Mutex<State>,
+}
+
+struct State {
+    cache: pack::cache::lru::MemoryCappedHashmap,
+    inflate: gix::zlib::Inflate,
+    held: Vec<u8>,
+    /// The deltas on the way to an object, kept for the next read.
+    chain: Vec<pack::data::Entry>,
+}
+
+impl Packs {
+    /// Reads of `files` keeping `cache_bytes` of bases, nothing inflated yet.
+    fn over(files: std::sync::Arc<Files>, cache_bytes: usize) -> Packs {
         Packs {
-            bundles,
+            files,
             last_hit: Default::default(),
-            hash,
             state: Mutex::new(State {
-                cache: pack::cache::lru::MemoryCappedHashmap::new(CACHE_BYTES),
+                cache: pack::cache::lru::MemoryCappedHashmap::new(cache_bytes),
                 inflate: Default::default(),
                 held: Vec::new(),
                 chain: Vec::new(),
@@ -144,24 +194,30 @@ impl Packs {
 
     /// The hash kind of the repository.
     pub(crate) fn hash(&self) -> gix::hash::Kind {
-        self.hash
+        self.files.hash
     }
 
-    /// Object `id` into `out`, and its kind, when a pack opened here holds it and it
-    /// decodes within [`ALLOC_LIMIT`]; `None` otherwise (read it the usual way).
-    pub(crate) fn read(&self, id: &gix::oid, out: &mut Vec<u8>) -> Option<gix::objs::Kind> {
+    /// Whether a pack opened here lists `id` in its index: then the
+    /// repository holds it, as gix's `has_object` (which asks the same
+    /// indexes) says; `false` says nothing (ask the usual way).
+    pub(crate) fn holds(&self, id: &gix::oid) -> bool {
+        self.find(id).is_some()
+    }
+
+    /// The pack whose index lists `id`, and where its entry starts there.
+    fn find(&self, id: &gix::oid) -> Option<(&pack::Bundle, u64)> {
         // The pack that held the last object found is asked first: a walk reads
         // an entry's commit, tree and blob, and a chain's next entry, mostly
         // from the pack one fetch brought them in. (mutants: which pack is
         // asked first is equivalent in answers: an object is the same bytes in
         // any pack that holds it.)
         let first = self.last_hit.load(std::sync::atomic::Ordering::Relaxed);
-        let (at, bundle, offset) = self
-            .bundles
+        let bundles = &self.files.bundles;
+        let (at, bundle, offset) = bundles
             .get(first)
             .map(|b| (first, b))
             .into_iter()
-            .chain(self.bundles.iter().enumerate().filter(|(n, _)| *n != first))
+            .chain(bundles.iter().enumerate().filter(|(n, _)| *n != first))
             .find_map(|(n, b)| {
                 position(&b.index, id).map(|p| (n, b, b.index.pack_offset_at_index(p)))
             })?;
@@ -169,6 +225,13 @@ impl Packs {
             self.last_hit
                 .store(at, std::sync::atomic::Ordering::Relaxed);
         }
+        Some((bundle, offset))
+    }
+
+    /// Object `id` into `out`, and its kind, when a pack opened here holds it and it
+    /// decodes within [`ALLOC_LIMIT`]; `None` otherwise (read it the usual way).
+    pub(crate) fn read(&self, id: &gix::oid, out: &mut Vec<u8>) -> Option<gix::objs::Kind> {
+        let (bundle, offset) = self.find(id)?;
         let mut state = self.state.lock().ok()?;
         let State {
             cache,
