@@ -59,8 +59,9 @@ pub(crate) fn pack_dir_stamp(objects: &std::path::Path) -> Option<PackDirStamp> 
     ))
 }
 
-/// [`Packs`] opened on first use: a walk that reads nothing packed (a `run`
-/// whose chain is all loose objects) opens no pack.
+/// [`Packs`] opened on first use: a walk that reads nothing at all opens no
+/// pack (the first read opens every pack index, whether or not the object it
+/// asks for is packed).
 pub(crate) struct LazyPacks {
     objects: std::path::PathBuf,
     hash: gix::hash::Kind,
