@@ -345,6 +345,21 @@ fn packed_commit_in(
     Some((tree, parents))
 }
 
+/// A reader's decoding buffer, kept from one read to the next (reads are
+/// bounded by the packs' allocation limit, so this is too).
+#[derive(Default)]
+struct DecodeBuf(std::cell::Cell<Vec<u8>>);
+
+impl DecodeBuf {
+    /// `read` with the buffer, which is then kept.
+    fn with<T>(&self, read: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+        let mut buf = self.0.take();
+        let out = read(&mut buf);
+        self.0.set(buf);
+        out
+    }
+}
+
 /// A chain commit as a walk reads it: its tree (or gix's word for why that
 /// is unreadable) and its parents, first parent first.
 pub(crate) struct ChainCommit {
@@ -366,9 +381,8 @@ pub(crate) struct ChainCommit {
 pub(crate) struct WalkReader {
     /// `None`: everything is read the usual way.
     packs: Option<LazyPacks>,
-    /// What objects are decoded in, kept from one read to the next (reads
-    /// are bounded by the packs' allocation limit, so this is too).
-    scratch: std::cell::Cell<Vec<u8>>,
+    /// What objects are decoded in.
+    scratch: DecodeBuf,
 }
 
 impl WalkReader {
@@ -417,8 +431,9 @@ impl WalkReader {
         commit: ObjectId,
     ) -> Result<ChainCommit, gix::Error> {
         if let Some(packs) = &self.packs
-            && let Some((tree, parents)) =
-                self.with_scratch(|buf| packed_commit_in(packs.get(), &commit, buf))
+            && let Some((tree, parents)) = self
+                .scratch
+                .with(|buf| packed_commit_in(packs.get(), &commit, buf))
         {
             return Ok(ChainCommit {
                 tree: Ok(tree),
@@ -461,18 +476,13 @@ impl WalkReader {
         if let Some(bytes) = recalled(&tree) {
             return Ok(bytes);
         }
-        if let Some(t) = self.with_scratch(|buf| packed_tree_in(packs.get(), tree, buf)) {
+        if let Some(t) = self
+            .scratch
+            .with(|buf| packed_tree_in(packs.get(), tree, buf))
+        {
             return Ok(t.bytes);
         }
         read_receipt_file_usual(repo, tree)
-    }
-
-    /// `read` with this reader's decoding buffer, which it then keeps.
-    fn with_scratch<T>(&self, read: impl FnOnce(&mut Vec<u8>) -> T) -> T {
-        let mut buf = self.scratch.take();
-        let out = read(&mut buf);
-        self.scratch.set(buf);
-        out
     }
 }
 
@@ -503,9 +513,8 @@ pub struct SharedReader {
 pub struct EntryReader {
     repo: gix::Repository,
     packs: std::sync::Arc<LazyPacks>,
-    /// What objects are decoded in, kept from one read to the next (reads
-    /// are bounded by the packs' allocation limit, so this is too).
-    scratch: std::cell::Cell<Vec<u8>>,
+    /// What objects are decoded in.
+    scratch: DecodeBuf,
 }
 
 impl super::Store {
@@ -595,18 +604,10 @@ impl EntryReader {
     /// The bytes of blob `id` when a pack holds it and it is at most `max` bytes;
     /// `None` for anything else (read it the usual way, which says what is wrong).
     pub fn packed_blob(&self, id: ObjectId, max: u64) -> Option<Vec<u8>> {
-        self.with_scratch(|buf| {
+        self.scratch.with(|buf| {
             let kind = self.packs.get().read(&id, buf)?;
             (kind == gix::objs::Kind::Blob && buf.len() as u64 <= max).then(|| buf.to_vec())
         })
-    }
-
-    /// `read` with this reader's decoding buffer, which it then keeps.
-    fn with_scratch<T>(&self, read: impl FnOnce(&mut Vec<u8>) -> T) -> T {
-        let mut buf = self.scratch.take();
-        let out = read(&mut buf);
-        self.scratch.set(buf);
-        out
     }
 
     /// [`EntryReader::read`] of an entry whose three objects are all in the packs
@@ -621,7 +622,7 @@ impl EntryReader {
     /// and `tests/it/tamper.rs` (the same findings packed as loose).
     pub(crate) fn read_packed(&self, commit: ObjectId) -> Option<RawEntry> {
         let packs = self.packs.get();
-        self.with_scratch(|buf| {
+        self.scratch.with(|buf| {
             let (tree, parents) = packed_commit_in(packs, &commit, buf)?;
             let bytes = packed_tree_in(packs, tree, buf)?.bytes;
             Some(RawEntry {
