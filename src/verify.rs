@@ -1250,8 +1250,10 @@ fn verify_notes(
         tips: &report.tips,
     };
     let threads = crate::store::worker_threads().min(writers.len()).max(1);
-    let workers: Vec<(Store, crate::store::EntryReader)> = (0..threads)
-        .map(|_| (store.worker(), shared.local()))
+    let workers: Vec<(Store, crate::store::EntryReader)> = shared
+        .apart(threads)
+        .into_iter()
+        .map(|reader| (store.worker(), reader))
         .collect();
     let parts = crate::store::in_order_on(writers, workers, |(store, reader), writer| {
         notes_of(&cx, store, reader, writer)

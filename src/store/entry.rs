@@ -536,6 +536,21 @@ impl SharedReader {
             scratch: Default::default(),
         }
     }
+
+    /// Readers for `n` threads that read at once: the same pack files,
+    /// mapped once, each reader with a cache and a lock of its own
+    /// ([`LazyPacks::others`]; `local` readers take turns on one lock).
+    pub(crate) fn apart(&self, n: usize) -> Vec<EntryReader> {
+        self.packs
+            .others(n)
+            .into_iter()
+            .map(|packs| EntryReader {
+                repo: self.repo.to_thread_local(),
+                packs: std::sync::Arc::new(packs),
+                scratch: Default::default(),
+            })
+            .collect()
+    }
 }
 
 impl EntryReader {
