@@ -1169,6 +1169,18 @@ mod tests {
     use super::*;
     use crate::freshness::rules::git_in as git;
 
+    /// (loose objects, packs) in the repository at `dir`, as `git count-objects -v` counts them.
+    fn objects_here(dir: &std::path::Path) -> (usize, usize) {
+        let counts = git(dir, &["count-objects", "-v"]);
+        let field = |name: &str| {
+            counts
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.parse().ok())
+                .unwrap_or_else(|| panic!("no {name:?} in {counts}"))
+        };
+        (field("count: "), field("packs: "))
+    }
+
     /// `n` objects of every kind put in a batch, in a repository of `format`.
     fn batch_of(format: &str, n: usize) -> (tempfile::TempDir, Store, Vec<Written>) {
         let tmp = tempfile::tempdir().unwrap();
@@ -1318,9 +1330,7 @@ mod tests {
                 );
             }
             assert!(store.index_pack(&put, 16 << 10), "{format}");
-            let counts = git(tmp.path(), &["count-objects", "-v"]);
-            assert!(counts.contains("count: 0\n"), "{format}: {counts}");
-            assert!(counts.contains("packs: 1\n"), "{format}: {counts}");
+            assert_eq!(objects_here(tmp.path()), (0, 1), "{format}");
             for w in [&put[0], &put[1], &put[1500], &put[put.len() - 1]] {
                 let kind = git(tmp.path(), &["cat-file", "-t", &w.id.to_string()]);
                 assert_eq!(kind.trim(), w.kind.to_string(), "{format}");
@@ -1359,12 +1369,7 @@ mod tests {
         std::fs::remove_file(&pack_dir).unwrap();
         std::fs::create_dir(&pack_dir).unwrap();
         assert_eq!(written.len(), put.len());
-        let counts = git(tmp.path(), &["count-objects", "-v"]);
-        assert!(
-            counts.contains(&format!("count: {}\n", put.len())),
-            "{counts}"
-        );
-        assert!(counts.contains("packs: 0\n"), "{counts}");
+        assert_eq!(objects_here(tmp.path()), (put.len(), 0));
         for w in [&put[0], &put[put.len() - 1]] {
             let size = git(tmp.path(), &["cat-file", "-s", &w.id.to_string()]);
             assert_eq!(size.trim(), (8 << 10).to_string());
@@ -1384,9 +1389,7 @@ mod tests {
                 written.iter().map(|w| w.id).collect::<Vec<_>>(),
                 put.iter().map(|w| w.id).collect::<Vec<_>>()
             );
-            let counts = git(tmp.path(), &["count-objects", "-v"]);
-            assert!(counts.contains("count: 0\n"), "{format}: {counts}");
-            assert!(counts.contains("packs: 1\n"), "{format}: {counts}");
+            assert_eq!(objects_here(tmp.path()), (0, 1), "{format}");
             let ids: String = put.iter().map(|w| format!("{}\n", w.id)).collect();
             let mut child = std::process::Command::new("git")
                 .args(["cat-file", "--batch"])
@@ -1477,12 +1480,7 @@ mod tests {
         assert_eq!(store.batched(), put.len(), "held, though here already");
         let written = store.end_object_batch().unwrap();
         assert_eq!(written.len(), put.len());
-        let counts = git(tmp.path(), &["count-objects", "-v"]);
-        assert!(counts.contains("count: 1\n"), "{counts}");
-        assert!(
-            counts.contains("packs: 2\n"),
-            "the batch's pack taken: {counts}"
-        );
+        assert_eq!(objects_here(tmp.path()), (1, 2), "the batch's pack taken");
         for w in &put {
             let shown = git(tmp.path(), &["cat-file", "-p", &w.id.to_string()]);
             assert_eq!(shown.as_bytes(), w.bytes.trim_ascii_end());
@@ -1549,12 +1547,7 @@ mod tests {
         let (tmp, store, put) = batch_of("sha1", 20);
         let written = store.end_object_batch().unwrap();
         assert_eq!(written.len(), put.len());
-        let counts = git(tmp.path(), &["count-objects", "-v"]);
-        assert!(
-            counts.contains(&format!("count: {}\n", put.len())),
-            "{counts}"
-        );
-        assert!(counts.contains("packs: 0\n"), "{counts}");
+        assert_eq!(objects_here(tmp.path()), (put.len(), 0));
         assert!(store.end_object_batch().unwrap().is_empty());
         assert_eq!(store.batched(), 0);
         let w = store
