@@ -370,30 +370,28 @@ impl Mem {
             tags: Vec::new(),
             len: 0,
         };
-        // each chain: its tip, its count (8 bytes), its writer's length (2) and the writer
-        let chains_len: usize = self
-            .chains
-            .iter()
-            .map(|c| c.tip.as_bytes().len() + 8 + 2 + c.writer.len())
-            .sum();
+        // the chains' section, small (a writer id and a tip a chain): its
+        // length goes in the header
+        let mut chains = Vec::new();
+        for c in &self.chains {
+            chains.extend_from_slice(c.tip.as_bytes());
+            chains.extend_from_slice(&c.count.to_le_bytes());
+            chains.extend_from_slice(&(c.writer.len() as u16).to_le_bytes());
+            chains.extend_from_slice(c.writer.as_bytes());
+        }
         body.put(MAGIC)?;
         for n in [
             VERSION,
             self.chains.len() as u32,
             self.records.len() as u32,
             self.keys.len() as u32,
-            chains_len as u32,
+            chains.len() as u32,
             self.kind.len_in_bytes() as u32,
         ] {
             body.put(&n.to_le_bytes())?;
         }
         body.put(&[0; 4])?;
-        for c in &self.chains {
-            body.put(c.tip.as_bytes())?;
-            body.put(&c.count.to_le_bytes())?;
-            body.put(&(c.writer.len() as u16).to_le_bytes())?;
-            body.put(c.writer.as_bytes())?;
-        }
+        body.put(&chains)?;
         let mut fanout = [0u32; 256];
         for (oid, _) in &self.keys {
             fanout[oid.as_bytes()[0] as usize] += 1;
