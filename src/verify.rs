@@ -96,6 +96,10 @@ pub struct Report {
     /// checkpointed tip it was given (which it so descends from).
     #[serde(skip)]
     descended: HashMap<String, ObjectId>,
+    /// Writers whose notes were checked against every record of their chain in
+    /// the index (read whole for them), not only those after a checkpoint.
+    #[serde(skip)]
+    notes_read_whole: usize,
 }
 
 /// A checkpoint: each chain's verified tip at the last clean run.
@@ -184,6 +188,9 @@ struct Entry {
     /// A trusted receipt's idempotency key and content digest, compared with
     /// the other keys of its chain later.
     keyed: Option<(String, String)>,
+    /// Its subject commit and inputs tree, when both are object ids: what its
+    /// chain's notes show it on.
+    about: Option<[ObjectId; 2]>,
 }
 
 /// One chain entry parsed, before its signature is checked.
@@ -252,6 +259,10 @@ fn check_parsed(parsed: Vec<Parsed>, writers: &[String], trust: &TrustSet) -> Ve
                 };
                 let id = r.id().to_owned();
                 let b = r.into_body();
+                let about = ObjectId::from_hex(b.subject.commit.as_bytes())
+                    .ok()
+                    .zip(ObjectId::from_hex(b.subject.inputs.as_bytes()).ok())
+                    .map(|(subject, inputs)| [subject, inputs]);
                 Entry {
                     index: b.chain.index,
                     id,
@@ -261,6 +272,7 @@ fn check_parsed(parsed: Vec<Parsed>, writers: &[String], trust: &TrustSet) -> Ve
                     supersedes: b.supersedes.clone(),
                     acceptance: (signature.is_ok() && b.acceptance.is_some()).then_some(b),
                     keyed,
+                    about,
                 }
             });
             Checked {
@@ -351,6 +363,9 @@ pub struct ChainWalk {
     supersedes: Vec<(u64, String, ObjectId, String)>,
     /// Where each receipt checked sits: (the first 8 bytes of its id, chain commit).
     located: Vec<([u8; 8], ObjectId)>,
+    /// With a base: each receipt checked above it, by chain commit, with its
+    /// subject commit and inputs tree (what the notes check reads them as).
+    about: HashMap<ObjectId, [ObjectId; 2]>,
     /// Trusted acceptances, checked against their evidence once every chain is read.
     acceptances: Vec<(u64, String, ObjectId, crate::receipt::Body)>,
     /// Trusted receipts that hold an idempotency key, newest first, with the key.
@@ -481,6 +496,11 @@ impl Stretch<'_> {
             ));
         }
         walk.located.push((id_prefix(&id), e.commit));
+        if self.base.is_some()
+            && let Some(about) = r.about
+        {
+            walk.about.insert(e.commit, about);
+        }
         let writer = self.writer;
         if let Some(named) = r.other_writer {
             self.finding(
@@ -933,7 +953,7 @@ pub fn verify(
     let walks = walk_ranges(store, &shared, &names, &stretches, trust, progress)?;
     // chains walked only above their checkpointed tip: how many receipts lie at
     // or below it
-    let mut grown: HashMap<String, u64> = HashMap::new();
+    let mut grown: HashMap<String, Grown> = HashMap::new();
     drop(names);
     for (((writer, tip), mut walk), (_, base)) in chains.into_iter().zip(walks).zip(stretches) {
         // The base the chain was checked above, if any. A walk that went past
@@ -964,7 +984,14 @@ pub fn verify(
         report.stubs += walk.stubs;
         report.covered += walk.below_base;
         if base.is_some() && walk.below_base > 0 {
-            grown.insert(writer.clone(), walk.below_base);
+            let about = std::mem::take(&mut walk.about);
+            grown.insert(
+                writer.clone(),
+                Grown {
+                    below: walk.below_base,
+                    about,
+                },
+            );
         }
         report.findings.extend(walk.findings);
         check_keys(store, &writer, base, walk.keyed, &mut report)?;
@@ -1199,19 +1226,11 @@ fn verify_notes(
     store: &Store,
     shared: &crate::store::SharedReader,
     vouching: Option<&Checkpoint>,
-    grown: &HashMap<String, u64>,
+    grown: &HashMap<String, Grown>,
     notes_tips: Vec<(String, ObjectId)>,
     report: &mut Report,
 ) -> Result<(), StoreError> {
     let file = store.receipt_index()?;
-    let (index, tables) = match NotesTables::read(&file) {
-        Some(tables) => (file, tables),
-        None => {
-            let index = store.rebuild_index()?;
-            let tables = NotesTables::read(&index).expect("an index built in memory is whole");
-            (index, tables)
-        }
-    };
     // A chain with findings of its own counts only up to where it breaks (see
     // `store::admit`); its notes are checked once it is repaired.
     let broken: HashSet<String> = report
@@ -1223,11 +1242,23 @@ fn verify_notes(
     // each writer with notes, and their tip: what a clean run's checkpoint
     // records, from the listing (not a lookup of each writer's ref)
     let with_notes: HashMap<String, ObjectId> = notes_tips.into_iter().collect();
-    let chain_of: HashMap<&str, usize> = index
+    let chain_of: HashMap<&str, usize> = file
         .chains()
         .iter()
         .enumerate()
         .map(|(n, c)| (c.writer.as_str(), n))
+        .collect();
+    // where each chain's records start: one chain's are numbered together,
+    // chains in the order of `chains()` (a chain whose records are not laid
+    // out so is checked whole)
+    let starts: Vec<usize> = file
+        .chains()
+        .iter()
+        .scan(0usize, |at, c| {
+            let start = *at;
+            *at = at.saturating_add(usize::try_from(c.count).unwrap_or(usize::MAX));
+            Some(start)
+        })
         .collect();
     // Each thread holds one writer's records and notes at a time, never the
     // whole repository's; what a writer's check found is held until the
@@ -1240,8 +1271,9 @@ fn verify_notes(
     writers.sort_unstable();
     writers.dedup();
     let cx = NotesCx {
-        index: &index,
-        tables: &tables,
+        file: &file,
+        starts: &starts,
+        whole: WholeIndex::default(),
         broken: &broken,
         with_notes: &with_notes,
         chain_of: &chain_of,
@@ -1265,6 +1297,7 @@ fn verify_notes(
         report.note_lines += part.note_lines;
         report.notes_tips.extend(part.notes_tips);
         report.notes_covered += part.notes_covered;
+        report.notes_read_whole += part.notes_read_whole;
     }
     Ok(())
 }
@@ -1272,18 +1305,79 @@ fn verify_notes(
 /// What every writer's notes check reads: the receipt index, and what the
 /// chains' walk found.
 struct NotesCx<'a> {
-    index: &'a crate::store::index::Index,
-    tables: &'a NotesTables,
+    /// The receipt index file (as current as the chains).
+    file: &'a crate::store::index::Index,
+    /// By chain number in `file`: the number of its first record.
+    starts: &'a [usize],
+    /// The index read whole, once a writer's check needs it.
+    whole: WholeIndex,
     /// Chains with findings of their own.
     broken: &'a HashSet<String>,
     /// Each writer with notes, and their tip.
     with_notes: &'a HashMap<String, ObjectId>,
-    /// Each writer's chain number in the index.
+    /// Each writer's chain number in `file`.
     chain_of: &'a HashMap<&'a str, usize>,
     vouching: Option<&'a Checkpoint>,
-    grown: &'a HashMap<String, u64>,
+    grown: &'a HashMap<String, Grown>,
     /// The tip of every chain as verified.
     tips: &'a BTreeMap<String, String>,
+}
+
+/// A chain walked only above its checkpointed tip.
+struct Grown {
+    /// How many of its receipts lie at or below that tip (the tip's index + 1).
+    below: u64,
+    /// Each receipt walked above it, by chain commit: its subject commit and
+    /// inputs tree.
+    about: HashMap<ObjectId, [ObjectId; 2]>,
+}
+
+/// The receipt index with its [`NotesTables`], read on first need by whichever
+/// thread needs it (the others wait): the file's, or one built in memory from
+/// the chains when the file is not laid out as it is written.
+#[derive(Default)]
+struct WholeIndex(std::sync::Mutex<Option<std::sync::Arc<WholeTables>>>);
+
+struct WholeTables {
+    index: std::sync::Arc<crate::store::index::Index>,
+    tables: NotesTables,
+    /// Each writer's chain number in `index`.
+    chain_of: HashMap<String, usize>,
+}
+
+impl WholeIndex {
+    fn get(&self, store: &Store) -> Result<std::sync::Arc<WholeTables>, StoreError> {
+        // a poisoned slot means a thread panicked; its join says so
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(w) = slot.as_ref() {
+            return Ok(w.clone());
+        }
+        let file = store.receipt_index()?;
+        let (index, tables) = match NotesTables::read(&file) {
+            Some(tables) => (file, tables),
+            None => {
+                let index = store.rebuild_index()?;
+                let tables = NotesTables::read(&index).expect("an index built in memory is whole");
+                (index, tables)
+            }
+        };
+        let chain_of = index
+            .chains()
+            .iter()
+            .enumerate()
+            .map(|(n, c)| (c.writer.clone(), n))
+            .collect();
+        let whole = std::sync::Arc::new(WholeTables {
+            index,
+            tables,
+            chain_of,
+        });
+        *slot = Some(whole.clone());
+        Ok(whole)
+    }
 }
 
 /// `writer`'s notes checked against its chain, as a report of that writer's
@@ -1297,14 +1391,12 @@ fn notes_of(
     writer: &str,
 ) -> Result<Report, StoreError> {
     let NotesCx {
-        index,
-        tables,
         broken,
         with_notes,
-        chain_of,
         vouching,
         grown,
         tips,
+        ..
     } = *cx;
     let mut report = Report::default();
     let report = &mut report;
@@ -1327,18 +1419,6 @@ fn notes_of(
     // findings of another kind was passed over above
     let said = |r: &Report| r.findings.len() + r.warnings.len();
     let said_before = said(report);
-    let chain = chain_of.get(writer).copied();
-    let range = chain.and_then(|c| tables.ranges[c].clone()).unwrap_or(0..0);
-    let records = index
-        .records_in(range.clone())
-        .map_err(|e| StoreError::Git {
-            what: "reading the receipt index".into(),
-            source: Box::new(e),
-        })?;
-    // this chain's entries: chain commit -> (id prefix, subject, inputs), and
-    // per object and check the newest record, which its note should show
-    let mut known: HashMap<ObjectId, Seen> = HashMap::new();
-    let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
     // The notes the checkpoint found whole beside the chain this one grew
     // from (same trust): a note there, at the same path with the same blob,
     // on an object no newer receipt is about, names receipts the chain still
@@ -1351,7 +1431,7 @@ fn notes_of(
     // (a whole `verify` checks every note); reading them all made a verify
     // from a checkpoint cost what the whole history's notes cost.
     let before = match (vouching, notes_tip.as_deref(), grown.get(writer)) {
-        (Some(cp), Some(tip), Some(&below)) => {
+        (Some(cp), Some(tip), Some(g)) => {
             ObjectId::from_hex(tip.as_bytes()).ok().and_then(|new| {
                 let changed = cp
                     .notes
@@ -1360,7 +1440,7 @@ fn notes_of(
                     .and_then(|old| store.notes_changed(old, new).ok());
                 // a checkpoint of this clone's that did not find them
                 // whole (or an older file): every note is read, as before
-                (changed.is_some() || cp.signed_elsewhere).then_some((new, changed, below))
+                (changed.is_some() || cp.signed_elsewhere).then_some((new, changed, g))
             })
         }
         _ => None,
@@ -1370,6 +1450,34 @@ fn notes_of(
     let whole = before
         .as_ref()
         .is_none_or(|(_, changed, _)| changed.is_some());
+    if let Some((tip, changed, g)) = &before
+        && let Some(mut above) = notes_above(cx, store, reader, writer, *tip, changed.as_ref(), g)?
+    {
+        if whole && let Some(tip) = notes_tip {
+            above.notes_tips.insert(writer.to_owned(), tip);
+        }
+        return Ok(above);
+    }
+    let before = before.map(|(tip, changed, g)| (tip, changed, g.below));
+    report.notes_read_whole += 1;
+    let whole_index = cx.whole.get(store)?;
+    let WholeTables {
+        index,
+        tables,
+        chain_of,
+    } = &*whole_index;
+    let chain = chain_of.get(writer).copied();
+    let range = chain.and_then(|c| tables.ranges[c].clone()).unwrap_or(0..0);
+    let records = index
+        .records_in(range.clone())
+        .map_err(|e| StoreError::Git {
+            what: "reading the receipt index".into(),
+            source: Box::new(e),
+        })?;
+    // this chain's entries: chain commit -> (id prefix, subject, inputs), and
+    // per object and check the newest record, which its note should show
+    let mut known: HashMap<ObjectId, Seen> = HashMap::new();
+    let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
     // the objects receipts above the checkpoint are about
     let mut touched: HashSet<ObjectId> = HashSet::new();
     for (n, r) in range.zip(records) {
@@ -1463,6 +1571,112 @@ fn notes_of(
         report.notes_tips.insert(writer.to_owned(), tip);
     }
     Ok(std::mem::take(report))
+}
+
+/// [`notes_of`] for a chain walked above a checkpoint, reading of the index
+/// only its records after the checkpoint and the keys of the objects they (and
+/// `changed`) are about, not the whole chain's: `Some` when the notes on those
+/// objects show every receipt they should and name nothing else (what the
+/// whole check would then say too), `None` when there is anything to say, or
+/// anything read is not as the index writes it: the whole check then says it.
+fn notes_above(
+    cx: &NotesCx<'_>,
+    store: &Store,
+    reader: &crate::store::EntryReader,
+    writer: &str,
+    tip: ObjectId,
+    changed: Option<&HashSet<ObjectId>>,
+    grown: &Grown,
+) -> Result<Option<Report>, StoreError> {
+    let file = cx.file;
+    let Some(&chain) = cx.chain_of.get(writer) else {
+        return Ok(None);
+    };
+    let (Some(&start), Some(info)) = (cx.starts.get(chain), file.chains().get(chain)) else {
+        return Ok(None);
+    };
+    let (Ok(count), Ok(below)) = (usize::try_from(info.count), usize::try_from(grown.below)) else {
+        return Ok(None);
+    };
+    let (Some(first), Some(end)) = (start.checked_add(below), start.checked_add(count)) else {
+        return Ok(None);
+    };
+    if first > end {
+        return Ok(None);
+    }
+    let Ok(after) = file.records_in(first..end) else {
+        return Ok(None);
+    };
+    // the chain's records from the checkpoint's up, one each, in order
+    let laid_out = after
+        .iter()
+        .zip(grown.below..)
+        .all(|(r, position)| r.chain as usize == chain && r.position == position);
+    if !laid_out {
+        return Ok(None);
+    }
+    // the objects they are about, as the walk read them
+    let mut objects: HashSet<ObjectId> = changed.cloned().unwrap_or_default();
+    for r in &after {
+        let Some(about) = grown.about.get(&r.commit) else {
+            return Ok(None);
+        };
+        objects.extend(about);
+    }
+    // every receipt of this chain about those objects, from their keys: what
+    // their notes may name, and per object and check the newest, which they
+    // should show
+    let null = ObjectId::null(file.object_hash());
+    let mut known: HashMap<ObjectId, Seen> = HashMap::new();
+    let mut newest: HashMap<(ObjectId, u32), Record> = HashMap::new();
+    for &object in &objects {
+        let Ok(hits) = file.keyed(&object) else {
+            return Ok(None);
+        };
+        for hit in hits {
+            let r = hit.record;
+            if r.chain as usize != chain {
+                continue;
+            }
+            let seen = known.entry(r.commit).or_insert(Seen {
+                id_prefix: r.id_prefix,
+                subject: null,
+                inputs: null,
+            });
+            match hit.role {
+                Role::Subject => seen.subject = object,
+                Role::Inputs => seen.inputs = object,
+            }
+            if !r.decision {
+                newest
+                    .entry((object, r.check))
+                    .and_modify(|n| {
+                        if r.position > n.position {
+                            *n = r;
+                        }
+                    })
+                    .or_insert(r);
+            }
+        }
+    }
+    let mut report = Report::default();
+    let mut shown: HashSet<(ObjectId, ObjectId)> = HashSet::new();
+    let readable = check_notes(
+        store,
+        reader,
+        writer,
+        &known,
+        Some((tip, &objects)),
+        &mut shown,
+        &mut report,
+    )?;
+    let clean = readable
+        && report.findings.is_empty()
+        && report.warnings.is_empty()
+        && newest
+            .iter()
+            .all(|((object, _), r)| shown.contains(&(*object, r.commit)));
+    Ok(clean.then_some(report))
 }
 
 /// What the notes check needs of one chain entry.

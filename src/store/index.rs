@@ -489,6 +489,49 @@ fn block_tag(key: &Key, n: usize, block: &[u8]) -> [u8; TAG_LEN] {
 /// Why a sealed file is refused: another key sealed it, or none did.
 const NOT_OURS: &str = "it was not written by this user's git-receipt (MAC mismatch: copied from another repository, user or machine, restored from a cache, damaged, or forged)";
 
+/// A [`FileView`]'s block cache, held.
+struct Held<'v> {
+    view: &'v FileView,
+    cache: std::sync::MutexGuard<'v, HashMap<usize, Vec<u8>>>,
+}
+
+impl Held<'_> {
+    /// `f` of the `len` bytes at `offset` of the body, every block they touch
+    /// checked: lent from the block that holds them, or copied together when
+    /// they span blocks.
+    fn with<R>(
+        &mut self,
+        offset: usize,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, Corrupt> {
+        let view = self.view;
+        if offset
+            .checked_add(len)
+            .is_none_or(|end| end > view.body_len)
+        {
+            return Err(Corrupt("a read runs past its end".into()));
+        }
+        let n = offset / BLOCK;
+        if len > 0 && (offset + len - 1) / BLOCK == n {
+            let block = view.block_in(&mut self.cache, n)?;
+            let from = offset - n * BLOCK;
+            return Ok(f(&block[from..from + len]));
+        }
+        let mut out = Vec::with_capacity(len);
+        let mut at = offset;
+        while at < offset + len {
+            let n = at / BLOCK;
+            let block = view.block_in(&mut self.cache, n)?;
+            let from = at - n * BLOCK;
+            let take = (offset + len - at).min(block.len() - from);
+            out.extend_from_slice(&block[from..from + take]);
+            at += take;
+        }
+        Ok(f(&out))
+    }
+}
+
 fn hit(record: Record, r: u32) -> Hit {
     Hit {
         record,
@@ -695,35 +738,38 @@ impl FileView {
 
     /// `len` bytes at `offset` of the body, every block they touch checked.
     fn read(&self, offset: usize, len: usize) -> Result<Vec<u8>, Corrupt> {
-        if offset + len > self.body_len {
-            return Err(Corrupt("a read runs past its end".into()));
+        self.hold().with(offset, len, <[u8]>::to_vec)
+    }
+
+    /// The block cache, held for several reads (a lookup's) at once.
+    fn hold(&self) -> Held<'_> {
+        Held {
+            view: self,
+            cache: self.blocks.lock().expect("index block cache"),
         }
-        let mut out = Vec::with_capacity(len);
-        let mut cache = self.blocks.lock().expect("index block cache");
-        let mut at = offset;
-        while at < offset + len {
-            let n = at / BLOCK;
-            let block = match cache.entry(n) {
-                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    let start = n * BLOCK;
-                    let size = BLOCK.min(self.body_len - start);
-                    let mut block = vec![0u8; size];
-                    self.file
-                        .read_exact_at(&mut block, start as u64)
-                        .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
-                    if !mac::same(&block_tag(self.key, n, &block), &self.tags[n]) {
-                        return Err(Corrupt(format!("block {n}: {NOT_OURS}")));
-                    }
-                    v.insert(block)
+    }
+
+    /// Body block `n`, from `cache` or read, checked and kept there.
+    fn block_in<'c>(
+        &self,
+        cache: &'c mut HashMap<usize, Vec<u8>>,
+        n: usize,
+    ) -> Result<&'c [u8], Corrupt> {
+        Ok(match cache.entry(n) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let start = n * BLOCK;
+                let size = BLOCK.min(self.body_len - start);
+                let mut block = vec![0u8; size];
+                self.file
+                    .read_exact_at(&mut block, start as u64)
+                    .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
+                if !mac::same(&block_tag(self.key, n, &block), &self.tags[n]) {
+                    return Err(Corrupt(format!("block {n}: {NOT_OURS}")));
                 }
-            };
-            let from = at - n * BLOCK;
-            let take = (offset + len - at).min(block.len() - from);
-            out.extend_from_slice(&block[from..from + take]);
-            at += take;
-        }
-        Ok(out)
+                v.insert(block)
+            }
+        })
     }
 
     /// The bytes of an object id in it: 20 (SHA-1) or 32 (SHA-256).
@@ -748,20 +794,16 @@ impl FileView {
         )
     }
 
-    fn key(&self, i: usize) -> Result<(ObjectId, u32), Corrupt> {
-        let b = self.read(self.keys_at + i * self.key_len(), self.key_len())?;
-        Ok(self.split_key(&b))
-    }
-
-    fn record(&self, r: u32) -> Result<Record, Corrupt> {
+    fn record(&self, held: &mut Held<'_>, r: u32) -> Result<Record, Corrupt> {
         let n = (r & !ROLE_INPUTS) as usize;
         if n >= self.records {
             return Err(Corrupt("a key names a record that does not exist".into()));
         }
-        let rec = decode_record(
-            &self.read(self.records_at + n * self.record_len(), self.record_len())?,
-            self.oid(),
-        );
+        let rec = held.with(
+            self.records_at + n * self.record_len(),
+            self.record_len(),
+            |b| decode_record(b, self.oid()),
+        )?;
         if rec.chain as usize >= self.chains.len() {
             return Err(Corrupt("a record names a chain that does not exist".into()));
         }
@@ -769,18 +811,33 @@ impl FileView {
     }
 
     fn lookup(&self, oid: &ObjectId) -> Result<Vec<Hit>, Corrupt> {
+        // one hold of the block cache for the whole lookup, each read lent
+        // from the block that holds it
+        let mut held = self.hold();
+        let fan = |held: &mut Held<'_>, i: usize| {
+            held.with(self.fanout_at + i * 4, 4, |b| {
+                u32::from_le_bytes(b.try_into().expect("4")) as usize
+            })
+        };
         let first = oid.as_bytes()[0] as usize;
-        let fan = self.read(self.fanout_at, FANOUT_LEN)?;
-        let at =
-            |i: usize| u32::from_le_bytes(fan[i * 4..i * 4 + 4].try_into().expect("4")) as usize;
-        let (mut lo, hi) = (if first == 0 { 0 } else { at(first - 1) }, at(first));
+        let (mut lo, hi) = (
+            if first == 0 {
+                0
+            } else {
+                fan(&mut held, first - 1)?
+            },
+            fan(&mut held, first)?,
+        );
         if lo > hi || hi > self.keys {
             return Err(Corrupt("its fanout table is damaged".into()));
         }
         let mut h = hi;
         while lo < h {
             let mid = (lo + h) / 2;
-            if self.key(mid)?.0 < *oid {
+            let before = held.with(self.keys_at + mid * self.key_len(), self.oid(), |b| {
+                b < oid.as_bytes()
+            })?;
+            if before {
                 lo = mid + 1;
             } else {
                 h = mid;
@@ -792,13 +849,18 @@ impl FileView {
         let mut i = lo;
         'keys: while i < hi {
             let n = RUN.min(hi - i);
-            let bytes = self.read(self.keys_at + i * self.key_len(), n * self.key_len())?;
-            for k in bytes.chunks(self.key_len()) {
-                let (id, number) = k.split_at(self.oid());
-                if id != oid.as_bytes() {
-                    break 'keys;
+            let ended = held.with(self.keys_at + i * self.key_len(), n * self.key_len(), |b| {
+                for k in b.chunks(self.key_len()) {
+                    let (id, number) = k.split_at(self.oid());
+                    if id != oid.as_bytes() {
+                        return true;
+                    }
+                    found.push(u32::from_le_bytes(number.try_into().expect("4")));
                 }
-                found.push(u32::from_le_bytes(number.try_into().expect("4")));
+                false
+            })?;
+            if ended {
+                break 'keys;
             }
             i += n;
         }
@@ -815,18 +877,21 @@ impl FileView {
         let mut out = Vec::with_capacity(found.len());
         if span <= 4 * numbers.len() + 64 {
             let len = self.record_len();
-            let bytes = self.read(self.records_at + first * len, span * len)?;
-            for (r, n) in found.iter().zip(&numbers) {
-                let at = (n - first) * len;
-                let rec = decode_record(&bytes[at..at + len], self.oid());
-                if rec.chain as usize >= self.chains.len() {
-                    return Err(Corrupt("a record names a chain that does not exist".into()));
+            held.with(self.records_at + first * len, span * len, |bytes| {
+                for (r, n) in found.iter().zip(&numbers) {
+                    let at = (n - first) * len;
+                    out.push(hit(decode_record(&bytes[at..at + len], self.oid()), *r));
                 }
-                out.push(hit(rec, *r));
+            })?;
+            if out
+                .iter()
+                .any(|h| h.record.chain as usize >= self.chains.len())
+            {
+                return Err(Corrupt("a record names a chain that does not exist".into()));
             }
         } else {
             for r in &found {
-                out.push(hit(self.record(*r)?, *r));
+                out.push(hit(self.record(&mut held, *r)?, *r));
             }
         }
         Ok(out)
@@ -1003,6 +1068,15 @@ impl Index {
             (h.record.chain, h.record.position, h.record.started)
         });
         Ok(hits)
+    }
+
+    /// Every record keyed by `oid`, in no particular order: for checks that
+    /// look at each of them (`verify`'s notes check), not for what is newest.
+    pub fn keyed(&self, oid: &ObjectId) -> Result<Vec<Hit>, Corrupt> {
+        match &self.inner {
+            Inner::File(f) => f.lookup(oid),
+            Inner::Mem(m) => Ok(m.lookup(oid)),
+        }
     }
 
     /// Every (object, hit) pair, for whole-repository checks such as `verify`.

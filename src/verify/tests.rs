@@ -1396,6 +1396,94 @@ fn section_7_notes_of_a_grown_chain_are_read_only_where_they_changed() {
     assert_eq!(r.warnings, whole.warnings);
 }
 
+/// Section 7, notes from a signed checkpoint: a chain that grew has its notes
+/// checked against the index's records after the checkpoint and the keys of
+/// what those are about, not every record of its history, when the notes are
+/// clean; older receipts about the same objects (of this check and another)
+/// are recognised where the notes show them. Anything to say (notes that lag,
+/// a forged line) is said as a whole run says it, from every record.
+#[test]
+fn section_7_clean_notes_of_a_grown_chain_are_checked_from_the_records_after_the_checkpoint() {
+    let (mut s, _) = chain_of(3);
+    let trust = trust_of(&[1]);
+    let notes_ref = format!("refs/notes/receipts/{}", writer());
+    let short = &notes_ref["refs/notes/".len()..];
+    let two = contract(&format!(
+        "{CONTRACT}[check \"lint\"]\n\trun = true\n\tpath = src\n"
+    ));
+    // before the checkpoint, another check on the newest commit
+    let h = s.head();
+    s.run(&key(1), &two, "lint", h, 0, 5);
+    s.reopen();
+    let clean = run(&s, &trust, None);
+    assert_eq!((clean.findings.len(), clean.warnings.len()), (0, 0));
+    assert_eq!(clean.notes_read_whole, 1);
+    let mut cp = Checkpoint::from_report(&clean, &trust);
+    cp.notes.clear();
+    cp.signed_elsewhere = true;
+    // after it, the same commit (and tree) receipted again
+    s.run(&key(1), &two, "test", h, 0, 9);
+    s.reopen();
+    let whole = run(&s, &trust, None);
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!((r.receipts, r.covered), (1, 4));
+    assert_eq!(
+        (r.findings.len(), r.warnings.len()),
+        (0, 0),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(whole.notes_read_whole, 1);
+    assert_eq!(
+        r.notes_read_whole, 0,
+        "only the records after the checkpoint"
+    );
+    // the lines of the notes on that commit and its tree, as stock git reads them
+    let lines = |object: String| {
+        s.git(&["notes", "--ref", short, "show", &object])
+            .lines()
+            .count() as u64
+    };
+    let expected = lines(h.to_string()) + lines(format!("{h}^{{tree}}"));
+    assert!(expected >= 4, "each note shows the older receipts too");
+    assert_eq!(r.note_lines, expected);
+    assert_eq!(r.notes_tips.get(&writer()), None, "not read whole");
+
+    // notes that lag (they do not show the new receipt): a warning, from
+    // every record, as a whole run gives it
+    let lagging = s.git(&["rev-parse", &format!("{notes_ref}^")]);
+    let current = s.git(&["rev-parse", &notes_ref]);
+    s.git(&["update-ref", &notes_ref, &lagging]);
+    s.reopen();
+    let whole = run(&s, &trust, None);
+    let r = run(&s, &trust, Some(&cp));
+    assert!(!r.warnings.is_empty());
+    assert_eq!(r.warnings, whole.warnings);
+    assert_eq!((r.findings.len(), r.notes_read_whole), (0, 1));
+
+    // a forged line on the commit: a finding, as a whole run gives it
+    s.git(&["update-ref", &notes_ref, &current]);
+    let mut shown = s.git(&["notes", "--ref", short, "show", &h.to_string()]);
+    shown.push_str(&format!("\n{} {}\n", "a".repeat(64), "0".repeat(40)));
+    s.git(&[
+        "notes",
+        "--ref",
+        short,
+        "add",
+        "-f",
+        "-m",
+        &shown,
+        &h.to_string(),
+    ]);
+    s.reopen();
+    let whole = run(&s, &trust, None);
+    let r = run(&s, &trust, Some(&cp));
+    assert!(!r.findings.is_empty());
+    assert_eq!(r.findings, whole.findings);
+    assert_eq!(r.warnings, whole.warnings);
+    assert_eq!(r.notes_read_whole, 1);
+}
+
 /// The pack reader answers only what it read whole and as it should be: a
 /// packed entry (its parents and `receipt.json`, as stock git reads them), a
 /// packed blob within the size asked for; never a tree for a blob, a blob over
