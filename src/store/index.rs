@@ -103,7 +103,6 @@ use std::fs::File;
 use std::io::Write as _;
 use std::os::unix::fs::FileExt as _;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
@@ -489,49 +488,6 @@ fn block_tag(key: &Key, n: usize, block: &[u8]) -> [u8; TAG_LEN] {
 /// Why a sealed file is refused: another key sealed it, or none did.
 const NOT_OURS: &str = "it was not written by this user's git-receipt (MAC mismatch: copied from another repository, user or machine, restored from a cache, damaged, or forged)";
 
-/// A [`FileView`]'s block cache, held.
-struct Held<'v> {
-    view: &'v FileView,
-    cache: std::sync::MutexGuard<'v, HashMap<usize, Vec<u8>>>,
-}
-
-impl Held<'_> {
-    /// `f` of the `len` bytes at `offset` of the body, every block they touch
-    /// checked: lent from the block that holds them, or copied together when
-    /// they span blocks.
-    fn with<R>(
-        &mut self,
-        offset: usize,
-        len: usize,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Result<R, Corrupt> {
-        let view = self.view;
-        if offset
-            .checked_add(len)
-            .is_none_or(|end| end > view.body_len)
-        {
-            return Err(Corrupt("a read runs past its end".into()));
-        }
-        let n = offset / BLOCK;
-        if len > 0 && (offset + len - 1) / BLOCK == n {
-            let block = view.block_in(&mut self.cache, n)?;
-            let from = offset - n * BLOCK;
-            return Ok(f(&block[from..from + len]));
-        }
-        let mut out = Vec::with_capacity(len);
-        let mut at = offset;
-        while at < offset + len {
-            let n = at / BLOCK;
-            let block = view.block_in(&mut self.cache, n)?;
-            let from = at - n * BLOCK;
-            let take = (offset + len - at).min(block.len() - from);
-            out.extend_from_slice(&block[from..from + take]);
-            at += take;
-        }
-        Ok(f(&out))
-    }
-}
-
 fn hit(record: Record, r: u32) -> Hit {
     Hit {
         record,
@@ -570,7 +526,8 @@ struct FileView {
     key: &'static Key,
     body_len: usize,
     tags: Vec<[u8; TAG_LEN]>,
-    blocks: Mutex<HashMap<usize, Vec<u8>>>,
+    /// Body blocks read and checked so far, by number.
+    blocks: Vec<std::sync::OnceLock<Box<[u8]>>>,
     chains: Vec<ChainInfo>,
     /// The object format of its ids: the repository's, which
     /// [`FileView::open`] found the file written for.
@@ -632,7 +589,7 @@ impl FileView {
         if !mac::same(&seal, &trailer[12..44]) {
             return Err(bad(NOT_OURS));
         }
-        let tags = table
+        let tags: Vec<[u8; TAG_LEN]> = table
             .chunks(TAG_LEN)
             .map(|c| c.try_into().expect("16"))
             .collect();
@@ -640,8 +597,10 @@ impl FileView {
             file,
             key,
             body_len,
+            blocks: (0..tags.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
             tags,
-            blocks: Mutex::new(HashMap::new()),
             chains: Vec::new(),
             kind,
             records: 0,
@@ -738,38 +697,56 @@ impl FileView {
 
     /// `len` bytes at `offset` of the body, every block they touch checked.
     fn read(&self, offset: usize, len: usize) -> Result<Vec<u8>, Corrupt> {
-        self.hold().with(offset, len, <[u8]>::to_vec)
+        self.with(offset, len, <[u8]>::to_vec)
     }
 
-    /// The block cache, held for several reads (a lookup's) at once.
-    fn hold(&self) -> Held<'_> {
-        Held {
-            view: self,
-            cache: self.blocks.lock().expect("index block cache"),
+    /// `f` of the `len` bytes at `offset` of the body, every block they touch
+    /// checked: lent from the block that holds them, or copied together when
+    /// they span blocks (a lookup's many small reads copy nothing).
+    fn with<R>(&self, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> Result<R, Corrupt> {
+        if offset
+            .checked_add(len)
+            .is_none_or(|end| end > self.body_len)
+        {
+            return Err(Corrupt("a read runs past its end".into()));
         }
+        let n = offset / BLOCK;
+        if len > 0 && (offset + len - 1) / BLOCK == n {
+            let from = offset - n * BLOCK;
+            return Ok(f(&self.block(n)?[from..from + len]));
+        }
+        let mut out = Vec::with_capacity(len);
+        let mut at = offset;
+        while at < offset + len {
+            let n = at / BLOCK;
+            let block = self.block(n)?;
+            let from = at - n * BLOCK;
+            let take = (offset + len - at).min(block.len() - from);
+            out.extend_from_slice(&block[from..from + take]);
+            at += take;
+        }
+        Ok(f(&out))
     }
 
-    /// Body block `n`, from `cache` or read, checked and kept there.
-    fn block_in<'c>(
-        &self,
-        cache: &'c mut HashMap<usize, Vec<u8>>,
-        n: usize,
-    ) -> Result<&'c [u8], Corrupt> {
-        Ok(match cache.entry(n) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                let start = n * BLOCK;
-                let size = BLOCK.min(self.body_len - start);
-                let mut block = vec![0u8; size];
-                self.file
-                    .read_exact_at(&mut block, start as u64)
-                    .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
-                if !mac::same(&block_tag(self.key, n, &block), &self.tags[n]) {
-                    return Err(Corrupt(format!("block {n}: {NOT_OURS}")));
-                }
-                v.insert(block)
-            }
-        })
+    /// Body block `n`, read and checked on first use and kept (threads that
+    /// ask for it at once may each read it; one copy is kept).
+    fn block(&self, n: usize) -> Result<&[u8], Corrupt> {
+        let (Some(slot), Some(tag)) = (self.blocks.get(n), self.tags.get(n)) else {
+            return Err(Corrupt("a read runs past its last block".into()));
+        };
+        if let Some(block) = slot.get() {
+            return Ok(block);
+        }
+        let start = n * BLOCK;
+        let size = BLOCK.min(self.body_len - start);
+        let mut block = vec![0u8; size];
+        self.file
+            .read_exact_at(&mut block, start as u64)
+            .map_err(|e| Corrupt(format!("cannot read it: {e}")))?;
+        if !mac::same(&block_tag(self.key, n, &block), tag) {
+            return Err(Corrupt(format!("block {n}: {NOT_OURS}")));
+        }
+        Ok(slot.get_or_init(|| block.into_boxed_slice()))
     }
 
     /// The bytes of an object id in it: 20 (SHA-1) or 32 (SHA-256).
@@ -794,12 +771,12 @@ impl FileView {
         )
     }
 
-    fn record(&self, held: &mut Held<'_>, r: u32) -> Result<Record, Corrupt> {
+    fn record(&self, r: u32) -> Result<Record, Corrupt> {
         let n = (r & !ROLE_INPUTS) as usize;
         if n >= self.records {
             return Err(Corrupt("a key names a record that does not exist".into()));
         }
-        let rec = held.with(
+        let rec = self.with(
             self.records_at + n * self.record_len(),
             self.record_len(),
             |b| decode_record(b, self.oid()),
@@ -811,30 +788,21 @@ impl FileView {
     }
 
     fn lookup(&self, oid: &ObjectId) -> Result<Vec<Hit>, Corrupt> {
-        // one hold of the block cache for the whole lookup, each read lent
-        // from the block that holds it
-        let mut held = self.hold();
-        let fan = |held: &mut Held<'_>, i: usize| {
-            held.with(self.fanout_at + i * 4, 4, |b| {
+        // each read lent from the block that holds it
+        let fan = |i: usize| {
+            self.with(self.fanout_at + i * 4, 4, |b| {
                 u32::from_le_bytes(b.try_into().expect("4")) as usize
             })
         };
         let first = oid.as_bytes()[0] as usize;
-        let (mut lo, hi) = (
-            if first == 0 {
-                0
-            } else {
-                fan(&mut held, first - 1)?
-            },
-            fan(&mut held, first)?,
-        );
+        let (mut lo, hi) = (if first == 0 { 0 } else { fan(first - 1)? }, fan(first)?);
         if lo > hi || hi > self.keys {
             return Err(Corrupt("its fanout table is damaged".into()));
         }
         let mut h = hi;
         while lo < h {
             let mid = (lo + h) / 2;
-            let before = held.with(self.keys_at + mid * self.key_len(), self.oid(), |b| {
+            let before = self.with(self.keys_at + mid * self.key_len(), self.oid(), |b| {
                 b < oid.as_bytes()
             })?;
             if before {
@@ -849,7 +817,7 @@ impl FileView {
         let mut i = lo;
         'keys: while i < hi {
             let n = RUN.min(hi - i);
-            let ended = held.with(self.keys_at + i * self.key_len(), n * self.key_len(), |b| {
+            let ended = self.with(self.keys_at + i * self.key_len(), n * self.key_len(), |b| {
                 for k in b.chunks(self.key_len()) {
                     let (id, number) = k.split_at(self.oid());
                     if id != oid.as_bytes() {
@@ -877,7 +845,7 @@ impl FileView {
         let mut out = Vec::with_capacity(found.len());
         if span <= 4 * numbers.len() + 64 {
             let len = self.record_len();
-            held.with(self.records_at + first * len, span * len, |bytes| {
+            self.with(self.records_at + first * len, span * len, |bytes| {
                 for (r, n) in found.iter().zip(&numbers) {
                     let at = (n - first) * len;
                     out.push(hit(decode_record(&bytes[at..at + len], self.oid()), *r));
@@ -891,7 +859,7 @@ impl FileView {
             }
         } else {
             for r in &found {
-                out.push(hit(self.record(&mut held, *r)?, *r));
+                out.push(hit(self.record(*r)?, *r));
             }
         }
         Ok(out)
