@@ -39,6 +39,10 @@ use crate::trust::{Refusal, TrustSet};
 /// How many chain entries are read before they are verified together.
 const BATCH: usize = 2048;
 
+/// The first batch: smaller, so that checking starts while the reader is still
+/// early on (each batch after it twice the one before, up to [`BATCH`]).
+const FIRST_BATCH: usize = 256;
+
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
@@ -685,8 +689,9 @@ fn walk_ranges(
         let plan = &plan;
         scope.spawn(move || {
             let reader = shared.local();
+            let mut size = FIRST_BATCH;
             let mut batch = Batch {
-                entries: Vec::with_capacity(BATCH),
+                entries: Vec::with_capacity(size),
                 ends: Vec::new(),
             };
             for &(c, tip, stop_at) in plan {
@@ -704,11 +709,12 @@ fn walk_ranges(
                     let raw = reader.read(commit);
                     next = raw.parents.first().copied();
                     batch.entries.push((c, raw));
-                    if batch.entries.len() == BATCH {
+                    if batch.entries.len() >= size {
+                        size = (2 * size).min(BATCH);
                         let full = std::mem::replace(
                             &mut batch,
                             Batch {
-                                entries: Vec::with_capacity(BATCH),
+                                entries: Vec::with_capacity(size),
                                 ends: Vec::new(),
                             },
                         );
