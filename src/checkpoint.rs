@@ -239,6 +239,17 @@ pub fn check_entry(
     below: Below<'_>,
     hex_width: usize,
 ) -> Result<Checked, Broken> {
+    link_entry(raw, below, || read_entry(raw, signer, hex_width))
+}
+
+/// The rules of [`check_entry`] that ask where the entry sits, in its order:
+/// its parents first, then what `read` (every other rule, [`read_entry`]) says,
+/// then its sequence, `prev` and time against the entry below.
+fn link_entry(
+    raw: &RawCheckpoint,
+    below: Below<'_>,
+    read: impl FnOnce() -> Result<Checked, Broken>,
+) -> Result<Checked, Broken> {
     let broken = |reason: String| Broken {
         commit: raw.commit,
         reason,
@@ -261,6 +272,40 @@ pub fn check_entry(
             ),
         }));
     }
+    let checked = read()?;
+    let payload = &checked.payload;
+    if let Some(b) = below {
+        if payload.sequence != b.payload.sequence + 1 || payload.prev.as_deref() != Some(&b.digest)
+        {
+            return Err(broken(format!(
+                "it does not follow checkpoint {} of this signer (sequence {}, prev {})",
+                b.payload.sequence,
+                payload.sequence,
+                payload.prev.as_deref().unwrap_or("none")
+            )));
+        }
+        if checked.time_ms < b.time_ms {
+            return Err(broken(format!(
+                "it is dated {}, before the checkpoint below it ({})",
+                payload.time, b.payload.time
+            )));
+        }
+    } else if payload.sequence != 0 && !accepted {
+        return Err(broken(format!(
+            "it is the chain's first checkpoint but says it is number {}",
+            payload.sequence
+        )));
+    }
+    Ok(checked)
+}
+
+/// The rules of [`check_entry`] that one checkpoint commit answers alone: its
+/// envelope, payload, signer, key and signature, and time.
+fn read_entry(raw: &RawCheckpoint, signer: &str, hex_width: usize) -> Result<Checked, Broken> {
+    let broken = |reason: String| Broken {
+        commit: raw.commit,
+        reason,
+    };
     let file = raw.file.as_ref().map_err(|e| broken(e.clone()))?;
     let envelope: Envelope = crate::canon::from_canonical_typed(file).map_err(|e| {
         broken(format!(
@@ -308,28 +353,6 @@ pub fn check_entry(
     let time_ms = crate::clock::timestamp_ms(&payload.time)
         .filter(|&t| format_timestamp(t) == payload.time)
         .ok_or_else(|| broken("its time is not a UTC timestamp".into()))?;
-    if let Some(b) = below {
-        if payload.sequence != b.payload.sequence + 1 || payload.prev.as_deref() != Some(&b.digest)
-        {
-            return Err(broken(format!(
-                "it does not follow checkpoint {} of this signer (sequence {}, prev {})",
-                b.payload.sequence,
-                payload.sequence,
-                payload.prev.as_deref().unwrap_or("none")
-            )));
-        }
-        if time_ms < b.time_ms {
-            return Err(broken(format!(
-                "it is dated {}, before the checkpoint below it ({})",
-                payload.time, b.payload.time
-            )));
-        }
-    } else if payload.sequence != 0 && !accepted {
-        return Err(broken(format!(
-            "it is the chain's first checkpoint but says it is number {}",
-            payload.sequence
-        )));
-    }
     Ok(Checked {
         commit: raw.commit,
         digest: digest(&bytes),
@@ -399,9 +422,13 @@ pub fn read_chain_above(
             Err(e) => return Ok(broken_at(b, e.reason)),
         }
     }
+    // what each entry answers alone, on every core (a year's twelve payloads
+    // name every chain each), then each linked to the one below, from the root
+    let mut reads = read_entries(&raws, signer, width).into_iter().rev();
     for raw in raws.iter().rev() {
         let below = out.entries.last().map_or(Below::Root, Below::Entry);
-        match check_entry(raw, signer, below, width) {
+        let read = reads.next().expect("one read an entry");
+        match link_entry(raw, below, || read) {
             Ok(c) => out.entries.push(c),
             Err(b) => {
                 out.broken = Some(b);
@@ -410,6 +437,36 @@ pub fn read_chain_above(
         }
     }
     Ok(out)
+}
+
+/// [`read_entry`] of each of `raws`, in their order, spread over the cores.
+fn read_entries(
+    raws: &[RawCheckpoint],
+    signer: &str,
+    width: usize,
+) -> Vec<Result<Checked, Broken>> {
+    let threads = crate::store::worker_threads().min(raws.len());
+    if threads < 2 {
+        return raws.iter().map(|r| read_entry(r, signer, width)).collect();
+    }
+    let part = raws.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = raws
+            .chunks(part)
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|r| read_entry(r, signer, width))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("checkpoint threads do not panic"))
+            .collect()
+    })
 }
 
 /// Build, sign and append a checkpoint of `chains` (writer id to its mark) to

@@ -91,11 +91,11 @@ impl Store {
                     header.size()
                 ));
             }
-            let blob = self
+            let mut blob = self
                 .repo
                 .find_blob(blob)
                 .map_err(|e| format!("{CHECKPOINT_FILE} unreadable: {e}"))?;
-            Ok(blob.data.clone())
+            Ok(blob.take_data())
         })();
         Ok(RawCheckpoint {
             commit,
