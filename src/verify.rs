@@ -1601,15 +1601,27 @@ fn notes_above(
     let (Some(&start), Some(info)) = (cx.starts.get(chain), file.chains().get(chain)) else {
         return Ok(None);
     };
-    let (Ok(count), Ok(below)) = (usize::try_from(info.count), usize::try_from(grown.below)) else {
+    // the chain's records start at its oldest entry here: position 0, or
+    // where a clone fetched from a checkpoint cut it
+    let Ok(count) = usize::try_from(info.count) else {
         return Ok(None);
     };
-    let (Some(first), Some(end)) = (start.checked_add(below), start.checked_add(count)) else {
+    let Some(end) = start.checked_add(count) else {
         return Ok(None);
     };
-    if first > end {
+    let oldest = match file.records_in(start..(start + 1).min(end)) {
+        Ok(r) => r.first().map_or(grown.below, |r| r.position),
+        Err(_) => return Ok(None),
+    };
+    let Some(first) = grown
+        .below
+        .checked_sub(oldest)
+        .and_then(|n| usize::try_from(n).ok())
+        .and_then(|n| start.checked_add(n))
+        .filter(|&first| first <= end)
+    else {
         return Ok(None);
-    }
+    };
     let Ok(after) = file.records_in(first..end) else {
         return Ok(None);
     };

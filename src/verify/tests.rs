@@ -1484,6 +1484,54 @@ fn section_7_clean_notes_of_a_grown_chain_are_checked_from_the_records_after_the
     assert_eq!(r.notes_read_whole, 1);
 }
 
+/// Section 7, a clone that took the chain from a checkpoint's tip up (to a
+/// depth, as `fetch --since` does): the index holds the chain from the cut up,
+/// and the notes on what came after the checkpoint are still checked from the
+/// records after it alone, with the answer a clean check gives.
+#[test]
+fn section_7_notes_in_a_clone_cut_at_the_checkpoint_are_checked_from_the_records_after_it() {
+    let (s, commits) = chain_of(4);
+    let trust = trust_of(&[1]);
+    let clone = tempfile::tempdir().unwrap();
+    let dir = clone.path();
+    crate::freshness::rules::git_in(dir, &["init", "-q"]);
+    let url = format!("file://{}", s.dir.path().display());
+    crate::freshness::rules::git_in(
+        dir,
+        &[
+            "fetch",
+            "-q",
+            "--depth",
+            "2",
+            &url,
+            "refs/receipts/*:refs/receipts/*",
+            "refs/notes/receipts/*:refs/notes/receipts/*",
+        ],
+    );
+    let store = Store::open(dir).unwrap();
+    let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    cp.chains.insert(writer(), commits[2].to_string());
+    cp.notes.clear();
+    cp.signed_elsewhere = true;
+    let r = verify(&store, &trust, Some(&cp), &mut |_| {}).unwrap();
+    assert_eq!((r.receipts, r.covered), (1, 3));
+    assert_eq!(
+        (r.findings.len(), r.warnings.len()),
+        (0, 0),
+        "{:?} {:?}",
+        r.findings,
+        r.warnings
+    );
+    assert_eq!(
+        r.note_lines, 2,
+        "the newest receipt's notes, on its commit and tree"
+    );
+    assert_eq!(
+        r.notes_read_whole, 0,
+        "only the records after the checkpoint"
+    );
+}
+
 /// The pack reader answers only what it read whole and as it should be: a
 /// packed entry (its parents and `receipt.json`, as stock git reads them), a
 /// packed blob within the size asked for; never a tree for a blob, a blob over
