@@ -51,6 +51,10 @@ use crate::wire::{WireReader, put_string};
 
 mod batch;
 
+/// The fewest signatures checked together as one batch: fewer are checked one
+/// at a time.
+pub const MIN_BATCH: usize = batch::MIN_BATCH;
+
 /// The SSHSIG namespace of every receipt signature.
 ///
 /// Pass it to `ssh-keygen -Y verify -n` and put it in the `namespaces="..."` option of

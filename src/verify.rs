@@ -40,8 +40,10 @@ use crate::trust::{Refusal, TrustSet};
 const BATCH: usize = 2048;
 
 /// The first batch: smaller, so that checking starts while the reader is still
-/// early on (each batch after it twice the one before, up to [`BATCH`]).
-const FIRST_BATCH: usize = 256;
+/// early on (each batch after it twice the one before, up to [`BATCH`]); twice
+/// the least a signature batch takes, so that a few entries set aside (stubs,
+/// untrusted) leave it one.
+const FIRST_BATCH: usize = 2 * crate::sign::MIN_BATCH;
 
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
