@@ -1281,7 +1281,10 @@ fn verify_notes(
     let cx = NotesCx {
         file: &file,
         starts: &starts,
-        whole: WholeIndex::default(),
+        whole: WholeIndex {
+            file: file.clone(),
+            read: std::sync::Mutex::new(None),
+        },
         broken: &broken,
         with_notes: &with_notes,
         chain_of: &chain_of,
@@ -1343,8 +1346,10 @@ struct Grown {
 /// The receipt index with its [`NotesTables`], read on first need by whichever
 /// thread needs it (the others wait): the file's, or one built in memory from
 /// the chains when the file is not laid out as it is written.
-#[derive(Default)]
-struct WholeIndex(std::sync::Mutex<Option<std::sync::Arc<WholeTables>>>);
+struct WholeIndex {
+    file: std::sync::Arc<crate::store::index::Index>,
+    read: std::sync::Mutex<Option<std::sync::Arc<WholeTables>>>,
+}
 
 struct WholeTables {
     index: std::sync::Arc<crate::store::index::Index>,
@@ -1357,15 +1362,14 @@ impl WholeIndex {
     fn get(&self, store: &Store) -> Result<std::sync::Arc<WholeTables>, StoreError> {
         // a poisoned slot means a thread panicked; its join says so
         let mut slot = self
-            .0
+            .read
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(w) = slot.as_ref() {
             return Ok(w.clone());
         }
-        let file = store.receipt_index()?;
-        let (index, tables) = match NotesTables::read(&file) {
-            Some(tables) => (file, tables),
+        let (index, tables) = match NotesTables::read(&self.file) {
+            Some(tables) => (self.file.clone(), tables),
             None => {
                 let index = store.rebuild_index()?;
                 let tables = NotesTables::read(&index).expect("an index built in memory is whole");
