@@ -446,6 +446,8 @@ fn read_entries(
     width: usize,
 ) -> Vec<Result<Checked, Broken>> {
     let threads = crate::store::worker_threads().min(raws.len());
+    // mutants: `<=` is equivalent: two threads or one give each entry the
+    // answer `read_entry` gives it alone, in order (only the speed differs)
     if threads < 2 {
         return raws.iter().map(|r| read_entry(r, signer, width)).collect();
     }

@@ -45,6 +45,11 @@ const BATCH: usize = 2048;
 /// untrusted) leave it one.
 const FIRST_BATCH: usize = 2 * crate::sign::MIN_BATCH;
 
+/// The size of the batch after one of `size` entries: twice it, up to [`BATCH`].
+fn next_batch(size: usize) -> usize {
+    (2 * size).min(BATCH)
+}
+
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
@@ -712,7 +717,7 @@ fn walk_ranges(
                     next = raw.parents.first().copied();
                     batch.entries.push((c, raw));
                     if batch.entries.len() >= size {
-                        size = (2 * size).min(BATCH);
+                        size = next_batch(size);
                         let full = std::mem::replace(
                             &mut batch,
                             Batch {
@@ -991,6 +996,9 @@ pub fn verify(
         report.receipts += walk.receipts;
         report.stubs += walk.stubs;
         report.covered += walk.below_base;
+        // mutants: `||` and `>=` are equivalent: `below_base` is set only
+        // beside a base (its index + 1) and reset with it; a base left at 0
+        // was unreadable, a finding, and such a chain's notes are not read
         if base.is_some() && walk.below_base > 0 {
             let about = std::mem::take(&mut walk.about);
             grown.insert(
@@ -1632,6 +1640,8 @@ fn notes_above(
         return Ok(None);
     };
     // the chain's records from the checkpoint's up, one each, in order
+    // (mutants: `||` for `&&` below is equivalent for every index this tool
+    // writes, whose records hold both; the test guards one written otherwise)
     let laid_out = after
         .iter()
         .zip(grown.below..)
@@ -1675,6 +1685,8 @@ fn notes_above(
                 newest
                     .entry((object, r.check))
                     .and_modify(|n| {
+                        // mutants: `>=` is equivalent, as in `notes_of`: no
+                        // two records of one chain tie
                         if r.position > n.position {
                             *n = r;
                         }

@@ -530,6 +530,17 @@ fn a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives() {
     assert_eq!(run(&s, &trust_of(&[1]), None).findings, []);
 }
 
+/// The walk's batches start small and double up to [`BATCH`], each a size a
+/// signature batch takes.
+#[test]
+fn batches_start_at_twice_the_least_signature_batch_and_double_up_to_the_most() {
+    let sizes: Vec<usize> = std::iter::successors(Some(FIRST_BATCH), |&s| Some(next_batch(s)))
+        .take(5)
+        .collect();
+    assert_eq!(sizes, [512, 1024, 2048, 2048, 2048]);
+    assert!(sizes.iter().all(|&s| s >= 2 * crate::sign::MIN_BATCH));
+}
+
 /// Append to `key`'s chain `default` a copy of its tip's receipt, as `edit` makes it.
 fn append_edited(
     s: &Scratch,
