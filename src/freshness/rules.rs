@@ -323,6 +323,19 @@ impl Scratch {
         (root, tip)
     }
 
+    /// A new repository that fetched `refspecs` from this one to depth
+    /// `depth` (shallow, as a clone that took chains from a checkpoint is).
+    pub(crate) fn fetched_to_depth(&self, depth: u32, refspecs: &[&str]) -> tempfile::TempDir {
+        let clone = tempfile::tempdir().unwrap();
+        git_in(clone.path(), &["init", "-q"]);
+        let url = format!("file://{}", self.dir.path().display());
+        let depth = depth.to_string();
+        let mut args = vec!["fetch", "-q", "--depth", &depth, &url];
+        args.extend_from_slice(refspecs);
+        git_in(clone.path(), &args);
+        clone
+    }
+
     /// The commit HEAD names.
     pub(crate) fn head(&self) -> ObjectId {
         ObjectId::from_hex(self.git(&["rev-parse", "HEAD"]).as_bytes()).unwrap()

@@ -2196,23 +2196,11 @@ mod tests {
     #[test]
     fn an_index_of_many_blocks_is_written_one_block_at_a_time() {
         let kind = gix::hash::Kind::Sha1;
-        let chains: Vec<(ChainInfo, Vec<Entry>)> = (0..40u8)
-            .map(|c| {
-                let entries = (0..60u8)
-                    .map(|n| {
-                        let mut e = entry_of(kind, n, c, n.wrapping_add(c));
-                        e.record.commit = ObjectId::from_bytes_or_panic(&[c ^ n; 20]);
-                        e
-                    })
-                    .collect();
-                let info = ChainInfo {
-                    writer: format!("w-{c:02}"),
-                    tip: oid_of(kind, c),
-                    count: 60,
-                };
-                (info, entries)
-            })
-            .collect();
+        let chains = sixty_a_chain(kind, 40, |c, n| {
+            let mut e = entry_of(kind, n, c, n.wrapping_add(c));
+            e.record.commit = ObjectId::from_bytes_or_panic(&[c ^ n; 20]);
+            e
+        });
         let mem = Mem::from_entries(chains, kind);
         let bytes = mem.encode(&KEY);
         assert!(bytes.len() > 40 * BLOCK, "{} bytes", bytes.len());
@@ -2252,6 +2240,25 @@ mod tests {
         assert!(mem.encode_to(&KEY, &mut Full(bytes.len())).is_ok());
     }
 
+    /// `chains` chains of 60 entries each, entry `n` of chain `c` as `entry`
+    /// makes it.
+    fn sixty_a_chain(
+        kind: gix::hash::Kind,
+        chains: u8,
+        entry: impl Fn(u8, u8) -> Entry,
+    ) -> Vec<(ChainInfo, Vec<Entry>)> {
+        (0..chains)
+            .map(|c| {
+                let info = ChainInfo {
+                    writer: format!("w-{c:02}"),
+                    tip: oid_of(kind, c),
+                    count: 60,
+                };
+                (info, (0..60u8).map(|n| entry(c, n)).collect())
+            })
+            .collect()
+    }
+
     /// Every read of the body, within a block or across blocks, at any offset
     /// and length up to more than a block, gives the file's own bytes (the
     /// body starts the file), whether lent from a block or copied together;
@@ -2259,17 +2266,7 @@ mod tests {
     #[test]
     fn a_read_gives_the_file_s_bytes_within_and_across_blocks() {
         let kind = gix::hash::Kind::Sha1;
-        let chains: Vec<(ChainInfo, Vec<Entry>)> = (0..4u8)
-            .map(|c| {
-                let entries = (0..60u8).map(|n| entry_of(kind, n, c, n)).collect();
-                let info = ChainInfo {
-                    writer: format!("w-{c:02}"),
-                    tip: oid_of(kind, c),
-                    count: 60,
-                };
-                (info, entries)
-            })
-            .collect();
+        let chains = sixty_a_chain(kind, 4, |c, n| entry_of(kind, n, c, n));
         let bytes = Mem::from_entries(chains, kind).encode(&KEY);
         let view = view_of(&bytes).unwrap().unwrap();
         assert!(view.body_len > 2 * BLOCK, "{} bytes", view.body_len);

@@ -1052,7 +1052,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::freshness::rules::{Scratch, contract, git_in};
+    use crate::freshness::rules::{Scratch, contract};
     use crate::receipt::writer_id;
     use crate::sign::SigningKey;
 
@@ -1207,22 +1207,8 @@ mod tests {
             s.run(&key, &c, "test", commit, 0, minute);
         }
         let w = writer_id(key.public(), "default");
-        let clone = tempfile::tempdir().unwrap();
-        let dir = clone.path();
-        git_in(dir, &["init", "-q"]);
-        let url = format!("file://{}", s.dir.path().display());
-        git_in(
-            dir,
-            &[
-                "fetch",
-                "-q",
-                "--depth",
-                "2",
-                &url,
-                "refs/receipts/*:refs/receipts/*",
-            ],
-        );
-        let store = Store::open(dir).unwrap();
+        let clone = s.fetched_to_depth(2, &["refs/receipts/*:refs/receipts/*"]);
+        let store = Store::open(clone.path()).unwrap();
         let usual = store.plan_notes(&w, true, &WalkReader::usual());
         let ours = store.plan_notes(&w, true, &WalkReader::packed(&store.repo));
         assert_eq!(format!("{ours:?}"), format!("{usual:?}"));

@@ -1503,23 +1503,14 @@ fn section_7_clean_notes_of_a_grown_chain_are_checked_from_the_records_after_the
 fn section_7_notes_in_a_clone_cut_at_the_checkpoint_are_checked_from_the_records_after_it() {
     let (s, commits) = chain_of(4);
     let trust = trust_of(&[1]);
-    let clone = tempfile::tempdir().unwrap();
-    let dir = clone.path();
-    crate::freshness::rules::git_in(dir, &["init", "-q"]);
-    let url = format!("file://{}", s.dir.path().display());
-    crate::freshness::rules::git_in(
-        dir,
+    let clone = s.fetched_to_depth(
+        2,
         &[
-            "fetch",
-            "-q",
-            "--depth",
-            "2",
-            &url,
             "refs/receipts/*:refs/receipts/*",
             "refs/notes/receipts/*:refs/notes/receipts/*",
         ],
     );
-    let store = Store::open(dir).unwrap();
+    let store = Store::open(clone.path()).unwrap();
     let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
     cp.chains.insert(writer(), commits[2].to_string());
     cp.notes.clear();
