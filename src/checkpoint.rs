@@ -445,29 +445,9 @@ fn read_entries(
     signer: &str,
     width: usize,
 ) -> Vec<Result<Checked, Broken>> {
-    let threads = crate::store::worker_threads().min(raws.len());
-    // mutants: `<=` is equivalent: two threads or one give each entry the
-    // answer `read_entry` gives it alone, in order (only the speed differs)
-    if threads < 2 {
-        return raws.iter().map(|r| read_entry(r, signer, width)).collect();
-    }
-    let part = raws.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = raws
-            .chunks(part)
-            .map(|chunk| {
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|r| read_entry(r, signer, width))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("checkpoint threads do not panic"))
-            .collect()
+    let threads = crate::store::worker_threads().min(raws.len()).max(1);
+    crate::store::in_order_on(raws.iter().collect(), vec![(); threads], |_, raw| {
+        read_entry(raw, signer, width)
     })
 }
 
