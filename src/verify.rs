@@ -1287,7 +1287,6 @@ fn verify_notes(
     writers.sort_unstable();
     writers.dedup();
     let cx = NotesCx {
-        file: &file,
         starts: &starts,
         whole: WholeIndex {
             file: file.clone(),
@@ -1324,17 +1323,16 @@ fn verify_notes(
 /// What every writer's notes check reads: the receipt index, and what the
 /// chains' walk found.
 struct NotesCx<'a> {
-    /// The receipt index file (as current as the chains).
-    file: &'a crate::store::index::Index,
-    /// By chain number in `file`: the number of its first record.
+    /// By chain number in the index file (`whole.file`): the number of its
+    /// first record.
     starts: &'a [usize],
-    /// The index read whole, once a writer's check needs it.
+    /// The index file, and the index read whole once a writer's check needs it.
     whole: WholeIndex,
     /// Chains with findings of their own.
     broken: &'a HashSet<String>,
     /// Each writer with notes, and their tip.
     with_notes: &'a HashMap<String, ObjectId>,
-    /// Each writer's chain number in `file`.
+    /// Each writer's chain number in the index file.
     chain_of: &'a HashMap<&'a str, usize>,
     vouching: Option<&'a Checkpoint>,
     grown: &'a HashMap<String, Grown>,
@@ -1355,6 +1353,7 @@ struct Grown {
 /// thread needs it (the others wait): the file's, or one built in memory from
 /// the chains when the file is not laid out as it is written.
 struct WholeIndex {
+    /// The receipt index file (as current as the chains).
     file: std::sync::Arc<crate::store::index::Index>,
     read: std::sync::Mutex<Option<std::sync::Arc<WholeTables>>>,
 }
@@ -1608,7 +1607,7 @@ fn notes_above(
     changed: Option<&HashSet<ObjectId>>,
     grown: &Grown,
 ) -> Result<Option<Report>, StoreError> {
-    let file = cx.file;
+    let file = &*cx.whole.file;
     let Some(&chain) = cx.chain_of.get(writer) else {
         return Ok(None);
     };
