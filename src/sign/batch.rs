@@ -91,7 +91,7 @@ pub(crate) fn verify_batch(items: &[&Raw<'_>]) -> Vec<Option<bool>> {
     for (i, item) in items.iter().enumerate() {
         let key = *key_index.entry(item.key.to_bytes()).or_insert_with(|| {
             let a = item.key.to_edwards();
-            (!item.key.is_weak() && a.is_torsion_free()).then(|| {
+            usable_key(item.key).then(|| {
                 keys.push(a);
                 keys.len() - 1
             })
@@ -128,6 +128,34 @@ pub(crate) fn vouched(raws: &[Option<Raw<'_>>]) -> Vec<bool> {
         out[i] = b == Some(true);
     }
     out
+}
+
+/// Keys whose usability [`usable_key`] remembers, at most: a verify checks
+/// each writer's key in every batch its signatures meet, and the torsion test
+/// (a scalar multiplication) is most of what a key costs a batch.
+const KNOWN_KEYS: usize = 1 << 16;
+
+/// Whether `key` may enter a batch: not of small order, and torsion-free (see
+/// the module docs). Remembered for this process (a pure function of the
+/// key's bytes), up to [`KNOWN_KEYS`] keys; past that, worked out each time.
+fn usable_key(key: &VerifyingKey) -> bool {
+    static KNOWN: std::sync::Mutex<Option<HashMap<[u8; 32], bool>>> = std::sync::Mutex::new(None);
+    let bytes = key.to_bytes();
+    if let Some(usable) = KNOWN
+        .lock()
+        .ok()
+        .and_then(|known| known.as_ref()?.get(&bytes).copied())
+    {
+        return usable;
+    }
+    let usable = !key.is_weak() && key.to_edwards().is_torsion_free();
+    if let Ok(mut known) = KNOWN.lock() {
+        let known = known.get_or_insert_with(HashMap::new);
+        if known.len() < KNOWN_KEYS {
+            known.insert(bytes, usable);
+        }
+    }
+    usable
 }
 
 /// The signature's parts, when it may enter a batch (see the module docs).

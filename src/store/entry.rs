@@ -611,6 +611,14 @@ impl EntryReader {
         }
     }
 
+    /// Where `commit` sits in the pack files this reader reads through
+    /// ([`super::packed::Packs::place`]), as a key to read entries in: pack
+    /// order, each pack front to back. An object no pack here lists comes
+    /// first (any order reads the same answers; this one only reads faster).
+    pub(crate) fn place(&self, commit: &gix::oid) -> (usize, u64) {
+        self.packs.get().place(commit).unwrap_or_default()
+    }
+
     /// The pack files this reader reads through.
     pub(crate) fn packs(&self) -> &super::packed::Packs {
         self.packs.get()

@@ -205,8 +205,24 @@ impl Packs {
         self.find(id).is_some()
     }
 
+    /// Where `id` sits in the packs opened here: the place of its pack among
+    /// them and where its entry starts in it. Reading objects in the order of
+    /// their places reads a pack front to back, as git wrote it: a receipt
+    /// blob's delta base sits a few objects before it (a few KiB), so it is
+    /// still among the bases kept, where a walk down one chain at a time
+    /// meets every base again long after it was dropped. `None` when no pack
+    /// here lists it.
+    pub(crate) fn place(&self, id: &gix::oid) -> Option<(usize, u64)> {
+        self.find_at(id).map(|(n, _, offset)| (n, offset))
+    }
+
     /// The pack whose index lists `id`, and where its entry starts there.
     fn find(&self, id: &gix::oid) -> Option<(&pack::Bundle, u64)> {
+        self.find_at(id).map(|(_, bundle, offset)| (bundle, offset))
+    }
+
+    /// [`Packs::find`], with the pack's place among the bundles.
+    fn find_at(&self, id: &gix::oid) -> Option<(usize, &pack::Bundle, u64)> {
         // The pack that held the last object found is asked first: a walk reads
         // an entry's commit, tree and blob, and a chain's next entry, mostly
         // from the pack one fetch brought them in. (mutants: which pack is
@@ -226,7 +242,7 @@ impl Packs {
             self.last_hit
                 .store(at, std::sync::atomic::Ordering::Relaxed);
         }
-        Some((bundle, offset))
+        Some((at, bundle, offset))
     }
 
     /// Object `id` into `out`, and its kind, when a pack opened here holds it and it
@@ -279,8 +295,10 @@ impl Packs {
                             &mut pack::cache::Never,
                         )
                         .ok()?;
-                    // a base of what was asked for: kept for the deltas on it
-                    if !chain.is_empty() {
+                    // a base of what was asked for: kept for the deltas on it;
+                    // and a whole blob asked for, kept for the deltas after it
+                    // (a walk in pack order meets it as a base soon after)
+                    if !chain.is_empty() || whole.kind == gix::objs::Kind::Blob {
                         cache.put(
                             pack.id,
                             cursor.data_offset,
@@ -450,5 +468,49 @@ mod tests {
                 assert_eq!(position(&index, &oid), index.lookup(oid), "{oid}");
             }
         }
+    }
+
+    /// Every object of two packs is placed where `git verify-pack -v` says its
+    /// entry starts, in the pack it lists it under; an id no pack lists has
+    /// no place.
+    #[test]
+    fn an_object_is_placed_where_stock_git_says_its_entry_starts() {
+        let s = crate::freshness::rules::Scratch::new();
+        for n in 0..3 {
+            s.commit(&[("a.txt", &format!("{n}\n"))], "first");
+        }
+        s.git(&["repack", "-adq"]);
+        for n in 3..5 {
+            s.commit(&[("b.txt", &format!("{n}\n"))], "second");
+        }
+        s.git(&["repack", "-dq"]);
+        let objects = s.dir.path().join(".git/objects");
+        let packs = LazyPacks::new(&objects, gix::hash::Kind::Sha1);
+        let bundles = &packs.get().files.bundles;
+        assert_eq!(bundles.len(), 2);
+        let mut placed = 0;
+        for (n, bundle) in bundles.iter().enumerate() {
+            let listing = s.git(&["verify-pack", "-v", bundle.index.path().to_str().unwrap()]);
+            for line in listing.lines() {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                let Some(id) = f
+                    .first()
+                    .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+                else {
+                    continue;
+                };
+                let offset: u64 = f[4].parse().unwrap();
+                assert_eq!(packs.get().place(&id), Some((n, offset)), "{line}");
+                placed += 1;
+            }
+        }
+        // 5 commits, 5 trees and 5 blobs
+        assert_eq!(placed, 15);
+        assert_eq!(
+            packs
+                .get()
+                .place(&gix::ObjectId::from_bytes_or_panic(&id("none"))),
+            None
+        );
     }
 }

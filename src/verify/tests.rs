@@ -530,15 +530,146 @@ fn a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives() {
     assert_eq!(run(&s, &trust_of(&[1]), None).findings, []);
 }
 
-/// The walk's batches start small and double up to [`BATCH`], each a size a
-/// signature batch takes.
+/// The walk's batches start small and double up to the order's most, each a
+/// size a signature batch takes.
 #[test]
 fn batches_start_at_twice_the_least_signature_batch_and_double_up_to_the_most() {
-    let sizes: Vec<usize> = std::iter::successors(Some(FIRST_BATCH), |&s| Some(next_batch(s)))
-        .take(5)
+    let sizes = |order: Order| -> Vec<usize> {
+        std::iter::successors(Some(FIRST_BATCH), |&s| Some(next_batch(s, order.batch())))
+            .take(6)
+            .collect()
+    };
+    assert_eq!(sizes(Order::Chains), [512, 1024, 2048, 2048, 2048, 2048]);
+    assert_eq!(sizes(Order::Packs), [512, 1024, 2048, 4096, 8192, 8192]);
+    assert!(
+        sizes(Order::Chains)
+            .iter()
+            .all(|&s| s >= 2 * crate::sign::MIN_BATCH)
+    );
+}
+
+/// Pack order while the keys stay a quarter of a batch at most; one chain
+/// after another past that.
+#[test]
+fn a_walk_reads_in_pack_order_up_to_a_quarter_of_a_batch_of_chains() {
+    assert_eq!(Order::for_chains(0), Order::Packs);
+    assert_eq!(Order::for_chains(1000), Order::Packs);
+    assert_eq!(Order::for_chains(2048), Order::Packs);
+    assert_eq!(Order::for_chains(2049), Order::Chains);
+    assert_eq!(Order::for_chains(10_000), Order::Chains);
+}
+
+/// What a chain's walk found, in a form two walks compare by (its maps sorted).
+fn walk_said(w: &ChainWalk) -> String {
+    let mut about: Vec<_> = w.about.iter().collect();
+    about.sort();
+    format!(
+        "{} {} {} {:?} {:?} {:?} {about:?} {:?} {:?} {:?}",
+        w.receipts,
+        w.stubs,
+        w.below_base,
+        w.findings,
+        w.supersedes,
+        w.located,
+        w.acceptances
+            .iter()
+            .map(|(i, id, c, _)| (i, id, c))
+            .collect::<Vec<_>>(),
+        w.keyed.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        w.base
+    )
+}
+
+/// Three writers' chains written in turn and packed by stock git (so each
+/// chain's entries lie between the others' in the pack), one of them forged
+/// (an entry taken out of its middle), one walked from a base, one from a base
+/// its tip does not descend from: a walk in pack order finds, for every chain,
+/// exactly what one chain after another finds.
+#[test]
+fn a_walk_in_pack_order_answers_as_one_chain_after_another() {
+    let mut s = Scratch::new();
+    let c = contract(CONTRACT);
+    let mut commits: Vec<Vec<ObjectId>> = vec![Vec::new(); 3];
+    for i in 0..30u64 {
+        let h = s.commit(&[("src/lib.rs", &format!("{i}\n"))], "src");
+        for (n, chain) in commits.iter_mut().enumerate() {
+            chain.push(s.run(&key(n as u8 + 1), &c, "test", h, 0, i).commit);
+        }
+    }
+    // key 1's chain loses entry 20: 21 placed on 19, the rest written again on it
+    let mut tip = commit_tree(&s, commits[0][21], &[commits[0][19]]);
+    for &above in &commits[0][22..] {
+        tip = commit_tree(&s, above, &[tip]);
+    }
+    set_chain(&mut s, tip);
+    s.git(&["repack", "-adq"]);
+    s.reopen();
+    let names: Vec<String> = (1..=3)
+        .map(|n| writer_id(key(n).public(), "default"))
         .collect();
-    assert_eq!(sizes, [512, 1024, 2048, 2048, 2048]);
-    assert!(sizes.iter().all(|&s| s >= 2 * crate::sign::MIN_BATCH));
+    let tips: Vec<ObjectId> = names
+        .iter()
+        .map(|w| {
+            s.store
+                .ref_value(&crate::store::chain::chain_ref(w))
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    let stretches = [
+        (tips[0], None),
+        (tips[1], Some(commits[1][12])),
+        (tips[2], Some(commits[1][5])),
+    ];
+    let trust = trust_of(&[1, 2]);
+    let shared = s.store.shared_reader();
+    let walk = |order| {
+        walk_ranges(
+            &s.store,
+            &shared,
+            &names,
+            &stretches,
+            &trust,
+            order,
+            &mut |_| {},
+        )
+        .unwrap()
+        .iter()
+        .map(walk_said)
+        .collect::<Vec<_>>()
+    };
+    // in the pack, every chain's tip comes before any chain's first entry:
+    // pack order takes the chains in turn, not one after another
+    let reader = shared.local();
+    let newest = tips.iter().map(|t| reader.place(t)).max().unwrap();
+    let oldest = commits.iter().map(|c| reader.place(&c[0])).min().unwrap();
+    assert!(newest < oldest, "{newest:?} {oldest:?}");
+    let (packs, chains) = (walk(Order::Packs), walk(Order::Chains));
+    assert_eq!(packs, chains);
+    // and what they agree on is what each chain holds
+    let walks = walk_ranges(
+        &s.store,
+        &shared,
+        &names,
+        &stretches,
+        &trust,
+        Order::Packs,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(
+        walks[0]
+            .findings
+            .iter()
+            .any(|f| f.kind == "link" && f.index == Some(21))
+    );
+    assert_eq!(walks[1].receipts, 17);
+    assert_eq!(walks[1].below_base, 13);
+    assert!(walks[1].findings.is_empty(), "{:?}", walks[1].findings);
+    assert_eq!(walks[2].receipts, 30);
+    // key 3 is not trusted: each of its receipts says so
+    assert_eq!(walks[2].findings.len(), 30);
+    assert!(walks[2].findings.iter().all(|f| f.kind == "untrusted"));
 }
 
 /// Append to `key`'s chain `default` a copy of its tip's receipt, as `edit` makes it.
