@@ -116,6 +116,11 @@ pub(crate) struct Durability {
     pub loose_objects: bool,
     /// Harden every ref (and its reflog) moved.
     pub refs: bool,
+    /// Harden every pack file written (`pack`; git's default).
+    pub packs: bool,
+    /// Harden every pack index and reverse index written (`pack-metadata`;
+    /// git's default).
+    pub pack_metadata: bool,
     /// How.
     pub method: Method,
 }
@@ -204,6 +209,8 @@ impl Durability {
                 // the deprecated switch turns loose objects on whatever core.fsync says
                 loose_objects: set & LOOSE != 0 || object_files == Some(true),
                 refs: set & REFERENCE != 0,
+                packs: set & PACK != 0,
+                pack_metadata: set & PACK_METADATA != 0,
                 method,
             },
             ignored,
@@ -230,6 +237,17 @@ impl Durability {
             self.harden(&file)?;
         }
         Ok(())
+    }
+
+    /// Harden `file`, a pack file (`metadata`: an index of one) about to be
+    /// renamed into place, when `core.fsync` asks for it, as git hardens
+    /// those it writes: the file, not its directory.
+    pub(crate) fn pack_file(&self, file: &Path, metadata: bool) -> Result<(), HardenError> {
+        if (metadata && self.pack_metadata) || (!metadata && self.packs) {
+            sync_path(file, self.method)
+        } else {
+            Ok(())
+        }
     }
 
     /// `file`, and (unless only written back) the directory naming it.
@@ -369,6 +387,23 @@ mod tests {
             assert_eq!(
                 (got.loose_objects, got.refs),
                 (loose, refs),
+                "core.fsync={value}"
+            );
+        }
+        // packs and their indexes: by default, and as the aggregates name them
+        for (value, packs, metadata) in [
+            ("", true, true),
+            ("committed,-loose-object", true, true),
+            ("none", false, false),
+            ("none,objects", true, false),
+            ("none,derived-metadata", false, true),
+            ("all,-pack", false, true),
+            ("-pack-metadata", true, false),
+        ] {
+            let got = d(Some(value), None, None);
+            assert_eq!(
+                (got.packs, got.pack_metadata),
+                (packs, metadata),
                 "core.fsync={value}"
             );
         }
