@@ -40,11 +40,11 @@ use crate::trust::{Refusal, TrustSet};
 /// most, when the walk reads one chain after another ([`Order::Chains`]).
 const BATCH: usize = 2048;
 
-/// The same when the walk reads every chain at once in pack order
+/// The most when the walk reads every chain at once in pack order
 /// ([`Order::Packs`]): a batch then holds entries of every writer, and each
-/// key is one more point in the batch's equation, so a larger batch keeps
-/// the keys a small share of it (a thousand writers' keys cost a batch of
-/// 2,048 half as much again; one of 8,192, an eighth).
+/// key is one more point in the batch's equation, so a batch there holds
+/// eight entries a chain, up to this many, to keep the keys an eighth of it
+/// (a thousand writers' keys cost a batch of 2,048 half as much again).
 const PACK_ORDER_BATCH: usize = 8192;
 
 /// The first batch: smaller, so that checking starts while the reader is still
@@ -91,11 +91,15 @@ impl Order {
         }
     }
 
-    /// The most entries a batch holds in this order.
-    fn batch(self) -> usize {
+    /// The most entries a batch holds in this order, on a walk of `chains`
+    /// chains: in pack order eight a chain, within [`BATCH`] and
+    /// [`PACK_ORDER_BATCH`] (a batch is held three times over, a reader's, a
+    /// checker's and one between: a hundred writers' batches stay as small
+    /// as one chain after another makes them).
+    fn batch(self, chains: usize) -> usize {
         match self {
             Order::Chains => BATCH,
-            Order::Packs => PACK_ORDER_BATCH,
+            Order::Packs => chains.saturating_mul(8).clamp(BATCH, PACK_ORDER_BATCH),
         }
     }
 }
@@ -755,7 +759,7 @@ fn walk_ranges(
             // Each chain's next entry waits its turn: by its place in the
             // packs, or by its chain's (the chain read so far first); each
             // chain's entries reach the checks in walk order either way.
-            let most = read_order.batch();
+            let most = read_order.batch(plan.len());
             let mut walks: Vec<(usize, ObjectId, Option<ObjectId>, HashSet<ObjectId>)> = plan
                 .iter()
                 .map(|&(c, tip, stop_at)| (c, tip, stop_at, HashSet::new()))

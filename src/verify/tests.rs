@@ -534,15 +534,43 @@ fn a_long_chain_is_checked_in_parallel_with_the_answers_one_thread_gives() {
 /// size a signature batch takes.
 #[test]
 fn batches_start_at_twice_the_least_signature_batch_and_double_up_to_the_most() {
-    let sizes = |order: Order| -> Vec<usize> {
-        std::iter::successors(Some(FIRST_BATCH), |&s| Some(next_batch(s, order.batch())))
-            .take(6)
-            .collect()
+    let sizes = |order: Order, chains: usize| -> Vec<usize> {
+        std::iter::successors(Some(FIRST_BATCH), |&s| {
+            Some(next_batch(s, order.batch(chains)))
+        })
+        .take(6)
+        .collect()
     };
-    assert_eq!(sizes(Order::Chains), [512, 1024, 2048, 2048, 2048, 2048]);
-    assert_eq!(sizes(Order::Packs), [512, 1024, 2048, 4096, 8192, 8192]);
+    for chains in [1, 100, 1000, 10_000] {
+        assert_eq!(
+            sizes(Order::Chains, chains),
+            [512, 1024, 2048, 2048, 2048, 2048]
+        );
+    }
+    // in pack order eight entries a chain, from 2,048 up to 8,192
+    assert_eq!(
+        sizes(Order::Packs, 100),
+        [512, 1024, 2048, 2048, 2048, 2048]
+    );
+    assert_eq!(
+        sizes(Order::Packs, 256),
+        [512, 1024, 2048, 2048, 2048, 2048]
+    );
+    assert_eq!(
+        sizes(Order::Packs, 257),
+        [512, 1024, 2048, 2056, 2056, 2056]
+    );
+    assert_eq!(
+        sizes(Order::Packs, 700),
+        [512, 1024, 2048, 4096, 5600, 5600]
+    );
+    assert_eq!(
+        sizes(Order::Packs, 2048),
+        [512, 1024, 2048, 4096, 8192, 8192]
+    );
+    assert_eq!(Order::Packs.batch(usize::MAX), PACK_ORDER_BATCH);
     assert!(
-        sizes(Order::Chains)
+        sizes(Order::Chains, 1)
             .iter()
             .all(|&s| s >= 2 * crate::sign::MIN_BATCH)
     );
