@@ -139,23 +139,47 @@ const KNOWN_KEYS: usize = 1 << 16;
 /// the module docs). Remembered for this process (a pure function of the
 /// key's bytes), up to [`KNOWN_KEYS`] keys; past that, worked out each time.
 fn usable_key(key: &VerifyingKey) -> bool {
-    static KNOWN: std::sync::Mutex<Option<HashMap<[u8; 32], bool>>> = std::sync::Mutex::new(None);
-    let bytes = key.to_bytes();
-    if let Some(usable) = KNOWN
-        .lock()
-        .ok()
-        .and_then(|known| known.as_ref()?.get(&bytes).copied())
-    {
-        return usable;
-    }
-    let usable = !key.is_weak() && key.to_edwards().is_torsion_free();
-    if let Ok(mut known) = KNOWN.lock() {
-        let known = known.get_or_insert_with(HashMap::new);
-        if known.len() < KNOWN_KEYS {
-            known.insert(bytes, usable);
+    static KNOWN: Remembered = Remembered::new(KNOWN_KEYS);
+    KNOWN.get_or(key.to_bytes(), || {
+        !key.is_weak() && key.to_edwards().is_torsion_free()
+    })
+}
+
+/// Answers by key, remembered for the process, at most `cap` of them (the
+/// first asked); a lock that a panic poisoned remembers nothing more.
+struct Remembered {
+    known: std::sync::Mutex<Option<HashMap<[u8; 32], bool>>>,
+    cap: usize,
+}
+
+impl Remembered {
+    const fn new(cap: usize) -> Remembered {
+        Remembered {
+            known: std::sync::Mutex::new(None),
+            cap,
         }
     }
-    usable
+
+    /// The answer for `key`: remembered, or `work`'s (then remembered while
+    /// fewer than `cap` are).
+    fn get_or(&self, key: [u8; 32], work: impl FnOnce() -> bool) -> bool {
+        if let Some(answer) = self
+            .known
+            .lock()
+            .ok()
+            .and_then(|known| known.as_ref()?.get(&key).copied())
+        {
+            return answer;
+        }
+        let answer = work();
+        if let Ok(mut known) = self.known.lock() {
+            let known = known.get_or_insert_with(HashMap::new);
+            if known.len() < self.cap {
+                known.insert(key, answer);
+            }
+        }
+        answer
+    }
 }
 
 /// The signature's parts, when it may enter a batch (see the module docs).
@@ -262,6 +286,21 @@ fn equations_hold(signatures: &[&Prepared], keys: &[EdwardsPoint], random: &Rand
 mod tests {
     use super::*;
     use curve25519_dalek::constants::EIGHT_TORSION;
+
+    /// An answer is worked out once and then remembered, for the first
+    /// `cap` keys asked; past them each is worked out again every time.
+    #[test]
+    fn answers_are_remembered_for_the_first_keys_up_to_the_cap() {
+        let memo = Remembered::new(2);
+        assert!(memo.get_or([1; 32], || true));
+        assert!(memo.get_or([1; 32], || unreachable!("remembered")));
+        assert!(!memo.get_or([2; 32], || false));
+        assert!(!memo.get_or([2; 32], || unreachable!("remembered")));
+        // a third key: answered, not remembered
+        assert!(memo.get_or([3; 32], || true));
+        assert!(!memo.get_or([3; 32], || false));
+        assert!(memo.get_or([1; 32], || unreachable!("still remembered")));
+    }
 
     /// A key made from a scalar we know, so tests can craft signatures freely.
     struct Key {
