@@ -46,7 +46,9 @@ impl Store {
     }
 
     // mutants: the flush functions of this file (`harden_object`, `harden_ref`,
-    // `Durability::reference`, `Durability::harden`, `writeout`) do system calls
+    // `Durability::reference`, `Durability::harden`, `writeout`, and
+    // `Durability::pack_file`, whose choice of what to flush follows the
+    // `packs` and `pack_metadata` bits the unit tests pin) do system calls
     // a unit test cannot observe; `--cargo-arg=--lib` leaves them alive, and the
     // LD_PRELOAD fault tests kill them: `cargo mutants --file src/store/durable.rs
     // --re "harden_object|harden_ref|Durability::reference|Durability::harden|writeout"

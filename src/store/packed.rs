@@ -297,7 +297,9 @@ impl Packs {
                         .ok()?;
                     // a base of what was asked for: kept for the deltas on it;
                     // and a whole blob asked for, kept for the deltas after it
-                    // (a walk in pack order meets it as a base soon after)
+                    // (a walk in pack order meets it as a base soon after).
+                    // mutants: keeping more or less is equivalent in answers:
+                    // a kept base is the bytes decoding it again gives
                     if !chain.is_empty() || whole.kind == gix::objs::Kind::Blob {
                         cache.put(
                             pack.id,
