@@ -541,33 +541,22 @@ fn batches_start_at_twice_the_least_signature_batch_and_double_up_to_the_most() 
         .take(6)
         .collect()
     };
-    for chains in [1, 100, 1000, 10_000] {
-        assert_eq!(
-            sizes(Order::Chains, chains),
-            [512, 1024, 2048, 2048, 2048, 2048]
-        );
+    // one chain after another: up to 2,048 however many chains; in pack
+    // order, eight entries a chain from 2,048 up to 8,192
+    let cases = [
+        (Order::Chains, 1, [2048, 2048, 2048]),
+        (Order::Chains, 10_000, [2048, 2048, 2048]),
+        (Order::Packs, 100, [2048, 2048, 2048]),
+        (Order::Packs, 256, [2048, 2048, 2048]),
+        (Order::Packs, 257, [2056, 2056, 2056]),
+        (Order::Packs, 700, [4096, 5600, 5600]),
+        (Order::Packs, 2048, [4096, 8192, 8192]),
+    ];
+    for (order, chains, last) in cases {
+        let got = sizes(order, chains);
+        assert_eq!(got[..3], [512, 1024, 2048], "{order:?} {chains}");
+        assert_eq!(got[3..], last, "{order:?} {chains}");
     }
-    // in pack order eight entries a chain, from 2,048 up to 8,192
-    assert_eq!(
-        sizes(Order::Packs, 100),
-        [512, 1024, 2048, 2048, 2048, 2048]
-    );
-    assert_eq!(
-        sizes(Order::Packs, 256),
-        [512, 1024, 2048, 2048, 2048, 2048]
-    );
-    assert_eq!(
-        sizes(Order::Packs, 257),
-        [512, 1024, 2048, 2056, 2056, 2056]
-    );
-    assert_eq!(
-        sizes(Order::Packs, 700),
-        [512, 1024, 2048, 4096, 5600, 5600]
-    );
-    assert_eq!(
-        sizes(Order::Packs, 2048),
-        [512, 1024, 2048, 4096, 8192, 8192]
-    );
     assert_eq!(Order::Packs.batch(usize::MAX), PACK_ORDER_BATCH);
     assert!(
         sizes(Order::Chains, 1)
