@@ -266,9 +266,7 @@ fn encode_pack_on(objects: &[Written], hash: gix::hash::Kind, threads: usize) ->
     for (part, _) in deflate_entries(objects, threads) {
         out.extend_from_slice(&part);
     }
-    let mut hasher = gix::hash::hasher(hash);
-    hasher.update(&out);
-    let digest = hasher.try_finalize().expect("hashing a pack in memory");
+    let digest = checksum(hash, &out).expect("hashing a pack in memory");
     out.extend_from_slice(digest.as_bytes());
     out
 }
@@ -572,7 +570,7 @@ impl Store {
                 .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444))
                 .tempfile_in(&dir)
         };
-        let write = || -> std::io::Result<Vec<std::path::PathBuf>> {
+        let write = || -> std::io::Result<()> {
             let mut pack = temporary("tmp_pack_")?;
             let (placed, sum) = {
                 let mut out = std::io::BufWriter::with_capacity(1 << 16, pack.as_file_mut());
@@ -588,15 +586,16 @@ impl Store {
                 std::io::Write::write_all(file.as_file_mut(), &bytes)?;
                 files.push((file, ext, true));
             }
+            // the same objects in the same order make the same pack: one of
+            // its name with its index in place is this pack, already here
+            // (and these files, dropped, are removed unflushed)
+            if dir.join(format!("pack-{sum}.idx")).is_file() {
+                return Ok(());
+            }
             for (file, _, metadata) in &files {
                 durability
                     .pack_file(file.path(), *metadata)
                     .map_err(|e| e.cause)?;
-            }
-            // the same objects in the same order make the same pack: one of
-            // its name with its index in place is this pack, already here
-            if dir.join(format!("pack-{sum}.idx")).is_file() {
-                return Ok(Vec::new());
             }
             let mut placed_files = Vec::new();
             for (file, ext, _) in files {
@@ -611,7 +610,7 @@ impl Store {
                     }
                 }
             }
-            Ok(placed_files)
+            Ok(())
         };
         write().is_ok()
     }
