@@ -15,7 +15,7 @@ use gix::ObjectId;
 use crate::receipt::{writer_id, writer_matches_key};
 use crate::sign::SigningKey;
 use crate::store::chain::chain_ref;
-use crate::store::notes::notes_ref;
+use crate::store::notes::{NotesUpdate, notes_ref};
 use crate::store::remote::Relation;
 use crate::store::{Store, StoreError};
 use crate::trust::TrustSet;
@@ -265,17 +265,19 @@ fn take_fetched(
     // `reindex` rebuilds any that went): looking at every writer's notes
     // on every fetch cost a fetch of nothing new from 10,000 writers a
     // second.
-    let notes: Vec<(String, bool)> = report
+    let notes: Vec<(String, NotesUpdate)> = report
         .iter()
         .filter_map(|(writer, outcome)| {
             if matches!(outcome, FetchOutcome::Retained { .. }) {
                 // the notes of the receipts that went go with the old history
-                Some((writer.clone(), true))
+                Some((writer.clone(), NotesUpdate::Restart))
             } else {
                 // a diverged chain is kept as it was here, notes and all (its
                 // tip may be junk the remote's entries do not replace, which
                 // no notes walk can read)
-                outcome.took_entries().then(|| (writer.clone(), false))
+                outcome
+                    .took_entries()
+                    .then(|| (writer.clone(), NotesUpdate::Extend))
             }
         })
         .collect();

@@ -494,6 +494,10 @@ pub const MAX_CONTRACT_BYTES: u64 = 4 << 20;
 /// freshness walk and the search for a trust root both stop there.
 pub const DEFAULT_WALK_LIMIT: usize = 1000;
 
+/// The decoded objects each handle on the repository keeps (gix's object
+/// cache): a loose object read twice is opened and inflated once.
+const OBJECT_CACHE_BYTES: usize = 4 * 1024 * 1024;
+
 /// How many times a ref of a repository may have been moved by this process:
 /// every ref edit a [`Store`] makes, and every git command it runs, counts one.
 /// The receipt index a store has read is taken as current while this count is
@@ -684,7 +688,7 @@ impl Store {
         if repo.refs.write_reflog == gix::refs::store::WriteReflog::Disable {
             repo.refs.write_reflog = gix::refs::store::WriteReflog::Normal;
         }
-        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
         Ok(Store::over(repo))
     }
 
@@ -711,7 +715,12 @@ impl Store {
     /// (gix's handles are not shared between threads): the same ref overrides
     /// and notices, its own caches, no object batch.
     pub(crate) fn worker(&self) -> Store {
-        let mut s = Store::over(self.repo.clone());
+        let mut repo = self.repo.clone();
+        // gix sets a clone's caches up from the configuration again, where the
+        // object cache is off unless `gitoxide.objects.cacheLimit` says: without
+        // it a worker read a loose notes commit three times a writer
+        repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+        let mut s = Store::over(repo);
         s.overrides = self.overrides.clone();
         s.notices = self.notices.clone();
         s.index_file_ignored = self.index_file_ignored;

@@ -32,6 +32,29 @@ use crate::notice::Notice;
 /// every core) before writing them: what it reads of them is held until then.
 const NOTES_WAVE: usize = 16;
 
+/// What [`Store::index_notes_of`] does to a writer's notes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotesUpdate {
+    /// Note the receipts the notes do not show yet ([`Store::index_notes`]).
+    Extend,
+    /// Build the tree from the chain alone, a commit on the old notes
+    /// ([`Store::reindex_notes`]).
+    Rebuild,
+    /// Build the tree from the chain alone, a commit with no parent
+    /// ([`Store::restart_notes`]).
+    Restart,
+}
+
+impl NotesUpdate {
+    fn rebuilds(self) -> bool {
+        self != NotesUpdate::Extend
+    }
+
+    fn root(self) -> bool {
+        self == NotesUpdate::Restart
+    }
+}
+
 /// Above this many notes at the top level, switch to git's 2/38 fanout.
 const FLAT_LIMIT: usize = 256;
 
@@ -516,19 +539,20 @@ impl Store {
         }
     }
 
-    /// [`Store::index_notes`] (or [`Store::restart_notes`] where the flag is
-    /// set) of many writers, their objects written as one pack: every notes
+    /// [`Store::index_notes`], [`Store::reindex_notes`] or
+    /// [`Store::restart_notes`] (as each writer's [`NotesUpdate`] says) of many
+    /// writers, their objects written as one pack: every notes
     /// commit is built first, the pack written, and then each ref moved and
     /// its objects checked as one update checks them. A writer whose notes
     /// moved meanwhile, or whose objects a concurrent prune took, is updated
     /// again the usual way.
-    pub fn index_notes_of(&self, writers: &[(String, bool)]) -> Result<(), StoreError> {
+    pub fn index_notes_of(&self, writers: &[(String, NotesUpdate)]) -> Result<(), StoreError> {
         // mutants: this bound, and the one on the transaction below, are
         // equivalent in answers: they choose only whether objects go in one
         // pack and refs in one transaction, or one by one (`benches/year.rs`)
         if writers.len() < 2 {
-            for (w, restart) in writers {
-                self.update_notes(w, *restart, *restart)?;
+            for (w, how) in writers {
+                self.update_notes(w, how.rebuilds(), how.root())?;
             }
             return Ok(());
         }
@@ -541,9 +565,9 @@ impl Store {
         // read on every core a wave of writers at a time (what a wave read is
         // held until it is written), then written here in order
         for wave in writers.chunks(NOTES_WAVE) {
-            for ((w, restart), plan) in wave.iter().zip(self.plan_notes_on(wave, &mut readers)) {
+            for ((w, how), plan) in wave.iter().zip(self.plan_notes_on(wave, &mut readers)) {
                 let b = match plan.and_then(|plan| {
-                    plan.map(|p| self.write_planned_notes(w, &notes_ref(w), p, *restart))
+                    plan.map(|p| self.write_planned_notes(w, &notes_ref(w), p, how.root()))
                         .transpose()
                 }) {
                     Ok(b) => b,
@@ -555,7 +579,7 @@ impl Store {
                 };
                 let end = self.batched();
                 if let Some(b) = b {
-                    built.push((w, *restart, b, start..end));
+                    built.push((w, *how, b, start..end));
                 }
                 start = end;
             }
@@ -580,7 +604,7 @@ impl Store {
         if all_moved {
             self.wait_for_gc_started_before(std::time::SystemTime::now());
         }
-        for (w, restart, b, range) in built {
+        for (w, how, b, range) in built {
             let refname = notes_ref(w);
             // mutants: `&&` for `||` here, and waiting again below, are
             // equivalent in answers: a ref the transaction moved then fails
@@ -607,7 +631,7 @@ impl Store {
             } else {
                 self.clear_stale_lock(&refname);
             }
-            self.update_notes(w, restart, restart)?;
+            self.update_notes(w, how.rebuilds(), how.root())?;
         }
         Ok(())
     }
@@ -807,7 +831,7 @@ impl Store {
     /// bases they inflated).
     fn plan_notes_on(
         &self,
-        writers: &[(String, bool)],
+        writers: &[(String, NotesUpdate)],
         readers: &mut [WalkReader],
     ) -> Vec<Result<Option<NotesPlan>, StoreError>> {
         // mutants: the bound is equivalent in answers (the plans are the same
@@ -816,7 +840,7 @@ impl Store {
             let reader = &readers[0];
             return writers
                 .iter()
-                .map(|(w, restart)| self.plan_notes(w, *restart, reader))
+                .map(|(w, how)| self.plan_notes(w, how.rebuilds(), reader))
                 .collect();
         }
         let workers: Vec<(Store, &mut WalkReader)> = readers
@@ -827,7 +851,7 @@ impl Store {
         super::in_order_on(
             writers.iter().collect(),
             workers,
-            |(store, reader), (w, restart)| store.plan_notes(w, *restart, reader),
+            |(store, reader), (w, how)| store.plan_notes(w, how.rebuilds(), reader),
         )
     }
 
@@ -1121,10 +1145,17 @@ mod tests {
             .map(|k| writer_id(k.public(), "default"))
             .collect();
         // the last rebuilt from scratch
-        let writers: Vec<(String, bool)> = ids
+        let writers: Vec<(String, NotesUpdate)> = ids
             .iter()
             .enumerate()
-            .map(|(i, w)| (w.clone(), i == 4))
+            .map(|(i, w)| {
+                let how = if i == 4 {
+                    NotesUpdate::Restart
+                } else {
+                    NotesUpdate::Extend
+                };
+                (w.clone(), how)
+            })
             .collect();
         let readers = |n: usize| WalkReader::packed(&s.store.repo).others(n);
         let one = s.store.plan_notes_on(&writers, &mut readers(1));

@@ -69,8 +69,50 @@ fn a_fetch_writes_the_notes_it_derives_for_many_writers_as_one_pack_stock_git_re
     let v: serde_json::Value = serde_json::from_str(&v.stdout).unwrap();
     assert_eq!(v["receipts"], 120, "{v}");
     assert_eq!(v["findings"], serde_json::json!([]), "{v}");
+    let note_lines = v["note_lines"].clone();
     // nothing new: nothing written
     a.receipt_ok(&fresh, &["fetch"]);
     assert_eq!(count(&a, &fresh, "packs"), packs_before + 2);
     assert_eq!(count(&a, &fresh, "count"), 0);
+
+    // `reindex` rebuilds every writer's notes into one pack too, each a commit
+    // on the notes it replaces (nothing lost), with the same tree: these
+    // notes were whole
+    let notes_of = |writer: &str| format!("refs/notes/receipts/{writer}");
+    let before: Vec<String> = [&writer_a, &writer_b]
+        .iter()
+        .map(|w| {
+            a.git_ok(&fresh, &["rev-parse", &notes_of(w)])
+                .trim()
+                .to_owned()
+        })
+        .collect();
+    let r = a.receipt_ok(&fresh, &["reindex"]);
+    assert!(r.stderr.contains("the notes of 2 chains"), "{r}");
+    assert_eq!(count(&a, &fresh, "count"), 0, "no loose objects");
+    assert_eq!(count(&a, &fresh, "packs"), packs_before + 3);
+    a.git_ok(&fresh, &["fsck", "--strict", "--no-dangling"]);
+    for (writer, old) in [&writer_a, &writer_b].into_iter().zip(&before) {
+        let new = a.git_ok(&fresh, &["rev-parse", &notes_of(writer)]);
+        assert_ne!(new.trim(), old, "{writer}: a new notes commit");
+        let parent = a.git_ok(&fresh, &["rev-parse", &format!("{}^", notes_of(writer))]);
+        assert_eq!(parent.trim(), old, "{writer}: on top of the old notes");
+        let trees = a.git_ok(
+            &fresh,
+            &[
+                "rev-parse",
+                &format!("{}^{{tree}}", notes_of(writer)),
+                &format!("{old}^{{tree}}"),
+            ],
+        );
+        let trees: Vec<&str> = trees.lines().collect();
+        assert_eq!(trees[0], trees[1], "{writer}: the same notes");
+    }
+    let v = a.receipt_ok(&fresh, &["verify", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&v.stdout).unwrap();
+    assert_eq!(v["findings"], serde_json::json!([]), "{v}");
+    assert_eq!(
+        v["note_lines"], note_lines,
+        "{v}: every note read, as before"
+    );
 }
