@@ -1540,7 +1540,7 @@ fn notes_of(
                     .notes
                     .get(writer)
                     .and_then(|old| ObjectId::from_hex(old.as_bytes()).ok())
-                    .and_then(|old| store.notes_changed(old, new).ok());
+                    .and_then(|old| store.notes_changed_read_by(reader, old, new).ok());
                 // a checkpoint of this clone's that did not find them
                 // whole (or an older file): every note is read, as before
                 (changed.is_some() || cp.signed_elsewhere).then_some((new, changed, g))

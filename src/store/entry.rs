@@ -320,7 +320,7 @@ fn packed_tree_in(
 ///
 /// mutants: every `None` here is equivalent in answers: the usual read decides,
 /// and only speed moves.
-fn packed_commit_in(
+pub(super) fn packed_commit_in(
     packs: &super::packed::Packs,
     commit: &gix::oid,
     buf: &mut Vec<u8>,

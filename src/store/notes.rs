@@ -311,7 +311,7 @@ impl Store {
         let mut out = Vec::new();
         let mut buf = Vec::new();
         let mut name = String::new();
-        let mut stack = vec![(self.commit_tree(tip)?, String::new())];
+        let mut stack = vec![(self.notes_commit_tree(packs, tip)?, String::new())];
         while let Some((tree, prefix)) = stack.pop() {
             self.each_in_notes_tree(packs, tree, &mut buf, |filename, mode, oid| {
                 name.clear();
@@ -330,6 +330,20 @@ impl Store {
             })?;
         }
         Ok(out)
+    }
+
+    /// The tree of the notes commit `commit`: read through `packs` when they
+    /// hold it, the usual way otherwise (whose error says what is wrong).
+    fn notes_commit_tree(
+        &self,
+        packs: Option<&Packs>,
+        commit: ObjectId,
+    ) -> Result<ObjectId, StoreError> {
+        let mut buf = Vec::new();
+        match packs.and_then(|packs| super::entry::packed_commit_in(packs, &commit, &mut buf)) {
+            Some((tree, _)) => Ok(tree),
+            None => self.commit_tree(commit),
+        }
     }
 
     /// Call `each` with every entry of the notes tree `tree` (name, mode, id):
@@ -371,39 +385,54 @@ impl Store {
         old: ObjectId,
         new: ObjectId,
     ) -> Result<HashSet<ObjectId>, StoreError> {
-        let list =
+        self.notes_changed_in(None, old, new)
+    }
+
+    /// [`Store::notes_changed`], the commits and trees read through `reader`'s
+    /// packs where they hold them (the bases they inflate kept: a writer's
+    /// notes trees are deltas of each other), the usual way otherwise.
+    pub fn notes_changed_read_by(
+        &self,
+        reader: &EntryReader,
+        old: ObjectId,
+        new: ObjectId,
+    ) -> Result<HashSet<ObjectId>, StoreError> {
+        self.notes_changed_in(Some(reader.packs()), old, new)
+    }
+
+    fn notes_changed_in(
+        &self,
+        packs: Option<&Packs>,
+        old: ObjectId,
+        new: ObjectId,
+    ) -> Result<HashSet<ObjectId>, StoreError> {
+        let hex_len = self.repo.object_hash().len_in_hex();
+        let mut buf = Vec::new();
+        let mut list =
             |tree: Option<ObjectId>, prefix: &str| -> Result<Vec<NotesTreeEntry>, StoreError> {
                 let Some(tree) = tree else {
                     return Ok(Vec::new());
                 };
-                let tree = self
-                    .repo
-                    .find_tree(tree)
-                    .map_err(git_err("reading a notes tree"))?;
-                let decoded = tree.decode().map_err(git_err("decoding a notes tree"))?;
-                Ok(decoded
-                    .entries
-                    .iter()
-                    .map(|e| {
-                        let name = format!("{prefix}{}", e.filename);
-                        let subtree =
-                            e.mode.is_tree() && name.len() < self.repo.object_hash().len_in_hex();
-                        let note = (!subtree && e.mode.is_blob())
-                            .then(|| ObjectId::from_hex(name.as_bytes()).ok())
-                            .flatten();
-                        NotesTreeEntry {
-                            name,
-                            subtree,
-                            note,
-                            oid: e.oid.to_owned(),
-                        }
-                    })
-                    .collect())
+                let mut entries = Vec::new();
+                self.each_in_notes_tree(packs, tree, &mut buf, |filename, mode, oid| {
+                    let name = format!("{prefix}{filename}");
+                    let subtree = mode.is_tree() && name.len() < hex_len;
+                    let note = (!subtree && mode.is_blob())
+                        .then(|| ObjectId::from_hex(name.as_bytes()).ok())
+                        .flatten();
+                    entries.push(NotesTreeEntry {
+                        name,
+                        subtree,
+                        note,
+                        oid: oid.to_owned(),
+                    });
+                })?;
+                Ok(entries)
             };
         let mut changed = HashSet::new();
         let mut stack = vec![(
-            Some(self.commit_tree(old)?),
-            Some(self.commit_tree(new)?),
+            Some(self.notes_commit_tree(packs, old)?),
+            Some(self.notes_commit_tree(packs, new)?),
             String::new(),
         )];
         while let Some((old, new, prefix)) = stack.pop() {
@@ -1079,6 +1108,48 @@ mod tests {
     use crate::freshness::rules::{Scratch, contract};
     use crate::receipt::writer_id;
     use crate::sign::SigningKey;
+
+    /// Which objects' notes changed between two notes commits is the same
+    /// answer read through the packs (every notes commit and tree packed by
+    /// stock git, so each read there is a delta of another) as the usual way,
+    /// and it is the right one: the receipts run in between, on their commits
+    /// and inputs trees, whichever way round the commits are given; a notes
+    /// commit compared with itself changed nothing.
+    #[test]
+    fn notes_changed_read_through_the_packs_is_the_usual_answer() {
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let key = SigningKey::from_seed(&[11; 32]);
+        let w = writer_id(key.public(), "default");
+        let mut tips = Vec::new();
+        let mut subjects = Vec::new();
+        for i in 0..6u64 {
+            let commit = s.commit(&[("src/lib.rs", &format!("{i}\n"))], &format!("c{i}"));
+            s.run(&key, &c, "test", commit, (i % 2) as i64, i + 1);
+            tips.push(s.store.notes_tip(&w).unwrap().unwrap());
+            subjects.push(HashSet::from([
+                commit,
+                s.store.commit_tree(commit).unwrap(),
+            ]));
+        }
+        s.git(&["gc", "-q", "--aggressive"]);
+        let reader = s.store.shared_reader().local();
+        for (a, b) in [(0, 1), (0, 5), (2, 4), (3, 3)] {
+            let expected: HashSet<ObjectId> =
+                subjects[a + 1..=b].iter().flatten().copied().collect();
+            for (old, new) in [(tips[a], tips[b]), (tips[b], tips[a])] {
+                let usual = s.store.notes_changed(old, new).unwrap();
+                let packed = s.store.notes_changed_read_by(&reader, old, new).unwrap();
+                assert_eq!(usual, expected, "{a}..{b}");
+                assert_eq!(packed, expected, "{a}..{b}, through the packs");
+            }
+        }
+        let held: Vec<_> = tips
+            .iter()
+            .filter(|t| reader.packs().read(t, &mut Vec::new()).is_some())
+            .collect();
+        assert_eq!(held.len(), tips.len(), "the packs hold every notes commit");
+    }
 
     /// A receipt that names its commit as its inputs too (a writer may sign
     /// any subject) is noted on that object once, not twice.
