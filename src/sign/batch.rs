@@ -114,6 +114,8 @@ enum Attempt {
 
 fn attempt(items: &[&Raw<'_>], keys_tested: Keys) -> Attempt {
     let mut out = vec![None; items.len()];
+    // mutants: this early answer is equivalent to the one on what was
+    // prepared, below (`==` or `<=` here only reads what a small batch drops)
     if items.len() < MIN_BATCH {
         return Attempt::Done(out);
     }
@@ -128,6 +130,9 @@ fn attempt(items: &[&Raw<'_>], keys_tested: Keys) -> Attempt {
         let key = *key_index.entry(item.key.to_bytes()).or_insert_with(|| {
             let usable = match KNOWN.get(&item.key.to_bytes()) {
                 Some(answer) => answer,
+                // mutants: testing every new key alone (this guard always
+                // true, or `!=`) is equivalent in answers, and slower: it is
+                // what the second attempt does
                 None if keys_tested == Keys::Alone => usable_key(item.key),
                 None if item.key.is_weak() => {
                     KNOWN.put(item.key.to_bytes(), false);
@@ -645,6 +650,30 @@ mod tests {
                 .all(|(i, v)| i == 9 || *v == Some(true))
         );
         assert_eq!(KNOWN.get(&weak.to_bytes()), Some(false));
+        // The identity as a key: of small order, yet no point of the torsion
+        // test can see it (it has no torsion component), and every equation
+        // under it holds when s = r, since [k]A is the identity. Strict
+        // verification refuses such a key; so must every batch.
+        let identity =
+            VerifyingKey::from_bytes(EdwardsPoint::identity().compress().as_bytes()).unwrap();
+        assert!(identity.is_weak());
+        let r = scalar(77);
+        let mut sig = [0u8; 64];
+        sig[..32].copy_from_slice(EdwardsPoint::mul_base(&r).compress().as_bytes());
+        sig[32..].copy_from_slice(r.as_bytes());
+        assert!(!strict(&identity, b"anything", &sig));
+        let mut items = signed(&(18..24).map(fresh).collect::<Vec<_>>(), None);
+        items[20] = (identity, b"anything".to_vec(), sig);
+        let out = run(&items);
+        assert_eq!(
+            out[20], None,
+            "a batch vouched for a signature under the identity"
+        );
+        assert!(
+            out.iter()
+                .enumerate()
+                .all(|(i, v)| i == 20 || *v == Some(true))
+        );
     }
 
     /// The byte test agrees with decompressing and encoding again, for every

@@ -496,6 +496,7 @@ pub const DEFAULT_WALK_LIMIT: usize = 1000;
 
 /// The decoded objects each handle on the repository keeps (gix's object
 /// cache): a loose object read twice is opened and inflated once.
+/// (mutants: its size is equivalent in answers)
 const OBJECT_CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 /// How many times a ref of a repository may have been moved by this process:
