@@ -152,6 +152,9 @@ fn attempt(items: &[&Raw<'_>], keys_tested: Keys) -> Attempt {
             prepared.push((i, p));
         }
     }
+    // mutants: the bound is equivalent in answers (a batch of any size says
+    // yes only where each signature alone would); it is what a batch must
+    // hold to cost less than its signatures checked alone
     if prepared.len() < MIN_BATCH {
         // too few to batch: none is vouched for, so nothing depends on a key
         // that was not tested
@@ -481,6 +484,13 @@ mod tests {
         verify_batch(&raws.iter().collect::<Vec<_>>())
     }
 
+    /// Whether the batch vouched for every check but the one at `at`.
+    fn vouched_for_all_but(out: &[Option<bool>], at: usize) -> bool {
+        out.iter()
+            .enumerate()
+            .all(|(i, v)| i == at || *v == Some(true))
+    }
+
     #[test]
     fn honest_signatures_are_vouched_for_by_the_batch() {
         let k = key(9, EdwardsPoint::identity());
@@ -545,9 +555,7 @@ mod tests {
             let out = run(&items);
             assert_eq!(out[at], None, "torsion {t}");
             assert!(
-                out.iter()
-                    .enumerate()
-                    .all(|(i, v)| i == at || *v == Some(true)),
+                vouched_for_all_but(&out, at),
                 "torsion {t}: the honest signatures around it"
             );
         }
@@ -593,9 +601,7 @@ mod tests {
                 "round {round}"
             );
             assert!(
-                out.iter()
-                    .enumerate()
-                    .all(|(i, v)| i == at || *v == Some(true)),
+                vouched_for_all_but(&out, at),
                 "round {round}: the honest signatures around it"
             );
         }
@@ -644,11 +650,7 @@ mod tests {
         items[9].0 = weak;
         let out = run(&items);
         assert_eq!(out[9], None);
-        assert!(
-            out.iter()
-                .enumerate()
-                .all(|(i, v)| i == 9 || *v == Some(true))
-        );
+        assert!(vouched_for_all_but(&out, 9));
         assert_eq!(KNOWN.get(&weak.to_bytes()), Some(false));
         // The identity as a key: of small order, yet no point of the torsion
         // test can see it (it has no torsion component), and every equation
@@ -669,11 +671,7 @@ mod tests {
             out[20], None,
             "a batch vouched for a signature under the identity"
         );
-        assert!(
-            out.iter()
-                .enumerate()
-                .all(|(i, v)| i == 20 || *v == Some(true))
-        );
+        assert!(vouched_for_all_but(&out, 20));
     }
 
     /// The byte test agrees with decompressing and encoding again, for every
