@@ -323,6 +323,14 @@ impl Randomness {
 /// Test 1 of the module docs: no point (each R, and each key first met in
 /// this batch) has a torsion component.
 fn torsion_free(points: &[EdwardsPoint], random: &Randomness) -> bool {
+    subset_sums(points, random)
+        .iter()
+        .all(EdwardsPoint::is_torsion_free)
+}
+
+/// For each trial t, the sum of the points whose subset bit t is set (bit t
+/// of `random.subsets[i]` for point i): what [`torsion_free`] tests.
+fn subset_sums(points: &[EdwardsPoint], random: &Randomness) -> Vec<EdwardsPoint> {
     const _: () = assert!(TORSION_TRIALS == u128::BITS as usize);
     let mut sums = vec![EdwardsPoint::identity(); TORSION_TRIALS];
     for (g, group) in points.chunks(GROUP).enumerate() {
@@ -343,7 +351,7 @@ fn torsion_free(points: &[EdwardsPoint], random: &Randomness) -> bool {
             }
         }
     }
-    sums.iter().all(EdwardsPoint::is_torsion_free)
+    sums
 }
 
 /// Test 2 of the module docs: the random combination of every equation is zero.
@@ -482,6 +490,32 @@ mod tests {
             })
             .collect();
         verify_batch(&raws.iter().collect::<Vec<_>>())
+    }
+
+    /// The subset sums the torsion test checks are the sums of exactly the
+    /// points whose bit is set, for every trial, over batches that fill
+    /// their last group of five and that do not (the soundness of the test,
+    /// 2^-128, rests on each point entering each trial's sum on its own bit;
+    /// a sum that drops, negates or repeats a point still catches most
+    /// torsion, so only this comparison tells).
+    #[test]
+    fn subset_sums_are_the_sums_of_the_points_each_trial_takes() {
+        for n in [1usize, 4, 5, 6, 13, 40] {
+            let points: Vec<EdwardsPoint> = (0..n as u64)
+                .map(|i| EdwardsPoint::mul_base(&scalar(300 + i)))
+                .collect();
+            let random = Randomness::new(0, n).unwrap();
+            let sums = subset_sums(&points, &random);
+            assert_eq!(sums.len(), TORSION_TRIALS);
+            for (t, sum) in sums.iter().enumerate() {
+                let naive = points
+                    .iter()
+                    .zip(&random.subsets)
+                    .filter(|(_, bits)| (*bits >> t) & 1 == 1)
+                    .fold(EdwardsPoint::identity(), |acc, (p, _)| acc + p);
+                assert_eq!(*sum, naive, "{n} points, trial {t}");
+            }
+        }
     }
 
     /// Whether the batch vouched for every check but the one at `at`.

@@ -558,6 +558,10 @@ pub(crate) fn in_order_on<J: Send, W: Send, R: Send>(
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// A listing of the writer refs under a prefix, and the count of
+/// [`refs_moved`] it was made at.
+type Listing = (String, u64, Vec<(String, ObjectId)>);
+
 /// An open repository.
 pub struct Store {
     repo: gix::Repository,
@@ -595,6 +599,9 @@ pub struct Store {
     /// Objects held back to be written as one pack (see
     /// [`Store::begin_object_batch`]).
     object_batch: std::sync::Mutex<Option<concurrent_gc::ObjectBatch>>,
+    /// The last listing of each writer-ref prefix ([`Store::scan_packed_refs`]),
+    /// with the count of [`refs_moved`] it was made at.
+    listed: std::sync::Mutex<Vec<Listing>>,
 }
 
 impl StoreError {
@@ -708,6 +715,7 @@ impl Store {
             waiting: None,
             packs_view: Default::default(),
             object_batch: Default::default(),
+            listed: Default::default(),
             notes_deferred: Default::default(),
         }
     }
@@ -963,9 +971,39 @@ impl Store {
     /// `None`, to take gix's path and its exact report of each problem, when
     /// anything here is unusual: a namespace, a loose ref that cannot be read or
     /// is symbolic, or a packed line that is not a writer id and an object id.
+    ///
+    /// A listing is kept until this process may have moved a ref (as the
+    /// receipt index's tips are, see [`Store::receipt_index`]): a `verify`
+    /// listed the chains twice, for the index and for its walk, and ten
+    /// thousand loose ref files cost a tenth of a checkpointed run.
     fn scan_packed_refs(&self, prefix: &str) -> Option<Vec<(String, ObjectId)>> {
+        // read before the refs are: a move during the listing is seen next time
+        let moved = refs_moved();
+        if let Some(kept) = self.kept_listing(prefix, moved) {
+            return Some(kept);
+        }
         let loose = self.walk_packed_refs(prefix, |_, _| Some(()))?;
-        self.merge_packed(prefix, loose)
+        let refs = self.merge_packed(prefix, loose)?;
+        self.keep_listing(prefix, moved, &refs);
+        Some(refs)
+    }
+
+    /// The listing of `prefix` kept at `moved` ([`Store::scan_packed_refs`]).
+    fn kept_listing(&self, prefix: &str, moved: u64) -> Option<Vec<(String, ObjectId)>> {
+        self.listed.lock().ok().and_then(|listed| {
+            listed
+                .iter()
+                .find(|(p, at, _)| p == prefix && *at == moved)
+                .map(|(_, _, refs)| refs.clone())
+        })
+    }
+
+    /// Keep `refs` as the listing of `prefix` made at `moved`.
+    fn keep_listing(&self, prefix: &str, moved: u64, refs: &[(String, ObjectId)]) {
+        if let Ok(mut listed) = self.listed.lock() {
+            listed.retain(|(p, ..)| p != prefix);
+            listed.push((prefix.to_owned(), moved, refs.to_vec()));
+        }
     }
 
     /// The packed refs under `prefix` merged with `loose` (the loose refs under
@@ -1092,13 +1130,23 @@ impl Store {
     /// anything differs or is unusual; the caller then reads the refs in full.
     /// With only packed refs it allocates nothing: every gate asks this of a
     /// thousand refs.
-    pub(crate) fn tips_unchanged<'a>(
-        &self,
-        prefix: &str,
-        known: impl Iterator<Item = (&'a str, ObjectId)> + Clone,
-    ) -> bool {
+    pub(crate) fn tips_unchanged<'a, I>(&self, prefix: &str, known: I) -> bool
+    where
+        I: Iterator<Item = (&'a str, ObjectId)> + Clone,
+    {
         if !self.overrides.is_empty() {
             return false;
+        }
+        let same_tips = |tips: &[(String, ObjectId)], mut known: I| {
+            tips.iter().all(|(name, id)| {
+                known
+                    .next()
+                    .is_some_and(|(w, tip)| name[prefix.len()..] == *w && *id == tip)
+            }) && known.next().is_none()
+        };
+        let moved = refs_moved();
+        if let Some(kept) = self.kept_listing(prefix, moved) {
+            return same_tips(&kept, known);
         }
         let mut walk = known.clone();
         // the packed lines against `known` in order, without stopping at the
@@ -1119,12 +1167,8 @@ impl Store {
             // merged list, from the loose refs just read (reading ten thousand
             // ref files twice cost a gate more than the rest of its work)
             Some(loose) => self.merge_packed(prefix, loose).is_some_and(|tips| {
-                let mut known = known;
-                tips.iter().all(|(name, id)| {
-                    known
-                        .next()
-                        .is_some_and(|(w, tip)| name[prefix.len()..] == *w && *id == tip)
-                }) && known.next().is_none()
+                self.keep_listing(prefix, moved, &tips);
+                same_tips(&tips, known)
             }),
         }
     }
@@ -1606,6 +1650,67 @@ pub fn short(oid: &ObjectId) -> String {
 #[cfg(test)]
 mod packed_tests {
     use super::{first_line_not_below, hex_names, read_loose_writer_refs};
+
+    /// A listing of the writers' refs is kept until a ref may have moved in
+    /// this process, as the receipt index's tips are: what another process
+    /// does meanwhile is seen by the next command, or once this one moves a
+    /// ref. The index's check of its tips and the listing share it (a verify
+    /// read ten thousand loose ref files once for each).
+    #[test]
+    fn a_listing_of_writer_refs_is_kept_until_a_ref_moves_in_this_process() {
+        use super::{CHAIN_PREFIX, Store, refs_may_have_moved, refs_moved};
+        use crate::freshness::rules::{Scratch, contract, key_and_trust};
+        let s = Scratch::new();
+        let c = s.commit(&[("f", "1")], "one");
+        let rules = contract("[check \"test\"]\n\trun = true\n\trequired = true\n");
+        let (key, _) = key_and_trust(4);
+        let tip = s.run(&key, &rules, "test", c, 0, 1).commit;
+        let listed = s.store.writers().unwrap();
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0].1, tip);
+        let unchanged = |store: &Store| {
+            store.tips_unchanged(CHAIN_PREFIX, listed.iter().map(|(w, t)| (w.as_str(), *t)))
+        };
+        let loose = s
+            .store
+            .repo
+            .common_dir()
+            .join(format!("{CHAIN_PREFIX}{}", listed[0].0));
+        assert!(loose.is_file(), "the chain's ref is loose");
+        // another process deletes the ref (its file, as git would); other
+        // tests beside this one may move refs in this process meanwhile, when
+        // the answer cannot tell and the round is tried again
+        let mut rounds = 0;
+        loop {
+            rounds += 1;
+            assert!(rounds < 200, "no round without a ref move in this process");
+            let before = refs_moved();
+            assert!(unchanged(&s.store));
+            let bytes = std::fs::read(&loose).unwrap();
+            std::fs::remove_file(&loose).unwrap();
+            let (again, same) = (s.store.writers().unwrap(), unchanged(&s.store));
+            let quiet = refs_moved() == before;
+            std::fs::write(&loose, &bytes).unwrap();
+            if quiet {
+                assert_eq!(again, listed, "read the refs again though none moved here");
+                assert!(same);
+                break;
+            }
+        }
+        std::fs::remove_file(&loose).unwrap();
+        // the next command sees the ref gone
+        assert!(
+            Store::open(s.dir.path())
+                .unwrap()
+                .writers()
+                .unwrap()
+                .is_empty()
+        );
+        // and so does this store after a ref move in this process
+        refs_may_have_moved();
+        assert!(!unchanged(&s.store));
+        assert!(s.store.writers().unwrap().is_empty());
+    }
 
     /// Loose writer refs read as git reads them: sorted, a write in progress
     /// (`.lock`) passed over; anything unusual is `None`, for gix's exact path.

@@ -1109,6 +1109,68 @@ mod tests {
     use crate::receipt::writer_id;
     use crate::sign::SigningKey;
 
+    /// What each [`NotesUpdate`] does to two writers' notes at once (the
+    /// batched path): `Extend` of notes already whole writes nothing;
+    /// `Rebuild` writes a commit on the old notes with the same tree;
+    /// `Restart` writes one with no parent and the same tree.
+    #[test]
+    fn each_notes_update_rebuilds_and_roots_as_it_says() {
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let keys: Vec<SigningKey> = (31..33u8)
+            .map(|i| SigningKey::from_seed(&[i; 32]))
+            .collect();
+        let ids: Vec<String> = keys
+            .iter()
+            .map(|k| writer_id(k.public(), "default"))
+            .collect();
+        for i in 0..3u64 {
+            let commit = s.commit(&[("src/lib.rs", &format!("{i}\n"))], &format!("c{i}"));
+            for k in &keys {
+                s.run(k, &c, "test", commit, 0, i + 1);
+            }
+        }
+        let tips = |s: &Scratch| -> Vec<ObjectId> {
+            ids.iter()
+                .map(|w| s.store.notes_tip(w).unwrap().unwrap())
+                .collect()
+        };
+        let parents = |s: &Scratch, tip: ObjectId| -> Vec<ObjectId> {
+            s.store
+                .repo
+                .find_commit(tip)
+                .unwrap()
+                .parent_ids()
+                .map(|p| p.detach())
+                .collect()
+        };
+        let trees = |s: &Scratch, tips: &[ObjectId]| -> Vec<ObjectId> {
+            tips.iter()
+                .map(|t| s.store.commit_tree(*t).unwrap())
+                .collect()
+        };
+        let all = |how: NotesUpdate| -> Vec<(String, NotesUpdate)> {
+            ids.iter().map(|w| (w.clone(), how)).collect()
+        };
+        let before = tips(&s);
+        s.store.index_notes_of(&all(NotesUpdate::Extend)).unwrap();
+        assert_eq!(tips(&s), before, "nothing to extend");
+        s.store.index_notes_of(&all(NotesUpdate::Rebuild)).unwrap();
+        let rebuilt = tips(&s);
+        for (new, old) in rebuilt.iter().zip(&before) {
+            assert_ne!(new, old, "a new notes commit");
+            assert_eq!(parents(&s, *new), vec![*old], "on the old notes");
+        }
+        assert_eq!(trees(&s, &rebuilt), trees(&s, &before));
+        s.store.index_notes_of(&all(NotesUpdate::Restart)).unwrap();
+        let restarted = tips(&s);
+        for (new, old) in restarted.iter().zip(&rebuilt) {
+            assert_ne!(new, old, "a new notes commit");
+            assert!(parents(&s, *new).is_empty(), "with no parent");
+        }
+        assert_eq!(trees(&s, &restarted), trees(&s, &before));
+    }
+
     /// Which objects' notes changed between two notes commits is the same
     /// answer read through the packs (every notes commit and tree packed by
     /// stock git, so each read there is a delta of another) as the usual way,
