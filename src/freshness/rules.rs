@@ -542,6 +542,16 @@ pub(crate) fn contract(text: &str) -> Contract {
     Contract::parse(text.as_bytes(), std::path::Path::new(".gitreceipts")).unwrap()
 }
 
+/// The test keys of `seeds`, and each one's writer id on the chain `default`.
+pub(crate) fn keys_and_writers(seeds: impl Iterator<Item = u8>) -> (Vec<SigningKey>, Vec<String>) {
+    let keys: Vec<SigningKey> = seeds.map(|i| SigningKey::from_seed(&[i; 32])).collect();
+    let ids = keys
+        .iter()
+        .map(|k| writer_id(k.public(), "default"))
+        .collect();
+    (keys, ids)
+}
+
 /// The test key of `seed` and a trust set holding only it.
 pub(crate) fn key_and_trust(seed: u8) -> (SigningKey, TrustSet) {
     let key = SigningKey::from_seed(&[seed; 32]);

@@ -785,9 +785,7 @@ mod tests {
 #[cfg(test)]
 pub(super) mod walk_fixture {
     use super::*;
-    use crate::freshness::rules::{Scratch, contract};
-    use crate::receipt::writer_id;
-    use crate::sign::SigningKey;
+    use crate::freshness::rules::{Scratch, contract, keys_and_writers};
 
     /// Chains in every state a walk meets them in, and a walk's reader that
     /// opened its packs part of the way (see [`mixed`]).
@@ -816,13 +814,7 @@ pub(super) mod walk_fixture {
         let mut s = Scratch::new();
         let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
         let h = s.commit(&[("src/lib.rs", "a\n")], "a");
-        let keys: Vec<SigningKey> = (11..=14u8)
-            .map(|i| SigningKey::from_seed(&[i; 32]))
-            .collect();
-        let ids: Vec<String> = keys
-            .iter()
-            .map(|k| writer_id(k.public(), "default"))
-            .collect();
+        let (keys, ids) = keys_and_writers(11..=14u8);
         let mut minute = 0;
         let mut run = |k: usize, n: usize| {
             for _ in 0..n {

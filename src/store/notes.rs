@@ -1117,13 +1117,7 @@ mod tests {
     fn each_notes_update_rebuilds_and_roots_as_it_says() {
         let s = Scratch::new();
         let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
-        let keys: Vec<SigningKey> = (31..33u8)
-            .map(|i| SigningKey::from_seed(&[i; 32]))
-            .collect();
-        let ids: Vec<String> = keys
-            .iter()
-            .map(|k| writer_id(k.public(), "default"))
-            .collect();
+        let (keys, ids) = crate::freshness::rules::keys_and_writers(31..33u8);
         for i in 0..3u64 {
             let commit = s.commit(&[("src/lib.rs", &format!("{i}\n"))], &format!("c{i}"));
             for k in &keys {
