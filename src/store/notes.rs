@@ -416,6 +416,9 @@ impl Store {
                 let mut entries = Vec::new();
                 self.each_in_notes_tree(packs, tree, &mut buf, |filename, mode, oid| {
                     let name = format!("{prefix}{filename}");
+                    // mutants: `||` for either `&&` here, and `<=`, differ only
+                    // on entries no notes tree holds (a tree of a whole id's
+                    // name, a blob of a short one), which name no object
                     let subtree = mode.is_tree() && name.len() < hex_len;
                     let note = (!subtree && mode.is_blob())
                         .then(|| ObjectId::from_hex(name.as_bytes()).ok())
@@ -1108,6 +1111,80 @@ mod tests {
     use crate::freshness::rules::{Scratch, contract};
     use crate::receipt::writer_id;
     use crate::sign::SigningKey;
+
+    /// Notes trees in git's 2/38 fanout, built by hand: a note whose blob
+    /// changed inside a subtree, a subtree that is new, and a subtree both
+    /// hold alike (not read), compared both ways, through the packs and the
+    /// usual way. A flat tree holding the same notes as a fanout one counts
+    /// every note as changed: they moved (read again, never passed over).
+    #[test]
+    fn notes_changed_descends_into_the_subtrees_that_differ() {
+        use gix::objs::tree::{Entry, EntryKind};
+        let s = Scratch::new();
+        let store = &s.store;
+        let blob = |text: &str| store.write_blob(text.as_bytes()).unwrap();
+        let tree = |mut entries: Vec<(String, EntryKind, ObjectId)>| {
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let t = gix::objs::Tree {
+                entries: entries
+                    .into_iter()
+                    .map(|(name, mode, oid)| Entry {
+                        mode: mode.into(),
+                        filename: name.into(),
+                        oid,
+                    })
+                    .collect(),
+            };
+            let mut bytes = Vec::new();
+            gix::objs::WriteTo::write_to(&t, &mut bytes).unwrap();
+            store
+                .put_object("a tree", gix::objs::Kind::Tree, bytes)
+                .unwrap()
+        };
+        let commit = |tree: ObjectId| {
+            let (kind, bytes) =
+                super::super::concurrent_gc::tool_commit(tree, None, "notes\n".into());
+            store.put_object("a commit", kind, bytes).unwrap()
+        };
+        let objects: Vec<ObjectId> = ["aa", "bb", "cc"]
+            .iter()
+            .map(|p| ObjectId::from_hex(format!("{p}{}", "1".repeat(38)).as_bytes()).unwrap())
+            .collect();
+        let (one, two) = (blob("note one\n"), blob("note two\n"));
+        let fanned = |notes: &[(usize, ObjectId)]| {
+            let top = notes
+                .iter()
+                .map(|&(o, note)| {
+                    let hex = objects[o].to_string();
+                    let sub = tree(vec![(hex[2..].to_owned(), EntryKind::Blob, note)]);
+                    (hex[..2].to_owned(), EntryKind::Tree, sub)
+                })
+                .collect();
+            commit(tree(top))
+        };
+        let old = fanned(&[(0, one), (1, one)]);
+        let new = fanned(&[(0, one), (1, two), (2, one)]);
+        let flat = commit(tree(vec![
+            (objects[0].to_string(), EntryKind::Blob, one),
+            (objects[1].to_string(), EntryKind::Blob, one),
+        ]));
+        let reader = store.shared_reader().local();
+        let expected: HashSet<ObjectId> = HashSet::from([objects[1], objects[2]]);
+        let moved: HashSet<ObjectId> = HashSet::from([objects[0], objects[1]]);
+        for (a, b, want) in [
+            (old, new, &expected),
+            (new, old, &expected),
+            (old, flat, &moved),
+            (flat, old, &moved),
+        ] {
+            assert_eq!(&store.notes_changed(a, b).unwrap(), want, "{a} {b}");
+            assert_eq!(
+                &store.notes_changed_read_by(&reader, a, b).unwrap(),
+                want,
+                "{a} {b}, through the packs"
+            );
+        }
+    }
 
     /// What each [`NotesUpdate`] does to two writers' notes at once (the
     /// batched path): `Extend` of notes already whole writes nothing;
