@@ -1651,67 +1651,6 @@ pub fn short(oid: &ObjectId) -> String {
 mod packed_tests {
     use super::{first_line_not_below, hex_names, read_loose_writer_refs};
 
-    /// A listing of the writers' refs is kept until a ref may have moved in
-    /// this process, as the receipt index's tips are: what another process
-    /// does meanwhile is seen by the next command, or once this one moves a
-    /// ref. The index's check of its tips and the listing share it (a verify
-    /// read ten thousand loose ref files once for each).
-    #[test]
-    fn a_listing_of_writer_refs_is_kept_until_a_ref_moves_in_this_process() {
-        use super::{CHAIN_PREFIX, Store, refs_may_have_moved, refs_moved};
-        use crate::freshness::rules::{Scratch, contract, key_and_trust};
-        let s = Scratch::new();
-        let c = s.commit(&[("f", "1")], "one");
-        let rules = contract("[check \"test\"]\n\trun = true\n\trequired = true\n");
-        let (key, _) = key_and_trust(4);
-        let tip = s.run(&key, &rules, "test", c, 0, 1).commit;
-        let listed = s.store.writers().unwrap();
-        assert_eq!(listed.len(), 1, "{listed:?}");
-        assert_eq!(listed[0].1, tip);
-        let unchanged = |store: &Store| {
-            store.tips_unchanged(CHAIN_PREFIX, listed.iter().map(|(w, t)| (w.as_str(), *t)))
-        };
-        let loose = s
-            .store
-            .repo
-            .common_dir()
-            .join(format!("{CHAIN_PREFIX}{}", listed[0].0));
-        assert!(loose.is_file(), "the chain's ref is loose");
-        // another process deletes the ref (its file, as git would); other
-        // tests beside this one may move refs in this process meanwhile, when
-        // the answer cannot tell and the round is tried again
-        let mut rounds = 0;
-        loop {
-            rounds += 1;
-            assert!(rounds < 200, "no round without a ref move in this process");
-            let before = refs_moved();
-            assert!(unchanged(&s.store));
-            let bytes = std::fs::read(&loose).unwrap();
-            std::fs::remove_file(&loose).unwrap();
-            let (again, same) = (s.store.writers().unwrap(), unchanged(&s.store));
-            let quiet = refs_moved() == before;
-            std::fs::write(&loose, &bytes).unwrap();
-            if quiet {
-                assert_eq!(again, listed, "read the refs again though none moved here");
-                assert!(same);
-                break;
-            }
-        }
-        std::fs::remove_file(&loose).unwrap();
-        // the next command sees the ref gone
-        assert!(
-            Store::open(s.dir.path())
-                .unwrap()
-                .writers()
-                .unwrap()
-                .is_empty()
-        );
-        // and so does this store after a ref move in this process
-        refs_may_have_moved();
-        assert!(!unchanged(&s.store));
-        assert!(s.store.writers().unwrap().is_empty());
-    }
-
     /// Loose writer refs read as git reads them: sorted, a write in progress
     /// (`.lock`) passed over; anything unusual is `None`, for gix's exact path.
     #[test]
