@@ -2175,6 +2175,15 @@ mod tests {
                 break;
             }
         }
+        // this store's own append moves the tip under the same name: no
+        // longer the tip it knew
+        let moved = s.run(&key, &rules, "test", c, 1, 2).commit;
+        assert_ne!(moved, tip);
+        assert!(!unchanged(&s.store));
+        assert_eq!(
+            s.store.writers().unwrap(),
+            vec![(listed[0].0.clone(), moved)]
+        );
         std::fs::remove_file(&loose).unwrap();
         // the next command sees the ref gone
         assert!(

@@ -1001,6 +1001,9 @@ impl Store {
     /// Keep `refs` as the listing of `prefix` made at `moved`.
     fn keep_listing(&self, prefix: &str, moved: u64, refs: &[(String, ObjectId)]) {
         if let Ok(mut listed) = self.listed.lock() {
+            // mutants: `==` is equivalent in answers (the listings of other
+            // prefixes go, to be read again; an older one of this prefix is
+            // never found again, its count being past)
             listed.retain(|(p, ..)| p != prefix);
             listed.push((prefix.to_owned(), moved, refs.to_vec()));
         }
