@@ -2070,6 +2070,31 @@ mod tests {
         FileView::open(&path, &KEY, kind)
     }
 
+    /// `before()`, then `after()` with the file `loose` gone (removed as
+    /// another process would remove a ref, and put back after), in a round
+    /// in which no ref moved in this process: other tests run beside these,
+    /// and a round one of them moved a ref in says nothing, so it is tried
+    /// again.
+    fn while_gone_behind_its_back<B, A>(
+        loose: &std::path::Path,
+        mut before: impl FnMut() -> B,
+        mut after: impl FnMut() -> A,
+    ) -> (B, A) {
+        for _ in 0..200 {
+            let moved = super::super::refs_moved();
+            let b = before();
+            let bytes = std::fs::read(loose).unwrap();
+            std::fs::remove_file(loose).unwrap();
+            let a = after();
+            let quiet = super::super::refs_moved() == moved;
+            std::fs::write(loose, &bytes).unwrap();
+            if quiet {
+                return (b, a);
+            }
+        }
+        panic!("no round without a ref move in this process");
+    }
+
     /// A store reads the writers' refs for its index once, and again only
     /// after this process may have moved a ref: its own receipt is seen at once
     /// (a write through any store counts), a ref moved behind its back by
@@ -2098,28 +2123,16 @@ mod tests {
         let loose = s.store.repo.common_dir().join(&chain_ref);
         // another process deletes the chain's ref (the file, as git would): the
         // store keeps what it read, unless a ref moved in this process meanwhile
-        // (other tests run beside this one), when the answer cannot tell and the
-        // round is tried again
-        let mut rounds = 0;
-        loop {
-            rounds += 1;
-            assert!(rounds < 200, "no round without a ref move in this process");
-            let before = super::super::refs_moved();
-            let cached = s.store.receipt_index().unwrap();
-            let bytes = std::fs::read(&loose).unwrap();
-            std::fs::remove_file(&loose).unwrap();
-            let again = s.store.receipt_index().unwrap();
-            let quiet = super::super::refs_moved() == before;
-            std::fs::write(&loose, &bytes).unwrap();
-            if quiet {
-                assert!(
-                    std::sync::Arc::ptr_eq(&cached, &again),
-                    "read the refs again though no ref moved in this process"
-                );
-                assert_eq!(writers(&again), seen);
-                break;
-            }
-        }
+        let (cached, again) = while_gone_behind_its_back(
+            &loose,
+            || s.store.receipt_index().unwrap(),
+            || s.store.receipt_index().unwrap(),
+        );
+        assert!(
+            std::sync::Arc::ptr_eq(&cached, &again),
+            "read the refs again though no ref moved in this process"
+        );
+        assert_eq!(writers(&again), seen);
         std::fs::remove_file(&loose).unwrap();
         // the next command sees the ref gone
         let next = Store::open(s.dir.path()).unwrap();
@@ -2136,7 +2149,7 @@ mod tests {
     /// read ten thousand loose ref files once for each).
     #[test]
     fn a_listing_of_writer_refs_is_kept_until_a_ref_moves_in_this_process() {
-        use super::super::{CHAIN_PREFIX, Store, refs_may_have_moved, refs_moved};
+        use super::super::{CHAIN_PREFIX, Store, refs_may_have_moved};
         use crate::freshness::rules::{Scratch, contract, key_and_trust};
         let s = Scratch::new();
         let c = s.commit(&[("f", "1")], "one");
@@ -2155,26 +2168,15 @@ mod tests {
             .common_dir()
             .join(format!("{CHAIN_PREFIX}{}", listed[0].0));
         assert!(loose.is_file(), "the chain's ref is loose");
-        // another process deletes the ref (its file, as git would); other
-        // tests beside this one may move refs in this process meanwhile, when
-        // the answer cannot tell and the round is tried again
-        let mut rounds = 0;
-        loop {
-            rounds += 1;
-            assert!(rounds < 200, "no round without a ref move in this process");
-            let before = refs_moved();
-            assert!(unchanged(&s.store));
-            let bytes = std::fs::read(&loose).unwrap();
-            std::fs::remove_file(&loose).unwrap();
-            let (again, same) = (s.store.writers().unwrap(), unchanged(&s.store));
-            let quiet = refs_moved() == before;
-            std::fs::write(&loose, &bytes).unwrap();
-            if quiet {
-                assert_eq!(again, listed, "read the refs again though none moved here");
-                assert!(same);
-                break;
-            }
-        }
+        // another process deletes the ref (its file, as git would)
+        let (known, (again, same)) = while_gone_behind_its_back(
+            &loose,
+            || unchanged(&s.store),
+            || (s.store.writers().unwrap(), unchanged(&s.store)),
+        );
+        assert!(known);
+        assert_eq!(again, listed, "read the refs again though none moved here");
+        assert!(same);
         // this store's own append moves the tip under the same name: no
         // longer the tip it knew
         let moved = s.run(&key, &rules, "test", c, 1, 2).commit;

@@ -584,7 +584,7 @@ impl Store {
         // pack and refs in one transaction, or one by one (`benches/year.rs`)
         if writers.len() < 2 {
             for (w, how) in writers {
-                self.update_notes(w, how.rebuilds(), how.root())?;
+                self.update_notes(w, *how)?;
             }
             return Ok(());
         }
@@ -663,7 +663,7 @@ impl Store {
             } else {
                 self.clear_stale_lock(&refname);
             }
-            self.update_notes(w, how.rebuilds(), how.root())?;
+            self.update_notes(w, how)?;
         }
         Ok(())
     }
@@ -671,23 +671,23 @@ impl Store {
     /// Bring `writer`'s notes up to date with its chain: index every receipt the
     /// notes do not cover yet. Cheap when only the newest receipt is missing.
     pub fn index_notes(&self, writer: &str) -> Result<(), StoreError> {
-        self.update_notes(writer, false, false)
+        self.update_notes(writer, NotesUpdate::Extend)
     }
 
     /// Rebuild `writer`'s notes from the chain alone (a new notes commit on top of
     /// the old one, whose tree is built from scratch).
     pub fn reindex_notes(&self, writer: &str) -> Result<(), StoreError> {
-        self.update_notes(writer, true, false)
+        self.update_notes(writer, NotesUpdate::Rebuild)
     }
 
     /// [`Store::reindex_notes`] with a notes commit that has no parent: the
     /// notes of receipts a retention dropped go with the old history (the ref
     /// is rewritten; notes are a display, see `docs/format.md`).
     pub fn restart_notes(&self, writer: &str) -> Result<(), StoreError> {
-        self.update_notes(writer, true, true)
+        self.update_notes(writer, NotesUpdate::Restart)
     }
 
-    fn update_notes(&self, writer: &str, from_scratch: bool, root: bool) -> Result<(), StoreError> {
+    fn update_notes(&self, writer: &str, how: NotesUpdate) -> Result<(), StoreError> {
         let refname = notes_ref(writer);
         let mut retry = Retry::new();
         loop {
@@ -695,7 +695,7 @@ impl Store {
                 notes_tip,
                 commit,
                 written,
-            }) = self.build_notes(writer, &refname, from_scratch, root)?
+            }) = self.build_notes(writer, &refname, how)?
             else {
                 return Ok(());
             };
@@ -749,12 +749,11 @@ impl Store {
         &self,
         writer: &str,
         refname: &str,
-        from_scratch: bool,
-        root: bool,
+        how: NotesUpdate,
     ) -> Result<Option<BuiltNotes>, StoreError> {
-        match self.plan_notes(writer, from_scratch, &WalkReader::usual())? {
+        match self.plan_notes(writer, how.rebuilds(), &WalkReader::usual())? {
             Some(plan) => self
-                .write_planned_notes(writer, refname, plan, root)
+                .write_planned_notes(writer, refname, plan, how.root())
                 .map(Some),
             None => Ok(None),
         }
