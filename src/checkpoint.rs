@@ -12,9 +12,11 @@
 //! signer (see [`crate::store::checkpoints`]).
 //!
 //! Every entry of a checkpoint chain is checked where it enters (fetch, the
-//! server hook) and again where it is used, by [`read_chain`]: shape, canonical
-//! bytes, the signature under the key it names (which the signer's writer id must
-//! name), and the links. Whether anyone should believe it is the reader's trust
+//! server hook, by [`read_chain_above`]) and again where it is used, by
+//! [`read_chain_top`]: shape, canonical bytes, the signature under the key it
+//! names (which the signer's writer id must name), and the links. A reader reads
+//! a chain from its newest entry down only as far as the entry it starts from
+//! and the one below that. Whether anyone should believe it is the reader's trust
 //! set's to say ([`choose`]): a checkpoint whose signer the reader does not trust
 //! is **forged**; one whose signer's newest checkpoint is older than
 //! `receipt.checkpointMaxAge` is **stale** (a server can hold back new
@@ -439,6 +441,110 @@ pub fn read_chain_above(
     Ok(out)
 }
 
+/// Whether `entry` is the one `since` starts from, met walking down a chain
+/// from its newest entry.
+fn picks(since: Since, entry: &Checked) -> bool {
+    match since {
+        Since::Newest => true,
+        Since::AtOrBefore(t) => entry.time_ms <= t,
+    }
+}
+
+/// The top of `signer`'s checkpoint chain, as far down as a reader starting
+/// from it needs: from `tip` down to the entry `since` picks (or to the root
+/// when none does), and one entry more, which is checked alone so that the
+/// lowest picked entry's links are checked too. Every entry read is checked as
+/// [`read_chain`] checks it, from the lowest read up; a broken one ends the
+/// walk. `entries` holds the entries read, oldest first; when the walk stopped
+/// above the root, the lowest of them is checked alone, not against the entry
+/// below it.
+///
+/// What lies further down decides nothing here: each entry's `prev` is the
+/// digest of the payload below it, so the entries read are, link by link, the
+/// signer's own statement of its history, and the rest of the chain was checked
+/// where it entered (the server's hook, `fetch`). So the cost of choosing a
+/// checkpoint follows the entries it may choose, not how many were ever signed
+/// (a year's twelve, each naming every chain).
+pub fn read_chain_top(
+    store: &Store,
+    signer: &str,
+    tip: ObjectId,
+    since: Since,
+) -> Result<SignerChain, StoreError> {
+    let width = store.object_hash().len_in_hex();
+    let broken_at = |commit, reason: String| SignerChain {
+        entries: Vec::new(),
+        broken: Some(Broken { commit, reason }),
+    };
+    // newest first; read a window at a time, each window's entries on every
+    // core (the newest and the one below it together)
+    let window = crate::store::worker_threads().max(2);
+    let mut raws: Vec<RawCheckpoint> = Vec::new();
+    let mut reads: Vec<Result<Checked, Broken>> = Vec::new();
+    let mut next = Some(tip);
+    // how many entries from the top are needed: through the picked one (or a
+    // broken one) and one more
+    let mut needed: Option<usize> = None;
+    while needed.is_none_or(|n| raws.len() < n) {
+        if next.is_none() {
+            break;
+        }
+        let start = raws.len();
+        while raws.len() < start + window {
+            let Some(c) = next else { break };
+            if raws.len() >= MAX_CHECKPOINTS {
+                return Ok(broken_at(
+                    tip,
+                    format!("the chain is longer than {MAX_CHECKPOINTS} checkpoints"),
+                ));
+            }
+            let raw = match store.read_checkpoint(c) {
+                Ok(r) => r,
+                // nothing below an unreadable commit can be read, so nothing
+                // above it can be checked
+                Err(e) => return Ok(broken_at(c, format!("unreadable: {e}"))),
+            };
+            next = match raw.parents.as_slice() {
+                [p] => Some(*p),
+                _ => None,
+            };
+            raws.push(raw);
+        }
+        reads.extend(read_entries(&raws[start..], signer, width));
+        if needed.is_none() {
+            needed = reads.iter().enumerate().skip(start).find_map(|(i, r)| {
+                match r {
+                    // a broken entry refuses the chain: nothing below it matters
+                    Err(_) => Some(i + 1),
+                    Ok(e) => picks(since, e).then_some(i + 2),
+                }
+            });
+        }
+    }
+    let n = needed.map_or(raws.len(), |n| n.min(raws.len()));
+    raws.truncate(n);
+    let mut out = SignerChain::default();
+    let mut reads = reads.into_iter().take(n).rev();
+    for raw in raws.iter().rev() {
+        let below = match out.entries.last() {
+            Some(b) => Below::Entry(b),
+            // the lowest read: the root if it has no single parent (whose
+            // rules then say what is wrong with it), else checked alone
+            None if raw.parents.len() == 1 => Below::Accepted,
+            None => Below::Root,
+        };
+        let read = reads.next().expect("one read an entry");
+        match link_entry(raw, below, || read) {
+            Ok(c) => out.entries.push(c),
+            Err(b) => {
+                out.broken = Some(b);
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// [`read_entry`] of each of `raws`, in their order, spread over the cores.
 fn read_entries(
     raws: &[RawCheckpoint],
@@ -631,7 +737,7 @@ pub fn choose(
     let mut refused = Vec::new();
     let mut best: Option<Checked> = None;
     for (signer, tip) in store.checkpoint_tips()? {
-        let chain = read_chain(store, &signer, tip)?;
+        let chain = read_chain_top(store, &signer, tip, since)?;
         let refuse = |code, reason: String| Refused {
             signer: signer.clone(),
             code,

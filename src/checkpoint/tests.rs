@@ -277,6 +277,88 @@ fn a_checkpoint_chain_that_skips_repeats_or_merges_is_broken_above_the_last_good
 }
 
 #[test]
+fn a_reader_checks_a_chain_from_its_newest_entry_down_to_the_one_it_starts_from_and_one_more() {
+    let (s, tips) = repo(1);
+    let a = sign_at(&s, 2, &tips, T0);
+    let b = sign_at(&s, 2, &tips, T0 + DAY_MS);
+    let c = sign_at(&s, 2, &tips, T0 + 2 * DAY_MS);
+    let d = sign_at(&s, 2, &tips, T0 + 3 * DAY_MS);
+    // the root replaced by a damaged copy, each entry above put back on it
+    let mut bad = file_of(&s, a.commit);
+    bad.push(b'\n');
+    let a2 = plant(&s, 2, &bad, None);
+    let b2 = plant(&s, 2, &file_of(&s, b.commit), Some(a2));
+    let c2 = plant(&s, 2, &file_of(&s, c.commit), Some(b2));
+    let d2 = plant(&s, 2, &file_of(&s, d.commit), Some(c2));
+    let whole = read_chain(&s.store, &signer(2), d2).unwrap();
+    assert_eq!(
+        whole.broken.unwrap().commit,
+        a2,
+        "the whole chain is broken"
+    );
+    let trust = trust_of(&[1, 2]);
+    let now = T0 + 4 * DAY_MS;
+    // the newest and the one below it hold: the damage further down decides
+    // nothing a reader starting from the newest reads
+    let top = read_chain_top(&s.store, &signer(2), d2, Since::Newest).unwrap();
+    assert!(top.broken.is_none(), "{:?}", top.broken);
+    let read: Vec<ObjectId> = top.entries.iter().map(|e| e.commit).collect();
+    assert_eq!(read, vec![c2, d2]);
+    let got = chosen(&s, &trust, now, Since::Newest);
+    assert_eq!(got.checkpoint.unwrap().commit, d2);
+    assert!(got.refused.is_empty(), "{:?}", got.refused);
+    // starting from c: read down to b, which holds
+    let got = chosen(&s, &trust, now, Since::AtOrBefore(T0 + 2 * DAY_MS));
+    assert_eq!(got.checkpoint.unwrap().commit, c2);
+    // starting from b: its link to the root is checked, and the root is damaged
+    let got = chosen(&s, &trust, now, Since::AtOrBefore(T0 + DAY_MS));
+    assert!(got.checkpoint.is_none());
+    assert_eq!(got.refused[0].code, "forged");
+    assert!(
+        got.refused[0].reason.contains(&a2.to_string()),
+        "{:?}",
+        got.refused
+    );
+    // nothing old enough: read to the root, which is damaged
+    let got = chosen(&s, &trust, now, Since::AtOrBefore(T0 - 1));
+    assert_eq!(got.refused[0].code, "forged");
+    // the newest that does not follow the one below it (d on b) is refused
+    plant(&s, 2, &file_of(&s, d.commit), Some(b2));
+    let got = chosen(&s, &trust, now, Since::Newest);
+    assert!(got.checkpoint.is_none());
+    assert_eq!(got.refused[0].code, "forged");
+    assert!(
+        got.refused[0].reason.contains("does not follow"),
+        "{:?}",
+        got.refused
+    );
+    // and the one below the newest is checked alone: damaged, it refuses
+    let mut bad_c = file_of(&s, c.commit);
+    bad_c.push(b'\n');
+    let c3 = plant(&s, 2, &bad_c, Some(b2));
+    plant(&s, 2, &file_of(&s, d.commit), Some(c3));
+    let got = chosen(&s, &trust, now, Since::Newest);
+    assert!(got.checkpoint.is_none());
+    assert!(
+        got.refused[0].reason.contains(&c3.to_string()),
+        "{:?}",
+        got.refused
+    );
+    // put back whole, every start holds
+    s.git(&[
+        "update-ref",
+        &checkpoint_ref(&signer(2)),
+        &d.commit.to_string(),
+    ]);
+    for (at, want) in [(T0, a.commit), (T0 + DAY_MS, b.commit), (now, d.commit)] {
+        let got = chosen(&s, &trust, now, Since::AtOrBefore(at));
+        assert_eq!(got.checkpoint.unwrap().commit, want);
+    }
+    let got = chosen(&s, &trust, now, Since::AtOrBefore(T0 - 1));
+    assert_eq!(got.refused[0].code, "none-old-enough");
+}
+
+#[test]
 fn a_signers_newest_checkpoint_older_than_the_max_age_is_stale_and_a_future_one_refused() {
     let (s, tips) = repo(1);
     sign_at(&s, 2, &tips, T0);
