@@ -747,6 +747,10 @@ impl Store {
                 }));
             }
             next = parents.first().copied();
+            // the walks after a fetch's admission (notes, the index) read it again
+            if let Some(t) = tree {
+                super::entry::remember_commit(c, t, next);
+            }
             commits.push((c, parents, tree));
         }
         Ok(Walk::Commits(below, commits))

@@ -40,7 +40,13 @@ static RECALL: std::sync::Mutex<Recall> = std::sync::Mutex::new(Recall {
     files: None,
     bytes: 0,
     packs: None,
+    commits: None,
 });
+
+/// At most this many chain commits' trees and parents are remembered (about a
+/// hundred bytes each): every commit of a fetch of 200,000 receipts, half of
+/// one of a million. What is not remembered is read again, through the packs.
+pub const RECALL_COMMITS: usize = 512 * 1024;
 
 /// At most this many bytes of receipt files are remembered: about 90,000
 /// receipts of a KiB (a 90-day fetch of 200,000 a year takes 66,000; at 32 MiB
@@ -55,6 +61,10 @@ struct Recall {
     /// directory and its packs directory as they were when opened), so a walk
     /// past [`RECALL_CAP`] still inflates each receipt about once.
     packs: Option<RecallPacks>,
+    /// Chain commits admission read, by id: the tree and the one parent (or
+    /// none) the commit names. A commit's id names its content, so this is
+    /// what reading it again gives. At most [`RECALL_COMMITS`].
+    commits: Option<std::collections::HashMap<ObjectId, (ObjectId, Option<ObjectId>)>>,
 }
 
 struct RecallPacks {
@@ -74,6 +84,7 @@ impl Recalling {
     pub fn start() -> Recalling {
         if let Ok(mut r) = RECALL.lock() {
             r.files.get_or_insert_with(Default::default);
+            r.commits.get_or_insert_with(Default::default);
         }
         Recalling(())
     }
@@ -101,12 +112,33 @@ pub(crate) fn remember_receipt_file(tree: ObjectId, bytes: &[u8]) {
     }
 }
 
-/// Let go of every remembered receipt file, and remember no more.
+/// Remember that chain commit `commit` names `tree` and `parent` (its one
+/// parent, or none), as admission read it, for the walks after it in this
+/// process, if a command asked for that ([`Recalling`]).
+pub(crate) fn remember_commit(commit: ObjectId, tree: ObjectId, parent: Option<ObjectId>) {
+    let Ok(mut r) = RECALL.lock() else { return };
+    let Some(commits) = r.commits.as_mut() else {
+        return;
+    };
+    // mutants: `<=` is equivalent in answers (one commit more remembered)
+    if commits.len() < RECALL_COMMITS {
+        commits.insert(commit, (tree, parent));
+    }
+}
+
+/// The tree and parent of `commit`, when admission remembered them.
+fn recalled_commit(commit: &ObjectId) -> Option<(ObjectId, Option<ObjectId>)> {
+    let r = RECALL.lock().ok()?;
+    r.commits.as_ref()?.get(commit).copied()
+}
+
+/// Let go of every remembered receipt file and commit, and remember no more.
 fn forget_receipt_files() {
     if let Ok(mut r) = RECALL.lock() {
         r.files = None;
         r.bytes = 0;
         r.packs = None;
+        r.commits = None;
     }
 }
 
@@ -430,6 +462,12 @@ impl WalkReader {
         repo: &gix::Repository,
         commit: ObjectId,
     ) -> Result<ChainCommit, gix::Error> {
+        if let Some((tree, parent)) = recalled_commit(&commit) {
+            return Ok(ChainCommit {
+                tree: Ok(tree),
+                parents: parent.into_iter().collect(),
+            });
+        }
         if let Some(packs) = &self.packs
             && let Some((tree, parents)) = self
                 .scratch
@@ -776,6 +814,52 @@ mod tests {
         assert!(packed_tree(after.get(), tree(second)).is_some());
         let read = read_receipt_file(repo, tree(second)).ok().unwrap();
         assert_eq!(read.trim_ascii_end(), git_reads(second).trim_ascii_end());
+    }
+    /// While a command recalls, the chain commits admission read are answered
+    /// from memory as reading them answers: the tree and the one parent each
+    /// names (the root none). Another test's recall ending clears what this one
+    /// remembered (the memory is the process's), so a round that finds it gone
+    /// is tried again.
+    #[test]
+    fn commits_admission_read_are_recalled_as_reading_them_answers() {
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let k = SigningKey::from_seed(&[6; 32]);
+        let w = crate::receipt::writer_id(k.public(), "default");
+        let commits: Vec<ObjectId> = (0..4)
+            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
+            .collect();
+        let repo = &s.store.repo;
+        let usual = WalkReader::usual();
+        let read: Vec<String> = commits
+            .iter()
+            .map(|c| said_commit(usual.commit(repo, *c)))
+            .collect();
+        let known = |fp: &str| (fp == k.public().fingerprint()).then(|| k.public().clone());
+        for round in 0.. {
+            assert!(round < 50, "another test's recall ended every round");
+            let _recalling = Recalling::start();
+            let a = s.store.admit(&w, commits[3], None, &known).unwrap();
+            assert_eq!(a.admitted, 4);
+            let held: Vec<_> = commits.iter().map(recalled_commit).collect();
+            if held.iter().any(Option::is_none) {
+                continue;
+            }
+            for (i, (commit, held)) in commits.iter().zip(held).enumerate() {
+                let (tree, parent) = held.unwrap();
+                assert_eq!(parent, i.checked_sub(1).map(|p| commits[p]), "{commit}");
+                assert_eq!(
+                    said_commit(Ok(ChainCommit {
+                        tree: Ok(tree),
+                        parents: parent.into_iter().collect()
+                    })),
+                    read[i]
+                );
+                assert_eq!(said_commit(usual.commit(repo, *commit)), read[i]);
+            }
+            break;
+        }
     }
 }
 
