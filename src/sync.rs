@@ -389,7 +389,12 @@ fn not_from_checkpoint(
     theirs: ObjectId,
     base: ObjectId,
 ) -> Result<Option<FetchOutcome>, StoreError> {
-    let descends = base == theirs || (store.has_commit(base) && store.is_ancestor(base, theirs)?);
+    // a chain is linear: walking down from its tip finds the base (and
+    // remembers what it read for the admission walk after it); anything else
+    // is asked of the history whole
+    let descends = base == theirs
+        || (store.has_commit(base)
+            && (store.reaches_down(theirs, base) || store.is_ancestor(base, theirs)?));
     if descends {
         return Ok(None);
     }

@@ -730,14 +730,19 @@ impl Store {
             if Some(c) == base || commits.len() >= MAX_WALK {
                 break;
             }
-            let (parents, tree): (Vec<ObjectId>, Option<ObjectId>) = match self.repo.find_commit(c)
-            {
-                Ok(commit) => (
-                    commit.parent_ids().map(|p| p.detach()).collect(),
-                    commit.tree_id().ok().map(|t| t.detach()),
-                ),
-                Err(_) => (Vec::new(), None), // read_entry says what is wrong with it
-            };
+            // what a walk before this one in the command read (the check that
+            // a chain fetched from a checkpoint descends from it), else read
+            let (parents, tree): (Vec<ObjectId>, Option<ObjectId>) =
+                match super::entry::recalled_commit(&c) {
+                    Some((tree, parent)) => (parent.into_iter().collect(), Some(tree)),
+                    None => match self.repo.find_commit(c) {
+                        Ok(commit) => (
+                            commit.parent_ids().map(|p| p.detach()).collect(),
+                            commit.tree_id().ok().map(|t| t.detach()),
+                        ),
+                        Err(_) => (Vec::new(), None), // read_entry says what is wrong with it
+                    },
+                };
             if parents.len() > 1 {
                 // a merge: it and everything above it are refused, and which of
                 // its parents the chain continues on is not for it to say
@@ -754,6 +759,35 @@ impl Store {
             commits.push((c, parents, tree));
         }
         Ok(Walk::Commits(below, commits))
+    }
+
+    /// Whether walking first parents down from `tip` reaches `base`, through
+    /// commits of exactly one parent each, within [`MAX_WALK`] commits: `true`
+    /// says `base` is an ancestor of `tip` (as [`Store::is_ancestor`] would);
+    /// `false` says only that this walk did not find it (a merge, the root, a
+    /// commit not here, too far), so ask `is_ancestor`. Each commit read is
+    /// remembered for the admission walk after it, while a command recalls
+    /// ([`super::entry::remember_commit`]): a chain taken from a signed
+    /// checkpoint is walked down to it twice, and read once.
+    pub fn reaches_down(&self, tip: ObjectId, base: ObjectId) -> bool {
+        let mut next = tip;
+        for _ in 0..MAX_WALK {
+            if next == base {
+                return true;
+            }
+            let Ok(commit) = self.repo.find_commit(next) else {
+                return false;
+            };
+            let mut parents = commit.parent_ids().map(|p| p.detach());
+            let (Some(parent), None) = (parents.next(), parents.next()) else {
+                return false;
+            };
+            if let Ok(tree) = commit.tree_id() {
+                super::entry::remember_commit(next, tree.detach(), Some(parent));
+            }
+            next = parent;
+        }
+        false
     }
 
     /// Rules 1 to 5 and each key for `part` (newest first), up from `below`,
@@ -1161,5 +1195,56 @@ mod tests {
         assert_eq!(many[0].admitted, 0);
         assert_eq!(many[0].refusal.as_ref().unwrap().rule, Rule::Parents);
         assert_eq!(many[1].admitted, 80);
+    }
+
+    /// Walking down a chain finds an entry below its tip, never a commit
+    /// beside it or above it, and stops (saying it did not find it, so the
+    /// history is asked whole) at a merge or the root. While a command
+    /// recalls, the admission walk after it takes what it read, and admits as
+    /// it does reading every commit.
+    #[test]
+    fn a_walk_down_a_chain_finds_what_is_below_its_tip_and_stops_at_a_merge() {
+        let s = Scratch::new();
+        let c = contract(CONTRACT);
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let k = key(7);
+        let w = writer_id(k.public(), "default");
+        let e: Vec<ObjectId> = (0..5)
+            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
+            .collect();
+        assert!(s.store.reaches_down(e[4], e[1]));
+        assert!(s.store.reaches_down(e[4], e[4]));
+        assert!(s.store.reaches_down(e[4], e[0]));
+        assert!(!s.store.reaches_down(e[1], e[4]), "above it");
+        assert!(
+            !s.store.reaches_down(e[4], h),
+            "beside it: walked to the root"
+        );
+        let merge = s.git(&[
+            "commit-tree",
+            &format!("{}^{{tree}}", e[4]),
+            "-p",
+            &e[4].to_string(),
+            "-p",
+            &h.to_string(),
+            "-m",
+            "merge",
+        ]);
+        let merge = ObjectId::from_hex(merge.trim().as_bytes()).unwrap();
+        assert!(!s.store.reaches_down(merge, e[1]), "a merge is not walked");
+        assert!(
+            s.store.is_ancestor(e[1], merge).unwrap(),
+            "though git says so"
+        );
+        let known = |fp: &str| (fp == k.public().fingerprint()).then(|| k.public().clone());
+        let plain = s.store.admit(&w, e[4], Some(e[1]), &known).unwrap();
+        let _recalling = super::super::entry::Recalling::start();
+        assert!(s.store.reaches_down(e[4], e[1]));
+        let after = s.store.admit(&w, e[4], Some(e[1]), &known).unwrap();
+        assert_eq!(
+            (after.admitted, after.valid_tip, after.refusal.is_none()),
+            (plain.admitted, plain.valid_tip, plain.refusal.is_none())
+        );
+        assert_eq!(after.admitted, 3);
     }
 }

@@ -127,7 +127,7 @@ pub(crate) fn remember_commit(commit: ObjectId, tree: ObjectId, parent: Option<O
 }
 
 /// The tree and parent of `commit`, when admission remembered them.
-fn recalled_commit(commit: &ObjectId) -> Option<(ObjectId, Option<ObjectId>)> {
+pub(super) fn recalled_commit(commit: &ObjectId) -> Option<(ObjectId, Option<ObjectId>)> {
     let r = RECALL.lock().ok()?;
     r.commits.as_ref()?.get(commit).copied()
 }
