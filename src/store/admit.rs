@@ -449,8 +449,9 @@ fn entry_of(
     };
     let receipt = Receipt::parse_owned(bytes)
         .map_err(|e| refuse(Rule::Receipt, format!("{RECEIPT_FILE} is invalid: {e}")))?;
-    // the walks after a fetch's admission (notes, the index) read it again
-    super::entry::remember_receipt_file(tree_id, receipt.bytes());
+    // the walks after a fetch's admission (notes, the index) take what they
+    // need of it from here
+    super::entry::remember_admitted(commit, tree_id, parents.first().copied(), writer, &receipt);
     let mut entry = Entry {
         commit,
         parent: parents.first().copied(),

@@ -268,18 +268,47 @@ impl Store {
         self.walk_chain_items_by(&WalkReader::usual(), writer, tip, visit)
     }
 
-    /// [`Store::walk_chain`], each commit and receipt read by `reader`.
-    pub(crate) fn walk_chain_by(
+    /// What the notes planner takes of each receipt of `writer`'s chain from
+    /// `tip` towards its root, newest first, until `visit` returns `false`:
+    /// what admission remembered of an entry ([`super::entry::Derived`]), else
+    /// read by `reader` as `walk_chain_items_by` reads it; retention stubs
+    /// passed over, the walk ending where that one's does.
+    pub(crate) fn walk_note_sources(
         &self,
         reader: &WalkReader,
         writer: &str,
         tip: ObjectId,
-        mut visit: impl FnMut(ChainEntry) -> Result<bool, StoreError>,
+        mut visit: impl FnMut(super::notes::NoteSource) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
-        self.walk_chain_items_by(reader, writer, tip, |item| match item {
-            ChainItem::Entry(e) => visit(e),
-            ChainItem::Stub(_) => Ok(true),
-        })
+        let mut next = Some(tip);
+        while let Some(commit) = next {
+            let (parent, source) = match super::entry::recalled_derived(&commit, writer) {
+                Some(d) => (d.note.parent, Some(d.note.clone())),
+                None => {
+                    let item = self.chain_item_by(reader, writer, commit)?;
+                    let parent = item.parent();
+                    let source = match item {
+                        ChainItem::Entry(e) => {
+                            Some(super::notes::NoteSource::of(e.commit, e.parent, &e.receipt))
+                        }
+                        ChainItem::Stub(_) => None,
+                    };
+                    (parent, source)
+                }
+            };
+            next = parent;
+            // as in `walk_chain_items_by`: the edge of a chain taken from a
+            // signed checkpoint
+            if next.is_some_and(|p| !reader.has(&self.repo, p)) && self.is_shallow_commit(commit)? {
+                next = None;
+            }
+            if let Some(source) = source
+                && !visit(source)?
+            {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// [`Store::walk_chain_items`], each commit and receipt read by `reader`.

@@ -41,6 +41,7 @@ static RECALL: std::sync::Mutex<Recall> = std::sync::Mutex::new(Recall {
     bytes: 0,
     packs: None,
     commits: None,
+    derived: None,
 });
 
 /// At most this many chain commits' trees and parents are remembered (about a
@@ -65,6 +66,26 @@ struct Recall {
     /// none) the commit names. A commit's id names its content, so this is
     /// what reading it again gives. At most [`RECALL_COMMITS`].
     commits: Option<std::collections::HashMap<ObjectId, (ObjectId, Option<ObjectId>)>>,
+    /// What the walks after admission take of each entry it admitted, by
+    /// commit ([`Derived`]), counted in `bytes` as about what it holds.
+    derived: Option<std::collections::HashMap<ObjectId, std::sync::Arc<Derived>>>,
+}
+
+/// What the walks after a fetch's admission (the notes planner's, the receipt
+/// index's) take of one chain entry admission read, instead of reading and
+/// parsing its receipt again: each is what that walk's own read of the entry
+/// gives (a commit's id names its tree, and the tree its receipt), so this
+/// speeds them up and decides nothing. About a third of the receipt's bytes,
+/// so three times as many entries are held within [`RECALL_CAP`].
+#[derive(Debug)]
+pub(crate) struct Derived {
+    /// The chain it was read for: both walks read an entry for one chain,
+    /// and the index's reading depends on which.
+    writer: Box<str>,
+    /// What the notes planner takes of it.
+    pub(crate) note: super::notes::NoteSource,
+    /// What the receipt index takes of it.
+    pub(crate) indexed: super::index::Indexed,
 }
 
 struct RecallPacks {
@@ -85,6 +106,7 @@ impl Recalling {
         if let Ok(mut r) = RECALL.lock() {
             r.files.get_or_insert_with(Default::default);
             r.commits.get_or_insert_with(Default::default);
+            r.derived.get_or_insert_with(Default::default);
         }
         Recalling(())
     }
@@ -132,6 +154,58 @@ pub(super) fn recalled_commit(commit: &ObjectId) -> Option<(ObjectId, Option<Obj
     r.commits.as_ref()?.get(commit).copied()
 }
 
+/// Remember what the walks after admission take of the entry `commit` of
+/// chain `writer` (its parent `parent`, its receipt `receipt`, as admission
+/// read them), if a command asked for that ([`Recalling`]): [`Derived`]; its
+/// bytes instead when the index's reading declines it (then no walk takes
+/// it derived).
+pub(crate) fn remember_admitted(
+    commit: ObjectId,
+    tree: ObjectId,
+    parent: Option<ObjectId>,
+    writer: &str,
+    receipt: &crate::receipt::Receipt<crate::receipt::Unverified>,
+) {
+    {
+        let Ok(r) = RECALL.lock() else { return };
+        if r.derived.is_none() || r.bytes >= RECALL_CAP {
+            return;
+        }
+    }
+    let indexed = super::index::Indexed::of(commit, receipt.bytes(), writer);
+    if !indexed.is_entry() {
+        remember_receipt_file(tree, receipt.bytes());
+        return;
+    }
+    let note = super::notes::NoteSource::of(commit, parent, receipt);
+    let size = 256 + note.heap_bytes() + writer.len();
+    let derived = std::sync::Arc::new(Derived {
+        writer: writer.into(),
+        note,
+        indexed,
+    });
+    let Ok(mut r) = RECALL.lock() else { return };
+    if r.bytes.saturating_add(size) > RECALL_CAP {
+        return;
+    }
+    let Some(map) = r.derived.as_mut() else {
+        return;
+    };
+    if map.insert(commit, derived).is_none() {
+        r.bytes += size;
+    }
+}
+
+/// What admission remembered of the entry `commit` read for chain `writer`.
+pub(crate) fn recalled_derived(commit: &ObjectId, writer: &str) -> Option<std::sync::Arc<Derived>> {
+    let r = RECALL.lock().ok()?;
+    r.derived
+        .as_ref()?
+        .get(commit)
+        .filter(|d| &*d.writer == writer)
+        .cloned()
+}
+
 /// Let go of every remembered receipt file and commit, and remember no more.
 fn forget_receipt_files() {
     if let Ok(mut r) = RECALL.lock() {
@@ -139,6 +213,7 @@ fn forget_receipt_files() {
         r.bytes = 0;
         r.packs = None;
         r.commits = None;
+        r.derived = None;
     }
 }
 
@@ -815,6 +890,54 @@ mod tests {
         let read = read_receipt_file(repo, tree(second)).ok().unwrap();
         assert_eq!(read.trim_ascii_end(), git_reads(second).trim_ascii_end());
     }
+    /// While a command recalls, what admission remembers of each entry it
+    /// admitted is what the walks after it would read: the notes planner's
+    /// source (line, objects, index, parent, log) and the index's reading of
+    /// the receipt, for the chain it was read for and no other.
+    #[test]
+    fn what_admission_derives_of_an_entry_is_what_the_walks_read_of_it() {
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let k = SigningKey::from_seed(&[8; 32]);
+        let w = crate::receipt::writer_id(k.public(), "default");
+        let commits: Vec<ObjectId> = (0..3)
+            .map(|i| s.run(&k, &c, "test", h, (i % 2) as i64, i).commit)
+            .collect();
+        let repo = &s.store.repo;
+        let read: Vec<(String, String)> = commits
+            .iter()
+            .map(|&commit| {
+                let e = s.store.chain_entry(&w, commit).unwrap();
+                let note = super::super::notes::NoteSource::of(commit, e.parent, &e.receipt);
+                let tree = s.store.commit_tree(commit).unwrap();
+                let bytes = read_receipt_file(repo, tree).ok().unwrap();
+                let indexed = super::super::index::Indexed::of(commit, &bytes, &w);
+                assert!(indexed.is_entry());
+                (format!("{note:?}"), format!("{indexed:?}"))
+            })
+            .collect();
+        assert!(read[1].0.contains("passed: false"), "{}", read[1].0);
+        let known = |fp: &str| (fp == k.public().fingerprint()).then(|| k.public().clone());
+        for round in 0.. {
+            assert!(round < 50, "another test's recall ended every round");
+            let _recalling = Recalling::start();
+            let a = s.store.admit(&w, commits[2], None, &known).unwrap();
+            assert_eq!(a.admitted, 3);
+            let held: Vec<_> = commits.iter().map(|c| recalled_derived(c, &w)).collect();
+            if held.iter().any(Option::is_none) {
+                continue;
+            }
+            for (d, (note, indexed)) in held.iter().zip(&read) {
+                let d = d.as_ref().unwrap();
+                assert_eq!(&format!("{:?}", d.note), note);
+                assert_eq!(&format!("{:?}", d.indexed), indexed);
+            }
+            assert!(recalled_derived(&commits[0], "another-writer").is_none());
+            break;
+        }
+    }
+
     /// While a command recalls, the chain commits admission read are answered
     /// from memory as reading them answers: the tree and the one parent each
     /// names (the root none). Another test's recall ending clears what this one

@@ -1645,8 +1645,8 @@ fn index_chain(
     // nothing from it up counts here. One read per such name.
     if Some(tip) != stop
         && let Ok(ChainCommit { tree: Ok(tree), .. }) = reader.commit(repo, tip)
-        && let Ok(bytes) = reader.receipt_file(repo, tree)
-        && light_checked(tip, &bytes, writer).is_some_and(|(_, l)| !l.named)
+        && let Ok(Some((_, l))) = light_read(repo, reader, tip, tree, writer)
+        && !l.named
     {
         notices.push(Notice::info(
             "chain-of-another",
@@ -1831,6 +1831,43 @@ fn index_chain(
     )
 }
 
+/// What the index takes of one receipt's bytes read for one chain
+/// ([`light_checked`]), taken where they were first read (a fetch's
+/// admission, [`super::entry::remember_admitted`]) for the index walk after it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Indexed(Option<(Entry, Link)>);
+
+impl Indexed {
+    /// [`light_checked`] of `bytes`, the receipt of chain commit `commit`, read
+    /// for chain `writer`.
+    pub(crate) fn of(commit: ObjectId, bytes: &[u8], writer: &str) -> Indexed {
+        Indexed(light_checked(commit, bytes, writer))
+    }
+
+    /// Whether the index reads it as a receipt.
+    pub(crate) fn is_entry(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// [`light_checked`] of the receipt in `tree`, the tree of chain commit
+/// `commit`, read for chain `writer`: what admission remembered of it, else
+/// read through `reader`; `Err` when it holds no receipt to read.
+fn light_read(
+    repo: &gix::Repository,
+    reader: &WalkReader,
+    commit: ObjectId,
+    tree: ObjectId,
+    writer: &str,
+) -> Result<Option<(Entry, Link)>, ReceiptFileProblem> {
+    if let Some(d) = super::entry::recalled_derived(&commit, writer) {
+        return Ok(d.indexed.0);
+    }
+    reader
+        .receipt_file(repo, tree)
+        .map(|bytes| light_checked(commit, &bytes, writer))
+}
+
 /// A chain commit's content as the index reads it.
 enum Lit {
     /// A receipt: its index entry and links.
@@ -1862,10 +1899,10 @@ fn light_entries(
     commits: &[Walked],
     split: bool,
 ) -> Vec<Option<Lit>> {
-    let one = |repo: &gix::Repository, reader: &WalkReader, w: &Walked| match reader
-        .receipt_file(repo, w.tree)
-    {
-        Ok(bytes) => light_checked(w.commit, &bytes, writer).map(|(e, l)| Lit::Receipt(e, l)),
+    let one = |repo: &gix::Repository, reader: &WalkReader, w: &Walked| match light_read(
+        repo, reader, w.commit, w.tree, writer,
+    ) {
+        Ok(lit) => lit.map(|(e, l)| Lit::Receipt(e, l)),
         Err(ReceiptFileProblem::Stub(read)) => (*read).ok().map(|s| Lit::Stub {
             position: s.index,
             id: id_prefix(&s.id),

@@ -94,6 +94,70 @@ pub struct NoteLine {
     pub passed: bool,
 }
 
+/// What the notes planner takes of one chain entry: where it sits, the log a
+/// crash may have left without its ref, and the line it shows on the two
+/// objects it is about (a check receipt's: a decision is read from the chains,
+/// never noted).
+#[derive(Debug, Clone)]
+pub(crate) struct NoteSource {
+    /// The chain commit.
+    pub(crate) commit: ObjectId,
+    /// The entry below it, if any.
+    pub(crate) parent: Option<ObjectId>,
+    /// Its index in the chain.
+    pub(crate) index: u64,
+    /// The log blob a v2 receipt names with its size.
+    pub(crate) log: Option<ObjectId>,
+    /// Its line, and the commit and inputs tree it is shown on.
+    pub(crate) shown: Option<(NoteLine, ObjectId, ObjectId)>,
+}
+
+impl NoteSource {
+    /// What the planner takes of `receipt`, held by chain commit `commit`
+    /// whose parent is `parent`.
+    pub(crate) fn of(
+        commit: ObjectId,
+        parent: Option<ObjectId>,
+        receipt: &crate::receipt::Receipt<crate::receipt::Unverified>,
+    ) -> NoteSource {
+        let b = receipt.body();
+        let log = b
+            .result
+            .log
+            .as_deref()
+            .filter(|_| b.result.log_bytes.is_some())
+            .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok());
+        let oid = |hex: &str| ObjectId::from_hex(hex.as_bytes()).ok();
+        let shown = match (b.kind, oid(&b.subject.commit), oid(&b.subject.inputs)) {
+            (crate::receipt::Kind::Check, Some(commit_id), Some(inputs)) => Some((
+                NoteLine {
+                    id: receipt.id().to_owned(),
+                    commit,
+                    check: b.check.name.clone(),
+                    passed: b.result.passed,
+                },
+                commit_id,
+                inputs,
+            )),
+            _ => None,
+        };
+        NoteSource {
+            commit,
+            parent,
+            index: b.chain.index,
+            log,
+            shown,
+        }
+    }
+
+    /// About what it holds on the heap, in bytes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.shown
+            .as_ref()
+            .map_or(0, |(l, _, _)| l.id.len() + l.check.len())
+    }
+}
+
 impl NoteLine {
     fn format(&self) -> String {
         format!(
@@ -785,8 +849,8 @@ impl Store {
         let mut missing = Vec::new();
         let mut rebuild = from_scratch || notes_tip.is_none();
         let mut tip_index = None;
-        self.walk_chain_by(reader, writer, chain_tip, |e| {
-            let idx = e.receipt.body().chain.index;
+        self.walk_note_sources(reader, writer, chain_tip, |e| {
+            let idx = e.index;
             tip_index.get_or_insert(idx);
             if let Some((oid, ridx)) = recorded {
                 if e.commit == oid {
@@ -811,35 +875,19 @@ impl Store {
         // clone wrote it).
         let logs = missing
             .iter()
-            .filter_map(|e| {
-                e.receipt
-                    .body()
-                    .result
-                    .log
-                    .as_deref()
-                    .filter(|_| e.receipt.body().result.log_bytes.is_some())
-                    .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-                    .filter(|b| self.repo.has_object(b))
-            })
+            .filter_map(|e: &NoteSource| e.log)
+            .filter(|b| self.repo.has_object(b))
             .collect();
         // Group the new lines by annotated object, oldest receipt first.
         let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
         // Notes show check receipts only: a decision is read from the chains.
         for e in missing.iter().rev() {
-            let b = e.receipt.body();
-            if b.kind != crate::receipt::Kind::Check {
+            let Some((line, subject, inputs)) = &e.shown else {
                 continue;
-            }
-            let line = NoteLine {
-                id: e.receipt.id().to_owned(),
-                commit: e.commit,
-                check: b.check.name.clone(),
-                passed: b.result.passed,
             };
-            for hex in [&b.subject.commit, &b.subject.inputs] {
-                let oid = ObjectId::from_hex(hex.as_bytes()).expect("validated when parsed");
+            for oid in [*subject, *inputs] {
                 let lines = by_object.entry(oid).or_default();
-                if !lines.contains(&line) {
+                if !lines.contains(line) {
                     lines.push(line.clone());
                 }
             }
