@@ -485,6 +485,8 @@ pub fn read_chain_top(
     // how many entries from the top are needed: through the picked one (or a
     // broken one) and one more
     let mut needed: Option<usize> = None;
+    // mutants: `==` for `<` is equivalent in answers (a window more is read,
+    // and what is past `needed` is let go unread)
     while needed.is_none_or(|n| raws.len() < n) {
         if next.is_none() {
             break;

@@ -358,6 +358,42 @@ fn a_reader_checks_a_chain_from_its_newest_entry_down_to_the_one_it_starts_from_
     assert_eq!(got.refused[0].code, "none-old-enough");
 }
 
+/// Wherever the entry a reader starts from falls among the windows the chain
+/// is read in (a window is as many entries as there are cores), the entry
+/// below it is read and checked too: damaged, it refuses the signer.
+#[test]
+fn the_entry_below_the_one_started_from_is_checked_wherever_it_falls() {
+    let (s, tips) = repo(1);
+    let entries: Vec<Checked> = (0..6)
+        .map(|i| sign_at(&s, 2, &tips, T0 + i * DAY_MS))
+        .collect();
+    let trust = trust_of(&[1, 2]);
+    let now = T0 + 7 * DAY_MS;
+    for start in 1..entries.len() {
+        // the chain again, the entry below `start` damaged
+        let mut parent = None;
+        for (i, e) in entries.iter().enumerate() {
+            let mut file = file_of(&s, e.commit);
+            if i + 1 == start {
+                file.push(b'\n');
+            }
+            parent = Some(plant(&s, 2, &file, parent));
+        }
+        let at = T0 + start as u64 * DAY_MS;
+        let got = chosen(&s, &trust, now, Since::AtOrBefore(at));
+        assert!(got.checkpoint.is_none(), "starting from #{start}");
+        assert_eq!(got.refused[0].code, "forged", "starting from #{start}");
+        // the chain as signed: it holds
+        s.git(&[
+            "update-ref",
+            &checkpoint_ref(&signer(2)),
+            &entries[entries.len() - 1].commit.to_string(),
+        ]);
+        let got = chosen(&s, &trust, now, Since::AtOrBefore(at));
+        assert_eq!(got.checkpoint.unwrap().commit, entries[start].commit);
+    }
+}
+
 #[test]
 fn a_signers_newest_checkpoint_older_than_the_max_age_is_stale_and_a_future_one_refused() {
     let (s, tips) = repo(1);
