@@ -485,13 +485,14 @@ pub fn read_chain_top(
     // how many entries from the top are needed: through the picked one (or a
     // broken one) and one more
     let mut needed: Option<usize> = None;
-    // mutants: `==` for `<` is equivalent in answers (a window more is read,
-    // and what is past `needed` is let go unread)
+    // mutants: `==` or `<=` for `<` is equivalent in answers (a window more
+    // is read, and what is past `needed` is let go unchecked)
     while needed.is_none_or(|n| raws.len() < n) {
         if next.is_none() {
             break;
         }
         let start = raws.len();
+        // mutants: `<=` is equivalent in answers (a window one longer)
         while raws.len() < start + window {
             let Some(c) = next else { break };
             if raws.len() >= MAX_CHECKPOINTS {
