@@ -1633,6 +1633,43 @@ mod tests {
         assert!(distinct.len() <= 4, "{distinct:?}");
     }
 
+    /// A chain fetched from a checkpoint descends from its tip there when a
+    /// walk down its first parents finds it, and also when only its history
+    /// whole does (a merge on top whose second parent holds it: admission then
+    /// refuses the merge, not the whole chain as rolled back); a tip below the
+    /// checkpointed one does not descend from it.
+    #[test]
+    fn a_chain_descends_from_its_checkpointed_tip_by_its_parents_or_by_its_history() {
+        use crate::freshness::rules::{Scratch, contract};
+        let s = Scratch::new();
+        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let k = crate::sign::SigningKey::from_seed(&[9; 32]);
+        let w = crate::receipt::writer_id(k.public(), "default");
+        let e: Vec<ObjectId> = (0..3)
+            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
+            .collect();
+        let descends = |tip, base| not_from_checkpoint(&s.store, &w, tip, base).unwrap();
+        assert!(descends(e[2], e[0]).is_none());
+        assert!(descends(e[2], e[2]).is_none());
+        let merge = s.git(&[
+            "commit-tree",
+            &format!("{}^{{tree}}", e[2]),
+            "-p",
+            &h.to_string(),
+            "-p",
+            &e[2].to_string(),
+            "-m",
+            "merge",
+        ]);
+        let merge = ObjectId::from_hex(merge.trim().as_bytes()).unwrap();
+        assert!(descends(merge, e[0]).is_none(), "git's history holds it");
+        match descends(e[1], e[2]) {
+            Some(FetchOutcome::Rejected(why)) => assert!(why.contains("does not descend"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn ci_is_any_value_of_the_ci_variable_but_empty_false_and_0() {
         for yes in ["true", "1", "yes", "TRUE", "woodpecker"] {

@@ -394,6 +394,47 @@ fn the_entry_below_the_one_started_from_is_checked_wherever_it_falls() {
     }
 }
 
+/// The lowest entry a reader reads is the chain's root when it has no single
+/// parent, and a root's rules hold: one that says it is not the first, or a
+/// merge at the bottom, refuses the signer.
+#[test]
+fn a_root_that_says_it_is_not_the_first_or_is_a_merge_refuses_the_signer() {
+    let (s, tips) = repo(1);
+    let a = sign_at(&s, 2, &tips, T0);
+    let b = sign_at(&s, 2, &tips, T0 + DAY_MS);
+    let trust = trust_of(&[1, 2]);
+    let now = T0 + 2 * DAY_MS;
+    assert!(chosen(&s, &trust, now, Since::Newest).checkpoint.is_some());
+    // b's file as a root: number 1 with nothing below
+    plant(&s, 2, &file_of(&s, b.commit), None);
+    let got = chosen(&s, &trust, now, Since::Newest);
+    assert!(got.checkpoint.is_none());
+    assert!(
+        got.refused[0].reason.contains("first checkpoint"),
+        "{:?}",
+        got.refused
+    );
+    // a's file on a commit of two parents
+    let merge = s.git(&[
+        "commit-tree",
+        &format!("{}^{{tree}}", a.commit),
+        "-p",
+        &a.commit.to_string(),
+        "-p",
+        &b.commit.to_string(),
+        "-m",
+        "merge",
+    ]);
+    s.git(&["update-ref", &checkpoint_ref(&signer(2)), merge.trim()]);
+    let got = chosen(&s, &trust, now, Since::Newest);
+    assert!(got.checkpoint.is_none());
+    assert!(
+        got.refused[0].reason.contains("2 parents"),
+        "{:?}",
+        got.refused
+    );
+}
+
 #[test]
 fn a_signers_newest_checkpoint_older_than_the_max_age_is_stale_and_a_future_one_refused() {
     let (s, tips) = repo(1);

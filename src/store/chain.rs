@@ -271,8 +271,8 @@ impl Store {
     /// What the notes planner takes of each receipt of `writer`'s chain from
     /// `tip` towards its root, newest first, until `visit` returns `false`:
     /// what admission remembered of an entry ([`super::entry::Derived`]), else
-    /// read by `reader` as `walk_chain_items_by` reads it; retention stubs
-    /// passed over, the walk ending where that one's does.
+    /// read by `reader` as [`Store::walk_chain_items`] reads it; retention
+    /// stubs passed over.
     pub(crate) fn walk_note_sources(
         &self,
         reader: &WalkReader,
@@ -280,35 +280,24 @@ impl Store {
         tip: ObjectId,
         mut visit: impl FnMut(super::notes::NoteSource) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
-        let mut next = Some(tip);
-        while let Some(commit) = next {
-            let (parent, source) = match super::entry::recalled_derived(&commit, writer) {
-                Some(d) => (d.note.parent, Some(d.note.clone())),
-                None => {
-                    let item = self.chain_item_by(reader, writer, commit)?;
-                    let parent = item.parent();
-                    let source = match item {
-                        ChainItem::Entry(e) => {
-                            Some(super::notes::NoteSource::of(e.commit, e.parent, &e.receipt))
-                        }
-                        ChainItem::Stub(_) => None,
-                    };
-                    (parent, source)
-                }
-            };
-            next = parent;
-            // as in `walk_chain_items_by`: the edge of a chain taken from a
-            // signed checkpoint
-            if next.is_some_and(|p| !reader.has(&self.repo, p)) && self.is_shallow_commit(commit)? {
-                next = None;
+        let read = |commit| match super::entry::recalled_derived(&commit, writer) {
+            Some(d) => Ok((d.note.parent, Some(d.note.clone()))),
+            None => {
+                let item = self.chain_item_by(reader, writer, commit)?;
+                let parent = item.parent();
+                Ok(match item {
+                    ChainItem::Entry(e) => (
+                        parent,
+                        Some(super::notes::NoteSource::of(e.commit, e.parent, &e.receipt)),
+                    ),
+                    ChainItem::Stub(_) => (parent, None),
+                })
             }
-            if let Some(source) = source
-                && !visit(source)?
-            {
-                break;
-            }
-        }
-        Ok(())
+        };
+        self.walk_commits_by(reader, tip, read, |source| match source {
+            Some(s) => visit(s),
+            None => Ok(true),
+        })
     }
 
     /// [`Store::walk_chain_items`], each commit and receipt read by `reader`.
@@ -317,12 +306,28 @@ impl Store {
         reader: &WalkReader,
         writer: &str,
         tip: ObjectId,
-        mut visit: impl FnMut(ChainItem) -> Result<bool, StoreError>,
+        visit: impl FnMut(ChainItem) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let read = |commit| {
+            let item = self.chain_item_by(reader, writer, commit)?;
+            Ok((item.parent(), item))
+        };
+        self.walk_commits_by(reader, tip, read, visit)
+    }
+
+    /// Walk a chain's commits from `tip` towards its root: `read` says what a
+    /// commit is and its parent, `visit` takes it until it returns `false`.
+    fn walk_commits_by<T>(
+        &self,
+        reader: &WalkReader,
+        tip: ObjectId,
+        mut read: impl FnMut(ObjectId) -> Result<(Option<ObjectId>, T), StoreError>,
+        mut visit: impl FnMut(T) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
         let mut next = Some(tip);
         while let Some(commit) = next {
-            let item = self.chain_item_by(reader, writer, commit)?;
-            next = item.parent();
+            let (parent, item) = read(commit)?;
+            next = parent;
             // the edge of a chain taken from a signed checkpoint (`fetch
             // --since`): the commits below are not in this clone, by design
             if next.is_some_and(|p| !reader.has(&self.repo, p)) && self.is_shallow_commit(commit)? {
@@ -740,6 +745,60 @@ mod tests {
 
     fn writer(n: u8) -> String {
         format!("w{n}-{}", format!("{n:x}").repeat(32).get(..32).unwrap())
+    }
+
+    /// A chain's walk ends at the root, and at a commit `.git/shallow` lists
+    /// whose parent is not here (a chain taken from a checkpoint); a parent
+    /// missing below a commit that is not shallow is damage, an error, never
+    /// a shorter chain; a shallow commit whose parent is here (a clone
+    /// deepened since) is walked past.
+    #[test]
+    fn a_walk_ends_at_the_root_or_a_shallow_edge_and_a_missing_parent_is_an_error() {
+        let mut s = Scratch::new();
+        let c = crate::freshness::rules::contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
+        let k = crate::sign::SigningKey::from_seed(&[10; 32]);
+        let w = crate::receipt::writer_id(k.public(), "default");
+        let e: Vec<gix::ObjectId> = (0..3)
+            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
+            .collect();
+        assert_eq!(s.store.read_chain(&w).unwrap().len(), 3);
+        let git_dir = s.dir.path().join(".git");
+        // listed shallow with its parent here: walked past
+        std::fs::write(git_dir.join("shallow"), format!("{}\n", e[1])).unwrap();
+        s.reopen();
+        assert!(s.store.is_shallow_commit(e[1]).unwrap());
+        assert_eq!(s.store.read_chain(&w).unwrap().len(), 3);
+        // the root's commit object gone
+        s.git(&["repack", "-a", "-d", "-q"]);
+        let gone = e[0].to_string();
+        let mut objects = s.git(&[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname)",
+        ]);
+        objects = objects
+            .lines()
+            .filter(|o| *o != gone)
+            .map(|o| format!("{o}\n"))
+            .collect();
+        let pack = s.git_input(
+            &["pack-objects", "-q", ".git/objects/pack/pack"],
+            objects.as_bytes(),
+        );
+        for old in std::fs::read_dir(git_dir.join("objects/pack")).unwrap() {
+            let p = old.unwrap().path();
+            if !p.to_string_lossy().contains(pack.trim()) {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        s.reopen();
+        // shallow at e[1], its parent gone: the chain starts there
+        assert_eq!(s.store.read_chain(&w).unwrap().len(), 2);
+        // not shallow, its parent gone: an error
+        std::fs::remove_file(git_dir.join("shallow")).unwrap();
+        s.reopen();
+        assert!(s.store.read_chain(&w).is_err());
     }
 
     /// A listing told which tips were checked before looks up no object for
