@@ -451,7 +451,19 @@ fn entry_of(
         .map_err(|e| refuse(Rule::Receipt, format!("{RECEIPT_FILE} is invalid: {e}")))?;
     // the walks after a fetch's admission (notes, the index) take what they
     // need of it from here
-    super::entry::remember_admitted(commit, tree_id, parents.first().copied(), writer, &receipt);
+    if super::entry::recalling() {
+        let indexed = super::index::Indexed::of(commit, receipt.bytes(), writer);
+        super::entry::remember_admitted(
+            commit,
+            tree_id,
+            parents.first().copied(),
+            writer,
+            &receipt,
+            indexed
+                .is_entry()
+                .then(|| Box::new(indexed) as Box<dyn std::any::Any + Send + Sync>),
+        );
+    }
     let mut entry = Entry {
         commit,
         parent: parents.first().copied(),

@@ -278,7 +278,7 @@ impl Store {
         reader: &WalkReader,
         writer: &str,
         tip: ObjectId,
-        mut visit: impl FnMut(super::notes::NoteSource) -> Result<bool, StoreError>,
+        mut visit: impl FnMut(super::entry::NoteSource) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
         let read = |commit| match super::entry::recalled_derived(&commit, writer) {
             Some(d) => Ok((d.note.parent, Some(d.note.clone()))),
@@ -288,7 +288,7 @@ impl Store {
                 Ok(match item {
                     ChainItem::Entry(e) => (
                         parent,
-                        Some(super::notes::NoteSource::of(e.commit, e.parent, &e.receipt)),
+                        Some(super::entry::NoteSource::of(e.commit, e.parent, &e.receipt)),
                     ),
                     ChainItem::Stub(_) => (parent, None),
                 })

@@ -10,6 +10,9 @@ use super::packed::LazyPacks;
 use super::stub::{MAX_STUB_BYTES, STUB_FILE, Stub};
 use crate::receipt::MAX_RECEIPT_BYTES;
 
+/// A receipt as a chain entry holds it, before its signature is checked.
+type Receipt = crate::receipt::Receipt<crate::receipt::Unverified>;
+
 /// Name of the receipt file in a chain commit's tree.
 pub const RECEIPT_FILE: &str = "receipt.json";
 /// Name of the optional full output log in a chain commit's tree.
@@ -77,15 +80,87 @@ struct Recall {
 /// gives (a commit's id names its tree, and the tree its receipt), so this
 /// speeds them up and decides nothing. About a third of the receipt's bytes,
 /// so three times as many entries are held within [`RECALL_CAP`].
-#[derive(Debug)]
 pub(crate) struct Derived {
     /// The chain it was read for: both walks read an entry for one chain,
     /// and the index's reading depends on which.
     writer: Box<str>,
     /// What the notes planner takes of it.
-    pub(crate) note: super::notes::NoteSource,
-    /// What the receipt index takes of it.
-    pub(crate) indexed: super::index::Indexed,
+    pub(crate) note: NoteSource,
+    /// What the receipt index takes of it: the index's own reading, made by
+    /// admission and held here as it is (this module sits below the index).
+    pub(crate) indexed: Box<dyn std::any::Any + Send + Sync>,
+}
+
+/// What the notes planner takes of one chain entry: where it sits, the log a
+/// crash may have left without its ref, and what it shows on the two objects
+/// it is about (a check receipt's: a decision is read from the chains, never
+/// noted).
+#[derive(Debug, Clone)]
+pub(crate) struct NoteSource {
+    /// The chain commit.
+    pub(crate) commit: ObjectId,
+    /// The entry below it, if any.
+    pub(crate) parent: Option<ObjectId>,
+    /// Its index in the chain.
+    pub(crate) index: u64,
+    /// The log blob a v2 receipt names with its size.
+    pub(crate) log: Option<ObjectId>,
+    /// What its note line shows, and where.
+    pub(crate) shown: Option<Shown>,
+}
+
+/// A check receipt's note line, and the commit and inputs tree it is shown on.
+#[derive(Debug, Clone)]
+pub(crate) struct Shown {
+    /// The receipt id.
+    pub(crate) id: String,
+    /// The check's name.
+    pub(crate) check: String,
+    /// Whether it passed.
+    pub(crate) passed: bool,
+    /// The commit it is about.
+    pub(crate) subject: ObjectId,
+    /// The inputs tree it is about.
+    pub(crate) inputs: ObjectId,
+}
+
+impl NoteSource {
+    /// What the planner takes of `receipt`, held by chain commit `commit`
+    /// whose parent is `parent`.
+    pub(crate) fn of(commit: ObjectId, parent: Option<ObjectId>, receipt: &Receipt) -> NoteSource {
+        let b = receipt.body();
+        let log = b
+            .result
+            .log
+            .as_deref()
+            .filter(|_| b.result.log_bytes.is_some())
+            .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok());
+        let oid = |hex: &str| ObjectId::from_hex(hex.as_bytes()).ok();
+        let shown = match (b.kind, oid(&b.subject.commit), oid(&b.subject.inputs)) {
+            (crate::receipt::Kind::Check, Some(subject), Some(inputs)) => Some(Shown {
+                id: receipt.id().to_owned(),
+                check: b.check.name.clone(),
+                passed: b.result.passed,
+                subject,
+                inputs,
+            }),
+            _ => None,
+        };
+        NoteSource {
+            commit,
+            parent,
+            index: b.chain.index,
+            log,
+            shown,
+        }
+    }
+
+    /// About what it holds on the heap, in bytes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.shown
+            .as_ref()
+            .map_or(0, |s| s.id.len() + s.check.len())
+    }
 }
 
 struct RecallPacks {
@@ -154,30 +229,31 @@ pub(super) fn recalled_commit(commit: &ObjectId) -> Option<(ObjectId, Option<Obj
     r.commits.as_ref()?.get(commit).copied()
 }
 
+/// Whether a command recalls ([`Recalling`]) and there is room for more.
+pub(crate) fn recalling() -> bool {
+    RECALL
+        .lock()
+        .is_ok_and(|r| r.derived.is_some() && r.bytes < RECALL_CAP)
+}
+
 /// Remember what the walks after admission take of the entry `commit` of
 /// chain `writer` (its parent `parent`, its receipt `receipt`, as admission
-/// read them), if a command asked for that ([`Recalling`]): [`Derived`]; its
-/// bytes instead when the index's reading declines it (then no walk takes
-/// it derived).
+/// read them), if a command asked for that ([`Recalling`]): [`Derived`], with
+/// `indexed`, the index's reading of it; its bytes instead when the index
+/// declines it (`None`: then no walk takes it derived).
 pub(crate) fn remember_admitted(
     commit: ObjectId,
     tree: ObjectId,
     parent: Option<ObjectId>,
     writer: &str,
-    receipt: &crate::receipt::Receipt<crate::receipt::Unverified>,
+    receipt: &Receipt,
+    indexed: Option<Box<dyn std::any::Any + Send + Sync>>,
 ) {
-    {
-        let Ok(r) = RECALL.lock() else { return };
-        if r.derived.is_none() || r.bytes >= RECALL_CAP {
-            return;
-        }
-    }
-    let indexed = super::index::Indexed::of(commit, receipt.bytes(), writer);
-    if !indexed.is_entry() {
+    let Some(indexed) = indexed else {
         remember_receipt_file(tree, receipt.bytes());
         return;
-    }
-    let note = super::notes::NoteSource::of(commit, parent, receipt);
+    };
+    let note = NoteSource::of(commit, parent, receipt);
     let size = 256 + note.heap_bytes() + writer.len();
     let derived = std::sync::Arc::new(Derived {
         writer: writer.into(),
@@ -909,7 +985,7 @@ mod tests {
             .iter()
             .map(|&commit| {
                 let e = s.store.chain_entry(&w, commit).unwrap();
-                let note = super::super::notes::NoteSource::of(commit, e.parent, &e.receipt);
+                let note = NoteSource::of(commit, e.parent, &e.receipt);
                 let tree = s.store.commit_tree(commit).unwrap();
                 let bytes = read_receipt_file(repo, tree).ok().unwrap();
                 let indexed = super::super::index::Indexed::of(commit, &bytes, &w);
@@ -931,7 +1007,8 @@ mod tests {
             for (d, (note, indexed)) in held.iter().zip(&read) {
                 let d = d.as_ref().unwrap();
                 assert_eq!(&format!("{:?}", d.note), note);
-                assert_eq!(&format!("{:?}", d.indexed), indexed);
+                let held = d.indexed.downcast_ref::<super::super::index::Indexed>();
+                assert_eq!(&format!("{:?}", held.unwrap()), indexed);
             }
             assert!(recalled_derived(&commits[0], "another-writer").is_none());
             break;

@@ -1231,7 +1231,7 @@ struct LightChain {
     prev: Option<String>,
 }
 
-/// What the entry rules (`super::admit`) need of a receipt that the index checks
+/// What the entry rules (admission's, in `store/admit.rs`) need of a receipt that the index checks
 /// itself: whether it names this chain and its key, and the id it follows.
 #[derive(Debug, Clone, Copy)]
 struct Link {
@@ -1765,7 +1765,7 @@ fn index_chain(
     // Read newest first, the walk's order: packs keep the newest receipt whole
     // and older ones as deltas against newer, so this order reuses delta bases.
     // Entries are stored oldest first, and kept only while each follows the one
-    // below it (the entry rules of `super::admit`, but the signature, which the
+    // below it (admission's entry rules, in `store/admit.rs`, but the signature, which the
     // decision checks on every receipt it counts): the first that does not ends
     // the chain for every decision, with everything above it.
     let fresh = light_entries(repo, reader, writer, &walked, split);
@@ -1832,8 +1832,8 @@ fn index_chain(
 }
 
 /// What the index takes of one receipt's bytes read for one chain
-/// ([`light_checked`]), taken where they were first read (a fetch's
-/// admission, [`super::entry::remember_admitted`]) for the index walk after it.
+/// ([`light_checked`]), made where they were first read (a fetch's
+/// admission) and held (`entry::remember_admitted`) for the index walk after it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Indexed(Option<(Entry, Link)>);
 
@@ -1860,8 +1860,10 @@ fn light_read(
     tree: ObjectId,
     writer: &str,
 ) -> Result<Option<(Entry, Link)>, ReceiptFileProblem> {
-    if let Some(d) = super::entry::recalled_derived(&commit, writer) {
-        return Ok(d.indexed.0);
+    if let Some(d) = super::entry::recalled_derived(&commit, writer)
+        && let Some(indexed) = d.indexed.downcast_ref::<Indexed>()
+    {
+        return Ok(indexed.0);
     }
     reader
         .receipt_file(repo, tree)

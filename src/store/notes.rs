@@ -23,7 +23,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 
-use super::entry::{EntryReader, WalkReader};
+use super::entry::{EntryReader, NoteSource, WalkReader};
 use super::packed::Packs;
 use super::{NOTES_PREFIX, Retry, Store, StoreError, git_err};
 use crate::notice::Notice;
@@ -92,70 +92,6 @@ pub struct NoteLine {
     pub check: String,
     /// Passed or failed (for people; the receipt decides).
     pub passed: bool,
-}
-
-/// What the notes planner takes of one chain entry: where it sits, the log a
-/// crash may have left without its ref, and the line it shows on the two
-/// objects it is about (a check receipt's: a decision is read from the chains,
-/// never noted).
-#[derive(Debug, Clone)]
-pub(crate) struct NoteSource {
-    /// The chain commit.
-    pub(crate) commit: ObjectId,
-    /// The entry below it, if any.
-    pub(crate) parent: Option<ObjectId>,
-    /// Its index in the chain.
-    pub(crate) index: u64,
-    /// The log blob a v2 receipt names with its size.
-    pub(crate) log: Option<ObjectId>,
-    /// Its line, and the commit and inputs tree it is shown on.
-    pub(crate) shown: Option<(NoteLine, ObjectId, ObjectId)>,
-}
-
-impl NoteSource {
-    /// What the planner takes of `receipt`, held by chain commit `commit`
-    /// whose parent is `parent`.
-    pub(crate) fn of(
-        commit: ObjectId,
-        parent: Option<ObjectId>,
-        receipt: &crate::receipt::Receipt<crate::receipt::Unverified>,
-    ) -> NoteSource {
-        let b = receipt.body();
-        let log = b
-            .result
-            .log
-            .as_deref()
-            .filter(|_| b.result.log_bytes.is_some())
-            .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok());
-        let oid = |hex: &str| ObjectId::from_hex(hex.as_bytes()).ok();
-        let shown = match (b.kind, oid(&b.subject.commit), oid(&b.subject.inputs)) {
-            (crate::receipt::Kind::Check, Some(commit_id), Some(inputs)) => Some((
-                NoteLine {
-                    id: receipt.id().to_owned(),
-                    commit,
-                    check: b.check.name.clone(),
-                    passed: b.result.passed,
-                },
-                commit_id,
-                inputs,
-            )),
-            _ => None,
-        };
-        NoteSource {
-            commit,
-            parent,
-            index: b.chain.index,
-            log,
-            shown,
-        }
-    }
-
-    /// About what it holds on the heap, in bytes.
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.shown
-            .as_ref()
-            .map_or(0, |(l, _, _)| l.id.len() + l.check.len())
-    }
 }
 
 impl NoteLine {
@@ -882,12 +818,18 @@ impl Store {
         let mut by_object: BTreeMap<ObjectId, Vec<NoteLine>> = BTreeMap::new();
         // Notes show check receipts only: a decision is read from the chains.
         for e in missing.iter().rev() {
-            let Some((line, subject, inputs)) = &e.shown else {
+            let Some(shown) = &e.shown else {
                 continue;
             };
-            for oid in [*subject, *inputs] {
+            let line = NoteLine {
+                id: shown.id.clone(),
+                commit: e.commit,
+                check: shown.check.clone(),
+                passed: shown.passed,
+            };
+            for oid in [shown.subject, shown.inputs] {
                 let lines = by_object.entry(oid).or_default();
-                if !lines.contains(line) {
+                if !lines.contains(&line) {
                     lines.push(line.clone());
                 }
             }
