@@ -392,23 +392,10 @@ pub fn read_chain_above(
         if Some(c) == base {
             break;
         }
-        if raws.len() >= MAX_CHECKPOINTS {
-            return Ok(broken_at(
-                tip,
-                format!("the chain is longer than {MAX_CHECKPOINTS} checkpoints"),
-            ));
-        }
-        let raw = match store.read_checkpoint(c) {
-            Ok(r) => r,
-            // a commit that is not here (or is no commit): nothing below it
-            // can be read, so nothing above it can be checked
-            Err(e) => return Ok(broken_at(c, format!("unreadable: {e}"))),
+        next = match read_down(store, tip, c, &mut raws) {
+            Ok(n) => n,
+            Err(broken) => return Ok(broken),
         };
-        next = match raw.parents.as_slice() {
-            [p] => Some(*p),
-            _ => None,
-        };
-        raws.push(raw);
     }
     let mut out = SignerChain::default();
     if let Some(b) = base {
@@ -426,9 +413,57 @@ pub fn read_chain_above(
     }
     // what each entry answers alone, on every core (a year's twelve payloads
     // name every chain each), then each linked to the one below, from the root
-    let mut reads = read_entries(&raws, signer, width).into_iter().rev();
+    let reads = read_entries(&raws, signer, width);
+    link_up(&raws, reads, &mut out, |_| Below::Root);
+    Ok(out)
+}
+
+/// Read checkpoint commit `c` of the chain from `tip` onto `raws` (newest
+/// first), at most [`MAX_CHECKPOINTS`] of them: the next to read, its one
+/// parent (`None` at a root or a merge), or `Err`, the chain broken there.
+fn read_down(
+    store: &Store,
+    tip: ObjectId,
+    c: ObjectId,
+    raws: &mut Vec<RawCheckpoint>,
+) -> Result<Option<ObjectId>, SignerChain> {
+    let broken_at = |commit, reason: String| SignerChain {
+        entries: Vec::new(),
+        broken: Some(Broken { commit, reason }),
+    };
+    if raws.len() >= MAX_CHECKPOINTS {
+        return Err(broken_at(
+            tip,
+            format!("the chain is longer than {MAX_CHECKPOINTS} checkpoints"),
+        ));
+    }
+    let raw = match store.read_checkpoint(c) {
+        Ok(r) => r,
+        // a commit that is not here (or is no commit): nothing below it can
+        // be read, so nothing above it can be checked
+        Err(e) => return Err(broken_at(c, format!("unreadable: {e}"))),
+    };
+    let next = match raw.parents.as_slice() {
+        [p] => Some(*p),
+        _ => None,
+    };
+    raws.push(raw);
+    Ok(next)
+}
+
+/// Link `raws` (newest first, each with its read in `reads`, in that order)
+/// onto `out` from the lowest up: each on the entry below it, the lowest
+/// where `lowest` says when `out` holds none; the first that breaks a rule
+/// ends it, in `out.broken`.
+fn link_up(
+    raws: &[RawCheckpoint],
+    reads: Vec<Result<Checked, Broken>>,
+    out: &mut SignerChain,
+    lowest: impl Fn(&RawCheckpoint) -> Below<'static>,
+) {
+    let mut reads = reads.into_iter().rev();
     for raw in raws.iter().rev() {
-        let below = out.entries.last().map_or(Below::Root, Below::Entry);
+        let below = out.entries.last().map_or_else(|| lowest(raw), Below::Entry);
         let read = reads.next().expect("one read an entry");
         match link_entry(raw, below, || read) {
             Ok(c) => out.entries.push(c),
@@ -438,7 +473,6 @@ pub fn read_chain_above(
             }
         }
     }
-    Ok(out)
 }
 
 /// Whether `entry` is the one `since` starts from, met walking down a chain
@@ -472,10 +506,6 @@ pub fn read_chain_top(
     since: Since,
 ) -> Result<SignerChain, StoreError> {
     let width = store.object_hash().len_in_hex();
-    let broken_at = |commit, reason: String| SignerChain {
-        entries: Vec::new(),
-        broken: Some(Broken { commit, reason }),
-    };
     // newest first; read a window at a time, each window's entries on every
     // core (the newest and the one below it together)
     let window = crate::store::worker_threads().max(2);
@@ -495,23 +525,10 @@ pub fn read_chain_top(
         // mutants: `<=` is equivalent in answers (a window one longer)
         while raws.len() < start + window {
             let Some(c) = next else { break };
-            if raws.len() >= MAX_CHECKPOINTS {
-                return Ok(broken_at(
-                    tip,
-                    format!("the chain is longer than {MAX_CHECKPOINTS} checkpoints"),
-                ));
-            }
-            let raw = match store.read_checkpoint(c) {
-                Ok(r) => r,
-                // nothing below an unreadable commit can be read, so nothing
-                // above it can be checked
-                Err(e) => return Ok(broken_at(c, format!("unreadable: {e}"))),
+            next = match read_down(store, tip, c, &mut raws) {
+                Ok(n) => n,
+                Err(broken) => return Ok(broken),
             };
-            next = match raw.parents.as_slice() {
-                [p] => Some(*p),
-                _ => None,
-            };
-            raws.push(raw);
         }
         reads.extend(read_entries(&raws[start..], signer, width));
         if needed.is_none() {
@@ -526,25 +543,17 @@ pub fn read_chain_top(
     }
     let n = needed.map_or(raws.len(), |n| n.min(raws.len()));
     raws.truncate(n);
+    reads.truncate(n);
     let mut out = SignerChain::default();
-    let mut reads = reads.into_iter().take(n).rev();
-    for raw in raws.iter().rev() {
-        let below = match out.entries.last() {
-            Some(b) => Below::Entry(b),
-            // the lowest read: the root if it has no single parent (whose
-            // rules then say what is wrong with it), else checked alone
-            None if raw.parents.len() == 1 => Below::Accepted,
-            None => Below::Root,
-        };
-        let read = reads.next().expect("one read an entry");
-        match link_entry(raw, below, || read) {
-            Ok(c) => out.entries.push(c),
-            Err(b) => {
-                out.broken = Some(b);
-                break;
-            }
+    // the lowest read: the root if it has no single parent (whose rules then
+    // say what is wrong with it), else checked alone
+    link_up(&raws, reads, &mut out, |raw| {
+        if raw.parents.len() == 1 {
+            Below::Accepted
+        } else {
+            Below::Root
         }
-    }
+    });
     Ok(out)
 }
 
