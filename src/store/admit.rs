@@ -775,13 +775,14 @@ impl Store {
     }
 
     /// Whether walking first parents down from `tip` reaches `base`, through
-    /// commits of exactly one parent each, within [`MAX_WALK`] commits: `true`
-    /// says `base` is an ancestor of `tip` (as [`Store::is_ancestor`] would);
-    /// `false` says only that this walk did not find it (a merge, the root, a
-    /// commit not here, too far), so ask `is_ancestor`. Each commit read is
-    /// remembered for the admission walk after it, while a command recalls
-    /// ([`super::entry::remember_commit`]): a chain taken from a signed
-    /// checkpoint is walked down to it twice, and read once.
+    /// commits of exactly one parent each, within as many commits as an
+    /// admission walks: `true` says `base` is an ancestor of `tip` (as
+    /// [`Store::is_ancestor`] would); `false` says only that this walk did not
+    /// find it (a merge, the root, a commit not here, too far), so ask
+    /// `is_ancestor`. Each commit read is remembered for the admission walk
+    /// after it, while a command recalls ([`super::entry::Recalling`]): a
+    /// chain taken from a signed checkpoint is walked down to it twice, and
+    /// read once.
     pub fn reaches_down(&self, tip: ObjectId, base: ObjectId) -> bool {
         let mut next = tip;
         for _ in 0..MAX_WALK {

@@ -50,6 +50,7 @@ static RECALL: std::sync::Mutex<Recall> = std::sync::Mutex::new(Recall {
 /// At most this many chain commits' trees and parents are remembered (about a
 /// hundred bytes each): every commit of a fetch of 200,000 receipts, half of
 /// one of a million. What is not remembered is read again, through the packs.
+/// (mutants: the bound is equivalent in answers: only memory and speed move.)
 pub const RECALL_COMMITS: usize = 512 * 1024;
 
 /// At most this many bytes of receipt files are remembered: about 90,000
@@ -155,7 +156,8 @@ impl NoteSource {
         }
     }
 
-    /// About what it holds on the heap, in bytes.
+    /// About what it holds on the heap, in bytes, which the memory's bound
+    /// counts (mutants: equivalent in answers: only how much is held moves).
     pub(crate) fn heap_bytes(&self) -> usize {
         self.shown
             .as_ref()
@@ -230,6 +232,8 @@ pub(super) fn recalled_commit(commit: &ObjectId) -> Option<(ObjectId, Option<Obj
 }
 
 /// Whether a command recalls ([`Recalling`]) and there is room for more.
+/// (mutants: `true`, or `||`, is equivalent in answers: admission then makes
+/// what [`remember_admitted`] lets go unheld.)
 pub(crate) fn recalling() -> bool {
     RECALL
         .lock()
