@@ -258,6 +258,8 @@ pub(crate) fn remember_admitted(
         return;
     };
     let note = NoteSource::of(commit, parent, receipt);
+    // mutants: the size's arithmetic, the bound's comparisons and its count
+    // below are equivalent in answers: only how much is held moves
     let size = 256 + note.heap_bytes() + writer.len();
     let derived = std::sync::Arc::new(Derived {
         writer: writer.into(),

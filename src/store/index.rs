@@ -1844,7 +1844,9 @@ impl Indexed {
         Indexed(light_checked(commit, bytes, writer))
     }
 
-    /// Whether the index reads it as a receipt.
+    /// Whether the index reads it as a receipt. (mutants: `true` is
+    /// equivalent in answers: a reading of none is then held as it is, and
+    /// the walk takes the same none it would read.)
     pub(crate) fn is_entry(&self) -> bool {
         self.0.is_some()
     }
