@@ -743,19 +743,8 @@ impl Store {
             if Some(c) == base || commits.len() >= MAX_WALK {
                 break;
             }
-            // what a walk before this one in the command read (the check that
-            // a chain fetched from a checkpoint descends from it), else read
-            let (parents, tree): (Vec<ObjectId>, Option<ObjectId>) =
-                match super::entry::recalled_commit(&c) {
-                    Some((tree, parent)) => (parent.into_iter().collect(), Some(tree)),
-                    None => match self.repo.find_commit(c) {
-                        Ok(commit) => (
-                            commit.parent_ids().map(|p| p.detach()).collect(),
-                            commit.tree_id().ok().map(|t| t.detach()),
-                        ),
-                        Err(_) => (Vec::new(), None), // read_entry says what is wrong with it
-                    },
-                };
+            // read_entry says what is wrong with a commit that cannot be read
+            let (parents, tree) = self.chain_commit(c).unwrap_or_default();
             if parents.len() > 1 {
                 // a merge: it and everything above it are refused, and which of
                 // its parents the chain continues on is not for it to say
@@ -765,13 +754,28 @@ impl Store {
                 }));
             }
             next = parents.first().copied();
-            // the walks after a fetch's admission (notes, the index) read it again
-            if let Some(t) = tree {
-                super::entry::remember_commit(c, t, next);
-            }
             commits.push((c, parents, tree));
         }
         Ok(Walk::Commits(below, commits))
+    }
+
+    /// The parents and tree of chain commit `c` (`None`: it cannot be read as
+    /// a commit; its tree `None`: the tree cannot be read): what a walk before
+    /// this one in the command remembered, else read, and, while a command
+    /// recalls, remembered for the walks after it when it has at most one
+    /// parent (the descent check, admission, the notes and the index each
+    /// walk the same commits).
+    fn chain_commit(&self, c: ObjectId) -> Option<(Vec<ObjectId>, Option<ObjectId>)> {
+        if let Some((tree, parent)) = super::entry::recalled_commit(&c) {
+            return Some((parent.into_iter().collect(), Some(tree)));
+        }
+        let commit = self.repo.find_commit(c).ok()?;
+        let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        let tree = commit.tree_id().ok().map(|t| t.detach());
+        if let (Some(t), [] | [_]) = (tree, parents.as_slice()) {
+            super::entry::remember_commit(c, t, parents.first().copied());
+        }
+        Some((parents, tree))
     }
 
     /// Whether walking first parents down from `tip` reaches `base`, through
@@ -789,16 +793,12 @@ impl Store {
             if next == base {
                 return true;
             }
-            let Ok(commit) = self.repo.find_commit(next) else {
+            let Some((parents, _)) = self.chain_commit(next) else {
                 return false;
             };
-            let mut parents = commit.parent_ids().map(|p| p.detach());
-            let (Some(parent), None) = (parents.next(), parents.next()) else {
+            let [parent] = parents[..] else {
                 return false;
             };
-            if let Ok(tree) = commit.tree_id() {
-                super::entry::remember_commit(next, tree.detach(), Some(parent));
-            }
             next = parent;
         }
         false
