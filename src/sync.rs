@@ -1640,16 +1640,10 @@ mod tests {
     /// checkpointed one does not descend from it.
     #[test]
     fn a_chain_descends_from_its_checkpointed_tip_by_its_parents_or_by_its_history() {
-        use crate::freshness::rules::{Scratch, contract};
-        let s = Scratch::new();
-        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
-        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
-        let k = crate::sign::SigningKey::from_seed(&[9; 32]);
-        let w = crate::receipt::writer_id(k.public(), "default");
-        let e: Vec<ObjectId> = (0..3)
-            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
-            .collect();
-        let descends = |tip, base| not_from_checkpoint(&s.store, &w, tip, base).unwrap();
+        let s = crate::freshness::rules::Scratch::new();
+        let chain = s.chain(9, &[0; 3]);
+        let (e, h, w) = (&chain.commits, chain.source, &chain.writer);
+        let descends = |tip, base| not_from_checkpoint(&s.store, w, tip, base).unwrap();
         assert!(descends(e[2], e[0]).is_none());
         assert!(descends(e[2], e[2]).is_none());
         let merge = s.git(&[

@@ -74,6 +74,18 @@ fn observation(exit: i64, minute: u64) -> Observation {
     }
 }
 
+/// A chain [`Scratch::chain`] wrote.
+pub(crate) struct Chain {
+    /// The key that signed it.
+    pub(crate) key: SigningKey,
+    /// Its writer id.
+    pub(crate) writer: String,
+    /// The commit its receipts are about.
+    pub(crate) source: ObjectId,
+    /// Its commits, oldest first.
+    pub(crate) commits: Vec<ObjectId>,
+}
+
 impl Scratch {
     /// An empty repository on branch `main`.
     pub(crate) fn new() -> Scratch {
@@ -339,6 +351,28 @@ impl Scratch {
     /// The commit HEAD names.
     pub(crate) fn head(&self) -> ObjectId {
         ObjectId::from_hex(self.git(&["rev-parse", "HEAD"]).as_bytes()).unwrap()
+    }
+
+    /// A chain of check `test` receipts by the key of `seed` on a new commit
+    /// of `src/lib.rs`, one a minute for each exit code of `exits`.
+    pub(crate) fn chain(&self, seed: u8, exits: &[i64]) -> Chain {
+        let contract = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
+        let source = self.commit(&[("src/lib.rs", "a\n")], "a");
+        let key = SigningKey::from_seed(&[seed; 32]);
+        let writer = crate::receipt::writer_id(key.public(), "default");
+        let commits = (0..)
+            .zip(exits)
+            .map(|(minute, &exit)| {
+                self.run(&key, &contract, "test", source, exit, minute)
+                    .commit
+            })
+            .collect();
+        Chain {
+            key,
+            writer,
+            source,
+            commits,
+        }
     }
 
     /// A check receipt by `key` on chain `chain` for `def` on clean `commit`:

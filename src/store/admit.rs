@@ -1219,13 +1219,8 @@ mod tests {
     #[test]
     fn a_walk_down_a_chain_finds_what_is_below_its_tip_and_stops_at_a_merge() {
         let s = Scratch::new();
-        let c = contract(CONTRACT);
-        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
-        let k = key(7);
-        let w = writer_id(k.public(), "default");
-        let e: Vec<ObjectId> = (0..5)
-            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
-            .collect();
+        let chain = s.chain(7, &[0; 5]);
+        let (e, h, w) = (&chain.commits, chain.source, &chain.writer);
         assert!(s.store.reaches_down(e[4], e[1]));
         assert!(s.store.reaches_down(e[4], e[4]));
         assert!(s.store.reaches_down(e[4], e[0]));
@@ -1250,11 +1245,11 @@ mod tests {
             s.store.is_ancestor(e[1], merge).unwrap(),
             "though git says so"
         );
-        let known = |fp: &str| (fp == k.public().fingerprint()).then(|| k.public().clone());
-        let plain = s.store.admit(&w, e[4], Some(e[1]), &known).unwrap();
+        let known = only_key(chain.key.public());
+        let plain = s.store.admit(w, e[4], Some(e[1]), &known).unwrap();
         let _recalling = super::super::entry::Recalling::start();
         assert!(s.store.reaches_down(e[4], e[1]));
-        let after = s.store.admit(&w, e[4], Some(e[1]), &known).unwrap();
+        let after = s.store.admit(w, e[4], Some(e[1]), &known).unwrap();
         assert_eq!(
             (after.admitted, after.valid_tip, after.refusal.is_none()),
             (plain.admitted, plain.valid_tip, plain.refusal.is_none())

@@ -755,13 +755,8 @@ mod tests {
     #[test]
     fn a_walk_ends_at_the_root_or_a_shallow_edge_and_a_missing_parent_is_an_error() {
         let mut s = Scratch::new();
-        let c = crate::freshness::rules::contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
-        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
-        let k = crate::sign::SigningKey::from_seed(&[10; 32]);
-        let w = crate::receipt::writer_id(k.public(), "default");
-        let e: Vec<gix::ObjectId> = (0..3)
-            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
-            .collect();
+        let chain = s.chain(10, &[0; 3]);
+        let (e, w) = (chain.commits, chain.writer);
         assert_eq!(s.store.read_chain(&w).unwrap().len(), 3);
         let git_dir = s.dir.path().join(".git");
         // listed shallow with its parent here: walked past

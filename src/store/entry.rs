@@ -972,6 +972,28 @@ mod tests {
         let read = read_receipt_file(repo, tree(second)).ok().unwrap();
         assert_eq!(read.trim_ascii_end(), git_reads(second).trim_ascii_end());
     }
+    /// What `held` finds remembered of each commit of `chain` (oldest first)
+    /// right after admitting it whole while recalling. Another test's recall
+    /// ending clears the memory (it is the process's), so a round that finds
+    /// any gone is tried again.
+    fn held_after_admission<T>(
+        s: &Scratch,
+        chain: &crate::freshness::rules::Chain,
+        held: impl Fn(&ObjectId) -> Option<T>,
+    ) -> Vec<T> {
+        let known = super::super::admit::only_key(chain.key.public());
+        let tip = *chain.commits.last().unwrap();
+        for _ in 0..50 {
+            let _recalling = Recalling::start();
+            let a = s.store.admit(&chain.writer, tip, None, &known).unwrap();
+            assert_eq!(a.admitted, chain.commits.len() as u64);
+            if let Some(all) = chain.commits.iter().map(&held).collect() {
+                return all;
+            }
+        }
+        panic!("another test's recall ended every round");
+    }
+
     /// While a command recalls, what admission remembers of each entry it
     /// admitted is what the walks after it would read: the notes planner's
     /// source (line, objects, index, parent, log) and the index's reading of
@@ -979,45 +1001,31 @@ mod tests {
     #[test]
     fn what_admission_derives_of_an_entry_is_what_the_walks_read_of_it() {
         let s = Scratch::new();
-        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
-        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
-        let k = SigningKey::from_seed(&[8; 32]);
-        let w = crate::receipt::writer_id(k.public(), "default");
-        let commits: Vec<ObjectId> = (0..3)
-            .map(|i| s.run(&k, &c, "test", h, (i % 2) as i64, i).commit)
-            .collect();
+        let chain = s.chain(8, &[0, 1, 0]);
+        let (w, commits) = (&chain.writer, &chain.commits);
         let repo = &s.store.repo;
         let read: Vec<(String, String)> = commits
             .iter()
             .map(|&commit| {
-                let e = s.store.chain_entry(&w, commit).unwrap();
+                let e = s.store.chain_entry(w, commit).unwrap();
                 let note = NoteSource::of(commit, e.parent, &e.receipt);
                 let tree = s.store.commit_tree(commit).unwrap();
                 let bytes = read_receipt_file(repo, tree).ok().unwrap();
-                let indexed = super::super::index::Indexed::of(commit, &bytes, &w);
+                let indexed = super::super::index::Indexed::of(commit, &bytes, w);
                 assert!(indexed.is_entry());
                 (format!("{note:?}"), format!("{indexed:?}"))
             })
             .collect();
         assert!(read[1].0.contains("passed: false"), "{}", read[1].0);
-        let known = |fp: &str| (fp == k.public().fingerprint()).then(|| k.public().clone());
-        for round in 0.. {
-            assert!(round < 50, "another test's recall ended every round");
-            let _recalling = Recalling::start();
-            let a = s.store.admit(&w, commits[2], None, &known).unwrap();
-            assert_eq!(a.admitted, 3);
-            let held: Vec<_> = commits.iter().map(|c| recalled_derived(c, &w)).collect();
-            if held.iter().any(Option::is_none) {
-                continue;
-            }
-            for (d, (note, indexed)) in held.iter().zip(&read) {
-                let d = d.as_ref().unwrap();
-                assert_eq!(&format!("{:?}", d.note), note);
-                let held = d.indexed.downcast_ref::<super::super::index::Indexed>();
-                assert_eq!(&format!("{:?}", held.unwrap()), indexed);
-            }
-            assert!(recalled_derived(&commits[0], "another-writer").is_none());
-            break;
+        // each as read for this chain, and nothing for another chain's name
+        let held = held_after_admission(&s, &chain, |c| {
+            recalled_derived(c, w).map(|d| (d, recalled_derived(c, "another-writer")))
+        });
+        for ((d, other), (note, indexed)) in held.iter().zip(&read) {
+            assert_eq!(&format!("{:?}", d.note), note);
+            let held = d.indexed.downcast_ref::<super::super::index::Indexed>();
+            assert_eq!(&format!("{:?}", held.unwrap()), indexed);
+            assert!(other.is_none());
         }
     }
 
@@ -1029,42 +1037,25 @@ mod tests {
     #[test]
     fn commits_admission_read_are_recalled_as_reading_them_answers() {
         let s = Scratch::new();
-        let c = contract("[check \"test\"]\n\trun = true\n\tpath = src\n");
-        let h = s.commit(&[("src/lib.rs", "a\n")], "a");
-        let k = SigningKey::from_seed(&[6; 32]);
-        let w = crate::receipt::writer_id(k.public(), "default");
-        let commits: Vec<ObjectId> = (0..4)
-            .map(|i| s.run(&k, &c, "test", h, 0, i).commit)
-            .collect();
+        let chain = s.chain(6, &[0; 4]);
+        let commits = &chain.commits;
         let repo = &s.store.repo;
         let usual = WalkReader::usual();
         let read: Vec<String> = commits
             .iter()
             .map(|c| said_commit(usual.commit(repo, *c)))
             .collect();
-        let known = |fp: &str| (fp == k.public().fingerprint()).then(|| k.public().clone());
-        for round in 0.. {
-            assert!(round < 50, "another test's recall ended every round");
-            let _recalling = Recalling::start();
-            let a = s.store.admit(&w, commits[3], None, &known).unwrap();
-            assert_eq!(a.admitted, 4);
-            let held: Vec<_> = commits.iter().map(recalled_commit).collect();
-            if held.iter().any(Option::is_none) {
-                continue;
-            }
-            for (i, (commit, held)) in commits.iter().zip(held).enumerate() {
-                let (tree, parent) = held.unwrap();
-                assert_eq!(parent, i.checked_sub(1).map(|p| commits[p]), "{commit}");
-                assert_eq!(
-                    said_commit(Ok(ChainCommit {
-                        tree: Ok(tree),
-                        parents: parent.into_iter().collect()
-                    })),
-                    read[i]
-                );
-                assert_eq!(said_commit(usual.commit(repo, *commit)), read[i]);
-            }
-            break;
+        let held = held_after_admission(&s, &chain, recalled_commit);
+        for (i, (commit, (tree, parent))) in commits.iter().zip(held).enumerate() {
+            assert_eq!(parent, i.checked_sub(1).map(|p| commits[p]), "{commit}");
+            assert_eq!(
+                said_commit(Ok(ChainCommit {
+                    tree: Ok(tree),
+                    parents: parent.into_iter().collect()
+                })),
+                read[i]
+            );
+            assert_eq!(said_commit(usual.commit(repo, *commit)), read[i]);
         }
     }
 }
