@@ -157,6 +157,10 @@ pub struct Report {
     /// Writers whose notes were not read again: the checkpoint vouches for them
     /// (the same notes tip on the same chain tip).
     pub notes_covered: usize,
+    /// Writers whose notes were not read again by a run from a checkpoint:
+    /// git-receipt built them here, whole, from the chain at the tip verified
+    /// (a fetch, say), and they have not moved since ([`crate::store::whole_notes`]).
+    pub notes_built_here: usize,
     /// Each chain whose walk, following first parents from its tip, met the
     /// checkpointed tip it was given (which it so descends from).
     #[serde(skip)]
@@ -1370,7 +1374,12 @@ fn verify_notes(
         .collect();
     writers.sort_unstable();
     writers.dedup();
+    let built_whole = match vouching {
+        Some(_) => store.whole_notes(),
+        None => crate::store::whole_notes::WholeNotes::default(),
+    };
     let cx = NotesCx {
+        built_whole: &built_whole,
         starts: &starts,
         whole: WholeIndex {
             file: file.clone(),
@@ -1399,6 +1408,7 @@ fn verify_notes(
         report.note_lines += part.note_lines;
         report.notes_tips.extend(part.notes_tips);
         report.notes_covered += part.notes_covered;
+        report.notes_built_here += part.notes_built_here;
         report.notes_read_whole += part.notes_read_whole;
     }
     Ok(())
@@ -1422,6 +1432,9 @@ struct NotesCx<'a> {
     grown: &'a HashMap<String, Grown>,
     /// The tip of every chain as verified.
     tips: &'a BTreeMap<String, String>,
+    /// The writers whose notes git-receipt built whole here (read only for a
+    /// run from a checkpoint: a whole run reads every note).
+    built_whole: &'a crate::store::whole_notes::WholeNotes,
 }
 
 /// A chain walked only above its checkpointed tip.
@@ -1515,6 +1528,21 @@ fn notes_of(
         && cp.chains.get(writer) == tips.get(writer)
     {
         report.notes_covered += 1;
+        report.notes_tips.insert(writer.to_owned(), tip.clone());
+        return Ok(std::mem::take(report));
+    }
+    // the notes git-receipt built here, whole, from this very chain (the
+    // fetch that brought it, after checking it): what they show was read
+    // from it then, and both tips name their content
+    if vouching.is_some()
+        && let Some(tip) = &notes_tip
+        && let Some(chain) = tips
+            .get(writer)
+            .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+        && let Ok(notes) = ObjectId::from_hex(tip.as_bytes())
+        && cx.built_whole.covers(writer, chain, notes)
+    {
+        report.notes_built_here += 1;
         report.notes_tips.insert(writer.to_owned(), tip.clone());
         return Ok(std::mem::take(report));
     }

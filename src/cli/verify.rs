@@ -315,6 +315,7 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
             "covered_by_checkpoint": report.covered,
             "note_lines": report.note_lines,
             "notes_covered_by_checkpoint": report.notes_covered,
+            "notes_built_here": report.notes_built_here,
             "findings": report.findings,
             "warnings": report.warnings,
             "untrusted": report.untrusted,
@@ -353,11 +354,20 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         } else {
             String::new()
         };
-        let notes_covered = match report.notes_covered {
-            0 => String::new(),
-            n => format!(
+        let notes_covered = match (report.notes_covered, report.notes_built_here) {
+            (0, 0) => String::new(),
+            (n, 0) => format!(
                 " (the notes of {} covered by the checkpoint)",
                 super::plural(n as u64, "writer", "writers")
+            ),
+            (0, b) => format!(
+                " (the notes of {} as git-receipt built them here from the chains verified)",
+                super::plural(b as u64, "writer", "writers")
+            ),
+            (n, b) => format!(
+                " (the notes of {} covered by the checkpoint, of {} as git-receipt built them here from the chains verified)",
+                super::plural(n as u64, "writer", "writers"),
+                super::plural(b as u64, "writer", "writers")
             ),
         };
         let stubs = match report.stubs {

@@ -108,7 +108,7 @@ use gix::ObjectId;
 use sha2::{Digest as _, Sha256};
 
 use super::entry::{ChainCommit, ReceiptFileProblem, WalkReader};
-use super::{STALE_LOCK_AFTER, Store, StoreError, crash_point};
+use super::{Store, StoreError, crash_point};
 use crate::notice::{Notice, Sink};
 
 pub mod mac;
@@ -1451,7 +1451,7 @@ impl Store {
     /// --since`) is indexed as whole, so an index written under another edge
     /// (deepened, unshallowed) is not read: its chains would lack what is
     /// there now.
-    fn shallow_stamp(&self) -> String {
+    pub(super) fn shallow_stamp(&self) -> String {
         use sha2::Digest as _;
         match std::fs::read(self.repo.common_dir().join("shallow")) {
             Ok(bytes) if !bytes.is_empty() => hex::encode(sha2::Sha256::digest(&bytes)),
@@ -1977,19 +1977,7 @@ impl Store {
         };
         let path = self.index_path();
         let lock = path.with_extension("lock");
-        let stale = std::fs::metadata(&lock)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > STALE_LOCK_AFTER);
-        if stale {
-            let _ = std::fs::remove_file(&lock);
-        }
-        let mut file = match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&lock)
-        {
+        let mut file = match super::take_file_lock(&lock) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 return IndexWrite::Locked;

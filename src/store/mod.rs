@@ -26,6 +26,7 @@ pub mod query;
 pub mod remote;
 pub mod retain;
 pub mod stub;
+pub mod whole_notes;
 pub mod worktree;
 
 use std::path::{Path, PathBuf};
@@ -1447,6 +1448,25 @@ impl Store {
 /// removing the lock of a writer that is merely slow (a loaded machine, a stopped
 /// process) would let two writers commit through one lock file.
 pub const STALE_LOCK_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Take the lock file `lock` of a file this tool writes whole (the receipt
+/// index, the record of notes built whole): created new, after removing one
+/// a killed writer left ([`STALE_LOCK_AFTER`]); an `AlreadyExists` error when
+/// another process holds it.
+pub(crate) fn take_file_lock(lock: &Path) -> std::io::Result<std::fs::File> {
+    let stale = std::fs::metadata(lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE_LOCK_AFTER);
+    if stale {
+        let _ = std::fs::remove_file(lock);
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(lock)
+}
 
 /// How long a writer keeps retrying a ref it keeps losing (or finds locked)
 /// before it gives up. gix itself waits up to 100 ms for a lock on each attempt.

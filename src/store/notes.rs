@@ -185,6 +185,9 @@ fn note_paths(object: &ObjectId) -> [String; 3] {
 struct BuiltNotes {
     notes_tip: Option<ObjectId>,
     commit: ObjectId,
+    /// The chain tip the notes were brought up to, when they are whole: built
+    /// from nothing, or on notes [`super::whole_notes`] records as whole.
+    whole_at: Option<ObjectId>,
     /// What it wrote, for [`Store::keep_written`]; empty when built in a
     /// batch, which holds them.
     written: Vec<super::concurrent_gc::Written>,
@@ -200,6 +203,8 @@ struct NotesPlan {
     notes_tip: Option<ObjectId>,
     /// Build the tree from nothing rather than on the notes tip's.
     rebuild: bool,
+    /// The chain tip the notes tip's message records it built up to.
+    recorded_chain: Option<ObjectId>,
     /// The chain index of `chain_tip`.
     tip_index: u64,
     /// Log blobs here whose refs a crash may have cut off.
@@ -588,6 +593,9 @@ impl Store {
             }
             return Ok(());
         }
+        let whole = self.whole_notes();
+        // the writers whose notes are left whole, recorded once at the end
+        let mut left_whole: Vec<(String, ObjectId, ObjectId)> = Vec::new();
         self.begin_object_batch();
         let mut built = Vec::with_capacity(writers.len());
         let mut start = 0;
@@ -599,7 +607,7 @@ impl Store {
         for wave in writers.chunks(NOTES_WAVE) {
             for ((w, how), plan) in wave.iter().zip(self.plan_notes_on(wave, &mut readers)) {
                 let b = match plan.and_then(|plan| {
-                    plan.map(|p| self.write_planned_notes(w, &notes_ref(w), p, how.root()))
+                    plan.map(|p| self.write_planned_notes(w, &notes_ref(w), p, how.root(), &whole))
                         .transpose()
                 }) {
                     Ok(b) => b,
@@ -652,6 +660,9 @@ impl Store {
                 }
                 // its notes commit, trees and notes, all from the batch
                 if self.keep_written(&refname, &objects[range]).is_ok() {
+                    if let Some(chain) = b.whole_at {
+                        left_whole.push((w.clone(), chain, b.commit));
+                    }
                     continue;
                 }
                 let _ = self.put_ref_back(
@@ -663,8 +674,11 @@ impl Store {
             } else {
                 self.clear_stale_lock(&refname);
             }
-            self.update_notes(w, how)?;
+            if let Some((chain, notes)) = self.update_notes_on(w, how, &whole)? {
+                left_whole.push((w.clone(), chain, notes));
+            }
         }
+        self.record_whole_notes(&left_whole);
         Ok(())
     }
 
@@ -688,16 +702,32 @@ impl Store {
     }
 
     fn update_notes(&self, writer: &str, how: NotesUpdate) -> Result<(), StoreError> {
+        let whole = self.whole_notes();
+        if let Some((chain, notes)) = self.update_notes_on(writer, how, &whole)? {
+            self.record_whole_notes(&[(writer.to_owned(), chain, notes)]);
+        }
+        Ok(())
+    }
+
+    /// [`Store::update_notes`], given what [`Store::whole_notes`] records:
+    /// the chain tip and notes commit when the notes it left are whole.
+    fn update_notes_on(
+        &self,
+        writer: &str,
+        how: NotesUpdate,
+        whole: &super::whole_notes::WholeNotes,
+    ) -> Result<Option<(ObjectId, ObjectId)>, StoreError> {
         let refname = notes_ref(writer);
         let mut retry = Retry::new();
         loop {
             let Some(BuiltNotes {
                 notes_tip,
                 commit,
+                whole_at,
                 written,
-            }) = self.build_notes(writer, &refname, how)?
+            }) = self.build_notes(writer, &refname, how, whole)?
             else {
-                return Ok(());
+                return Ok(None);
             };
             // logged, like the chain: gc keeps every notes commit a reflog names
             match self.update_logged_ref(&refname, notes_tip, commit, "git-receipt: index notes") {
@@ -708,7 +738,7 @@ impl Store {
                     // build again.
                     self.wait_for_gc_started_before(std::time::SystemTime::now());
                     if self.keep_written(&refname, &written).is_ok() {
-                        return Ok(());
+                        return Ok(whole_at.map(|chain| (chain, commit)));
                     }
                     let back = self.put_ref_back(
                         &refname,
@@ -750,10 +780,11 @@ impl Store {
         writer: &str,
         refname: &str,
         how: NotesUpdate,
+        whole: &super::whole_notes::WholeNotes,
     ) -> Result<Option<BuiltNotes>, StoreError> {
         match self.plan_notes(writer, how.rebuilds(), &WalkReader::usual())? {
             Some(plan) => self
-                .write_planned_notes(writer, refname, plan, how.root())
+                .write_planned_notes(writer, refname, plan, how.root(), whole)
                 .map(Some),
             None => Ok(None),
         }
@@ -838,6 +869,7 @@ impl Store {
             chain_tip,
             notes_tip,
             rebuild,
+            recorded_chain: recorded.map(|(oid, _)| oid),
             tip_index: tip_index.unwrap_or(0),
             logs,
             by_object,
@@ -884,15 +916,25 @@ impl Store {
         refname: &str,
         plan: NotesPlan,
         root: bool,
+        whole: &super::whole_notes::WholeNotes,
     ) -> Result<BuiltNotes, StoreError> {
         let NotesPlan {
             chain_tip,
             notes_tip,
             rebuild,
+            recorded_chain,
             tip_index,
             logs,
             by_object,
         } = plan;
+        // built from nothing, or on notes built whole from the chain they
+        // record: whole (a chain that moved under them was read as rewritten,
+        // `rebuild`)
+        let on_whole = match (notes_tip, recorded_chain) {
+            (Some(notes), Some(chain)) => whole.covers(writer, chain, notes),
+            _ => false,
+        };
+        let whole_at = (rebuild || on_whole).then_some(chain_tip);
         let base_tree = match (notes_tip, rebuild) {
             (Some(t), false) => self.commit_tree(t)?,
             _ => ObjectId::empty_tree(self.repo.object_hash()),
@@ -925,6 +967,7 @@ impl Store {
         Ok(BuiltNotes {
             notes_tip,
             commit,
+            whole_at,
             written,
         })
     }

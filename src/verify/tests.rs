@@ -34,7 +34,18 @@ fn chain_of(n: usize) -> (Scratch, Vec<ObjectId>) {
     (s, commits)
 }
 
+/// A verify of `s`, with no record of the notes it built whole (the store
+/// writes one as it notes each receipt; see `store::whole_notes`), so that a
+/// run from a checkpoint reads the notes these tests are about; what the
+/// record spares is tested apart
+/// (`section_7_a_run_from_a_checkpoint_passes_over_notes_built_whole_here`).
 fn run(s: &Scratch, trust: &TrustSet, checkpoint: Option<&Checkpoint>) -> Report {
+    let _ = std::fs::remove_file(s.store.whole_notes_path());
+    run_as_is(s, trust, checkpoint)
+}
+
+/// [`run`], with whatever record of notes built whole the store holds.
+fn run_as_is(s: &Scratch, trust: &TrustSet, checkpoint: Option<&Checkpoint>) -> Report {
     let mut seen = 0;
     let r = verify(&s.store, trust, checkpoint, &mut |n| seen = n).unwrap();
     assert_eq!(seen, r.receipts, "progress ends at the receipts checked");
@@ -1464,6 +1475,69 @@ fn section_7_a_checkpoint_spares_notes_at_the_tip_it_found_whole() {
         r.warnings
     );
     assert_eq!(r.notes_tips.get(&writer()), None, "notes with a warning");
+}
+
+/// Section 7, notes git-receipt built here whole: a run from a checkpoint (a
+/// file, or a signed one) passes over a writer whose chain and notes are at
+/// the tips the store recorded as it built them, and reads them again as soon
+/// as the notes move or the record is gone; a whole run reads every note.
+#[test]
+fn section_7_a_run_from_a_checkpoint_passes_over_notes_built_whole_here() {
+    let (mut s, _) = chain_of(2);
+    let trust = trust_of(&[1]);
+    let notes_ref = format!("refs/notes/receipts/{}", writer());
+    let cp = Checkpoint::from_report(&run_as_is(&s, &trust, None), &trust);
+    // a receipt after it, noted by the store on notes it built whole
+    let c = contract(CONTRACT);
+    let h = s.commit(&[("src/lib.rs", "more\n")], "src");
+    s.run(&key(1), &c, "test", h, 0, 9);
+    s.reopen();
+    let tip = s.git(&["rev-parse", &notes_ref]);
+    let signed = Checkpoint {
+        notes: Default::default(),
+        signed_elsewhere: true,
+        ..cp.clone()
+    };
+    for from in [&cp, &signed] {
+        let r = run_as_is(&s, &trust, Some(from));
+        assert_eq!((r.receipts, r.findings.len()), (1, 0));
+        assert_eq!(
+            (r.notes_built_here, r.notes_covered, r.note_lines),
+            (1, 0, 0)
+        );
+        assert_eq!(r.notes_tips.get(&writer()), Some(&tip), "whole, recorded");
+    }
+    let whole = run_as_is(&s, &trust, None);
+    assert_eq!(whole.notes_built_here, 0);
+    assert!(whole.note_lines > 0);
+    // without the record, the notes on what the new receipt is about are read
+    let r = run(&s, &trust, Some(&signed));
+    assert_eq!(r.notes_built_here, 0);
+    assert!(r.note_lines > 0);
+    // the store records them again as it notes the next receipt
+    let h = s.commit(&[("src/lib.rs", "more still\n")], "src");
+    s.run(&key(1), &c, "test", h, 0, 10);
+    s.reopen();
+    let r = run_as_is(&s, &trust, Some(&signed));
+    assert_eq!(r.notes_built_here, 0, "built on notes not recorded whole");
+    s.store.reindex_notes(&writer()).unwrap();
+    s.reopen();
+    let r = run_as_is(&s, &trust, Some(&signed));
+    assert_eq!((r.notes_built_here, r.note_lines), (1, 0), "rebuilt whole");
+    // notes moved by hand: read again, and the forged line is a finding
+    s.git(&[
+        "notes",
+        "--ref",
+        &notes_ref["refs/notes/".len()..],
+        "append",
+        "-m",
+        "0000000 forged",
+        &h.to_string(),
+    ]);
+    s.reopen();
+    let r = run_as_is(&s, &trust, Some(&signed));
+    assert_eq!(r.notes_built_here, 0);
+    assert_eq!(kinds(&r), [("note", None)], "{:?}", r.findings);
 }
 
 /// One more receipt on [`chain_of`]`(3)`'s chain, after `cp`: a whole run, and

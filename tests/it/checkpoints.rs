@@ -365,6 +365,8 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     let (code, v, err) = verify_json(&reviewer, &dir, &[]);
     assert_eq!(code, 0, "{v} {err}");
     assert_eq!(v["receipts"], 3, "{v}");
+    // the notes the fetch built from the chain cut at the edge: not read again
+    assert_eq!(v["notes_built_here"], 1, "{v}");
     let whole = reviewer.receipt(&dir, &["verify"]);
     assert_ne!(whole.code, 0, "{whole}");
     assert!(whole.stdout.contains("--since-checkpoint"), "{whole}");
@@ -409,6 +411,10 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     let log = reviewer.receipt_ok(&dir, &["log", "--json"]);
     let log: Vec<serde_json::Value> = serde_json::from_str(&log.stdout).unwrap();
     assert_eq!(log.len(), 10, "{log:?}");
+    // notes built under the old edge lack what lies below it: read again
+    let (_, v, err) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(v["notes_built_here"], 0, "{v} {err}");
+    assert!(v["note_lines"].as_u64().unwrap() > 0, "{v}");
     // a chain this clone has is fetched as always, never cut to a depth again
     let shallow = std::fs::read(dir.join(".git/shallow")).ok();
     let r = reviewer.receipt(&dir, &["fetch", "--since", "checkpoint"]);
@@ -626,4 +632,115 @@ fn a_junk_tip_is_named_as_such_by_fetch_since_and_a_plain_fetch_takes_what_is_be
     assert_eq!(r.code, 1, "{r}");
     assert!(r.stderr.contains("took 2 new receipts; REJECTED"), "{r}");
     assert_eq!(rev(&fresh, &dir, &chain), tip);
+}
+
+#[test]
+fn a_run_from_a_checkpoint_passes_over_notes_this_clone_built_whole_and_reads_any_other() {
+    let env = Env::new();
+    let s = served(&env);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    change_src(&env, &s.dev, "after the checkpoint\n");
+    env.receipt_ok(&s.dev, &["run", "test"]);
+    env.receipt_ok(&s.dev, &["push"]);
+    // a second chain under the same key, so a fetch builds two writers'
+    // notes together (`index_notes_of`'s batch)
+    let two = clone(&env, &s.url, "two");
+    env.git_ok(&two, &["config", "receipt.chain", "two"]);
+    env.receipt_ok(&two, &["run", "test"]);
+    env.receipt_ok(&two, &["push"]);
+
+    let reviewer = Env::new();
+    let dir = clone(&reviewer, &s.url, "reviewer");
+    reviewer.receipt_ok(&dir, &["fetch"]);
+    let whole_file = dir.join(".git/receipt-notes-whole");
+    assert!(whole_file.exists(), "the fetch records the notes it built");
+    // a clean run from the checkpoint: the writers whose notes it passed
+    // over as built here, and the note lines it read
+    let clean_run = |built: u64, lines: u64| {
+        let (code, v, err) = verify_json(&reviewer, &dir, &[]);
+        assert_eq!(code, 0, "{v} {err}");
+        assert_eq!(
+            (v["notes_built_here"].as_u64(), v["note_lines"].as_u64()),
+            (Some(built), Some(lines)),
+            "{v}"
+        );
+    };
+    // the fetch built both writers' notes from the chains it checked: a run
+    // from the checkpoint reads none of them
+    clean_run(2, 0);
+    let r = reviewer.receipt(&dir, &["verify", "--since-checkpoint"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr.contains(
+            "(the notes of 2 writers as git-receipt built them here from the chains verified)"
+        ),
+        "{r}"
+    );
+    // a whole verify reads every note whatever the file says
+    let whole = reviewer.receipt(&dir, &["verify", "--json"]);
+    let whole: serde_json::Value = serde_json::from_str(&whole.stdout).unwrap();
+    assert_eq!(whole["notes_built_here"], 0, "{whole}");
+    let all_lines = whole["note_lines"].as_u64().unwrap();
+    assert!(all_lines >= 4, "{whole}");
+
+    // a new receipt, fetched: the notes built on whole notes are whole
+    change_src(&env, &s.dev, "later still\n");
+    env.receipt_ok(&s.dev, &["run", "test"]);
+    env.receipt_ok(&s.dev, &["push"]);
+    reviewer.receipt_ok(&dir, &["fetch"]);
+    clean_run(2, 0);
+
+    // the dev's notes moved by hand (a forged line on the newest commit
+    // its chain is about): read again, and the line is found
+    let notes = format!("receipts/{}", s.writer);
+    let head = rev(&env, &s.dev, "HEAD");
+    reviewer.git_ok(&dir, &["fetch", "-q", "origin", "main"]);
+    reviewer.git_ok(
+        &dir,
+        &[
+            "notes",
+            "--ref",
+            &notes,
+            "append",
+            "-m",
+            "0000000 forged",
+            &head,
+        ],
+    );
+    let (code, v, err) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(
+        v["notes_built_here"], 1,
+        "the other writer's are as built: {v} {err}"
+    );
+    assert!(v["note_lines"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(code, 1, "the forged line is a finding: {v} {err}");
+    let found = v["findings"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        found.contains("is corrupt at line 3") && found.contains("forged"),
+        "{v}"
+    );
+    // `reindex` builds them whole again
+    reviewer.receipt_ok(&dir, &["reindex"]);
+    clean_run(2, 0);
+
+    // a file this user did not seal (another user's, whose index key is
+    // theirs), or a damaged one: every note on what came after is read
+    let other = Env::new();
+    let theirs = clone(&other, &s.url, "other");
+    other.receipt_ok(&theirs, &["fetch"]);
+    let sealed = std::fs::read(&whole_file).unwrap();
+    std::fs::copy(theirs.join(".git/receipt-notes-whole"), &whole_file).unwrap();
+    let (code, v, err) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["notes_built_here"], 0, "{v}");
+    assert!(v["note_lines"].as_u64().unwrap() > 0, "{v}");
+    let mut damaged = sealed.clone();
+    let at = damaged.len() / 2;
+    damaged[at] ^= 1;
+    std::fs::write(&whole_file, &damaged).unwrap();
+    let (_, v, _) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(v["notes_built_here"], 0, "{v}");
+    std::fs::write(&whole_file, &sealed).unwrap();
+    let (_, v, _) = verify_json(&reviewer, &dir, &[]);
+    assert_eq!(v["notes_built_here"], 2, "put back: {v}");
 }

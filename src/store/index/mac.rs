@@ -7,7 +7,9 @@
 //! cannot seal an index this user's git-receipt accepts. It is made on first need,
 //! mode 0600, whole or not at all (written to a temporary file, then linked into
 //! place only if no key is there yet: two processes racing agree on the winner's).
-//! It seals and signs nothing else; losing it costs one rebuild of each index.
+//! It seals the index and the record of notes built whole
+//! (`.git/receipt-notes-whole`), under a domain each, and signs nothing;
+//! losing it costs one rebuild of each index and one reading of the notes.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
