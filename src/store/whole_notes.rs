@@ -186,10 +186,11 @@ impl Store {
         let Ok(mut file) = super::take_file_lock(&lock) else {
             return;
         };
+        // not synced: a file a crash leaves torn or empty fails its seal and
+        // is read as empty, which costs a reading of the notes, nothing more
         let bytes = whole.encode(&self.shallow_stamp(), key);
         let written = file
             .write_all(&bytes)
-            .and_then(|()| file.sync_all())
             .and_then(|()| std::fs::rename(&lock, &path));
         if written.is_err() {
             let _ = std::fs::remove_file(&lock);
