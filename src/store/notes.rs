@@ -678,7 +678,7 @@ impl Store {
                 left_whole.push((w.clone(), chain, notes));
             }
         }
-        self.record_whole_notes(&left_whole);
+        self.record_whole_notes(&whole, &left_whole);
         Ok(())
     }
 
@@ -704,7 +704,7 @@ impl Store {
     fn update_notes(&self, writer: &str, how: NotesUpdate) -> Result<(), StoreError> {
         let whole = self.whole_notes();
         if let Some((chain, notes)) = self.update_notes_on(writer, how, &whole)? {
-            self.record_whole_notes(&[(writer.to_owned(), chain, notes)]);
+            self.record_whole_notes(&whole, &[(writer.to_owned(), chain, notes)]);
         }
         Ok(())
     }

@@ -45,13 +45,25 @@ const HEADER: &str = "git-receipt notes-whole 1";
 const SEAL_DOMAIN: &[u8] = b"git-receipt notes-whole v1 seal";
 
 /// Writers whose notes git-receipt built whole here: writer to (chain tip,
-/// notes tip) as they were when it did.
+/// notes tip) as they were when it did, under the shallow edge they were
+/// read under.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WholeNotes {
     whole: BTreeMap<String, (ObjectId, ObjectId)>,
+    /// The digest of `.git/shallow` when read (empty: not shallow).
+    shallow: String,
 }
 
 impl WholeNotes {
+    /// None recorded, under the shallow edge `shallow` (see
+    /// [`Store::whole_notes`]).
+    pub fn under(shallow: &str) -> WholeNotes {
+        WholeNotes {
+            whole: BTreeMap::new(),
+            shallow: shallow.to_owned(),
+        }
+    }
+
     /// Whether `writer`'s notes at `notes` were built whole from its chain at
     /// `chain`.
     pub fn covers(&self, writer: &str, chain: ObjectId, notes: ObjectId) -> bool {
@@ -74,12 +86,11 @@ impl WholeNotes {
         self.whole.is_empty()
     }
 
-    /// The file's bytes, under `shallow` (see [`Store::whole_notes`]), sealed
-    /// with `key`: a header line, the shallow line, a line per writer
-    /// (`<writer> <chain tip> <notes tip>`) while they fit [`MAX_FILE_BYTES`],
-    /// then `seal <HMAC-SHA256 of everything before it>`.
-    fn encode(&self, shallow: &str, key: &mac::Key) -> Vec<u8> {
-        let mut body = format!("{HEADER}\nshallow {}\n", or_dash(shallow)).into_bytes();
+    /// The file's bytes, sealed with `key`: a header line, the shallow line,
+    /// a line per writer (`<writer> <chain tip> <notes tip>`) while they fit
+    /// [`MAX_FILE_BYTES`], then `seal <HMAC-SHA256 of everything before it>`.
+    fn encode(&self, key: &mac::Key) -> Vec<u8> {
+        let mut body = format!("{HEADER}\nshallow {}\n", or_dash(&self.shallow)).into_bytes();
         // room for the seal line
         let limit = usize::try_from(MAX_FILE_BYTES).unwrap_or(usize::MAX) - 80;
         for (writer, (chain, notes)) in &self.whole {
@@ -122,7 +133,10 @@ impl WholeNotes {
             let notes = ObjectId::from_hex(notes.as_bytes()).ok()?;
             whole.insert(writer.to_owned(), (chain, notes));
         }
-        Some(WholeNotes { whole })
+        Some(WholeNotes {
+            whole,
+            shallow: shallow.to_owned(),
+        })
     }
 }
 
@@ -147,35 +161,48 @@ impl Store {
     }
 
     /// The writers whose notes git-receipt built whole here, as the file
-    /// records them; empty when there is no file, no index key, or the file
-    /// is not one this user sealed under this clone's shallow edge.
+    /// records them; none when there is no file, no index key, or the file
+    /// is not one this user sealed under this clone's shallow edge as it is
+    /// now.
     pub fn whole_notes(&self) -> WholeNotes {
+        self.whole_notes_under(&self.shallow_stamp())
+    }
+
+    fn whole_notes_under(&self, shallow: &str) -> WholeNotes {
+        let none = WholeNotes::under(shallow);
         let Some(key) = mac::user_key() else {
-            return WholeNotes::default();
+            return none;
         };
         let path = self.whole_notes_path();
         let fits = std::fs::metadata(&path).is_ok_and(|m| m.len() <= MAX_FILE_BYTES);
         if !fits {
-            return WholeNotes::default();
+            return none;
         }
         std::fs::read(&path)
             .ok()
-            .and_then(|bytes| WholeNotes::decode(&bytes, &self.shallow_stamp(), key))
-            .unwrap_or_default()
+            .and_then(|bytes| WholeNotes::decode(&bytes, shallow, key))
+            .unwrap_or(none)
     }
 
     /// Record `built` (writer, chain tip, notes tip: notes built whole) on
-    /// top of what the file holds. A write that fails, or finds another
-    /// process writing, records nothing: the notes are read again, which is
-    /// all this file saves.
-    pub(crate) fn record_whole_notes(&self, built: &[(String, ObjectId, ObjectId)]) {
+    /// top of what the file holds, under the shallow edge `read` was read
+    /// under (the edge the notes were built under: a file written after the
+    /// edge moved is not read). A write that fails, or finds another process
+    /// writing, records nothing: the notes are read again, which is all this
+    /// file saves.
+    pub(crate) fn record_whole_notes(
+        &self,
+        read: &WholeNotes,
+        built: &[(String, ObjectId, ObjectId)],
+    ) {
         if built.is_empty() {
             return;
         }
         let Some(key) = mac::user_key() else {
             return;
         };
-        let mut whole = self.whole_notes();
+        // with what other writes recorded since `read` was read
+        let mut whole = self.whole_notes_under(&read.shallow);
         for (writer, chain, notes) in built {
             if recordable(writer) {
                 whole.insert(writer, *chain, *notes);
@@ -188,7 +215,7 @@ impl Store {
         };
         // not synced: a file a crash leaves torn or empty fails its seal and
         // is read as empty, which costs a reading of the notes, nothing more
-        let bytes = whole.encode(&self.shallow_stamp(), key);
+        let bytes = whole.encode(key);
         let written = file
             .write_all(&bytes)
             .and_then(|()| std::fs::rename(&lock, &path));
@@ -213,7 +240,7 @@ mod tests {
         let mut w = WholeNotes::default();
         w.insert("alice-1", oid(1), oid(2));
         w.insert("bob-2", oid(3), oid(4));
-        let bytes = w.encode("", &key);
+        let bytes = w.encode(&key);
         assert_eq!(WholeNotes::decode(&bytes, "", &key), Some(w.clone()));
         assert!(w.covers("alice-1", oid(1), oid(2)));
         assert!(!w.covers("alice-1", oid(1), oid(4)));
@@ -222,11 +249,11 @@ mod tests {
         // another key, another shallow edge: nothing
         assert_eq!(WholeNotes::decode(&bytes, "", &other), None);
         assert_eq!(WholeNotes::decode(&bytes, "abc", &key), None);
-        let under_edge = w.encode("abc", &key);
-        assert_eq!(
-            WholeNotes::decode(&under_edge, "abc", &key),
-            Some(w.clone())
-        );
+        let mut edged = WholeNotes::under("abc");
+        edged.insert("alice-1", oid(1), oid(2));
+        edged.insert("bob-2", oid(3), oid(4));
+        let under_edge = edged.encode(&key);
+        assert_eq!(WholeNotes::decode(&under_edge, "abc", &key), Some(edged));
         assert_eq!(WholeNotes::decode(&under_edge, "", &key), None);
         // any byte changed, cut or added: nothing
         for at in 0..bytes.len() {
@@ -249,7 +276,7 @@ mod tests {
         forged.extend_from_slice(format!("seal {}\n", hex::encode(seal)).as_bytes());
         assert_eq!(WholeNotes::decode(&forged, "", &key), None);
         // an empty record is a record
-        let empty = WholeNotes::default().encode("", &key);
+        let empty = WholeNotes::default().encode(&key);
         assert_eq!(
             WholeNotes::decode(&empty, "", &key),
             Some(WholeNotes::default())
@@ -270,7 +297,7 @@ mod tests {
         for i in 0..n {
             w.insert(&format!("{i:0100}"), oid(1), oid(2));
         }
-        let bytes = w.encode("", &key);
+        let bytes = w.encode(&key);
         assert!(bytes.len() as u64 <= MAX_FILE_BYTES);
         let back = WholeNotes::decode(&bytes, "", &key).unwrap();
         assert!(back.len() < n && back.len() + 20 > n, "{}", back.len());
