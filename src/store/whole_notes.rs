@@ -77,13 +77,9 @@ impl WholeNotes {
     }
 
     /// How many writers are recorded.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.whole.len()
-    }
-
-    /// Whether no writer is recorded.
-    pub fn is_empty(&self) -> bool {
-        self.whole.is_empty()
     }
 
     /// The file's bytes, sealed with `key`: a header line, the shallow line,
@@ -302,5 +298,23 @@ mod tests {
         let back = WholeNotes::decode(&bytes, "", &key).unwrap();
         assert!(back.len() < n && back.len() + 20 > n, "{}", back.len());
         assert!(back.covers(&format!("{:0100}", 0), oid(1), oid(2)));
+
+        // a last line that fills the file to the byte is kept
+        let limit = usize::try_from(MAX_FILE_BYTES).unwrap() - 80;
+        let head = format!("{HEADER}\nshallow -\n").len();
+        let mut w = WholeNotes::default();
+        let mut filled = head;
+        let mut i = 0;
+        while limit - filled >= 2 * 183 {
+            w.insert(&format!("{i:0100}"), oid(1), oid(2));
+            filled += 183;
+            i += 1;
+        }
+        // `<writer> <40> <40>\n`: 83 bytes besides the writer
+        let last = "z".repeat(limit - filled - 83);
+        w.insert(&last, oid(3), oid(4));
+        let back = WholeNotes::decode(&w.encode(&key), "", &key).unwrap();
+        assert!(back.covers(&last, oid(3), oid(4)), "the line that fits");
+        assert_eq!(back.len(), i + 1);
     }
 }
