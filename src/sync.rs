@@ -283,7 +283,11 @@ fn take_fetched(
         .collect();
     // every writer's notes in one pack, not a loose file per object: a fetch
     // of a year's receipts wrote two per receipt, and creating them was most
-    // of what it spent (`benches/year.rs`)
+    // of what it spent (`benches/year.rs`). The index key first: the receipt
+    // index this fetch leaves behind needs it anyway, and with it the notes
+    // built here are recorded as whole (`store::whole_notes`), which a first
+    // fetch in a fresh HOME (a CI job) would otherwise not do
+    let _ = crate::store::index::mac::user_key();
     store.index_notes_of(&notes)?;
     // Leave the receipt index current: the entries were just read and checked,
     // and the first `gate` after a fetch (a hook, a CI job in a fresh clone)

@@ -23,7 +23,10 @@
 //! another shallow edge (`fetch --since` cut the chains elsewhere, so notes
 //! built then lack what is here now) is read as empty, and the notes are read
 //! again. Replaying a file this user sealed earlier says only what was true
-//! then of two content-named tips, which stays true.
+//! then of two content-named tips, which stays true. Nothing is recorded
+//! while this user has no index key: the record never makes one (a `run`
+//! signing through ssh-agent writes nothing to git-receipt's config
+//! directory); `fetch` makes it first, as the index it leaves needs it.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -166,7 +169,7 @@ impl Store {
 
     fn whole_notes_under(&self, shallow: &str) -> WholeNotes {
         let none = WholeNotes::under(shallow);
-        let Some(key) = mac::user_key() else {
+        let Some(key) = mac::made_user_key() else {
             return none;
         };
         let path = self.whole_notes_path();
@@ -194,7 +197,7 @@ impl Store {
         if built.is_empty() {
             return;
         }
-        let Some(key) = mac::user_key() else {
+        let Some(key) = mac::made_user_key() else {
             return;
         };
         // with what other writes recorded since `read` was read

@@ -104,6 +104,17 @@ pub fn user_key() -> Option<&'static Key> {
     .as_ref()
 }
 
+/// [`user_key`] when this user has one already, never making it: for what
+/// only saves time when sealed (`.git/receipt-notes-whole`), so that a command
+/// that otherwise writes nothing to git-receipt's config directory (a `run`
+/// signing through ssh-agent) does not make the directory for it.
+pub fn made_user_key() -> Option<&'static Key> {
+    let made = crate::user_dir::config_dir()
+        .filter(|d| d.is_absolute())
+        .is_some_and(|d| d.join(KEY_FILE).exists());
+    if made { user_key() } else { None }
+}
+
 /// Why the index key cannot be used: said once per process, and the index is then
 /// kept in memory.
 #[derive(Debug)]
