@@ -185,12 +185,29 @@ fn note_paths(object: &ObjectId) -> [String; 3] {
 struct BuiltNotes {
     notes_tip: Option<ObjectId>,
     commit: ObjectId,
-    /// The chain tip the notes were brought up to, when they are whole: built
-    /// from nothing, or on notes [`super::whole_notes`] records as whole.
-    whole_at: Option<ObjectId>,
+    /// The chain tip the notes were brought up to.
+    chain_tip: ObjectId,
+    /// Built from nothing, not on `notes_tip`'s tree.
+    rebuild: bool,
+    /// The chain tip `notes_tip`'s message records it built up to.
+    recorded_chain: Option<ObjectId>,
     /// What it wrote, for [`Store::keep_written`]; empty when built in a
     /// batch, which holds them.
     written: Vec<super::concurrent_gc::Written>,
+}
+
+impl BuiltNotes {
+    /// The chain tip these notes of `writer` are whole at, given what
+    /// `whole` records ([`super::whole_notes`]): built from nothing, or on
+    /// notes recorded whole at the chain tip their message names (a chain
+    /// that moved under them was read as rewritten, `rebuild`).
+    fn whole_at(&self, writer: &str, whole: &super::whole_notes::WholeNotes) -> Option<ObjectId> {
+        let on_whole = match (self.notes_tip, self.recorded_chain) {
+            (Some(notes), Some(chain)) => whole.covers(writer, chain, notes),
+            _ => false,
+        };
+        (self.rebuild || on_whole).then_some(self.chain_tip)
+    }
 }
 
 /// What a writer's notes lack, read ([`Store::plan_notes`]) before anything
@@ -607,7 +624,7 @@ impl Store {
         for wave in writers.chunks(NOTES_WAVE) {
             for ((w, how), plan) in wave.iter().zip(self.plan_notes_on(wave, &mut readers)) {
                 let b = match plan.and_then(|plan| {
-                    plan.map(|p| self.write_planned_notes(w, &notes_ref(w), p, how.root(), &whole))
+                    plan.map(|p| self.write_planned_notes(w, &notes_ref(w), p, how.root()))
                         .transpose()
                 }) {
                     Ok(b) => b,
@@ -660,7 +677,7 @@ impl Store {
                 }
                 // its notes commit, trees and notes, all from the batch
                 if self.keep_written(&refname, &objects[range]).is_ok() {
-                    if let Some(chain) = b.whole_at {
+                    if let Some(chain) = b.whole_at(w, &whole) {
                         left_whole.push((w.clone(), chain, b.commit));
                     }
                     continue;
@@ -674,8 +691,10 @@ impl Store {
             } else {
                 self.clear_stale_lock(&refname);
             }
-            if let Some((chain, notes)) = self.update_notes_on(w, how, &whole)? {
-                left_whole.push((w.clone(), chain, notes));
+            if let Some(b) = self.update_notes_built(w, how)?
+                && let Some(chain) = b.whole_at(w, &whole)
+            {
+                left_whole.push((w.clone(), chain, b.commit));
             }
         }
         self.record_whole_notes(&whole, &left_whole);
@@ -702,33 +721,37 @@ impl Store {
     }
 
     fn update_notes(&self, writer: &str, how: NotesUpdate) -> Result<(), StoreError> {
-        let whole = self.whole_notes();
-        if let Some((chain, notes)) = self.update_notes_on(writer, how, &whole)? {
-            self.record_whole_notes(&whole, &[(writer.to_owned(), chain, notes)]);
+        // the edge the notes are built under; the record is read only when
+        // they move (an append, a push: most find nothing to do)
+        let edge = self.shallow_stamp();
+        if let Some(b) = self.update_notes_built(writer, how)? {
+            let whole = self.whole_notes_under(&edge);
+            if let Some(chain) = b.whole_at(writer, &whole) {
+                self.record_whole_notes(&whole, &[(writer.to_owned(), chain, b.commit)]);
+            }
         }
         Ok(())
     }
 
-    /// [`Store::update_notes`], given what [`Store::whole_notes`] records:
-    /// the chain tip and notes commit when the notes it left are whole.
-    fn update_notes_on(
+    /// [`Store::update_notes`] without the record of notes built whole: the
+    /// notes commit its ref now names, when it built one.
+    fn update_notes_built(
         &self,
         writer: &str,
         how: NotesUpdate,
-        whole: &super::whole_notes::WholeNotes,
-    ) -> Result<Option<(ObjectId, ObjectId)>, StoreError> {
+    ) -> Result<Option<BuiltNotes>, StoreError> {
         let refname = notes_ref(writer);
         let mut retry = Retry::new();
         loop {
-            let Some(BuiltNotes {
-                notes_tip,
-                commit,
-                whole_at,
-                written,
-            }) = self.build_notes(writer, &refname, how, whole)?
-            else {
+            let Some(built) = self.build_notes(writer, &refname, how)? else {
                 return Ok(None);
             };
+            let BuiltNotes {
+                notes_tip,
+                commit,
+                ref written,
+                ..
+            } = built;
             // logged, like the chain: gc keeps every notes commit a reflog names
             match self.update_logged_ref(&refname, notes_tip, commit, "git-receipt: index notes") {
                 Ok(()) => {
@@ -737,8 +760,8 @@ impl Store {
                     // it is done, look, and if anything went, put the ref back and
                     // build again.
                     self.wait_for_gc_started_before(std::time::SystemTime::now());
-                    if self.keep_written(&refname, &written).is_ok() {
-                        return Ok(whole_at.map(|chain| (chain, commit)));
+                    if self.keep_written(&refname, written).is_ok() {
+                        return Ok(Some(built));
                     }
                     let back = self.put_ref_back(
                         &refname,
@@ -780,11 +803,10 @@ impl Store {
         writer: &str,
         refname: &str,
         how: NotesUpdate,
-        whole: &super::whole_notes::WholeNotes,
     ) -> Result<Option<BuiltNotes>, StoreError> {
         match self.plan_notes(writer, how.rebuilds(), &WalkReader::usual())? {
             Some(plan) => self
-                .write_planned_notes(writer, refname, plan, how.root(), whole)
+                .write_planned_notes(writer, refname, plan, how.root())
                 .map(Some),
             None => Ok(None),
         }
@@ -916,7 +938,6 @@ impl Store {
         refname: &str,
         plan: NotesPlan,
         root: bool,
-        whole: &super::whole_notes::WholeNotes,
     ) -> Result<BuiltNotes, StoreError> {
         let NotesPlan {
             chain_tip,
@@ -927,14 +948,6 @@ impl Store {
             logs,
             by_object,
         } = plan;
-        // built from nothing, or on notes built whole from the chain they
-        // record: whole (a chain that moved under them was read as rewritten,
-        // `rebuild`)
-        let on_whole = match (notes_tip, recorded_chain) {
-            (Some(notes), Some(chain)) => whole.covers(writer, chain, notes),
-            _ => false,
-        };
-        let whole_at = (rebuild || on_whole).then_some(chain_tip);
         let base_tree = match (notes_tip, rebuild) {
             (Some(t), false) => self.commit_tree(t)?,
             _ => ObjectId::empty_tree(self.repo.object_hash()),
@@ -967,7 +980,9 @@ impl Store {
         Ok(BuiltNotes {
             notes_tip,
             commit,
-            whole_at,
+            chain_tip,
+            rebuild,
+            recorded_chain,
             written,
         })
     }

@@ -167,7 +167,9 @@ impl Store {
         self.whole_notes_under(&self.shallow_stamp())
     }
 
-    fn whole_notes_under(&self, shallow: &str) -> WholeNotes {
+    /// [`Store::whole_notes`] as read under the shallow edge `shallow` (a
+    /// [`Store::shallow_stamp`] taken before notes were built).
+    pub(super) fn whole_notes_under(&self, shallow: &str) -> WholeNotes {
         let none = WholeNotes::under(shallow);
         let Some(key) = mac::made_user_key() else {
             return none;
