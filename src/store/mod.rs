@@ -1449,17 +1449,22 @@ impl Store {
 /// process) would let two writers commit through one lock file.
 pub const STALE_LOCK_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// Whether the lock file `lock` is older than [`STALE_LOCK_AFTER`] (a
+/// missing one is not).
+fn stale_lock(lock: &Path) -> bool {
+    std::fs::metadata(lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE_LOCK_AFTER)
+}
+
 /// Take the lock file `lock` of a file this tool writes whole (the receipt
 /// index, the record of notes built whole): created new, after removing one
 /// a killed writer left ([`STALE_LOCK_AFTER`]); an `AlreadyExists` error when
 /// another process holds it.
 pub(crate) fn take_file_lock(lock: &Path) -> std::io::Result<std::fs::File> {
-    let stale = std::fs::metadata(lock)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age > STALE_LOCK_AFTER);
-    if stale {
+    if stale_lock(lock) {
         let _ = std::fs::remove_file(lock);
     }
     std::fs::OpenOptions::new()
@@ -1527,11 +1532,7 @@ impl Store {
     /// Remove `<refname>.lock` if a killed writer left it behind; say so on stderr.
     pub(crate) fn clear_stale_lock(&self, refname: &str) {
         let lock = self.repo.common_dir().join(format!("{refname}.lock"));
-        let age = std::fs::metadata(&lock)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok());
-        if age.is_some_and(|a| a > STALE_LOCK_AFTER) && std::fs::remove_file(&lock).is_ok() {
+        if stale_lock(&lock) && std::fs::remove_file(&lock).is_ok() {
             self.notice(Notice::warning(
                 "stale-lock-removed",
                 format!(

@@ -78,12 +78,8 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
 pub fn user_key() -> Option<&'static Key> {
     static KEY: OnceLock<Option<Key>> = OnceLock::new();
     KEY.get_or_init(|| {
-        // No HOME and no XDG_CONFIG_HOME (or an empty one, which would put the key
-        // in whatever directory the command runs in): nowhere to keep a key;
-        // quietly in memory.
-        let path = crate::user_dir::config_dir()
-            .filter(|d| d.is_absolute())?
-            .join(KEY_FILE);
+        // nowhere to keep a key: quietly in memory
+        let path = key_path()?;
         match load_or_create(&path) {
             Ok(key) => Some(key),
             Err(why) => {
@@ -109,10 +105,20 @@ pub fn user_key() -> Option<&'static Key> {
 /// that otherwise writes nothing to git-receipt's config directory (a `run`
 /// signing through ssh-agent) does not make the directory for it.
 pub fn made_user_key() -> Option<&'static Key> {
-    let made = crate::user_dir::config_dir()
+    if key_path().is_some_and(|p| p.exists()) {
+        user_key()
+    } else {
+        None
+    }
+}
+
+/// Where this user's index key is kept; `None` with no HOME and no
+/// XDG_CONFIG_HOME (or an empty one, which would put the key in whatever
+/// directory the command runs in).
+fn key_path() -> Option<PathBuf> {
+    crate::user_dir::config_dir()
         .filter(|d| d.is_absolute())
-        .is_some_and(|d| d.join(KEY_FILE).exists());
-    if made { user_key() } else { None }
+        .map(|d| d.join(KEY_FILE))
 }
 
 /// Why the index key cannot be used: said once per process, and the index is then
