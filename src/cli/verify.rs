@@ -354,21 +354,23 @@ pub fn cmd_verify(ctx: &Context, args: VerifyArgs) -> Result<ExitCode> {
         } else {
             String::new()
         };
-        let notes_covered = match (report.notes_covered, report.notes_built_here) {
-            (0, 0) => String::new(),
-            (n, 0) => format!(
-                " (the notes of {} covered by the checkpoint)",
-                super::plural(n as u64, "writer", "writers")
+        // the notes not read again, and why: " (the notes of 2 writers
+        // covered by the checkpoint, of 1 writer as git-receipt built ...)"
+        let passed_over: Vec<String> = [
+            (report.notes_covered, "covered by the checkpoint"),
+            (
+                report.notes_built_here,
+                "as git-receipt built them here from the chains verified",
             ),
-            (0, b) => format!(
-                " (the notes of {} as git-receipt built them here from the chains verified)",
-                super::plural(b as u64, "writer", "writers")
-            ),
-            (n, b) => format!(
-                " (the notes of {} covered by the checkpoint, of {} as git-receipt built them here from the chains verified)",
-                super::plural(n as u64, "writer", "writers"),
-                super::plural(b as u64, "writer", "writers")
-            ),
+        ]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, why)| format!("{} {why}", super::plural(n as u64, "writer", "writers")))
+        .collect();
+        let notes_covered = if passed_over.is_empty() {
+            String::new()
+        } else {
+            format!(" (the notes of {})", passed_over.join(", of "))
         };
         let stubs = match report.stubs {
             0 => String::new(),
