@@ -190,18 +190,18 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         eprintln!("git-receipt: {line}");
     }
     if let Some((anchor, stats)) = &since {
-        let depths: Vec<String> = stats.depths.iter().map(u64::to_string).collect();
+        let fetches: Vec<String> = stats.fetches.iter().map(ToString::to_string).collect();
         eprintln!(
-            "git-receipt: from checkpoint #{} of {} ({}): {} taken from its tips up ({} at depth {}), {} whole",
+            "git-receipt: from checkpoint #{} of {} ({}): {} taken from its tips up ({}{}), {} whole",
             anchor.payload.sequence,
             git_receipt::text::escape(&anchor.payload.signer),
-            anchor.payload.time,
+            git_receipt::text::escape(&anchor.payload.time),
             super::plural(stats.from_checkpoint as u64, "chain", "chains"),
-            super::plural(depths.len() as u64, "fetch", "fetches"),
-            if depths.is_empty() {
-                "-".to_owned()
+            super::plural(fetches.len() as u64, "fetch", "fetches"),
+            if fetches.is_empty() {
+                String::new()
             } else {
-                depths.join(", ")
+                format!(": {}", fetches.join(", "))
             },
             stats.whole
         );

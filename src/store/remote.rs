@@ -444,16 +444,16 @@ impl Store {
     }
 
     /// Fetch the chains of `writers` from `remote` into the staging namespace
-    /// (as [`Store::fetch_staged`] does for every writer), `depth` commits from
-    /// each tip when given (what `fetch --since` takes). Refspecs go on stdin,
-    /// so a thousand writers make one command line.
+    /// (as [`Store::fetch_staged`] does for every writer), as much of each as
+    /// `cut` says (what `fetch --since` takes). Refspecs go on stdin, so a
+    /// thousand writers make one command line.
     pub fn fetch_writers_staged(
         &self,
         remote: &str,
         writers: &[&str],
-        depth: Option<u64>,
+        cut: Cut,
     ) -> Result<(), StoreError> {
-        match self.start_fetch_writers_staged(remote, writers, depth)? {
+        match self.start_fetch_writers_staged(remote, writers, cut)? {
             Some(started) => self.finish_fetch_writers_staged(started),
             None => Ok(()),
         }
@@ -468,12 +468,18 @@ impl Store {
         &self,
         remote: &str,
         writers: &[&str],
-        depth: Option<u64>,
+        cut: Cut,
     ) -> Result<Option<StartedFetch>, StoreError> {
         if writers.is_empty() {
             return Ok(None);
         }
-        let depth_arg = depth.map(|d| format!("--depth={d}"));
+        let cut_arg = match cut {
+            Cut::Whole => None,
+            Cut::Depth(d) => Some(format!("--depth={d}")),
+            // git's own form of a date (`@<seconds>`), sent to the server as
+            // `deepen-since <seconds>`: no time zone or format to misread
+            Cut::Since(ms) => Some(format!("--shallow-since=@{}", ms / 1000)),
+        };
         let mut args = vec![
             "fetch",
             "--no-tags",
@@ -482,8 +488,8 @@ impl Store {
             "--refmap=",
             "--stdin",
         ];
-        if let Some(d) = &depth_arg {
-            args.push(d);
+        if let Some(c) = &cut_arg {
+            args.push(c);
         }
         args.push(remote);
         let specs: String = writers
@@ -493,10 +499,10 @@ impl Store {
         let git = self.start_network_git(&args, Some(specs.as_bytes()), self.network_limit())?;
         Ok(Some(StartedFetch {
             git,
-            what: format!(
-                "fetch {remote} (receipt chains{})",
-                depth.map(|d| format!(", depth {d}")).unwrap_or_default()
-            ),
+            what: match cut {
+                Cut::Whole => format!("fetch {remote} (receipt chains)"),
+                cut => format!("fetch {remote} (receipt chains, {cut})"),
+            },
         }))
     }
 
@@ -943,6 +949,34 @@ struct StartedGit {
     args: Vec<String>,
     limit: Option<std::time::Duration>,
     started: std::time::Instant,
+}
+
+/// How much of each chain a fetch of chains takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// Every entry.
+    Whole,
+    /// The newest this many entries of each chain (`git fetch --depth`).
+    Depth(u64),
+    /// The entries whose commits are dated at or after this time, Unix ms
+    /// (`git fetch --shallow-since`, to the second). A chain whose tip is
+    /// older comes whole, as git does it; dates are the writer's, so a cut by
+    /// date only saves fetching: whoever reads the chain checks what it holds.
+    Since(u64),
+}
+
+impl std::fmt::Display for Cut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cut::Whole => f.write_str("whole"),
+            Cut::Depth(d) => write!(f, "depth {d}"),
+            Cut::Since(ms) => write!(
+                f,
+                "since {}",
+                crate::receipt::format_timestamp(ms / 1000 * 1000)
+            ),
+        }
+    }
 }
 
 /// A fetch of receipt chains started by [`Store::start_fetch_writers_staged`].

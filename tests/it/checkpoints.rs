@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::common::{Daemon, Env, change_src, clone, days_from_now};
+use crate::common::{Daemon, Env, change_src, clone, days_ago, days_from_now};
 
 fn rev(env: &Env, repo: &Path, name: &str) -> String {
     env.git_ok(repo, &["rev-parse", name]).trim().to_owned()
@@ -46,8 +46,14 @@ fn served(env: &Env) -> Served {
     env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
     env.receipt_ok(&bare, &["install-hooks", "--server", "--protect", "main"]);
     let dev = clone(env, &url, "dev");
-    env.receipt_ok(&dev, &["run", "test"]);
-    env.receipt_ok(&dev, &["run", "docs"]);
+    // dated well before a checkpoint signed now, as a real chain's older
+    // entries are: `fetch --since` cuts the chains that moved by date, a week
+    // before the checkpoint
+    let then = days_ago(40);
+    for check in ["test", "docs"] {
+        let r = env.receipt_with(&dev, &["run", check], &[("GIT_RECEIPT_TEST_NOW", &then)]);
+        assert_eq!(r.code, 0, "{r}");
+    }
     env.receipt_ok(&dev, &["push"]);
     let writer = env.only_writer(&dev);
     Served {
@@ -313,9 +319,12 @@ fn no_checkpoint_is_signed_over_a_chain_that_does_not_verify() {
 fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decides_from_them() {
     let env = Env::new();
     let s = served(&env);
+    // before the checkpoint, and more than a week before it
+    let then = days_ago(40);
     for i in 0..4 {
         change_src(&env, &s.dev, &format!("before {i}\n"));
-        env.receipt_ok(&s.dev, &["run", "test"]);
+        let r = env.receipt_with(&s.dev, &["run", "test"], &[("GIT_RECEIPT_TEST_NOW", &then)]);
+        assert_eq!(r.code, 0, "{r}");
     }
     env.receipt_ok(&s.dev, &["push"]);
     env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
@@ -337,12 +346,14 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     assert_eq!(r.code, 0, "{r}");
     // a fresh clone has no index to rebuild: no notice says so
     assert!(!r.stderr.contains("rebuilding"), "{r}");
-    // the tip's index read at depth 1, then the four entries it needs at once
+    // the three after it by date (a week before the checkpoint, where the
+    // checkpoint's entry is older), then the four entries it needs at once
     assert!(
         r.stderr
-            .contains("1 chain taken from its tips up (2 fetches at depth 1, 4), 0 whole"),
+            .contains("1 chain taken from its tips up (2 fetches: since "),
         "{r}"
     );
+    assert!(r.stderr.contains(", depth 4), 0 whole"), "{r}");
     assert!(
         r.stderr
             .contains(&format!("new chain {}: 4 receipts", s.writer)),
@@ -421,7 +432,7 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
     assert_eq!(r.code, 0, "{r}");
     assert!(
         r.stderr
-            .contains("0 chains taken from its tips up (0 fetches at depth -), 1 whole"),
+            .contains("0 chains taken from its tips up (0 fetches), 1 whole"),
         "{r}"
     );
     assert_eq!(std::fs::read(dir.join(".git/shallow")).ok(), shallow);
@@ -473,8 +484,23 @@ fn a_chain_rolled_back_below_its_checkpointed_tip_is_not_taken_by_fetch_since() 
     let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
     assert_eq!(r.code, 1, "{r}");
     assert!(r.stderr.contains("rolled back"), "{r}");
-    // its tip is below the checkpoint's: nothing is fetched deeper
-    assert!(r.stderr.contains("(1 fetch at depth 1)"), "{r}");
+    // its tip is older than a week before the checkpoint, so a cut by date
+    // selects nothing (git's server ends the fetch); at depth 1 its index says
+    // it is below the checkpoint's: nothing is fetched deeper
+    assert!(r.stderr.contains("(1 fetch: depth 1)"), "{r}");
+    assert_eq!(
+        fresh
+            .git_ok(
+                &dir,
+                &[
+                    "rev-list",
+                    "--count",
+                    &format!("refs/receipts-incoming/origin/{}", s.writer)
+                ]
+            )
+            .trim(),
+        "1"
+    );
     assert_ne!(
         fresh
             .git(&dir, &["rev-parse", "--verify", "-q", &chain])
@@ -535,8 +561,26 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
         let r = env.receipt_with(&dev, &["push"], with);
         assert_eq!(r.code, 0, "{r}");
     };
-    run_as(&[], 1, "first");
-    run_as(&second, 1, "second");
+    // dated more than a week before the checkpoint, and within it
+    let (long_ago, days_3) = (days_ago(40), days_ago(3));
+    let k2 = k2.to_str().unwrap();
+    run_as(&[("GIT_RECEIPT_TEST_NOW", &long_ago)], 1, "first");
+    run_as(
+        &[
+            ("GIT_RECEIPT_SIGNING_KEY", k2),
+            ("GIT_RECEIPT_TEST_NOW", &long_ago),
+        ],
+        1,
+        "second",
+    );
+    run_as(
+        &[
+            ("GIT_RECEIPT_SIGNING_KEY", k2),
+            ("GIT_RECEIPT_TEST_NOW", &days_3),
+        ],
+        2,
+        "second, that week",
+    );
     env.receipt_ok(&dev, &["checkpoint", "--push"]);
     run_as(&[], 2, "first after");
     run_as(&second, 5, "second after");
@@ -557,7 +601,7 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
     };
     assert_eq!(
         (count(&dev, &short), count(&dev, &long)),
-        ("3".into(), "6".into())
+        ("3".into(), "8".into())
     );
 
     // the server forges the short chain's tip: its receipt, one value changed
@@ -576,19 +620,34 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
         .collect();
     let tree = env.git_input(&bare, &["mktree"], lines.as_bytes());
     let below = rev(&env, &bare, &format!("{tip}~1"));
-    let bad = env.git_ok(&bare, &["commit-tree", &tree, "-p", &below, "-m", "forged"]);
+    // dated now, as the real tip is (the tests' git dates its commits in
+    // February: a tip older than the cut by date would come whole)
+    let mut cmd = std::process::Command::new("git");
+    env.seal(&mut cmd);
+    let out = cmd
+        .current_dir(&bare)
+        .env("GIT_COMMITTER_DATE", format!("@{}", days_ago(0)))
+        .args(["commit-tree", &tree, "-p", &below, "-m", "forged"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bad = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     env.git_ok(&bare, &["update-ref", &short, &bad]);
 
     let fresh = Env::new();
     let dir = clone(&fresh, &url, "fresh");
     let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
     assert_eq!(r.code, 1, "{r}");
-    // the checkpoint's entry and two: depth 3; the other's and five: 6
-    assert!(
-        r.stderr
-            .contains("2 chains taken from its tips up (3 fetches at depth 1, 3, 6), 0 whole"),
-        "{r}"
-    );
+    // both moved: one fetch cut by date a week before the checkpoint. The
+    // long chain's checkpointed entry is in that week: it came with it (and
+    // the entry before it, in that week too), and was admitted while git
+    // fetched the short one's at depth 3 (its entry at the checkpoint and
+    // two), as that week left it short
+    let at = r
+        .stderr
+        .find("2 chains taken from its tips up (2 fetches: since ");
+    assert!(at.is_some(), "{r}");
+    assert!(r.stderr.contains(", depth 3), 0 whole"), "{r}");
     assert!(r.stderr.contains("signature"), "{r}");
     assert_eq!(
         rev(&fresh, &dir, &short),
@@ -596,7 +655,8 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
         "taken up to the forged tip"
     );
     assert_eq!(rev(&fresh, &dir, &long), rev(&env, &dev, &long));
-    assert_eq!(count(&dir, &long), "6");
+    assert_eq!(count(&dir, &long), "7");
+    assert_eq!(count(&dir, &short), "2");
     let (code, v, err) = verify_json(&fresh, &dir, &[]);
     assert_eq!(code, 0, "what was taken verifies: {v} {err}");
 }
@@ -743,4 +803,92 @@ fn a_run_from_a_checkpoint_passes_over_notes_this_clone_built_whole_and_reads_an
     std::fs::write(&whole_file, &sealed).unwrap();
     let (_, v, _) = verify_json(&reviewer, &dir, &[]);
     assert_eq!(v["notes_built_here"], 2, "put back: {v}");
+}
+
+/// `fetch --since` fetches a chain that did not move since the checkpoint at
+/// depth 1 (cut by date, git would send it whole), the chains that moved in one
+/// fetch cut by date a week before the checkpoint, and tops up by depth only a
+/// chain that date left short. A chain whose new tip is dated before the cut
+/// (its writer's clock behind) comes whole, as git sends it: dates choose what
+/// is fetched, never what is trusted, so all three verify from the checkpoint.
+#[test]
+fn fetch_since_takes_a_still_chain_at_depth_1_cuts_the_moved_ones_by_date_and_tops_up_by_depth() {
+    let env = Env::new();
+    let s = served(&env);
+    let long_ago = days_ago(40);
+    let old = [("GIT_RECEIPT_TEST_NOW", long_ago.as_str())];
+    // two more chains of the same key, each one receipt before the checkpoint
+    let mut clones = Vec::new();
+    for name in ["behind", "now"] {
+        let dir = clone(&env, &s.url, name);
+        env.git_ok(&dir, &["config", "receipt.chain", name]);
+        change_src(&env, &dir, &format!("{name} before\n"));
+        let r = env.receipt_with(&dir, &["run", "test"], &old);
+        assert_eq!(r.code, 0, "{r}");
+        env.receipt_ok(&dir, &["push"]);
+        clones.push(dir);
+    }
+    // the signer's clone has all three chains: the checkpoint names them
+    env.receipt_ok(&s.dev, &["fetch"]);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    // after it: one written by a clock a month behind, one now
+    let behind = days_ago(30);
+    for (dir, clock) in [(&clones[0], Some(behind.as_str())), (&clones[1], None)] {
+        change_src(&env, dir, "after\n");
+        let with: Vec<(&str, &str)> = clock
+            .map(|c| ("GIT_RECEIPT_TEST_NOW", c))
+            .into_iter()
+            .collect();
+        let r = env.receipt_with(dir, &["run", "test"], &with);
+        assert_eq!(r.code, 0, "{r}");
+        env.receipt_ok(dir, &["push"]);
+    }
+    let chain_of = |prefix: &str| {
+        let refs = env.git_ok(
+            &s.bare,
+            &[
+                "for-each-ref",
+                "--format=%(refname)",
+                &format!("refs/receipts/{prefix}-*"),
+            ],
+        );
+        let refs: Vec<&str> = refs.lines().collect();
+        assert_eq!(refs.len(), 1, "{refs:?}");
+        refs[0].to_owned()
+    };
+    let (still, behind, now) = (
+        format!("refs/receipts/{}", s.writer),
+        chain_of("behind"),
+        chain_of("now"),
+    );
+
+    let fresh = Env::new();
+    let dir = clone(&fresh, &s.url, "fresh");
+    let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains("3 chains taken from its tips up (3 fetches: depth 1, since "),
+        "{r}"
+    );
+    assert!(r.stderr.contains(", depth 2), 0 whole"), "{r}");
+    // stock git: the still chain is its checkpointed entry alone; the one
+    // dated behind came whole (two entries, no cut); the other is its entry
+    // at the checkpoint and the one after it
+    let count = |r: &str| {
+        fresh
+            .git_ok(&dir, &["rev-list", "--count", r])
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(
+        (count(&still), count(&behind), count(&now)),
+        ("1".into(), "2".into(), "2".into())
+    );
+    for r in [&still, &behind, &now] {
+        assert_eq!(rev(&fresh, &dir, r), rev(&env, &s.bare, r));
+    }
+    let (code, v, err) = verify_json(&fresh, &dir, &[]);
+    assert_eq!(code, 0, "{v} {err}");
+    assert_eq!(v["receipts"], 2, "{v}");
 }

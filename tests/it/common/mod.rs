@@ -683,6 +683,17 @@ pub fn sigint_as_in_a_terminal(cmd: &mut Command) {
 }
 
 /// `GIT_RECEIPT_TEST_NOW` for `days` days from now, in Unix seconds.
+/// Seconds since the epoch, `days` before now, for `GIT_RECEIPT_TEST_NOW`: a
+/// receipt dated then (its chain commit too).
+pub fn days_ago(days: u64) -> String {
+    (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - days * 86_400)
+        .to_string()
+}
+
 pub fn days_from_now(days: u64) -> String {
     (std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
