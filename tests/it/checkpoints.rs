@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::common::{Daemon, Env, change_src, clone, days_ago, days_from_now};
+use crate::common::{Daemon, Env, HttpServer, change_src, clone, days_ago, days_from_now};
 
 fn rev(env: &Env, repo: &Path, name: &str) -> String {
     env.git_ok(repo, &["rev-parse", name]).trim().to_owned()
@@ -26,7 +26,7 @@ fn verify_json(env: &Env, dir: &Path, envs: &[(&str, &str)]) -> (i32, serde_json
 /// server hook protecting main, and a clone of it where `env` wrote two
 /// receipts and pushed them.
 struct Served {
-    _daemon: Daemon,
+    _server: Box<dyn std::any::Any>,
     bare: PathBuf,
     url: String,
     dev: PathBuf,
@@ -34,7 +34,21 @@ struct Served {
 }
 
 fn served(env: &Env) -> Served {
-    let daemon = Daemon::start(env);
+    served_on(env, false)
+}
+
+/// [`served`], over git's smart HTTP (`git http-backend`) when `http`, else
+/// `git daemon`.
+fn served_on(env: &Env, http: bool) -> Served {
+    let (server, (bare, url)): (Box<dyn std::any::Any>, (PathBuf, String)) = if http {
+        let h = HttpServer::start(env);
+        let served = h.bare(env, "served.git");
+        (Box::new(h), served)
+    } else {
+        let d = Daemon::start(env);
+        let served = d.bare(env, "served.git");
+        (Box::new(d), served)
+    };
     let seed = env.fixture_repo("make_basic_repo.sh", "seed");
     let key = env.receipt_ok(&seed, &["key", "generate"]).stdout;
     env.git_ok(
@@ -42,7 +56,6 @@ fn served(env: &Env) -> Served {
         &["config", "-f", ".gitreceipts", "signer.ci.key", key.trim()],
     );
     env.git_ok(&seed, &["commit", "-qam", "trust ci"]);
-    let (bare, url) = daemon.bare(env, "served.git");
     env.git_ok(&seed, &["push", "-q", url.as_str(), "main"]);
     env.receipt_ok(&bare, &["install-hooks", "--server", "--protect", "main"]);
     let dev = clone(env, &url, "dev");
@@ -57,7 +70,7 @@ fn served(env: &Env) -> Served {
     env.receipt_ok(&dev, &["push"]);
     let writer = env.only_writer(&dev);
     Served {
-        _daemon: daemon,
+        _server: server,
         bare,
         url,
         dev,
@@ -813,8 +826,19 @@ fn a_run_from_a_checkpoint_passes_over_notes_this_clone_built_whole_and_reads_an
 /// is fetched, never what is trusted, so all three verify from the checkpoint.
 #[test]
 fn fetch_since_takes_a_still_chain_at_depth_1_cuts_the_moved_ones_by_date_and_tops_up_by_depth() {
+    since_by_date(false);
+}
+
+/// The same over git's smart HTTP, whose stateless requests carry the shallow
+/// edge and the date again in each round.
+#[test]
+fn fetch_since_cuts_by_date_and_tops_up_by_depth_over_smart_http_too() {
+    since_by_date(true);
+}
+
+fn since_by_date(http: bool) {
     let env = Env::new();
-    let s = served(&env);
+    let s = served_on(&env, http);
     let long_ago = days_ago(40);
     let old = [("GIT_RECEIPT_TEST_NOW", long_ago.as_str())];
     // two more chains of the same key, each one receipt before the checkpoint

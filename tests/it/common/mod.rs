@@ -518,13 +518,18 @@ impl HttpServer {
         listener.set_nonblocking(true).unwrap();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (stop2, root2, home) = (stop.clone(), root.clone(), env.home.clone());
+        // the binary under test first on the server's PATH too, as a server
+        // that runs git-receipt's hook has it installed
+        let mut search = std::ffi::OsString::from(bin().parent().unwrap());
+        search.push(":");
+        search.push(std::env::var_os("PATH").unwrap_or_default());
         std::thread::spawn(move || {
             while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
                 let Ok((stream, _)) = listener.accept() else {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                     continue;
                 };
-                let (root, home) = (root2.clone(), home.clone());
+                let (root, home, search) = (root2.clone(), home.clone(), search.clone());
                 std::thread::spawn(move || {
                     stream.set_nonblocking(false).unwrap();
                     let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -576,7 +581,7 @@ impl HttpServer {
                     let mut cmd = Command::new("git");
                     cmd.arg("http-backend")
                         .env_clear()
-                        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                        .env("PATH", &search)
                         .env("HOME", &home)
                         .env("GIT_CONFIG_NOSYSTEM", "1")
                         .env("GIT_PROJECT_ROOT", &root)
