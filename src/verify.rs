@@ -697,6 +697,20 @@ fn walk_ranges(
     // (chain, tip, the base's commit): what the reader walks
     let mut plan: Vec<(usize, ObjectId, Option<ObjectId>)> = Vec::new();
     let reader = shared.local();
+    // Each chain's checkpointed entry, read on every core: a run from a
+    // checkpoint of 1,000 writers read their 1,000 entries one after another
+    // before any walk began
+    let bases: Vec<ObjectId> = stretches.iter().filter_map(|s| s.1).collect();
+    let mut clean = if bases.len() >= BASES_APART {
+        crate::store::in_order_on(
+            bases,
+            shared.apart(crate::store::worker_threads()),
+            clean_entry,
+        )
+    } else {
+        bases.into_iter().map(|b| clean_entry(&reader, b)).collect()
+    }
+    .into_iter();
     for (c, (writer, &(tip, base))) in writers.iter().zip(stretches).enumerate() {
         let mut stretch = Stretch {
             writer,
@@ -712,7 +726,7 @@ fn walk_ranges(
             // asked in full: a base the tip does not descend from (not even
             // here, or rolled back past) leaves the chain to be walked whole,
             // and a base it does descend from must read as a chain entry.
-            let read = match clean_entry(&reader, commit) {
+            let read = match clean.next().flatten() {
                 Some(e) => Ok(e),
                 None if !descends(store, commit, tip) => {
                     stretch.walk.base = BaseMet::NotAncestor;
@@ -893,6 +907,10 @@ fn descends(store: &Store, recorded: ObjectId, tip: ObjectId) -> bool {
     recorded == tip
         || (store.has_commit(recorded) && store.is_ancestor(recorded, tip).unwrap_or(false))
 }
+
+/// From how many checkpointed entries a run reads them on every core (below,
+/// a thread's start costs more than it saves).
+const BASES_APART: usize = 64;
 
 /// The index and receipt id of the chain entry at `commit`, when it reads
 /// cleanly through `reader` (a one-parent commit whose `receipt.json` parses);

@@ -1984,3 +1984,53 @@ fn a_note_blob_on_several_objects_is_checked_on_each_in_the_order_of_the_notes()
     assert_eq!(packed.findings, loose.findings);
     assert_eq!(packed.note_lines, loose.note_lines);
 }
+
+/// From [`BASES_APART`] chains on, each chain's checkpointed entry is read on
+/// every core, and each answer still goes to its own chain: every chain is
+/// checked above its own entry, and a checkpoint that names a non-entry for
+/// one writer among 70 is that writer's one finding, no other's.
+#[test]
+fn section_7_checkpointed_entries_read_on_every_core_each_answer_their_own_chain() {
+    const WRITERS: u8 = 70;
+    assert!(usize::from(WRITERS) >= BASES_APART);
+    let mut s = Scratch::new();
+    let c = contract(CONTRACT);
+    let seeds: Vec<u8> = (1..=WRITERS).collect();
+    let trust = trust_of(&seeds);
+    let h = s.commit(&[("src/lib.rs", "1\n")], "src");
+    for &k in &seeds {
+        s.run(&key(k), &c, "test", h, 0, u64::from(k));
+    }
+    s.reopen();
+    let mut cp = Checkpoint::from_report(&run(&s, &trust, None), &trust);
+    let h = s.commit(&[("src/lib.rs", "2\n")], "src");
+    let mut tops = Vec::new();
+    for &k in &seeds {
+        tops.push(s.run(&key(k), &c, "test", h, 0, 100 + u64::from(k)).commit);
+    }
+    s.reopen();
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(r.findings, []);
+    let n = u64::from(WRITERS);
+    assert_eq!((r.chains, r.receipts, r.covered), (WRITERS as usize, n, n));
+    assert_eq!(r.descended.len(), WRITERS as usize);
+    // writer 35's checkpointed entry replaced by a commit that is no entry,
+    // between its two real ones
+    let w = writer_id(key(35).public(), "default");
+    let tip = tops[34];
+    let base = ObjectId::from_hex(cp.chains[&w].as_bytes()).unwrap();
+    let spliced = commit_tree(&s, s.head(), &[base]);
+    let forged = commit_tree(&s, tip, &[spliced]);
+    s.git(&[
+        "update-ref",
+        &crate::store::chain::chain_ref(&w),
+        &forged.to_string(),
+    ]);
+    s.reopen();
+    cp.chains.insert(w.clone(), spliced.to_string());
+    let r = run(&s, &trust, Some(&cp));
+    assert_eq!(kinds(&r), [("link", None)], "{:?}", r.findings);
+    assert_eq!(r.findings[0].chain, w);
+    assert_eq!(r.findings[0].commit, Some(spliced.to_string()));
+    assert_eq!((r.receipts, r.covered), (n - 1, n - 1));
+}
