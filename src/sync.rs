@@ -521,9 +521,9 @@ pub fn fetch_since(
             // ("no commits selected for shallow requests", which a client of
             // `git daemon` never sees: only "the remote end hung up"): every
             // tip older than the date, as when the only chains that moved were
-            // rolled back, or written by a clock behind. At depth 1 instead,
-            // each tip's index says how deep to go, as it would anyway; a
-            // remote that fails again is the error
+            // rolled back, or written by a clock behind; and a server older
+            // than git 2.11 has no cut by date. At depth 1 instead, each tip's
+            // index says how deep to go; a remote that fails again is the error
             Err(StoreError::GitCommand { .. }) => {
                 store.fetch_writers_staged(remote, &moved, Cut::Depth(1))?;
                 stats.fetches.push(Cut::Depth(1));
