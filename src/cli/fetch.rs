@@ -30,9 +30,11 @@ pub struct FetchArgs {
     /// Fetch every full output log the remote has, too.
     #[arg(long)]
     pub logs: bool,
-    /// For chains this clone does not have yet: take only the entries after a
-    /// signed checkpoint (`git receipt checkpoint`) of a signer you trust, so a
-    /// fresh clone's cost follows recent work, not history. `checkpoint`: the
+    /// For chains this clone does not have yet: take the entries after a
+    /// signed checkpoint (`git receipt checkpoint`) of a signer you trust (and
+    /// those of the week before it: the chains are cut by date, then topped up
+    /// by depth), so a fresh clone's cost follows recent work, not history.
+    /// `checkpoint`: the
     /// newest; an age such as `90d`: the newest at least that old, so every
     /// receipt of that span is here. Chains you have are fetched as always;
     /// `git receipt verify --since-checkpoint` then verifies from it. Refused
