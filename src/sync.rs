@@ -540,7 +540,7 @@ pub fn fetch_since(
     let bases: BTreeMap<String, ObjectId> =
         shallow.iter().map(|&(w, b, _)| (w.to_owned(), b)).collect();
     let mut ready: Vec<&str> = Vec::new();
-    let mut by_depth: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    let mut needs: Vec<(&str, u64)> = Vec::new();
     for &(w, base, index) in &shallow {
         let Some(tip) = store.ref_value(&crate::store::remote::staged_chain_ref(remote, w))? else {
             continue;
@@ -556,7 +556,7 @@ pub fn fetch_since(
         let n = entry.receipt.body().chain.index;
         let need = n.saturating_sub(index).saturating_add(1);
         if need > 1 {
-            by_depth.entry(depth_for(need)).or_default().push(w);
+            needs.push((w, need));
         }
     }
     // the ready chains admitted while git fetches the first depth, and each
@@ -565,7 +565,7 @@ pub fn fetch_since(
     // changes; refs, notes and the index wait for the end
     let mut early: BTreeMap<String, Early> = BTreeMap::new();
     let mut previous: Option<&[&str]> = Some(&ready);
-    for (depth, ws) in &by_depth {
+    for (depth, ws) in &depth_groups(needs) {
         let started = store.start_fetch_writers_staged(remote, ws, Cut::Depth(*depth))?;
         let admitted = match previous {
             Some(prev) => admit_early(store, remote, prev, &bases, trust, &mut early),
@@ -643,6 +643,46 @@ fn admit_early(
         );
     }
     Ok(())
+}
+
+/// What more entries than needed one fetch of chains may take so that chains
+/// of smaller depths join a deeper group instead of a fetch of their own: a
+/// fetch's own cost (a connection, the refs, the server's search, git's
+/// checks: about a quarter of a second here, with 1,000 refs on the server) is
+/// worth some thousands of entries fetched and admitted (about 70 us each).
+pub const MERGE_ENTRIES: u64 = 1024;
+
+/// The fetches for chains each needing some entries (`needs`: writer and
+/// entries needed), deepest first: chains of one [`depth_for`] share a fetch,
+/// and a group takes the chains of the next shallower depths too while all it
+/// takes beyond what its chains need stays within [`MERGE_ENTRIES`]. So a few
+/// chains left short by a cut by date cost one fetch, not one for each depth,
+/// and many chains still cost no more fetches than `depth_for` makes.
+pub fn depth_groups(mut needs: Vec<(&str, u64)>) -> Vec<(u64, Vec<&str>)> {
+    needs.sort_by_key(|&(w, n)| (std::cmp::Reverse(depth_for(n)), w));
+    let mut groups: Vec<(u64, Vec<&str>, u64)> = Vec::new();
+    let mut k = 0;
+    while k < needs.len() {
+        // one depth's chains
+        let depth = depth_for(needs[k].1);
+        let end = k + needs[k..]
+            .iter()
+            .take_while(|&&(_, n)| depth_for(n) == depth)
+            .count();
+        let these = &needs[k..end];
+        k = end;
+        if let Some((deeper, members, extra)) = groups.last_mut() {
+            let more: u64 = these.iter().map(|&(_, n)| *deeper - n).sum();
+            if *extra + more <= MERGE_ENTRIES {
+                members.extend(these.iter().map(|&(w, _)| w));
+                *extra += more;
+                continue;
+            }
+        }
+        let extra = these.iter().map(|&(_, n)| depth - n).sum();
+        groups.push((depth, these.iter().map(|&(w, _)| w).collect(), extra));
+    }
+    groups.into_iter().map(|(d, ws, _)| (d, ws)).collect()
 }
 
 /// The depth a chain that needs `need` entries is fetched at: exactly `need` up
@@ -1668,6 +1708,84 @@ pub fn push_writer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The chains a week's cut by date left short at 200,000 receipts from
+    /// 1,000 writers (`benches/year.rs`): 18 chains over three depths, one
+    /// fetch at the deepest (449 entries more than needed).
+    #[test]
+    fn a_few_chains_left_short_share_one_fetch_at_the_deepest_depth() {
+        let needs = [
+            50, 54, 54, 57, 57, 58, 60, 60, 61, 62, 62, 63, 65, 65, 66, 73, 74, 76,
+        ];
+        let names: Vec<String> = (0..needs.len()).map(|i| format!("w{i:02}")).collect();
+        let input: Vec<(&str, u64)> = names.iter().map(String::as_str).zip(needs).collect();
+        let groups = depth_groups(input);
+        assert_eq!(groups.len(), 1, "{groups:?}");
+        assert_eq!(groups[0].0, depth_for(76));
+        assert_eq!(groups[0].1.len(), needs.len());
+        let extra: u64 = needs.iter().map(|n| groups[0].0 - n).sum();
+        assert_eq!(extra, 449);
+        assert!(depth_groups(Vec::new()).is_empty());
+    }
+
+    /// A group takes a shallower depth's chains while what it takes beyond
+    /// their needs stays within `MERGE_ENTRIES`, to the entry; past it, they
+    /// are a fetch of their own. Many chains spread over many depths cost no
+    /// more fetches than `depth_for` makes, and every chain gets at least
+    /// what it needs, once.
+    #[test]
+    fn chains_join_a_deeper_fetch_while_the_extra_entries_stay_within_the_bound() {
+        let names: Vec<String> = (0..=MERGE_ENTRIES).map(|i| format!("w{i:05}")).collect();
+        // one chain needing exactly 8, then n chains needing 7: one more entry each
+        let with = |n: usize| -> Vec<(&str, u64)> {
+            std::iter::once(("deep", 8))
+                .chain(names[..n].iter().map(|w| (w.as_str(), 7)))
+                .collect()
+        };
+        let fits = depth_groups(with(MERGE_ENTRIES as usize));
+        assert_eq!(fits.len(), 1, "1024 more entries: one fetch");
+        assert_eq!(fits[0].0, 8);
+        assert_eq!(fits[0].1.len(), MERGE_ENTRIES as usize + 1);
+        assert_eq!(fits[0].1[0], "deep");
+        let past = depth_groups(with(MERGE_ENTRIES as usize + 1));
+        assert_eq!(past.len(), 2, "1025 more: a fetch of their own");
+        assert_eq!((past[0].0, past[0].1.as_slice()), (8, ["deep"].as_slice()));
+        assert_eq!(past[1].0, 7);
+        assert_eq!(past[1].1.len(), MERGE_ENTRIES as usize + 1);
+
+        // 1,000 chains needing 35 to 87 (the depth groups of a year before
+        // the cut by date): deepest first, each chain once, at its need or
+        // deeper, in no more fetches than depths
+        let spread: Vec<(&str, u64)> = names[..1000]
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.as_str(), 35 + (i as u64 * 7919) % 53))
+            .collect();
+        let depths: std::collections::BTreeSet<u64> =
+            spread.iter().map(|&(_, n)| depth_for(n)).collect();
+        let groups = depth_groups(spread.clone());
+        assert!(
+            groups.len() <= depths.len(),
+            "{} > {}",
+            groups.len(),
+            depths.len()
+        );
+        assert!(groups.windows(2).all(|g| g[0].0 > g[1].0));
+        let need: BTreeMap<&str, u64> = spread.iter().copied().collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for (depth, ws) in &groups {
+            let mut merged = 0;
+            for w in ws {
+                assert!(seen.insert(*w), "{w} twice");
+                assert!(*depth >= need[w]);
+                if depth_for(need[w]) != *depth {
+                    merged += depth - need[w];
+                }
+            }
+            assert!(merged <= MERGE_ENTRIES);
+        }
+        assert_eq!(seen.len(), 1000);
+    }
 
     #[test]
     fn a_depth_is_exact_up_to_8_then_at_most_a_quarter_more_than_needed() {
