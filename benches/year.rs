@@ -650,7 +650,7 @@ fn main() {
         .and_then(|s| s.split(')').next())
         .unwrap_or("?");
     println!(
-        "\n`--since 90d` started from checkpoint #{} ({} receipts after it; with each chain's entry at the checkpoint, {} entries needed); it took {since_entries} entries ({:.1}% of the year, {:.2}x what was needed: the chains that moved are cut by date a week before the checkpoint, and a chain the date left short is topped up by depth, rounded up by at most a quarter) in {fetches}; {:.1} KiB received per receipt taken, against {:.1} KiB per receipt for the whole fetch\n",
+        "\n`--since 90d` started from checkpoint #{} ({} receipts after it; with each chain's entry at the checkpoint, {} entries needed); it took {since_entries} entries ({:.1}% of the year, {:.2}x what was needed: the chains that moved are cut by date a week before the checkpoint, and a chain the date left short is topped up by depth, rounded up) in {fetches}; {:.1} KiB received per receipt taken, against {:.1} KiB per receipt for the whole fetch\n",
         anchor_seq.map_or("?".into(), |k| k.to_string()),
         anchor_seq.map_or(0, |k| year.after[k]),
         needed.unwrap_or(0),

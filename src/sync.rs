@@ -464,7 +464,7 @@ pub const SINCE_MARGIN_MS: u64 = 7 * 86_400 * 1000;
 /// move, at depth 1 (its tip is the checkpoint's entry; cut by date, git
 /// would send it whole). A chain the date left short of its checkpointed entry
 /// (its writer idle that week, or a clock behind) is fetched again at the
-/// depth its tip's index says it needs ([`depth_for`]), one fetch per depth.
+/// depth its tip's index says it needs ([`depth_for`], [`depth_groups`]).
 /// Commit dates are the writer's to set, so they only choose what to fetch:
 /// each chain must still descend from its checkpointed tip, or it is refused,
 /// never trusted shorter. Everything else is fetched and admitted as [`fetch`]
@@ -534,9 +534,8 @@ pub fn fetch_since(
     // the commits walked here are remembered for the admission walks
     let recall = crate::store::Recalling::start();
     // a moved chain that reaches its base is ready; any other needs its tip's
-    // index less the checkpoint's, plus the checkpoint's own entry, rounded up
-    // by `depth_for` (at most a quarter more than needed, in a few fetches
-    // however many writers)
+    // index less the checkpoint's, plus the checkpoint's own entry (fetched in
+    // `depth_groups`: a few fetches however many writers)
     let bases: BTreeMap<String, ObjectId> =
         shallow.iter().map(|&(w, b, _)| (w.to_owned(), b)).collect();
     let mut ready: Vec<&str> = Vec::new();
