@@ -1751,6 +1751,15 @@ mod tests {
         assert_eq!((past[0].0, past[0].1.as_slice()), (8, ["deep"].as_slice()));
         assert_eq!(past[1].0, 7);
         assert_eq!(past[1].1.len(), MERGE_ENTRIES as usize + 1);
+        // a hundred chains needing 50 (depth 55) beside one needing 87: 3,700
+        // more entries at 87, so two fetches
+        let mut far: Vec<(&str, u64)> = names[..100].iter().map(|w| (w.as_str(), 50)).collect();
+        far.push(("deep", 87));
+        let far = depth_groups(far);
+        assert_eq!(
+            far.iter().map(|g| (g.0, g.1.len())).collect::<Vec<_>>(),
+            [(87, 1), (55, 100)]
+        );
 
         // 1,000 chains needing 35 to 87 (the depth groups of a year before
         // the cut by date): deepest first, each chain once, at its need or
