@@ -671,17 +671,26 @@ pub fn depth_groups(mut needs: Vec<(&str, u64)>) -> Vec<(u64, Vec<&str>)> {
         let these = &needs[k..end];
         k = end;
         if let Some((deeper, members, extra)) = groups.last_mut() {
-            let more: u64 = these.iter().map(|&(_, n)| *deeper - n).sum();
-            if *extra + more <= MERGE_ENTRIES {
+            let more = beyond(*deeper, these);
+            if extra.saturating_add(more) <= MERGE_ENTRIES {
                 members.extend(these.iter().map(|&(w, _)| w));
-                *extra += more;
+                *extra = extra.saturating_add(more);
                 continue;
             }
         }
-        let extra = these.iter().map(|&(_, n)| depth - n).sum();
+        let extra = beyond(depth, these);
         groups.push((depth, these.iter().map(|&(w, _)| w).collect(), extra));
     }
     groups.into_iter().map(|(d, ws, _)| (d, ws)).collect()
+}
+
+/// The entries a fetch at `depth` takes beyond what `chains` need (each needs
+/// at most `depth`). Needs come from tips not yet checked, bounded only by a
+/// receipt's largest index: the sum saturates rather than wrap.
+fn beyond(depth: u64, chains: &[(&str, u64)]) -> u64 {
+    chains.iter().fold(0, |sum, &(_, n)| {
+        sum.saturating_add(depth.saturating_sub(n))
+    })
 }
 
 /// The depth a chain that needs `need` entries is fetched at: exactly `need` up
@@ -696,10 +705,16 @@ pub fn depth_for(need: u64) -> u64 {
         return need.max(1);
     }
     while depth < need {
-        depth += depth.div_ceil(4);
+        depth = depth.saturating_add(depth.div_ceil(4));
     }
-    depth
+    depth.min(GIT_MAX_DEPTH)
 }
+
+/// The largest depth `git fetch --depth` takes (an `int`; beyond it git says
+/// "is not a positive number", or reads a wrapped value): deeper than any
+/// chain can be, so a chain fetched at it comes whole. A need comes from a tip
+/// not yet checked, which may claim any index up to a receipt's largest.
+pub const GIT_MAX_DEPTH: u64 = i32::MAX as u64;
 
 impl FetchOutcome {
     /// Whether the fetch took entries into the local chain.
@@ -1813,6 +1828,28 @@ mod tests {
         let mut distinct: Vec<u64> = (200..=400).map(depth_for).collect();
         distinct.dedup();
         assert!(distinct.len() <= 4, "{distinct:?}");
+    }
+
+    /// A need comes from a tip not yet checked: whatever index it claims, the
+    /// depth and the groups are an answer, never a panic or a wrapped sum.
+    #[test]
+    fn any_need_however_large_gets_a_depth_and_a_group() {
+        assert_eq!(depth_for(u64::MAX), GIT_MAX_DEPTH);
+        let big = crate::canon::MAX_SAFE_INTEGER;
+        assert_eq!(depth_for(big), GIT_MAX_DEPTH);
+        assert!(depth_for(GIT_MAX_DEPTH - 1) == GIT_MAX_DEPTH);
+        assert!(depth_for(1 << 30) < GIT_MAX_DEPTH);
+        let names: Vec<String> = (0..10_000).map(|i| format!("w{i}")).collect();
+        let needs: Vec<(&str, u64)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.as_str(), if i % 2 == 0 { u64::MAX } else { big }))
+            .collect();
+        let groups = depth_groups(needs);
+        assert_eq!(groups.len(), 1, "both at git's largest depth: {groups:?}");
+        assert_eq!(groups[0].0, GIT_MAX_DEPTH);
+        assert_eq!(groups[0].1.len(), 10_000);
+        assert_eq!(beyond(u64::MAX, &[("a", 0), ("b", 0)]), u64::MAX);
     }
 
     /// A chain fetched from a checkpoint descends from its tip there when a

@@ -674,6 +674,65 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
     assert_eq!(code, 0, "what was taken verifies: {v} {err}");
 }
 
+/// A tip the server forged to claim an index far beyond the chain (up to a
+/// receipt's largest, past what `git fetch --depth` can say): `fetch --since`
+/// still fetches, at git's largest depth (the whole chain), and the forged tip
+/// is refused by admission, the entries below it taken.
+#[test]
+fn a_forged_tip_claiming_a_huge_index_is_fetched_whole_and_refused_not_an_error() {
+    let env = Env::new();
+    let s = served(&env);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    change_src(&env, &s.dev, "after\n");
+    env.receipt_ok(&s.dev, &["run", "test"]);
+    env.receipt_ok(&s.dev, &["push"]);
+    let chain = format!("refs/receipts/{}", s.writer);
+    let tip = rev(&env, &s.bare, &chain);
+    let text = env.git_ok(
+        &s.bare,
+        &["cat-file", "blob", &format!("{tip}:receipt.json")],
+    );
+    // "index":3 becomes "index":10995116273 (past 2^31, within 2^53)
+    let forged = text.replacen("\"index\":", "\"index\":1099511627", 1);
+    assert_ne!(forged, text);
+    let blob = env.git_input(
+        &s.bare,
+        &["hash-object", "-w", "--stdin"],
+        forged.as_bytes(),
+    );
+    let tree = env.git_input(
+        &s.bare,
+        &["mktree"],
+        format!("100644 blob {blob}\treceipt.json\n").as_bytes(),
+    );
+    let below = rev(&env, &s.bare, &format!("{tip}~1"));
+    // dated now, so the cut by date takes it and leaves the chain short
+    let mut cmd = std::process::Command::new("git");
+    env.seal(&mut cmd);
+    let out = cmd
+        .current_dir(&s.bare)
+        .env("GIT_COMMITTER_DATE", format!("@{}", days_ago(0)))
+        .args(["commit-tree", tree.trim(), "-p", &below, "-m", "forged"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bad = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    env.git_ok(&s.bare, &["update-ref", &chain, &bad]);
+
+    let fresh = Env::new();
+    let dir = clone(&fresh, &s.url, "fresh");
+    let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(!r.stderr.contains("not a positive number"), "{r}");
+    assert!(r.stderr.contains(", depth 2147483647), 0 whole"), "{r}");
+    assert!(r.stderr.contains("REJECTED"), "{r}");
+    // the entries below the forged tip: the checkpoint's and nothing else new
+    assert_eq!(
+        rev(&fresh, &dir, &chain),
+        rev(&env, &s.dev, &format!("{chain}~1"))
+    );
+}
+
 /// Junk on a chain's tip (a server without the hook took it): `fetch --since`
 /// cannot read how deep to fetch, and says so, not "rolled back"; a plain
 /// fetch then takes the entries below the junk.
