@@ -618,34 +618,7 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
     );
 
     // the server forges the short chain's tip: its receipt, one value changed
-    let tip = rev(&env, &bare, &short);
-    let text = env.git_ok(&bare, &["cat-file", "blob", &format!("{tip}:receipt.json")]);
-    let forged = text.replacen("\"duration_ms\":", "\"duration_ms\":1", 1);
-    assert_ne!(forged, text);
-    let blob = env.git_input(&bare, &["hash-object", "-w", "--stdin"], forged.as_bytes());
-    let listing = env.git_ok(&bare, &["ls-tree", &format!("{tip}^{{tree}}")]);
-    let lines: String = listing
-        .lines()
-        .map(|l| match l.strip_suffix("\treceipt.json") {
-            Some(_) => format!("100644 blob {blob}\treceipt.json\n"),
-            None => format!("{l}\n"),
-        })
-        .collect();
-    let tree = env.git_input(&bare, &["mktree"], lines.as_bytes());
-    let below = rev(&env, &bare, &format!("{tip}~1"));
-    // dated now, as the real tip is (the tests' git dates its commits in
-    // February: a tip older than the cut by date would come whole)
-    let mut cmd = std::process::Command::new("git");
-    env.seal(&mut cmd);
-    let out = cmd
-        .current_dir(&bare)
-        .env("GIT_COMMITTER_DATE", format!("@{}", days_ago(0)))
-        .args(["commit-tree", &tree, "-p", &below, "-m", "forged"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let bad = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    env.git_ok(&bare, &["update-ref", &short, &bad]);
+    let below = forge_tip_now(&env, &bare, &short, "\"duration_ms\":", "\"duration_ms\":1");
 
     let fresh = Env::new();
     let dir = clone(&fresh, &url, "fresh");
@@ -674,6 +647,41 @@ fn chains_fetched_at_two_depths_since_a_checkpoint_are_each_admitted_as_alone() 
     assert_eq!(code, 0, "what was taken verifies: {v} {err}");
 }
 
+/// The server forges `chain`'s tip in `bare`: its `receipt.json` with the first
+/// `from` replaced by `to`, the rest of its tree kept, on the same parent, the
+/// commit dated now as a real tip is (the tests' git dates its commits in
+/// February, and a tip older than a cut by date would come whole). Returns
+/// the parent, the entry below the forged tip.
+fn forge_tip_now(env: &Env, bare: &Path, chain: &str, from: &str, to: &str) -> String {
+    let tip = rev(env, bare, chain);
+    let text = env.git_ok(bare, &["cat-file", "blob", &format!("{tip}:receipt.json")]);
+    let forged = text.replacen(from, to, 1);
+    assert_ne!(forged, text);
+    let blob = env.git_input(bare, &["hash-object", "-w", "--stdin"], forged.as_bytes());
+    let listing = env.git_ok(bare, &["ls-tree", &format!("{tip}^{{tree}}")]);
+    let lines: String = listing
+        .lines()
+        .map(|l| match l.strip_suffix("\treceipt.json") {
+            Some(_) => format!("100644 blob {blob}\treceipt.json\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let tree = env.git_input(bare, &["mktree"], lines.as_bytes());
+    let below = rev(env, bare, &format!("{tip}~1"));
+    let mut cmd = std::process::Command::new("git");
+    env.seal(&mut cmd);
+    let out = cmd
+        .current_dir(bare)
+        .env("GIT_COMMITTER_DATE", format!("@{}", days_ago(0)))
+        .args(["commit-tree", tree.trim(), "-p", &below, "-m", "forged"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let bad = String::from_utf8(out.stdout).unwrap();
+    env.git_ok(bare, &["update-ref", chain, bad.trim()]);
+    below
+}
+
 /// A tip the server forged to claim an index far beyond the chain (up to a
 /// receipt's largest, past what `git fetch --depth` can say): `fetch --since`
 /// still fetches, at git's largest depth (the whole chain), and the forged tip
@@ -687,37 +695,8 @@ fn a_forged_tip_claiming_a_huge_index_is_fetched_whole_and_refused_not_an_error(
     env.receipt_ok(&s.dev, &["run", "test"]);
     env.receipt_ok(&s.dev, &["push"]);
     let chain = format!("refs/receipts/{}", s.writer);
-    let tip = rev(&env, &s.bare, &chain);
-    let text = env.git_ok(
-        &s.bare,
-        &["cat-file", "blob", &format!("{tip}:receipt.json")],
-    );
     // "index":3 becomes "index":10995116273 (past 2^31, within 2^53)
-    let forged = text.replacen("\"index\":", "\"index\":1099511627", 1);
-    assert_ne!(forged, text);
-    let blob = env.git_input(
-        &s.bare,
-        &["hash-object", "-w", "--stdin"],
-        forged.as_bytes(),
-    );
-    let tree = env.git_input(
-        &s.bare,
-        &["mktree"],
-        format!("100644 blob {blob}\treceipt.json\n").as_bytes(),
-    );
-    let below = rev(&env, &s.bare, &format!("{tip}~1"));
-    // dated now, so the cut by date takes it and leaves the chain short
-    let mut cmd = std::process::Command::new("git");
-    env.seal(&mut cmd);
-    let out = cmd
-        .current_dir(&s.bare)
-        .env("GIT_COMMITTER_DATE", format!("@{}", days_ago(0)))
-        .args(["commit-tree", tree.trim(), "-p", &below, "-m", "forged"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let bad = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    env.git_ok(&s.bare, &["update-ref", &chain, &bad]);
+    forge_tip_now(&env, &s.bare, &chain, "\"index\":", "\"index\":1099511627");
 
     let fresh = Env::new();
     let dir = clone(&fresh, &s.url, "fresh");
