@@ -696,7 +696,6 @@ fn walk_ranges(
     let mut done: Vec<Option<ChainWalk>> = Vec::with_capacity(writers.len());
     // (chain, tip, the base's commit): what the reader walks
     let mut plan: Vec<(usize, ObjectId, Option<ObjectId>)> = Vec::new();
-    let reader = shared.local();
     // Each chain's checkpointed entry, read on every core: a run from a
     // checkpoint of 1,000 writers read their 1,000 entries one after another
     // before any walk began
@@ -708,6 +707,7 @@ fn walk_ranges(
             clean_entry,
         )
     } else {
+        let reader = shared.local();
         bases.into_iter().map(|b| clean_entry(&reader, b)).collect()
     }
     .into_iter();
