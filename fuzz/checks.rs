@@ -233,3 +233,63 @@ pub fn signatures(data: &[u8]) {
         );
     }
 }
+
+/// `checkpoint`: what a server's checkpoint chain and retained chains hand a
+/// reader (issue 30). The input is read as each of: a `checkpoint.json` (a DSSE
+/// envelope) checked as the first entry of its signer's chain, in a SHA-1 and a
+/// SHA-256 repository; a checkpoint payload and a retention stub, each through
+/// the typed fast path and the strict canonical parser, which must answer alike
+/// (the fast path may only take what the strict one takes, as the same value);
+/// and a stub that parses must be exactly the bytes it writes back.
+pub fn checkpoint(data: &[u8]) {
+    use git_receipt::canon::from_canonical_typed;
+    use git_receipt::checkpoint::{Below, Payload, check_entry};
+    use git_receipt::store::checkpoints::RawCheckpoint;
+    use git_receipt::store::stub::Stub;
+
+    // the signer the envelope's payload names, if it names one, so that the
+    // check gets past "signed as another" to the key and the signature
+    let signer = serde_json::from_slice::<serde_json::Value>(data)
+        .ok()
+        .and_then(|v| {
+            let b64 = v.get("payload")?.as_str()?.to_owned();
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+            let p = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
+            Some(p.get("signer")?.as_str()?.to_owned())
+        })
+        .unwrap_or_else(|| "default-00000000000000000000000000000000".to_owned());
+    for (kind, width) in [(gix::hash::Kind::Sha1, 40), (gix::hash::Kind::Sha256, 64)] {
+        let raw = RawCheckpoint {
+            commit: gix::ObjectId::null(kind),
+            parents: Vec::new(),
+            file: Ok(data.to_vec()),
+        };
+        if let Ok(c) = check_entry(&raw, &signer, Below::Root, width) {
+            assert_eq!(c.payload.signer, signer, "signed as its chain's signer");
+            assert_eq!(c.payload.sequence, 0, "a first entry is number 0");
+            assert!(c.payload.prev.is_none(), "a first entry has no prev");
+            for m in c.payload.chains.values() {
+                assert_eq!(m.tip.len(), width, "tips are this hash's ids");
+            }
+        }
+    }
+    let fast = from_canonical_typed::<Payload>(data);
+    let strict = git_receipt::canon::from_canonical::<Payload>(data);
+    match (&fast, &strict) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "both readers read one payload"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("payload: the fast path says {fast:?}, the strict parser {strict:?}"),
+    }
+    let fast = from_canonical_typed::<Stub>(data);
+    let strict = git_receipt::canon::from_canonical::<Stub>(data);
+    match (&fast, &strict) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "both readers read one stub"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("stub: the fast path says {fast:?}, the strict parser {strict:?}"),
+    }
+    if let Ok(stub) = Stub::parse(data) {
+        assert_eq!(stub.to_bytes(), data, "a stub is exactly its bytes");
+        assert_eq!(Stub::parse(&stub.to_bytes()).ok(), Some(stub));
+    }
+}

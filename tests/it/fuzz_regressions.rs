@@ -31,7 +31,7 @@ fn replay(dir: &str, target: &str, check: fn(&[u8])) -> usize {
 #[test]
 fn every_seed_and_every_crash_input_passes_its_target_check() {
     type Check = fn(&[u8]);
-    let targets: [(&str, Check); 7] = [
+    let targets: [(&str, Check); 8] = [
         ("receipt", checks::receipt),
         ("note", checks::note),
         ("contract", checks::contract),
@@ -39,6 +39,7 @@ fn every_seed_and_every_crash_input_passes_its_target_check() {
         ("hook_input", checks::hook_input),
         ("public_key", checks::public_key),
         ("signatures", checks::signatures),
+        ("checkpoint", checks::checkpoint),
     ];
     for (target, check) in targets {
         let seeds = replay("seeds", target, check);
@@ -73,4 +74,24 @@ fn the_seeds_parse() {
     let object = gix::ObjectId::null(gix::hash::Kind::Sha1);
     let lines = git_receipt::store::notes::parse_note("n", object, &note).unwrap();
     assert_eq!(lines.len(), 2);
+    // a checkpoint a real `git receipt checkpoint` signed, its payload, and stubs
+    let envelope = seed("checkpoint", "envelope.json");
+    let payload: git_receipt::checkpoint::Payload =
+        git_receipt::canon::from_canonical(&seed("checkpoint", "payload.json")).unwrap();
+    let raw = git_receipt::store::checkpoints::RawCheckpoint {
+        commit: object,
+        parents: Vec::new(),
+        file: Ok(envelope),
+    };
+    let checked = git_receipt::checkpoint::check_entry(
+        &raw,
+        &payload.signer,
+        git_receipt::checkpoint::Below::Root,
+        40,
+    )
+    .unwrap();
+    assert_eq!(checked.payload, payload);
+    for stub in ["stub.json", "stub-root-sha256.json"] {
+        assert!(git_receipt::store::stub::Stub::parse(&seed("checkpoint", stub)).is_ok());
+    }
 }
