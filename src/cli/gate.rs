@@ -253,6 +253,9 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                     for s in &failing {
                         text.push_str(&format!("  fix: {}\n", report.fix(s)));
                     }
+                    if let Some(hint) = super::hints::cut_chains(&store, &failing) {
+                        text.push_str(&format!("{hint}\n"));
+                    }
                 }
             }
         }

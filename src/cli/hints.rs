@@ -434,3 +434,32 @@ pub(crate) fn for_error(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
     }
     Vec::new()
 }
+
+/// The hint for rows that read missing or stale in a clone whose receipt chains
+/// start where a shallow fetch cut them (`git receipt fetch --since`): an older
+/// receipt, on the remote and not here, may decide them (the server, with whole
+/// chains, may judge them present), so running the check again is not the only
+/// way out. `None` when no such row fails or the chains here are whole. A hint,
+/// never a decision: the rows stay as judged.
+pub(crate) fn cut_chains(
+    store: &git_receipt::store::Store,
+    failing: &[&git_receipt::freshness::CheckState],
+) -> Option<String> {
+    use git_receipt::freshness::State;
+    let names: Vec<String> = failing
+        .iter()
+        .filter(|s| matches!(s.state, State::Missing | State::Stale))
+        .map(|s| escape(&s.name).into_owned())
+        .collect();
+    if names.is_empty() || !store.chains_cut() {
+        return None;
+    }
+    let remote = store
+        .config_string("receipt.remote")
+        .unwrap_or_else(|| "origin".to_owned());
+    Some(format!(
+        "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on {remote} and not fetched here, may decide {}; `git fetch --unshallow {remote} 'refs/receipts/*:refs/receipts/*'` takes the rest of every chain",
+        names.join(", "),
+        remote = escape(&remote),
+    ))
+}

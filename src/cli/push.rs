@@ -243,6 +243,9 @@ pub(super) fn lacking_receipts(
                     }
                 }
             }
+            if let Some(hint) = super::hints::cut_chains(store, &failing) {
+                refused.push_str(&format!("{hint}\n"));
+            }
         }
     }
     Ok(refused)

@@ -9,6 +9,9 @@ use gix::ObjectId;
 
 use super::{Store, StoreError, git_err};
 
+/// How many of the commits `.git/shallow` lists [`Store::chains_cut`] looks at.
+pub const CUT_LOOKS: usize = 256;
+
 /// What kind of object an id names, from its header alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ObjectKind {
@@ -284,6 +287,32 @@ impl Store {
             .unwrap_or_default())
     }
 
+    /// Whether this clone's receipt chains stop at a shallow edge, as `git
+    /// receipt fetch --since` leaves them (or a `git fetch --depth` of the
+    /// chain refs): `.git/shallow` lists a chain commit, one whose tree holds
+    /// `signer.pub` beside `receipt.json` or a retention stub. Older receipts
+    /// are then on the remote and not here, so a check that reads missing or
+    /// stale may be decided by one of them. For a hint, never for a decision
+    /// (anyone who can write `.git/shallow` can make it say either); at most
+    /// [`CUT_LOOKS`] listed commits are looked at, so a branch cut at many
+    /// commits costs no more.
+    pub fn chains_cut(&self) -> bool {
+        let Ok(Some(shallow)) = self.repo.shallow_commits() else {
+            return false;
+        };
+        shallow.iter().take(CUT_LOOKS).any(|&c| {
+            let Ok(tree) = self.commit_tree(c) else {
+                return false;
+            };
+            let Ok(tree) = self.repo.find_tree(tree) else {
+                return false;
+            };
+            tree.find_entry(super::admit::SIGNER_FILE).is_some()
+                && (tree.find_entry(super::entry::RECEIPT_FILE).is_some()
+                    || tree.find_entry(super::stub::STUB_FILE).is_some())
+        })
+    }
+
     /// The parents of `commit`, first parent first.
     pub fn commit_parents(&self, commit: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
         Ok(self
@@ -531,5 +560,49 @@ impl Store {
             history.parents.insert(commit, parents.into_boxed_slice());
         }
         Ok(&history.parents[&commit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::freshness::rules::Scratch;
+    use crate::store::Store;
+
+    /// Chains fetched to a depth (as `fetch --since` leaves them) are cut; a
+    /// clone whose branches alone are shallow, or that is not shallow, is not;
+    /// and only the first [`super::CUT_LOOKS`] commits `.git/shallow` lists
+    /// are looked at.
+    #[test]
+    fn chains_are_cut_when_git_s_shallow_list_holds_a_chain_commit() {
+        let s = Scratch::new();
+        let chain = s.chain(3, &[0; 3]);
+        for _ in 0..2 {
+            s.commit(&[("src/lib.rs", &format!("{}\n", s.head()))], "more");
+        }
+        let whole = Store::open(s.dir.path()).unwrap();
+        assert!(!whole.chains_cut(), "not shallow");
+        let chain_ref = format!(
+            "refs/receipts/{}:refs/receipts/{}",
+            chain.writer, chain.writer
+        );
+        let cut = s.fetched_to_depth(2, &[&chain_ref]);
+        assert!(Store::open(cut.path()).unwrap().chains_cut(), "chains cut");
+        let branch = s.fetched_to_depth(1, &["main:refs/heads/main"]);
+        let branch_store = Store::open(branch.path()).unwrap();
+        assert!(branch_store.is_shallow());
+        assert!(!branch_store.chains_cut(), "a shallow branch is no chain");
+        // behind as many listed commits as are looked at, none a chain
+        // commit here (ids that sort first, of no object), it is not looked
+        // at; one place sooner, it is
+        let listed = std::fs::read_to_string(cut.path().join(".git/shallow")).unwrap();
+        let chain_commits: Vec<&str> = listed.lines().collect();
+        let with_others_first = |others: usize| {
+            let mut lines: Vec<String> = (0..others).map(|i| format!("{i:040x}")).collect();
+            lines.extend(chain_commits.iter().map(|c| c.to_string()));
+            std::fs::write(cut.path().join(".git/shallow"), lines.join("\n") + "\n").unwrap();
+            Store::open(cut.path()).unwrap().chains_cut()
+        };
+        assert!(with_others_first(super::CUT_LOOKS - 1));
+        assert!(!with_others_first(super::CUT_LOOKS));
     }
 }

@@ -954,3 +954,83 @@ fn since_by_date(http: bool) {
     assert_eq!(code, 0, "{v} {err}");
     assert_eq!(v["receipts"], 2, "{v}");
 }
+
+/// A check whose last receipt lies below the checkpoint a clone fetched from
+/// reads missing there, while the whole chain has it present (its inputs did
+/// not change since): `gate` and the pre-push hook say that an older receipt
+/// on the remote may decide it, and how to take the rest of the chains; after
+/// that command it is present. A check whose receipt is here gets no hint, and
+/// neither does a clone whose chains are whole.
+#[test]
+fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide_it() {
+    let env = Env::new();
+    let s = served(&env);
+    // docs' receipt is entry 1; entry 2, above it, is what the checkpoint marks
+    change_src(&env, &s.dev, "before\n");
+    let then = days_ago(40);
+    let r = env.receipt_with(&s.dev, &["run", "test"], &[("GIT_RECEIPT_TEST_NOW", &then)]);
+    assert_eq!(r.code, 0, "{r}");
+    env.receipt_ok(&s.dev, &["push"]);
+    env.receipt_ok(&s.dev, &["checkpoint", "--push"]);
+    change_src(&env, &s.dev, "after\n");
+    env.receipt_ok(&s.dev, &["run", "test"]);
+    env.receipt_ok(&s.dev, &["push"]);
+    env.git_ok(&s.dev, &["push", "-q", "origin", "main"]);
+    let docs = ["gate", "HEAD", "--require", "docs"];
+    // the whole chain: docs is present, from the receipt of the same inputs
+    let r = env.receipt(&s.dev, &docs);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stdout.contains("hint:"), "{r}");
+
+    let reviewer = Env::new();
+    let dir = clone(&reviewer, &s.url, "reviewer");
+    let r = reviewer.receipt(&dir, &["fetch", "--since", "checkpoint"]);
+    assert_eq!(r.code, 0, "{r}");
+    let chain = format!("refs/receipts/{}", s.writer);
+    assert_eq!(
+        reviewer
+            .git_ok(&dir, &["rev-list", "--count", &chain])
+            .trim(),
+        "2",
+        "the checkpoint's entry and the one after it"
+    );
+    let hint = "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on origin and not fetched here, may decide docs; `git fetch --unshallow origin 'refs/receipts/*:refs/receipts/*'` takes the rest of every chain";
+    let r = reviewer.receipt(&dir, &docs);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stdout.contains("docs  missing"), "{r}");
+    assert!(r.stdout.contains("fix: git receipt run docs"), "{r}");
+    assert!(r.stdout.contains(hint), "{r}");
+    // test's receipt is here: it passes, with no hint
+    let r = reviewer.receipt(&dir, &["gate", "HEAD"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stdout.contains("hint:"), "{r}");
+
+    // the pre-push hook says the same of a push that must carry docs
+    reviewer.receipt_ok(&dir, &["init"]);
+    let contract = std::fs::read_to_string(dir.join(".gitreceipts")).unwrap();
+    let required = contract.replace("\tpath = docs\n", "\tpath = docs\n\trequired = true\n");
+    assert_ne!(required, contract);
+    std::fs::write(dir.join(".gitreceipts"), required).unwrap();
+    reviewer.git_ok(&dir, &["commit", "-qam", "require docs"]);
+    let r = reviewer.git(&dir, &["push", "origin", "HEAD:refs/heads/topic"]);
+    assert_ne!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("lacks fresh receipts"), "{r}");
+    assert!(r.stderr.contains(hint), "{r}");
+
+    // the hint's command takes the older receipt: docs is present, no hint
+    reviewer.git_ok(
+        &dir,
+        &[
+            "fetch",
+            "-q",
+            "--unshallow",
+            "origin",
+            "refs/receipts/*:refs/receipts/*",
+        ],
+    );
+    let r = reviewer.receipt(&dir, &docs);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.stdout.contains("hint:"), "{r}");
+    let r = reviewer.git(&dir, &["push", "origin", "HEAD:refs/heads/topic"]);
+    assert_eq!(r.code, 0, "{r}");
+}
