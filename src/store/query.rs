@@ -579,6 +579,8 @@ mod tests {
         for _ in 0..2 {
             s.commit(&[("src/lib.rs", &format!("{}\n", s.head()))], "more");
         }
+        // a project's own file of that name does not make a commit a chain's
+        s.commit(&[("receipt.json", "{}\n")], "a file named as receipts are");
         let whole = Store::open(s.dir.path()).unwrap();
         assert!(!whole.chains_cut(), "not shallow");
         let chain_ref = format!(
@@ -591,6 +593,12 @@ mod tests {
         let branch_store = Store::open(branch.path()).unwrap();
         assert!(branch_store.is_shallow());
         assert!(!branch_store.chains_cut(), "a shallow branch is no chain");
+        assert!(
+            branch_store
+                .file_at(s.head(), "receipt.json")
+                .unwrap()
+                .is_some()
+        );
         // behind as many listed commits as are looked at, none a chain
         // commit here (ids that sort first, of no object), it is not looked
         // at; one place sooner, it is
