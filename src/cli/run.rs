@@ -315,6 +315,15 @@ pub fn cmd_run(ctx: &Context, args: RunArgs) -> Result<ExitCode> {
                 .filter(|s| s.state != git_receipt::freshness::State::Present)
                 .map(|s| format!("  {} ({}): {}\n", s.name, s.state.as_str(), report.fix(s)))
                 .collect();
+            // a check an older receipt, cut away here, may decide is run all the same
+            let rerun: Vec<&git_receipt::freshness::CheckState> = report
+                .states
+                .iter()
+                .filter(|s| !is_review(&s.name))
+                .collect();
+            if let Some(hint) = super::hints::cut_chains(&store, &rerun) {
+                eprintln!("{hint}; --stale runs it here all the same");
+            }
             if stale.is_empty() {
                 eprintln!(
                     "git-receipt: every declared check is present for the work tree; nothing to run"

@@ -1033,4 +1033,26 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     assert!(!r.stdout.contains("hint:"), "{r}");
     let r = reviewer.git(&dir, &["push", "origin", "HEAD:refs/heads/topic"]);
     assert_eq!(r.code, 0, "{r}");
+    // with whole chains, a check that reads stale is stale: no hint
+    std::fs::write(dir.join("docs/index.md"), "# changed\n").unwrap();
+    reviewer.git_ok(&dir, &["commit", "-qam", "docs changed"]);
+    let r = reviewer.receipt(&dir, &docs);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.stdout.contains("docs  stale"), "{r}");
+    assert!(!r.stdout.contains("hint:"), "{r}");
+
+    // `run --stale` in a clone cut the same way runs docs all the same, and
+    // says why it may not have had to
+    let ci = Env::new();
+    let cdir = clone(&ci, &s.url, "ci");
+    ci.receipt_ok(&cdir, &["fetch", "--since", "checkpoint"]);
+    let r = ci.receipt(&cdir, &["run", "--stale"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains(&format!("{hint}; --stale runs it here all the same")),
+        "{r}"
+    );
+    let r = ci.receipt(&cdir, &docs);
+    assert_eq!(r.code, 0, "docs was run: {r}");
 }
