@@ -211,13 +211,15 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                 recorded.receipt.body().chain.writer
             );
         }
+        // an older receipt, cut away by `fetch --since`, may decide a failing row
+        let cut = super::hints::cut_chains(&store, &failing);
         json_out.push(json!({
             "rev": rev,
             "commit": report.commit.to_string(),
             "ok": failing.is_empty(),
             "trust": report.trust_root,
             "checks": required.iter().map(|s| state_json(s)).collect::<Vec<_>>(),
-            "notices": report.notices,
+            "notices": report.notices.iter().chain(&cut).collect::<Vec<_>>(),
             "reasons": report.reasons,
         }));
         if required.is_empty() {
@@ -253,7 +255,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
                     for s in &failing {
                         text.push_str(&format!("  fix: {}\n", report.fix(s)));
                     }
-                    if let Some(hint) = super::hints::cut_chains(&store, &failing) {
+                    if let Some(hint) = &cut {
                         text.push_str(&format!("{hint}\n"));
                     }
                 }

@@ -1000,6 +1000,11 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     assert!(r.stdout.contains("docs  missing"), "{r}");
     assert!(r.stdout.contains("fix: git receipt run docs"), "{r}");
     assert!(r.stdout.contains(hint), "{r}");
+    // and to a reader of --json, among the revision's notices
+    let r = reviewer.receipt(&dir, &["gate", "HEAD", "--require", "docs", "--json"]);
+    assert_eq!(r.code, 1, "{r}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v[0]["notices"][0], hint, "{v}");
     // test's receipt is here: it passes, with no hint
     let r = reviewer.receipt(&dir, &["gate", "HEAD"]);
     assert_eq!(r.code, 0, "{r}");
