@@ -242,7 +242,6 @@ pub fn signatures(data: &[u8]) {
 /// (the fast path may only take what the strict one takes, as the same value);
 /// and a stub that parses must be exactly the bytes it writes back.
 pub fn checkpoint(data: &[u8]) {
-    use git_receipt::canon::from_canonical_typed;
     use git_receipt::checkpoint::{Below, Payload, check_entry};
     use git_receipt::store::checkpoints::RawCheckpoint;
     use git_receipt::store::stub::Stub;
@@ -274,22 +273,25 @@ pub fn checkpoint(data: &[u8]) {
             }
         }
     }
-    let fast = from_canonical_typed::<Payload>(data);
-    let strict = git_receipt::canon::from_canonical::<Payload>(data);
-    match (&fast, &strict) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "both readers read one payload"),
-        (Err(_), Err(_)) => {}
-        _ => panic!("payload: the fast path says {fast:?}, the strict parser {strict:?}"),
-    }
-    let fast = from_canonical_typed::<Stub>(data);
-    let strict = git_receipt::canon::from_canonical::<Stub>(data);
-    match (&fast, &strict) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "both readers read one stub"),
-        (Err(_), Err(_)) => {}
-        _ => panic!("stub: the fast path says {fast:?}, the strict parser {strict:?}"),
-    }
+    readers_agree::<Payload>(data);
+    readers_agree::<Stub>(data);
     if let Ok(stub) = Stub::parse(data) {
         assert_eq!(stub.to_bytes(), data, "a stub is exactly its bytes");
         assert_eq!(Stub::parse(&stub.to_bytes()).ok(), Some(stub));
+    }
+}
+
+/// The typed fast path and the strict canonical parser read `data` as the same
+/// `T`, or both refuse it.
+fn readers_agree<T>(data: &[u8])
+where
+    T: serde::de::DeserializeOwned + serde::Serialize + PartialEq + std::fmt::Debug,
+{
+    let fast = git_receipt::canon::from_canonical_typed::<T>(data);
+    let strict = git_receipt::canon::from_canonical::<T>(data);
+    match (&fast, &strict) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "both readers read one value"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("the fast path says {fast:?}, the strict parser {strict:?}"),
     }
 }

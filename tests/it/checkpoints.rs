@@ -12,6 +12,21 @@ use base64::Engine as _;
 
 use crate::common::{Daemon, Env, HttpServer, change_src, clone, days_ago, days_from_now};
 
+/// What the hints say takes the rest of chains `fetch --since` cut: `git fetch
+/// --unshallow origin 'refs/receipts/*:refs/receipts/*'`.
+fn take_the_rest_of_the_chains(env: &Env, dir: &Path) {
+    env.git_ok(
+        dir,
+        &[
+            "fetch",
+            "-q",
+            "--unshallow",
+            "origin",
+            "refs/receipts/*:refs/receipts/*",
+        ],
+    );
+}
+
 fn rev(env: &Env, repo: &Path, name: &str) -> String {
     env.git_ok(repo, &["rev-parse", name]).trim().to_owned()
 }
@@ -422,16 +437,7 @@ fn a_fresh_clone_fetches_since_a_checkpoint_only_the_entries_after_it_and_decide
 
     // deepened, the older receipts are read again (the index notices the edge
     // moved), and the whole chain verifies
-    reviewer.git_ok(
-        &dir,
-        &[
-            "fetch",
-            "-q",
-            "--unshallow",
-            "origin",
-            "refs/receipts/*:refs/receipts/*",
-        ],
-    );
+    take_the_rest_of_the_chains(&reviewer, &dir);
     let log = reviewer.receipt_ok(&dir, &["log", "--json"]);
     let log: Vec<serde_json::Value> = serde_json::from_str(&log.stdout).unwrap();
     assert_eq!(log.len(), 10, "{log:?}");
@@ -1023,16 +1029,7 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     assert!(r.stderr.contains(hint), "{r}");
 
     // the hint's command takes the older receipt: docs is present, no hint
-    reviewer.git_ok(
-        &dir,
-        &[
-            "fetch",
-            "-q",
-            "--unshallow",
-            "origin",
-            "refs/receipts/*:refs/receipts/*",
-        ],
-    );
+    take_the_rest_of_the_chains(&reviewer, &dir);
     let r = reviewer.receipt(&dir, &docs);
     assert_eq!(r.code, 0, "{r}");
     assert!(!r.stdout.contains("hint:"), "{r}");
