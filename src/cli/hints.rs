@@ -454,8 +454,14 @@ pub(crate) fn cut_chains(
     if names.is_empty() || !store.chains_cut() {
         return None;
     }
+    // the remote a fetch takes by default, or the clone's one remote
+    let remotes = store.remote_names();
     let remote = store
         .config_string("receipt.remote")
+        .or_else(|| match remotes.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        })
         .unwrap_or_else(|| "origin".to_owned());
     Some(format!(
         "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on {remote} and not fetched here, may decide {}; `git fetch --unshallow {remote} 'refs/receipts/*:refs/receipts/*'` takes the rest of every chain",

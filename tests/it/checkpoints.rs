@@ -1044,15 +1044,27 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     assert!(!r.stdout.contains("hint:"), "{r}");
 
     // `run --stale` in a clone cut the same way runs docs all the same, and
-    // says why it may not have had to
+    // says why it may not have had to; the hint names the clone's one remote
     let ci = Env::new();
-    let cdir = clone(&ci, &s.url, "ci");
-    ci.receipt_ok(&cdir, &["fetch", "--since", "checkpoint"]);
+    let cdir = ci.path("ci");
+    ci.git_ok(
+        ci.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "-o",
+            "upstream",
+            &s.url,
+            cdir.to_str().unwrap(),
+        ],
+    );
+    ci.receipt_ok(&cdir, &["fetch", "--since", "checkpoint", "upstream"]);
     let r = ci.receipt(&cdir, &["run", "--stale"]);
     assert_eq!(r.code, 0, "{r}");
+    let upstream = hint.replace("origin", "upstream");
     assert!(
         r.stderr
-            .contains(&format!("{hint}; --stale runs it here all the same")),
+            .contains(&format!("{upstream}; --stale runs it here all the same")),
         "{r}"
     );
     let r = ci.receipt(&cdir, &docs);
