@@ -83,6 +83,32 @@ pub fn fetch(
     take_fetched(store, &chains, trust, &BTreeMap::new(), BTreeMap::new())
 }
 
+/// [`fetch`], taking too the rest of every chain a shallow fetch (`fetch
+/// --since`, or `git fetch --depth`) cut here: the entries below the cut come
+/// with git's `--unshallow`, and each writer's notes are built again from its
+/// whole chain (the receipt index notices the edge moved and reads them all).
+/// Nothing below a cut decides anything until a reader checks it, as every
+/// entry a reader counts is checked. Also whether any chain was cut.
+pub fn fetch_unshallow(
+    store: &Store,
+    remote: &str,
+    trust: &TrustSet,
+) -> Result<(BTreeMap<String, FetchOutcome>, bool), StoreError> {
+    let cut = store.chains_cut();
+    let (chains, _) = store.fetch_staged_whole(remote)?;
+    let report = take_fetched(store, &chains, trust, &BTreeMap::new(), BTreeMap::new())?;
+    if cut {
+        let rebuild: Vec<(String, crate::store::notes::NotesUpdate)> = store
+            .writers()?
+            .into_iter()
+            .filter(|(w, _)| crate::receipt::is_valid_writer_id(w))
+            .map(|(w, _)| (w, crate::store::notes::NotesUpdate::Rebuild))
+            .collect();
+        store.index_notes_of(&rebuild)?;
+    }
+    Ok((report, cut))
+}
+
 /// Admit the staged chain tips `chains` (writer id to fetched tip) entry by
 /// entry and fast-forward the local chains, as [`fetch`] describes. A writer in
 /// `bases` that this clone does not have yet is taken from that entry up (the

@@ -41,6 +41,13 @@ pub struct FetchArgs {
     /// (exit 2) when no trusted, fresh checkpoint is there.
     #[arg(long, value_name = "checkpoint|AGE")]
     pub since: Option<String>,
+    /// Take the rest of every chain a shallow fetch cut here (`--since`, or
+    /// `git fetch --depth`): the older receipts, which may decide a check that
+    /// reads missing or stale here. Their notes are built again; `git receipt
+    /// verify` then checks every chain whole. A clone whose chains are whole
+    /// fetches as always.
+    #[arg(long, conflicts_with = "since")]
+    pub unshallow: bool,
 }
 
 /// Fetch.
@@ -59,7 +66,13 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
         .ok()
         .and_then(|s| git_receipt::keyfile::public_half(&s).ok())
         .map(|k| k.fingerprint());
+    let mut deepened = false;
     let (report, checkpoints, since) = match &args.since {
+        None if args.unshallow => {
+            let (report, cut) = sync::fetch_unshallow(&store, &remote, &trust)?;
+            deepened = cut;
+            (report, sync::take_checkpoints(&store, &remote)?, None)
+        }
         None => {
             let report = sync::fetch(&store, &remote, &trust)?;
             (report, sync::take_checkpoints(&store, &remote)?, None)
@@ -208,7 +221,20 @@ pub fn cmd_fetch(ctx: &Context, args: FetchArgs) -> Result<ExitCode> {
             stats.whole
         );
         eprintln!(
-            "git-receipt: verify with `git receipt verify --since-checkpoint`; older receipts stay on {remote} (`git fetch --unshallow {remote} 'refs/receipts/*:refs/receipts/*'` takes them)"
+            "git-receipt: verify with `git receipt verify --since-checkpoint`; older receipts stay on {remote} (`git receipt fetch --unshallow {remote}` takes them)"
+        );
+    }
+    if args.unshallow {
+        eprintln!(
+            "{}",
+            if deepened {
+                format!(
+                    "git-receipt: took the rest of the chains a shallow fetch cut here from {remote}; `git receipt verify` checks them whole"
+                )
+            } else {
+                "git-receipt: no chain here was cut by a shallow fetch: fetched as always"
+                    .to_owned()
+            }
         );
     }
     let fresh = report.values().filter(|o| o.took_entries()).count();

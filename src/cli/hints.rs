@@ -464,7 +464,7 @@ pub(crate) fn cut_chains(
         })
         .unwrap_or_else(|| "origin".to_owned());
     Some(format!(
-        "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on {remote} and not fetched here, may decide {}; `git fetch --unshallow {remote} 'refs/receipts/*:refs/receipts/*'` takes the rest of every chain",
+        "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on {remote} and not fetched here, may decide {}; `git receipt fetch --unshallow {remote}` takes the rest of every chain",
         names.join(", "),
         remote = escape(&remote),
     ))

@@ -567,6 +567,22 @@ impl Store {
         remote: &str,
         only_writer: Option<&str>,
     ) -> Result<(Tips, Tips), StoreError> {
+        self.fetch_staged_with(remote, only_writer, false)
+    }
+
+    /// [`Store::fetch_staged`] of every writer, and with `unshallow`, the rest
+    /// of every chain a shallow fetch cut here ([`Store::chains_cut`]: `git
+    /// fetch --unshallow`, which git refuses in a clone that is not shallow).
+    pub fn fetch_staged_whole(&self, remote: &str) -> Result<(Tips, Tips), StoreError> {
+        self.fetch_staged_with(remote, None, self.chains_cut())
+    }
+
+    fn fetch_staged_with(
+        &self,
+        remote: &str,
+        only_writer: Option<&str>,
+        unshallow: bool,
+    ) -> Result<(Tips, Tips), StoreError> {
         let (chains, notes) = match only_writer {
             Some(w) => (
                 format!("+{}:{}", chain_ref(w), staged_chain_ref(remote, w)),
@@ -631,6 +647,9 @@ impl Store {
         } else {
             args.insert(1, "--prune");
             args.push(&checkpoints);
+        }
+        if unshallow {
+            args.insert(1, "--unshallow");
         }
         let mut out = self.run_git(&args)?;
         // git fails the whole fetch when one named ref is missing: a chain whose

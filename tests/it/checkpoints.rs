@@ -1000,7 +1000,7 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
         "2",
         "the checkpoint's entry and the one after it"
     );
-    let hint = "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on origin and not fetched here, may decide docs; `git fetch --unshallow origin 'refs/receipts/*:refs/receipts/*'` takes the rest of every chain";
+    let hint = "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on origin and not fetched here, may decide docs; `git receipt fetch --unshallow origin` takes the rest of every chain";
     let r = reviewer.receipt(&dir, &docs);
     assert_eq!(r.code, 1, "{r}");
     assert!(r.stdout.contains("docs  missing"), "{r}");
@@ -1028,8 +1028,43 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     assert!(r.stderr.contains("lacks fresh receipts"), "{r}");
     assert!(r.stderr.contains(hint), "{r}");
 
-    // the hint's command takes the older receipt: docs is present, no hint
-    take_the_rest_of_the_chains(&reviewer, &dir);
+    // the hint's command takes the older receipts: the chain is whole (stock
+    // git counts it), the clone is no longer shallow, the notes show the
+    // older receipt again, every chain verifies whole, docs is present
+    let notes = format!("refs/notes/receipts/{}", s.writer);
+    // docs ran on the commit `served` made its receipts on
+    let docs_commit = reviewer.git_ok(&s.dev, &["rev-parse", "HEAD~2"]);
+    let shown = reviewer.git(
+        &dir,
+        &["notes", "--ref", &notes, "show", docs_commit.trim()],
+    );
+    assert!(!shown.stdout.contains("docs"), "not here before: {shown}");
+    let r = reviewer.receipt(&dir, &["fetch", "--unshallow", "origin"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.stderr
+            .contains("took the rest of the chains a shallow fetch cut here from origin"),
+        "{r}"
+    );
+    assert_eq!(
+        reviewer
+            .git_ok(&dir, &["rev-list", "--count", &chain])
+            .trim(),
+        reviewer
+            .git_ok(&s.dev, &["rev-list", "--count", &chain])
+            .trim()
+    );
+    assert!(!dir.join(".git/shallow").exists());
+    let shown = reviewer.git_ok(
+        &dir,
+        &["notes", "--ref", &notes, "show", docs_commit.trim()],
+    );
+    assert!(shown.contains("docs"), "{shown}");
+    let whole = reviewer.receipt(&dir, &["verify"]);
+    assert_eq!(whole.code, 0, "{whole}");
+    let r = reviewer.receipt(&dir, &["fetch", "--unshallow", "origin"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("no chain here was cut"), "{r}");
     let r = reviewer.receipt(&dir, &docs);
     assert_eq!(r.code, 0, "{r}");
     assert!(!r.stdout.contains("hint:"), "{r}");
