@@ -736,11 +736,11 @@ pub fn depth_for(need: u64) -> u64 {
     depth.min(GIT_MAX_DEPTH)
 }
 
-/// The largest depth `git fetch --depth` takes (an `int`; beyond it git says
-/// "is not a positive number", or reads a wrapped value): deeper than any
-/// chain can be, so a chain fetched at it comes whole. A need comes from a tip
-/// not yet checked, which may claim any index up to a receipt's largest.
-pub const GIT_MAX_DEPTH: u64 = i32::MAX as u64;
+/// The largest depth a fetch asks git for ([`crate::store::remote::GIT_MAX_DEPTH`]):
+/// deeper than any chain can be, so a chain fetched at it comes whole. A need
+/// comes from a tip not yet checked, which may claim any index up to a
+/// receipt's largest.
+pub use crate::store::remote::GIT_MAX_DEPTH;
 
 impl FetchOutcome {
     /// Whether the fetch took entries into the local chain.

@@ -570,9 +570,9 @@ impl Store {
         self.fetch_staged_with(remote, only_writer, false)
     }
 
-    /// [`Store::fetch_staged`] of every writer, and with `unshallow`, the rest
-    /// of every chain a shallow fetch cut here ([`Store::chains_cut`]: `git
-    /// fetch --unshallow`, which git refuses in a clone that is not shallow).
+    /// [`Store::fetch_staged`] of every writer, and the rest of every chain a
+    /// shallow fetch cut here ([`Store::chains_cut`]) at [`GIT_MAX_DEPTH`]:
+    /// not git's `--unshallow`, which takes every branch's whole history too.
     pub fn fetch_staged_whole(&self, remote: &str) -> Result<(Tips, Tips), StoreError> {
         self.fetch_staged_with(remote, None, self.chains_cut())
     }
@@ -648,8 +648,9 @@ impl Store {
             args.insert(1, "--prune");
             args.push(&checkpoints);
         }
+        let whole = format!("--depth={GIT_MAX_DEPTH}");
         if unshallow {
-            args.insert(1, "--unshallow");
+            args.insert(1, &whole);
         }
         let mut out = self.run_git(&args)?;
         // git fails the whole fetch when one named ref is missing: a chain whose
@@ -969,6 +970,15 @@ struct StartedGit {
     limit: Option<std::time::Duration>,
     started: std::time::Instant,
 }
+
+/// The deepest `git fetch --depth` a fetch asks for: one below the largest git
+/// takes (an `int`; beyond it git says "is not a positive number", or reads a
+/// wrapped value), because at that largest (git's `INFINITE_DEPTH`, what
+/// `--unshallow` sends) the server makes every shallow root of the clone
+/// whole, so a CI clone's `--depth 1` branches would come with all their
+/// history too. Deeper than any chain can be: a chain fetched at it comes
+/// whole, and nothing else does.
+pub const GIT_MAX_DEPTH: u64 = i32::MAX as u64 - 1;
 
 /// How much of each chain a fetch of chains takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -704,17 +704,27 @@ fn a_forged_tip_claiming_a_huge_index_is_fetched_whole_and_refused_not_an_error(
     // "index":3 becomes "index":10995116273 (past 2^31, within 2^53)
     forge_tip_now(&env, &s.bare, &chain, "\"index\":", "\"index\":1099511627");
 
+    // a CI clone: its branch cut at depth 1
     let fresh = Env::new();
-    let dir = clone(&fresh, &s.url, "fresh");
+    let dir = fresh.path("fresh");
+    fresh.git_ok(
+        fresh.tmp.path(),
+        &["clone", "-q", "--depth", "1", &s.url, dir.to_str().unwrap()],
+    );
     let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
     assert_eq!(r.code, 1, "{r}");
     assert!(!r.stderr.contains("not a positive number"), "{r}");
-    assert!(r.stderr.contains(", depth 2147483647), 0 whole"), "{r}");
+    // one below git's largest, which would make the branch whole too
+    assert!(r.stderr.contains(", depth 2147483646), 0 whole"), "{r}");
     assert!(r.stderr.contains("REJECTED"), "{r}");
     // the entries below the forged tip: the checkpoint's and nothing else new
     assert_eq!(
         rev(&fresh, &dir, &chain),
         rev(&env, &s.dev, &format!("{chain}~1"))
+    );
+    assert_eq!(
+        fresh.git_ok(&dir, &["rev-list", "--count", "HEAD"]).trim(),
+        "1"
     );
 }
 
@@ -1065,6 +1075,39 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     let r = reviewer.receipt(&dir, &["fetch", "--unshallow", "origin"]);
     assert_eq!(r.code, 0, "{r}");
     assert!(r.stderr.contains("no chain here was cut"), "{r}");
+    // in a CI clone whose branch is cut at depth 1, the chains come whole and
+    // the branch stays as it was (git's own --unshallow would take it whole)
+    let shallow = Env::new();
+    let sdir = shallow.path("shallow");
+    shallow.git_ok(
+        shallow.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &s.url,
+            sdir.to_str().unwrap(),
+        ],
+    );
+    shallow.receipt_ok(&sdir, &["fetch", "--since", "checkpoint"]);
+    let r = shallow.receipt(&sdir, &["fetch", "--unshallow"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.stderr.contains("took the rest of the chains"), "{r}");
+    assert_eq!(
+        shallow
+            .git_ok(&sdir, &["rev-list", "--count", &chain])
+            .trim(),
+        reviewer
+            .git_ok(&s.dev, &["rev-list", "--count", &chain])
+            .trim()
+    );
+    assert_eq!(
+        shallow
+            .git_ok(&sdir, &["rev-list", "--count", "HEAD"])
+            .trim(),
+        "1"
+    );
     let r = reviewer.receipt(&dir, &docs);
     assert_eq!(r.code, 0, "{r}");
     assert!(!r.stdout.contains("hint:"), "{r}");
