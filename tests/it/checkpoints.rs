@@ -1041,6 +1041,15 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     // the hint's command takes the older receipts: the chain is whole (stock
     // git counts it), the clone is no longer shallow, the notes show the
     // older receipt again, every chain verifies whole, docs is present
+    // a plain fetch leaves the cut where it is
+    let r = reviewer.receipt(&dir, &["fetch"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert_eq!(
+        reviewer
+            .git_ok(&dir, &["rev-list", "--count", &chain])
+            .trim(),
+        "2"
+    );
     let notes = format!("refs/notes/receipts/{}", s.writer);
     // docs ran on the commit `served` made its receipts on
     let docs_commit = reviewer.git_ok(&s.dev, &["rev-parse", "HEAD~2"]);
