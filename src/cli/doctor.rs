@@ -232,7 +232,7 @@ pub fn cmd_doctor(ctx: &Context, args: DoctorArgs) -> Result<ExitCode> {
     } else if chains_only {
         ok(
             "history",
-            "full history; receipt chains taken from a signed checkpoint up (`fetch --since`): verify with `git receipt verify --since-checkpoint`",
+            "full history; receipt chains taken from a signed checkpoint up (`fetch --since`): verify with `git receipt verify --since-checkpoint`; `git receipt fetch --unshallow` takes the rest of them",
         )
     } else {
         fix(

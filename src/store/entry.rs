@@ -792,7 +792,7 @@ impl EntryReader {
                 let why = if repo.has_object(commit) {
                     format!("not a readable commit: {e}")
                 } else if repo.is_shallow().unwrap_or(false) {
-                    "the chain commit is not in this clone: a shallow fetch (--depth, or `git receipt fetch --since`) cut the chain here; `git receipt verify --since-checkpoint` starts from a signed checkpoint instead, or fetch refs/receipts/* in full (in this clone: `git fetch --unshallow`)".to_owned()
+                    "the chain commit is not in this clone: a shallow fetch (--depth, or `git receipt fetch --since`) cut the chain here; `git receipt verify --since-checkpoint` starts from a signed checkpoint instead, or fetch refs/receipts/* in full (in this clone: `git receipt fetch --unshallow`)".to_owned()
                 } else {
                     "the chain commit is not in this repository: the chain is incomplete".to_owned()
                 };

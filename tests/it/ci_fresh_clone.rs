@@ -467,7 +467,7 @@ fn a_shallow_ci_clone_verifies_when_receipts_are_fetched_in_full_and_says_how_wh
     assert_eq!(cut["chain"], world.bob_writer.as_str(), "{r}");
     assert!(
         cut["reason"].as_str().unwrap().contains(
-            "a shallow fetch (--depth, or `git receipt fetch --since`) cut the chain here; `git receipt verify --since-checkpoint` starts from a signed checkpoint instead, or fetch refs/receipts/* in full (in this clone: `git fetch --unshallow`)"
+            "a shallow fetch (--depth, or `git receipt fetch --since`) cut the chain here; `git receipt verify --since-checkpoint` starts from a signed checkpoint instead, or fetch refs/receipts/* in full (in this clone: `git receipt fetch --unshallow`)"
         ),
         "{r}"
     );
