@@ -105,6 +105,15 @@ pub fn fetch_unshallow(
             .map(|(w, _)| (w, crate::store::notes::NotesUpdate::Rebuild))
             .collect();
         store.index_notes_of(&rebuild)?;
+        // and the receipt index, which the moved edge makes stale, as a
+        // fetch leaves it current (the first reader after should not index
+        // every chain); a cache: a failure loses nothing
+        if let Err(e) = store.receipt_index() {
+            store.notice(crate::notice::Notice::warning(
+                "index-not-updated",
+                format!("the rest of the chains is fetched, but the receipt index was not brought up to date: {e}; the next command that reads it does"),
+            ));
+        }
     }
     Ok((report, cut))
 }

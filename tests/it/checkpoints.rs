@@ -1079,8 +1079,10 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
         &["notes", "--ref", &notes, "show", docs_commit.trim()],
     );
     assert!(shown.contains("docs"), "{shown}");
+    // the fetch left the receipt index current: nothing is rebuilt after it
     let whole = reviewer.receipt(&dir, &["verify"]);
     assert_eq!(whole.code, 0, "{whole}");
+    assert!(!whole.stderr.contains("rebuilding"), "{whole}");
     let r = reviewer.receipt(&dir, &["fetch", "--unshallow", "origin"]);
     assert_eq!(r.code, 0, "{r}");
     assert!(r.stderr.contains("no chain here was cut"), "{r}");
