@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::common::{Daemon, Env, HttpServer, change_src, clone, days_ago, days_from_now};
+use crate::common::{
+    Daemon, Env, HttpServer, change_src, clone, clone_with, days_ago, days_from_now,
+};
 
 /// What the hints say takes the rest of chains `fetch --since` cut: `git fetch
 /// --unshallow origin 'refs/receipts/*:refs/receipts/*'`.
@@ -706,11 +708,7 @@ fn a_forged_tip_claiming_a_huge_index_is_fetched_whole_and_refused_not_an_error(
 
     // a CI clone: its branch cut at depth 1
     let fresh = Env::new();
-    let dir = fresh.path("fresh");
-    fresh.git_ok(
-        fresh.tmp.path(),
-        &["clone", "-q", "--depth", "1", &s.url, dir.to_str().unwrap()],
-    );
+    let dir = clone_with(&fresh, &s.url, "fresh", &["--depth", "1"]);
     let r = fresh.receipt(&dir, &["fetch", "--since", "checkpoint"]);
     assert_eq!(r.code, 1, "{r}");
     assert!(!r.stderr.contains("not a positive number"), "{r}");
@@ -1089,18 +1087,7 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     // in a CI clone whose branch is cut at depth 1, the chains come whole and
     // the branch stays as it was (git's own --unshallow would take it whole)
     let shallow = Env::new();
-    let sdir = shallow.path("shallow");
-    shallow.git_ok(
-        shallow.tmp.path(),
-        &[
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            &s.url,
-            sdir.to_str().unwrap(),
-        ],
-    );
+    let sdir = clone_with(&shallow, &s.url, "shallow", &["--depth", "1"]);
     shallow.receipt_ok(&sdir, &["fetch", "--since", "checkpoint"]);
     let r = shallow.receipt(&sdir, &["fetch", "--unshallow"]);
     assert_eq!(r.code, 0, "{r}");
@@ -1135,18 +1122,7 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     // `run --stale` in a clone cut the same way runs docs all the same, and
     // says why it may not have had to; the hint names the clone's one remote
     let ci = Env::new();
-    let cdir = ci.path("ci");
-    ci.git_ok(
-        ci.tmp.path(),
-        &[
-            "clone",
-            "-q",
-            "-o",
-            "upstream",
-            &s.url,
-            cdir.to_str().unwrap(),
-        ],
-    );
+    let cdir = clone_with(&ci, &s.url, "ci", &["-o", "upstream"]);
     ci.receipt_ok(&cdir, &["fetch", "--since", "checkpoint", "upstream"]);
     let r = ci.receipt(&cdir, &["run", "--stale"]);
     assert_eq!(r.code, 0, "{r}");

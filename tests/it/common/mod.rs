@@ -710,8 +710,16 @@ pub fn days_from_now(days: u64) -> String {
 
 /// A `git clone` of `url` into `rel` under `env`'s temporary directory.
 pub fn clone(env: &Env, url: &str, rel: &str) -> PathBuf {
+    clone_with(env, url, rel, &[])
+}
+
+/// [`clone`] with more of `git clone`'s options (`--depth 1`, `-o upstream`).
+pub fn clone_with(env: &Env, url: &str, rel: &str, options: &[&str]) -> PathBuf {
     let dir = env.path(rel);
-    env.git_ok(env.tmp.path(), &["clone", "-q", url, dir.to_str().unwrap()]);
+    let mut args = vec!["clone", "-q"];
+    args.extend_from_slice(options);
+    args.extend([url, dir.to_str().unwrap()]);
+    env.git_ok(env.tmp.path(), &args);
     dir
 }
 
