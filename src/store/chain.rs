@@ -459,7 +459,7 @@ impl Store {
             let log_message = format!("git-receipt: append {}", receipt.id());
             // logged: gc keeps every tip a reflog names, so a prune that races
             // this write can cut at most the entry in flight, never the chain below
-            match self.update_logged_ref(&refname, tip, commit, &log_message) {
+            match self.move_logged_ref(&refname, tip, commit, &log_message) {
                 Ok(()) => {
                     let updated_at = std::time::SystemTime::now();
                     crash_point("chain");

@@ -826,6 +826,41 @@ impl Store {
         Ok(())
     }
 
+    /// [`Store::update_logged_ref`] that moved the ref itself: an error, as a
+    /// lost race is, when `old` is `None` and the ref was there already. gix
+    /// takes "must not exist" as met by a ref that already names `new`, and
+    /// two writers of a chain's first entry in one millisecond build the very
+    /// same commit (the same body, a deterministic signature, the same
+    /// second): both would report it as their own, and one receipt would stand
+    /// for two runs. The one that did not create the ref builds on it instead.
+    pub(crate) fn move_logged_ref(
+        &self,
+        refname: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+    ) -> Result<(), gix::Error> {
+        let edit = logged_edit(refname, old, new, message)?;
+        let applied = self.edit_refs_mended(&[refname], vec![edit])?;
+        self.harden_ref(refname);
+        let existed = applied.iter().any(|e| {
+            matches!(
+                &e.change,
+                Change::Update {
+                    expected: PreviousValue::MustExistAndMatch(_),
+                    ..
+                }
+            )
+        });
+        if old.is_none() && existed {
+            return Err(gix::Error::from_error(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{refname} was created by another writer, at the same entry"),
+            )));
+        }
+        Ok(())
+    }
+
     /// [`Store::update_logged_ref`] of many refs (name, expected, new, reflog
     /// message) in one transaction: one lock file a ref and one `packed-refs`
     /// lock, where a ref at a time took both for each (most of what a fetch
@@ -863,7 +898,7 @@ impl Store {
         &self,
         names: &[&str],
         edits: Vec<gix::refs::transaction::RefEdit>,
-    ) -> Result<(), gix::Error> {
+    ) -> Result<Vec<gix::refs::transaction::RefEdit>, gix::Error> {
         for name in names {
             self.mend_reflog(name);
         }
@@ -873,16 +908,18 @@ impl Store {
         // dated in the past would protect nothing.
         let sig = super::tool_signature();
         let mut time = gix::date::parse::TimeBuf::default();
-        if let Err(e) = self
+        match self
             .repo
             .edit_references_as(edits, Some(sig.to_ref(&mut time)))
         {
-            for name in names {
-                self.mend_reflog(name);
+            Ok(applied) => Ok(applied),
+            Err(e) => {
+                for name in names {
+                    self.mend_reflog(name);
+                }
+                Err(e.into())
             }
-            return Err(e);
         }
-        Ok(())
     }
 
     /// Cut `refname`'s reflog back to its last whole line, under the ref's
@@ -1926,6 +1963,30 @@ mod tests {
             std::fs::remove_file(f.unwrap().path()).unwrap();
         }
         assert_eq!(store.missing_on_disk(&[blob]), vec![blob]);
+    }
+
+    /// A chain's first entry is the writer's own only when its update created
+    /// the ref: gix takes "must not exist" as met by a ref already naming the
+    /// new value (two writers of one first entry in one millisecond build the
+    /// same commit), and an append must then build on it instead. Any other
+    /// move answers as `update_logged_ref` does.
+    #[test]
+    fn a_ref_another_writer_created_with_the_same_value_is_not_moved_by_this_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        let store = Store::from_repo(repo).unwrap();
+        let a = store.write_blob(b"a").unwrap();
+        let b = store.write_blob(b"b").unwrap();
+        let name = "refs/receipts/w";
+        store.move_logged_ref(name, None, a, "first").unwrap();
+        // gix alone lets the same creation pass again
+        store.update_logged_ref(name, None, a, "again").unwrap();
+        let e = store.move_logged_ref(name, None, a, "again").unwrap_err();
+        assert!(e.to_string().contains("created by another writer"), "{e}");
+        assert!(store.move_logged_ref(name, None, b, "other").is_err());
+        store.move_logged_ref(name, Some(a), b, "on top").unwrap();
+        assert!(store.move_logged_ref(name, Some(a), b, "stale").is_err());
+        assert_eq!(store.ref_value(name).unwrap(), Some(b));
     }
 
     #[test]
