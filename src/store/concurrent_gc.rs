@@ -917,7 +917,7 @@ impl Store {
                 for name in names {
                     self.mend_reflog(name);
                 }
-                Err(e.into())
+                Err(e)
             }
         }
     }
