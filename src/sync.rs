@@ -85,37 +85,37 @@ pub fn fetch(
 
 /// [`fetch`], taking too the rest of every chain a shallow fetch (`fetch
 /// --since`, or `git fetch --depth`) cut here: the entries below the cut come
-/// with git's `--unshallow`, and each writer's notes are built again from its
-/// whole chain (the receipt index notices the edge moved and reads them all).
-/// Nothing below a cut decides anything until a reader checks it, as every
-/// entry a reader counts is checked. Also whether any chain was cut.
+/// with a fetch at [`GIT_MAX_DEPTH`], each writer's notes are built again from
+/// its whole chain, and the receipt index (stale once the edge moved) is left
+/// current, as a fetch leaves it. Nothing below a cut decides anything until a
+/// reader checks it, as every entry a reader counts is checked. Also whether
+/// any chain was cut.
 pub fn fetch_unshallow(
     store: &Store,
     remote: &str,
     trust: &TrustSet,
 ) -> Result<(BTreeMap<String, FetchOutcome>, bool), StoreError> {
     let cut = store.chains_cut();
-    let (chains, _) = store.fetch_staged_whole(remote)?;
+    let (chains, _) = store.fetch_staged_whole(remote, cut)?;
     let report = take_fetched(store, &chains, trust, &BTreeMap::new(), BTreeMap::new())?;
     if cut {
-        let rebuild: Vec<(String, crate::store::notes::NotesUpdate)> = store
-            .writers()?
-            .into_iter()
-            .filter(|(w, _)| crate::receipt::is_valid_writer_id(w))
-            .map(|(w, _)| (w, crate::store::notes::NotesUpdate::Rebuild))
-            .collect();
-        store.index_notes_of(&rebuild)?;
-        // and the receipt index, which the moved edge makes stale, as a
-        // fetch leaves it current (the first reader after should not index
-        // every chain); a cache: a failure loses nothing
-        if let Err(e) = store.receipt_index() {
-            store.notice(crate::notice::Notice::warning(
-                "index-not-updated",
-                format!("the rest of the chains is fetched, but the receipt index was not brought up to date: {e}; the next command that reads it does"),
-            ));
-        }
+        store.reindex_notes_of(&store.writers()?)?;
+        leave_index_current(store, "the rest of the chains is fetched");
     }
     Ok((report, cut))
+}
+
+/// Bring the receipt index up to date after a fetch that moved chains, so
+/// that the first reader after it (a hook, a CI job in a fresh clone) is not
+/// the one that indexes them all. The index is a cache: a failure loses
+/// nothing, the next reader does it, and a notice says so after `what`.
+fn leave_index_current(store: &Store, what: &str) {
+    if let Err(e) = store.receipt_index() {
+        store.notice(crate::notice::Notice::warning(
+            "index-not-updated",
+            format!("{what}, but the receipt index was not brought up to date: {e}; the next command that reads it does"),
+        ));
+    }
 }
 
 /// Admit the staged chain tips `chains` (writer id to fetched tip) entry by
@@ -324,17 +324,9 @@ fn take_fetched(
     // fetch in a fresh HOME (a CI job) would otherwise not do
     let _ = crate::store::index::mac::user_key();
     store.index_notes_of(&notes)?;
-    // Leave the receipt index current: the entries were just read and checked,
-    // and the first `gate` after a fetch (a hook, a CI job in a fresh clone)
-    // should not be the one that indexes them all. The index is a cache: a
-    // failure to bring it up to date loses nothing, the next reader does it.
-    if report.values().any(FetchOutcome::took_entries)
-        && let Err(e) = store.receipt_index()
-    {
-        store.notice(crate::notice::Notice::warning(
-            "index-not-updated",
-            format!("the receipts are fetched, but the receipt index was not brought up to date: {e}; the next command that reads it does"),
-        ));
+    // the entries were just read and checked: the index takes them now
+    if report.values().any(FetchOutcome::took_entries) {
+        leave_index_current(store, "the receipts are fetched");
     }
     Ok(report)
 }

@@ -5,8 +5,6 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::Args;
 
-use git_receipt::store::notes::NotesUpdate;
-
 use super::Context;
 
 /// Rebuild the receipt index and every writer's notes from the chains.
@@ -28,14 +26,7 @@ pub fn cmd_reindex(ctx: &Context, _args: ReindexArgs) -> Result<ExitCode> {
     let index = store.rebuild_index()?;
     let receipts: u64 = index.chains().iter().map(|c| c.count).sum();
     let writers = store.writers()?;
-    // every writer's notes in one pack when there are many (a loose file an
-    // object was 30,000 files for 10,000 writers, each read back one by one)
-    let rebuild: Vec<(String, NotesUpdate)> = writers
-        .iter()
-        .filter(|(writer, _)| git_receipt::receipt::is_valid_writer_id(writer))
-        .map(|(writer, _)| (writer.clone(), NotesUpdate::Rebuild))
-        .collect();
-    store.index_notes_of(&rebuild)?;
+    store.reindex_notes_of(&writers)?;
     let counts = format!(
         "{receipts} receipt{}; the notes of {} chain{}",
         if receipts == 1 { "" } else { "s" },

@@ -820,10 +820,31 @@ impl Store {
         new: ObjectId,
         message: &str,
     ) -> Result<(), gix::Error> {
-        let edit = logged_edit(refname, old, new, message)?;
-        self.edit_refs_mended(&[refname], vec![edit])?;
-        self.harden_ref(refname);
+        self.logged_ref_update(refname, old, new, message)?;
         Ok(())
+    }
+
+    /// [`Store::update_logged_ref`], answering whether the ref was there
+    /// before (gix's answer: the applied edit expects what it found).
+    fn logged_ref_update(
+        &self,
+        refname: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+    ) -> Result<bool, gix::Error> {
+        let edit = logged_edit(refname, old, new, message)?;
+        let applied = self.edit_refs_mended(&[refname], vec![edit])?;
+        self.harden_ref(refname);
+        Ok(applied.iter().any(|e| {
+            matches!(
+                &e.change,
+                Change::Update {
+                    expected: PreviousValue::MustExistAndMatch(_),
+                    ..
+                }
+            )
+        }))
     }
 
     /// [`Store::update_logged_ref`] that moved the ref itself: an error, as a
@@ -840,18 +861,7 @@ impl Store {
         new: ObjectId,
         message: &str,
     ) -> Result<(), gix::Error> {
-        let edit = logged_edit(refname, old, new, message)?;
-        let applied = self.edit_refs_mended(&[refname], vec![edit])?;
-        self.harden_ref(refname);
-        let existed = applied.iter().any(|e| {
-            matches!(
-                &e.change,
-                Change::Update {
-                    expected: PreviousValue::MustExistAndMatch(_),
-                    ..
-                }
-            )
-        });
+        let existed = self.logged_ref_update(refname, old, new, message)?;
         if old.is_none() && existed {
             return Err(gix::Error::from_error(std::io::Error::new(
                 std::io::ErrorKind::AlreadyExists,

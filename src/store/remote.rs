@@ -570,11 +570,12 @@ impl Store {
         self.fetch_staged_with(remote, only_writer, false)
     }
 
-    /// [`Store::fetch_staged`] of every writer, and the rest of every chain a
-    /// shallow fetch cut here ([`Store::chains_cut`]) at [`GIT_MAX_DEPTH`]:
-    /// not git's `--unshallow`, which takes every branch's whole history too.
-    pub fn fetch_staged_whole(&self, remote: &str) -> Result<(Tips, Tips), StoreError> {
-        self.fetch_staged_with(remote, None, self.chains_cut())
+    /// [`Store::fetch_staged`] of every writer, with `cut` ([`Store::chains_cut`],
+    /// asked by the caller) the rest of every chain a shallow fetch cut here, at
+    /// [`GIT_MAX_DEPTH`]: not git's `--unshallow`, which takes every branch's
+    /// whole history too.
+    pub fn fetch_staged_whole(&self, remote: &str, cut: bool) -> Result<(Tips, Tips), StoreError> {
+        self.fetch_staged_with(remote, None, cut)
     }
 
     fn fetch_staged_with(
