@@ -1946,9 +1946,7 @@ mod tests {
 
     #[test]
     fn an_object_in_a_pack_deleted_since_the_last_look_is_missing() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = gix::init(dir.path()).unwrap();
-        let store = Store::from_repo(repo).unwrap();
+        let (dir, store) = empty_store();
         let blob = store.write_blob(b"packed, then gone").unwrap();
         let git = |args: &[&str]| {
             let out = std::process::Command::new("git")
@@ -1975,6 +1973,13 @@ mod tests {
         assert_eq!(store.missing_on_disk(&[blob]), vec![blob]);
     }
 
+    /// A store on a new, empty repository (kept while the directory lives).
+    fn empty_store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        (dir, Store::from_repo(repo).unwrap())
+    }
+
     /// A chain's first entry is the writer's own only when its update created
     /// the ref: gix takes "must not exist" as met by a ref already naming the
     /// new value (two writers of one first entry in one millisecond build the
@@ -1982,9 +1987,7 @@ mod tests {
     /// move answers as `update_logged_ref` does.
     #[test]
     fn a_ref_another_writer_created_with_the_same_value_is_not_moved_by_this_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = gix::init(dir.path()).unwrap();
-        let store = Store::from_repo(repo).unwrap();
+        let (_dir, store) = empty_store();
         let a = store.write_blob(b"a").unwrap();
         let b = store.write_blob(b"b").unwrap();
         let name = "refs/receipts/w";
@@ -2001,9 +2004,7 @@ mod tests {
 
     #[test]
     fn a_ref_moved_by_another_process_is_not_put_back_and_says_so() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = gix::init(dir.path()).unwrap();
-        let store = Store::from_repo(repo).unwrap();
+        let (_dir, store) = empty_store();
         let a = store.write_blob(b"a").unwrap();
         let b = store.write_blob(b"b").unwrap();
         let c = store.write_blob(b"c").unwrap();
