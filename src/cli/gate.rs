@@ -162,6 +162,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
     // names are for the rows of a failing check only: a passing gate does not
     // fingerprint every [signer] key to print nothing
     let mut names: Option<super::SignerNames> = None;
+    let cut_chains = super::hints::CutChains::default();
     for rev in &revs {
         let mut report =
             evaluate_rev_for(ctx, &store, rev, trust.as_ref(), &baseline, args.protected)?;
@@ -212,7 +213,7 @@ pub fn cmd_gate(ctx: &Context, args: GateArgs) -> Result<ExitCode> {
             );
         }
         // an older receipt, cut away by `fetch --since`, may decide a failing row
-        let cut = super::hints::cut_chains(&store, &failing);
+        let cut = cut_chains.hint(&store, &failing);
         json_out.push(json!({
             "rev": rev,
             "commit": report.commit.to_string(),

@@ -445,15 +445,42 @@ pub(crate) fn cut_chains(
     store: &git_receipt::store::Store,
     failing: &[&git_receipt::freshness::CheckState],
 ) -> Option<String> {
-    use git_receipt::freshness::State;
-    let names: Vec<String> = failing
-        .iter()
-        .filter(|s| matches!(s.state, State::Missing | State::Stale))
-        .map(|s| escape(&s.name).into_owned())
-        .collect();
-    if names.is_empty() || !store.chains_cut() {
-        return None;
+    CutChains::default().hint(store, failing)
+}
+
+/// [`cut_chains`] for a command that judges many revisions (`gate A B C`, a
+/// push of many refs): whether the chains here are cut ([`Store::chains_cut`]:
+/// up to 256 listed commits read, a commit and a tree each) is asked once, at
+/// the first revision with a row that reads missing or stale, and its answer
+/// kept for the rest of the command (nothing the command does moves
+/// `.git/shallow`).
+///
+/// [`Store::chains_cut`]: git_receipt::store::Store::chains_cut
+#[derive(Default)]
+pub(crate) struct CutChains(std::cell::OnceCell<bool>);
+
+impl CutChains {
+    /// [`cut_chains`], with the answer to whether the chains are cut kept.
+    pub(crate) fn hint(
+        &self,
+        store: &git_receipt::store::Store,
+        failing: &[&git_receipt::freshness::CheckState],
+    ) -> Option<String> {
+        use git_receipt::freshness::State;
+        let names: Vec<String> = failing
+            .iter()
+            .filter(|s| matches!(s.state, State::Missing | State::Stale))
+            .map(|s| escape(&s.name).into_owned())
+            .collect();
+        if names.is_empty() || !*self.0.get_or_init(|| store.chains_cut()) {
+            return None;
+        }
+        Some(cut_hint(store, &names))
     }
+}
+
+/// The words of [`cut_chains`] for the rows `names` (escaped).
+fn cut_hint(store: &git_receipt::store::Store, names: &[String]) -> String {
     // the remote a fetch takes by default, or the clone's one remote
     let remotes = store.remote_names();
     let remote = store
@@ -463,9 +490,9 @@ pub(crate) fn cut_chains(
             _ => None,
         })
         .unwrap_or_else(|| "origin".to_owned());
-    Some(format!(
+    format!(
         "hint: the receipt chains here start where `git receipt fetch --since` cut them: an older receipt, on {remote} and not fetched here, may decide {}; `git receipt fetch --unshallow {remote}` takes the rest of every chain",
         names.join(", "),
         remote = escape(&remote),
-    ))
+    )
 }

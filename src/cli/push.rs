@@ -192,6 +192,7 @@ pub(super) fn lacking_receipts(
 ) -> Result<String> {
     let mut refused = String::new();
     let mut names = None;
+    let cut_chains = super::hints::CutChains::default();
     for (r, local) in pushed {
         let protected = git_receipt::policy::push::reviews_due(reviewed, r);
         let local = *local;
@@ -243,7 +244,7 @@ pub(super) fn lacking_receipts(
                     }
                 }
             }
-            if let Some(hint) = super::hints::cut_chains(store, &failing) {
+            if let Some(hint) = cut_chains.hint(store, &failing) {
                 refused.push_str(&format!("{hint}\n"));
             }
         }

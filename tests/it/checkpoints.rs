@@ -1019,6 +1019,21 @@ fn a_check_decided_below_the_cut_of_fetch_since_says_an_older_receipt_may_decide
     assert_eq!(r.code, 1, "{r}");
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v[0]["notices"][0], hint, "{v}");
+    // a gate of many revisions asks once whether the chains are cut, and
+    // gives each failing revision the hint
+    let r = reviewer.receipt(&dir, &["gate", "HEAD~1", "HEAD", "--require", "docs"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert_eq!(r.stdout.matches(hint).count(), 2, "{r}");
+    let r = reviewer.receipt(
+        &dir,
+        &["gate", "HEAD~1", "HEAD", "--require", "docs", "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        (&v[0]["notices"][0], &v[1]["notices"][0]),
+        (&hint.into(), &hint.into()),
+        "{v}"
+    );
     // test's receipt is here: it passes, with no hint
     let r = reviewer.receipt(&dir, &["gate", "HEAD"]);
     assert_eq!(r.code, 0, "{r}");
