@@ -32,6 +32,21 @@
 //!   chain, `receipt.chain = one`, under the same key): a bare `git push` sends
 //!   branch, chain and notes in one push, and the hook only gates.
 //!
+//!
+//! And two floors, each measured in the same run and printed beside the case it
+//! bounds, so the table says how much of each ratio any hook must pay:
+//!
+//! - **an empty hook, nothing to send**: a third clone, without git-receipt,
+//!   whose pre-push hook is `#!/bin/sh` and `exit 0`, pushes a commit that
+//!   changes only `README`: what git pays to start any pre-push hook at all.
+//! - **two plain pushes, a receipt to send**: a commit that changes `src`, `git
+//!   receipt run test` (not timed), then, timed together, `git push
+//!   --no-verify` of the receipt refs (the chain and its notes, as the hook
+//!   sends them) and `git push --no-verify` of the branch: what any pre-push
+//!   hook that sends the receipts in a push of their own must pay (git's
+//!   pre-push hook cannot add refs to the push it runs in, and the server hook
+//!   judges the branch by receipts it already holds).
+//!
 //! Before each case the clone it runs in takes the server's `main` (not timed),
 //! so that every push is a fast-forward of what the other clone pushed.
 //! The first round warms the caches and is not counted. Each figure is the median
@@ -96,6 +111,16 @@ enum Case {
     Send,
     Nothing,
     SendOne,
+    EmptyHook,
+    TwoPushes,
+}
+
+/// Two timings as one: the wall and CPU of both.
+fn both(a: Took, b: Took) -> Took {
+    Took {
+        wall: a.wall + b.wall,
+        cpu: a.cpu + b.cpu,
+    }
 }
 
 /// Take the server's `main` into `dir`'s, as a pull would.
@@ -148,18 +173,33 @@ fn main() {
     let b = env.path("clone-one");
     env.git_ok(&b, &["config", "receipt.chain", "one"]);
     env.receipt_ok(&b, &["init", "--push-refspecs"]);
+    // the floor of any pre-push hook: git-receipt nowhere in it
+    env.git_ok(env.tmp.path(), &["clone", "-q", &url, "clone-empty-hook"]);
+    let c = env.path("clone-empty-hook");
+    let hook = c.join(".git/hooks/pre-push");
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    let mut mode = std::fs::metadata(&hook).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+    std::fs::set_permissions(&hook, mode).unwrap();
 
-    let order = [Case::Plain, Case::Send, Case::Nothing, Case::SendOne];
-    let mut took: [Vec<Took>; 4] = Default::default();
+    let order = [
+        Case::Plain,
+        Case::Send,
+        Case::Nothing,
+        Case::SendOne,
+        Case::EmptyHook,
+        Case::TwoPushes,
+    ];
+    let mut took: [Vec<Took>; 6] = Default::default();
     for i in 0..=rounds {
         for k in 0..order.len() {
             let case = order[(i + k) % order.len()];
             sync(
                 &env,
-                if matches!(case, Case::SendOne) {
-                    &b
-                } else {
-                    &a
+                match case {
+                    Case::SendOne => &b,
+                    Case::EmptyHook => &c,
+                    _ => &a,
                 },
             );
             let t = match case {
@@ -183,6 +223,27 @@ fn main() {
                     env.receipt_ok(&b, &["run", "test"]);
                     timed(&env, &b, &["push", "-q"])
                 }
+                Case::EmptyHook => {
+                    commit(&env, &c, "README", &format!("empty hook {i}\n"));
+                    timed(&env, &c, &["push", "-q"])
+                }
+                Case::TwoPushes => {
+                    commit(&env, &a, "src/lib.rs", &format!("pub fn t{i}() {{}}\n"));
+                    env.receipt_ok(&a, &["run", "test"]);
+                    let receipts = timed(
+                        &env,
+                        &a,
+                        &[
+                            "push",
+                            "-q",
+                            "--no-verify",
+                            "origin",
+                            "refs/receipts/*:refs/receipts/*",
+                            "+refs/notes/receipts/*:refs/notes/receipts/*",
+                        ],
+                    );
+                    both(receipts, timed(&env, &a, &["push", "-q", "--no-verify"]))
+                }
             };
             // the first round warms caches and creates the chain on the server
             if i > 0 {
@@ -194,6 +255,7 @@ fn main() {
     // server's main is the last pusher's, and each clone's chain is the server's
     let last = match order[(rounds + order.len() - 1) % order.len()] {
         Case::SendOne => &b,
+        Case::EmptyHook => &c,
         _ => &a,
     };
     assert_eq!(
@@ -225,7 +287,17 @@ fn main() {
     for (case, name, target) in [
         (Case::Plain, "plain `git push --no-verify`", ""),
         (Case::Send, "hooked `git push`, a receipt to send", "1.5x"),
+        (
+            Case::TwoPushes,
+            "floor: two plain pushes, the receipt's then the branch's",
+            "",
+        ),
         (Case::Nothing, "hooked `git push`, nothing to send", "1.1x"),
+        (
+            Case::EmptyHook,
+            "floor: an empty `sh` pre-push hook, nothing to send",
+            "",
+        ),
         (
             Case::SendOne,
             "hooked `git push`, a receipt to send, push refspecs (one push)",
@@ -240,6 +312,13 @@ fn main() {
             wall / base
         );
     }
+    let med = |case: Case| median(took[case as usize].iter().map(|t| t.wall).collect());
+    println!(
+        "\nabove its floor: a receipt to send {:.2}x two plain pushes; nothing to send {:.2}x an empty hook ({:.1} ms of git-receipt's own beyond it)",
+        med(Case::Send) / med(Case::TwoPushes),
+        med(Case::Nothing) / med(Case::EmptyHook),
+        med(Case::Nothing) - med(Case::EmptyHook),
+    );
     if std::env::var_os("GIT_RECEIPT_BENCH_KEEP").is_some() {
         let kept = env.tmp.keep();
         eprintln!("kept {}", kept.display());
