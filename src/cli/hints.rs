@@ -87,7 +87,7 @@ const CONTRACT_NOT_A_FILE: &str =
     "hint: replace it with a regular file that holds the contract, and commit that";
 
 /// The way out of a shallow clone for the freshness walk.
-const FETCH_MORE_HISTORY: &str = "hint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipt refs with `git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'`";
+const FETCH_MORE_HISTORY: &str = "hint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipts with `git receipt fetch`";
 
 /// The way to a log too large to show: stream it from git, unchecked.
 pub(crate) fn log_too_large(blob: &gix::ObjectId) -> String {

@@ -756,7 +756,7 @@ fn shallow_clone_whose_head_is_untested_cannot_decide() {
         );
         assert!(
             r.stderr.contains(
-                "git fetch origin 'refs/receipts/*:refs/receipts/*' 'refs/notes/receipts/*:refs/notes/receipts/*'"
+                "hint: fetch more history with `git fetch --deepen=1000` (or `git fetch --unshallow`), and the receipts with `git receipt fetch`"
             ),
             "{r}"
         );
@@ -765,8 +765,9 @@ fn shallow_clone_whose_head_is_untested_cannot_decide() {
             "never an answer from truncated history: {r}"
         );
     }
-    // with the history fetched, the answer is there
+    // with the history fetched as the hint says, the answer is there
     env.git_ok(&clone, &["fetch", "-q", "--unshallow"]);
+    env.receipt_ok(&clone, &["fetch"]);
     let s = state(&env, &clone, "HEAD", "test");
     assert_eq!(s["state"], "stale", "{s}");
     assert_eq!(
