@@ -781,6 +781,15 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                     "path" => {
                         let v = value.unwrap_or_default();
                         let Some(p) = normalize_path(&v) else {
+                            if crate::receipt::spells_whole_tree(&v) {
+                                return Err(err(
+                                    e.line,
+                                    format!(
+                                        "check {sub:?}: path {v:?} names the whole tree, which is what a check with no path covers"
+                                    ),
+                                    "remove this path line (and any other of this check's: the whole tree holds them)",
+                                ));
+                            }
                             return Err(err(
                                 e.line,
                                 format!(
@@ -1121,6 +1130,15 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 match &*e.key {
                     "path" => {
                         let Some(p) = normalize_path(&v) else {
+                            if crate::receipt::spells_whole_tree(&v) {
+                                return Err(err(
+                                    e.line,
+                                    format!(
+                                        "review {sub:?}: path {v:?} names the whole tree, which is what a review with no path covers"
+                                    ),
+                                    "remove this path line (and any other of this review's: the whole tree holds them)",
+                                ));
+                            }
                             return Err(err(
                                 e.line,
                                 format!(
@@ -1720,6 +1738,50 @@ mod tests {
     fn escaping_paths_are_refused() {
         assert!(parse("[check \"a\"]\nrun = x\npath = ../etc\n").is_err());
         assert!(parse("[check \"a\"]\nrun = x\npath = /etc\n").is_err());
+    }
+
+    #[test]
+    fn a_path_that_spells_the_whole_tree_is_refused_with_the_way_to_say_it() {
+        let whole = |text: &str| match parse(text) {
+            Err(ContractError::Invalid {
+                line,
+                message,
+                hint,
+                ..
+            }) => (line, message, hint),
+            other => panic!("{text:?}: {other:?}"),
+        };
+        for spelling in [".", "./", "./."] {
+            let (line, message, hint) =
+                whole(&format!("[check \"a\"]\nrun = x\npath = {spelling}\n"));
+            assert_eq!(line, 3);
+            assert_eq!(
+                message,
+                format!(
+                    "check \"a\": path {spelling:?} names the whole tree, which is what a check with no path covers"
+                )
+            );
+            assert_eq!(
+                hint,
+                "remove this path line (and any other of this check's: the whole tree holds them)"
+            );
+            let (_, message, hint) = whole(&format!("[review \"r\"]\n\tpath = {spelling}\n"));
+            assert!(message.starts_with("review \"r\": path"), "{message}");
+            assert!(
+                message.ends_with("what a review with no path covers"),
+                "{message}"
+            );
+            assert!(hint.contains("this review's"), "{hint}");
+        }
+        // an escaping path keeps its own words
+        let (_, message, _) = whole("[check \"a\"]\nrun = x\npath = ./..\n");
+        assert!(
+            message.ends_with("is not a relative path inside the repository"),
+            "{message}"
+        );
+        assert!(!crate::receipt::spells_whole_tree(""));
+        assert!(!crate::receipt::spells_whole_tree("/"));
+        assert!(!crate::receipt::spells_whole_tree("./src"));
     }
 
     #[test]

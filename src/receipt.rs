@@ -2196,6 +2196,13 @@ pub fn normalize_path(path: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
+/// Whether `path` spells the top of the work tree (`.`, `./`, `./.`): not a
+/// path [`normalize_path`] takes, but what a contract means by leaving its
+/// `path` out, so an error can say so.
+pub fn spells_whole_tree(path: &str) -> bool {
+    !path.is_empty() && !path.starts_with('/') && path.split('/').all(|p| matches!(p, "" | "."))
+}
+
 /// A results path as `.gitreceipts` normalizes it: relative, `/`-separated,
 /// without empty, `.` or `..` segments, at most 4096 bytes.
 pub fn is_results_path(path: &str) -> bool {

@@ -167,6 +167,9 @@ pub(super) fn resolve_check(
             for p in paths {
                 match normalize_path(p) {
                     Some(n) => norm.push(n),
+                    None if git_receipt::receipt::spells_whole_tree(p) => bail!(
+                        "--path {p:?} names the whole tree, which is what a check with no --path covers\nhint: leave --path out"
+                    ),
                     None => bail!("--path {p:?} is not a relative path inside the repository"),
                 }
             }

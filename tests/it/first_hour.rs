@@ -265,3 +265,38 @@ fn an_ad_hoc_check_started_in_a_subdirectory_runs_at_the_top_and_says_so() {
         "{runs:?}"
     );
 }
+
+/// `path = .` (or `--path .`) is what a newcomer writes for "everything":
+/// refused, with the words that say a check with no path covers the whole tree,
+/// and nothing is run or written.
+#[test]
+fn a_path_that_spells_the_whole_tree_says_to_leave_it_out() {
+    let env = Env::new();
+    let dir = env.fixture_repo("make_basic_repo.sh", "repo");
+    let before = env.log_json(&dir).len();
+    let r = env.receipt(&dir, &["run", "all", "--path", "./", "--", "true"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains(
+            "error: --path \"./\" names the whole tree, which is what a check with no --path covers\nhint: leave --path out"
+        ),
+        "{r}"
+    );
+    std::fs::write(
+        dir.join(".gitreceipts"),
+        "[check \"all\"]\n\trun = true\n\tpath = .\n",
+    )
+    .unwrap();
+    let r = env.receipt(&dir, &["run", "all"]);
+    assert_eq!(r.code, 2, "{r}");
+    assert!(
+        r.stderr.contains(
+            ".gitreceipts:3: check \"all\": path \".\" names the whole tree, which is what a check with no path covers\nhint: remove this path line"
+        ),
+        "{r}"
+    );
+    assert_eq!(env.log_json(&dir).len(), before, "nothing was run or written");
+    // as the hint says: no path, the whole tree
+    std::fs::write(dir.join(".gitreceipts"), "[check \"all\"]\n\trun = true\n").unwrap();
+    env.receipt_ok(&dir, &["run", "all"]);
+}
