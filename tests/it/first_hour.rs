@@ -295,7 +295,11 @@ fn a_path_that_spells_the_whole_tree_says_to_leave_it_out() {
         ),
         "{r}"
     );
-    assert_eq!(env.log_json(&dir).len(), before, "nothing was run or written");
+    assert_eq!(
+        env.log_json(&dir).len(),
+        before,
+        "nothing was run or written"
+    );
     // as the hint says: no path, the whole tree
     std::fs::write(dir.join(".gitreceipts"), "[check \"all\"]\n\trun = true\n").unwrap();
     env.receipt_ok(&dir, &["run", "all"]);
