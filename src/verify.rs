@@ -400,6 +400,9 @@ fn check_batch(batch: Vec<(usize, Raw)>, writers: &[String], trust: &TrustSet) -
     let mut parsed = done.into_iter().map(|(_, p)| p);
     // Parts big enough for a batch to pay (the torsion test costs the same for 300
     // signatures as for 3,000), on as many cores as that leaves.
+    // mutants: any count of parts (`%` for `/`) is equivalent in answers: the
+    // parts cover every entry, each is checked alone, and their answers are
+    // put back in order; only how many cores check them moves.
     let cores = (total / 1024).clamp(1, threads);
     let part = total.div_ceil(cores);
     let parts: Vec<Vec<Parsed>> = (0..cores)
