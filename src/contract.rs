@@ -780,24 +780,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                     }
                     "path" => {
                         let v = value.unwrap_or_default();
-                        let Some(p) = normalize_path(&v) else {
-                            if crate::receipt::spells_whole_tree(&v) {
-                                return Err(err(
-                                    e.line,
-                                    format!(
-                                        "check {sub:?}: path {v:?} names the whole tree, which is what a check with no path covers"
-                                    ),
-                                    "remove this path line (and any other of this check's: the whole tree holds them)",
-                                ));
-                            }
-                            return Err(err(
-                                e.line,
-                                format!(
-                                    "check {sub:?}: path {v:?} is not a relative path inside the repository"
-                                ),
-                                "write paths relative to the top of the work tree, without '..', e.g. path = src",
-                            ));
-                        };
+                        let p = declared_path("check", sub, &v, e.line, &err)?;
                         check.paths.push(p);
                     }
                     "required" => {
@@ -1129,24 +1112,7 @@ fn build(entries: Vec<RawEntry<'_>>, file: &Path) -> Result<Contract, ContractEr
                 let v = e.value.as_deref().map(str::to_owned).unwrap_or_default();
                 match &*e.key {
                     "path" => {
-                        let Some(p) = normalize_path(&v) else {
-                            if crate::receipt::spells_whole_tree(&v) {
-                                return Err(err(
-                                    e.line,
-                                    format!(
-                                        "review {sub:?}: path {v:?} names the whole tree, which is what a review with no path covers"
-                                    ),
-                                    "remove this path line (and any other of this review's: the whole tree holds them)",
-                                ));
-                            }
-                            return Err(err(
-                                e.line,
-                                format!(
-                                    "review {sub:?}: path {v:?} is not a relative path inside the repository"
-                                ),
-                                "write paths relative to the top of the work tree, without '..', e.g. path = src",
-                            ));
-                        };
+                        let p = declared_path("review", sub, &v, e.line, &err)?;
                         review.paths.push(p);
                     }
                     "required" => {
@@ -1672,6 +1638,40 @@ pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The `path` value `v` on line `line` of a `kind` section (`check`,
+/// `review`) named `sub`, normalized; or the error `err` makes of what is
+/// wrong with it: a path that spells the whole tree (`.`) says that no path
+/// means that, any other that is not inside the repository says how paths are
+/// written.
+fn declared_path(
+    kind: &str,
+    sub: &str,
+    v: &str,
+    line: usize,
+    err: &impl Fn(usize, String, &str) -> ContractError,
+) -> Result<String, ContractError> {
+    if let Some(p) = normalize_path(v) {
+        return Ok(p);
+    }
+    Err(if crate::receipt::spells_whole_tree(v) {
+        err(
+            line,
+            format!(
+                "{kind} {sub:?}: path {v:?} names the whole tree, which is what a {kind} with no path covers"
+            ),
+            &format!(
+                "remove this path line (and any other of this {kind}'s: the whole tree holds them)"
+            ),
+        )
+    } else {
+        err(
+            line,
+            format!("{kind} {sub:?}: path {v:?} is not a relative path inside the repository"),
+            "write paths relative to the top of the work tree, without '..', e.g. path = src",
+        )
+    })
 }
 
 #[cfg(test)]

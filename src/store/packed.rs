@@ -520,6 +520,24 @@ mod tests {
         pack::index::File::from_data(data, "test.idx".into(), gix::hash::Kind::Sha1).unwrap()
     }
 
+    /// The objects `git verify-pack -v` lists for the pack of `index`: each
+    /// id with its line's fields (id, type, size, size in the pack, offset,
+    /// and for a delta its depth and base).
+    fn verify_pack(
+        s: &crate::freshness::rules::Scratch,
+        index: &Path,
+    ) -> Vec<(gix::ObjectId, Vec<String>)> {
+        let listing = s.git(&["verify-pack", "-v", index.to_str().unwrap()]);
+        listing
+            .lines()
+            .filter_map(|line| {
+                let f: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+                let id = gix::ObjectId::from_hex(f.first()?.as_bytes()).ok()?;
+                Some((id, f))
+            })
+            .collect()
+    }
+
     fn id(seed: &str) -> [u8; 20] {
         let mut id = [0; 20];
         id.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes())[..20]);
@@ -600,15 +618,8 @@ mod tests {
         assert_eq!(bundles.len(), 2);
         let mut placed = 0;
         for (n, bundle) in bundles.iter().enumerate() {
-            let listing = s.git(&["verify-pack", "-v", bundle.index.path().to_str().unwrap()]);
-            for line in listing.lines() {
-                let f: Vec<&str> = line.split_whitespace().collect();
-                let Some(id) = f
-                    .first()
-                    .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
-                else {
-                    continue;
-                };
+            for (id, f) in verify_pack(&s, bundle.index.path()) {
+                let line = f.join(" ");
                 let offset: u64 = f[4].parse().unwrap();
                 assert_eq!(packs.get().place(&id), Some((n, offset)), "{line}");
                 placed += 1;
@@ -651,32 +662,22 @@ mod tests {
         let packs = LazyPacks::new(&objects, gix::hash::Kind::Sha1);
         let bundles = &packs.get().files.bundles;
         assert_eq!(bundles.len(), 1);
-        let listing = s.git(&[
-            "verify-pack",
-            "-v",
-            bundles[0].index.path().to_str().unwrap(),
-        ]);
+        let listing = verify_pack(&s, bundles[0].index.path());
         let pack_path = bundles[0].pack.path().to_owned();
         let (mut deltas, mut small_blob) = (0, None);
         let mut buf = Vec::new();
-        for line in listing.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let Some(id) = f
-                .first()
-                .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
-            else {
-                continue;
-            };
-            let kind = packs.get().read(&id, &mut buf).expect(line);
+        for (id, f) in &listing {
+            let (id, line) = (*id, f.join(" "));
+            let kind = packs.get().read(&id, &mut buf).expect(&line);
             assert_eq!(kind.to_string(), f[1], "{line}");
-            assert_eq!(buf, cat(f[1], f[0]), "{line}");
+            assert_eq!(buf, cat(&f[1], &f[0]), "{line}");
             if f.len() > 5 {
                 deltas += 1;
             } else if f[1] == "blob" && f[2] == "2" {
                 small_blob = Some((id, f[4].parse::<usize>().unwrap()));
             }
         }
-        assert!(deltas > 0, "deltas were read: {listing}");
+        assert!(deltas > 0, "deltas were read: {listing:?}");
         let (blob, offset) = small_blob.expect("a whole blob of 2 bytes");
         drop(packs);
         let pristine = std::fs::read(&pack_path).unwrap();
