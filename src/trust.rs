@@ -520,6 +520,11 @@ pub struct TrustRoot {
     pub commit: Option<gix::ObjectId>,
     /// How it was chosen, in words (for output).
     pub description: String,
+    /// The commit in words, where there is one: `4f4952b (the tip of main)`,
+    /// `4f4952b (main~3, on its first-parent history)` (what an error in
+    /// its `.gitreceipts` names, so that a reader whose own revision's file
+    /// is fine sees which one is not); empty without a commit.
+    pub at: String,
 }
 
 /// The default branch: `receipt.defaultBranch`, else what `origin/HEAD` names, else
@@ -607,22 +612,24 @@ pub fn trust_root(
         return Ok(TrustRoot {
             commit: None,
             description: "no default branch found (set receipt.defaultBranch): only local keys (your key, receipt.trustedKey) are trusted".into(),
+            at: String::new(),
         });
     };
     let limit = root_walk_limit(store);
-    let found = |commit: gix::ObjectId, steps: usize| TrustRoot {
-        commit: Some(commit),
-        description: if steps == 0 {
-            format!(
-                "signers of .gitreceipts at {} (the tip of {name})",
-                commit.to_hex_with_len(7)
-            )
+    let found = |commit: gix::ObjectId, steps: usize| {
+        let at = if steps == 0 {
+            format!("{} (the tip of {name})", commit.to_hex_with_len(7))
         } else {
             format!(
-                "signers of .gitreceipts at {} ({name}~{steps}, on its first-parent history)",
+                "{} ({name}~{steps}, on its first-parent history)",
                 commit.to_hex_with_len(7)
             )
-        },
+        };
+        TrustRoot {
+            commit: Some(commit),
+            description: format!("signers of .gitreceipts at {at}"),
+            at,
+        }
     };
     // chain.commits[i]: the branch's tip after i first-parent steps back, read
     // as needed and kept by the store, so that the commits of a range on the
@@ -655,6 +662,7 @@ pub fn trust_root(
                 "{} shares no history with the first-parent history of {name}: only local keys (your key, receipt.trustedKey) are trusted",
                 rev.to_hex_with_len(7)
             ),
+            at: String::new(),
         },
     })
 }

@@ -72,8 +72,7 @@ pub fn reader_trust(
     add_configured_keys(store, &mut trust)?;
     let root = trust_root(store, rev)?;
     if let Some(commit) = root.commit {
-        let label = commit.to_hex_with_len(7).to_string();
-        trust.add_contract(contract_at(store, commit, &label)?);
+        trust.add_contract(contract_at(store, commit, &root.at)?);
     }
     if let Some((name, tip)) = default_branch(store)?
         && root.commit != Some(tip)

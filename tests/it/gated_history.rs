@@ -255,3 +255,37 @@ fn a_trust_root_further_back_than_the_walk_limit_fails_closed_with_a_hint() {
     let g = gate(&env, &repo, &["old-topic", "--verify"]);
     assert_eq!(g.code, 0, "{g}");
 }
+
+/// A `.gitreceipts` on the default branch that does not parse stops a reader
+/// of any revision judged by it, and the error names that commit as what it
+/// is (the tip of main), so a user whose own branch's file is fine sees which
+/// file to mend; the branch's own file is never read in its place.
+#[test]
+fn a_broken_contract_at_the_trust_root_is_named_as_the_tip_of_main() {
+    let (env, repo) = setup();
+    env.git_ok(&repo, &["checkout", "-q", "-b", "topic"]);
+    let good = std::fs::read_to_string(repo.join(".gitreceipts")).unwrap();
+    env.git_ok(&repo, &["checkout", "-q", "main"]);
+    std::fs::write(
+        repo.join(".gitreceipts"),
+        format!("{good}[check \"all\"]\n\trun = true\n\tpath = .\n"),
+    )
+    .unwrap();
+    let broken = commit_all(&env, &repo, "a path that spells the whole tree");
+    env.git_ok(&repo, &["checkout", "-q", "topic"]);
+    std::fs::write(repo.join("README"), "topic\n").unwrap();
+    commit_all(&env, &repo, "topic work");
+    env.git_ok(&repo, &["merge", "-q", "--no-edit", "main"]);
+    std::fs::write(repo.join(".gitreceipts"), &good).unwrap();
+    commit_all(&env, &repo, "the topic's file is fine");
+    let r = env.receipt(&repo, &["gate", "HEAD"]);
+    assert_eq!(r.code, 2, "{r}");
+    let line = good.lines().count() + 3;
+    assert!(
+        r.stderr.contains(&format!(
+            "error: .gitreceipts at {} (the tip of refs/heads/main):{line}: check \"all\": path \".\" names the whole tree",
+            short(&broken)
+        )),
+        "{r}"
+    );
+}
