@@ -191,17 +191,16 @@ fn main() {
         Case::TwoPushes,
     ];
     let mut took: [Vec<Took>; 6] = Default::default();
+    // the clone each case pushes from
+    let dir_of = |case: Case| match case {
+        Case::SendOne => &b,
+        Case::EmptyHook => &c,
+        _ => &a,
+    };
     for i in 0..=rounds {
         for k in 0..order.len() {
             let case = order[(i + k) % order.len()];
-            sync(
-                &env,
-                match case {
-                    Case::SendOne => &b,
-                    Case::EmptyHook => &c,
-                    _ => &a,
-                },
-            );
+            sync(&env, dir_of(case));
             let t = match case {
                 Case::Plain => {
                     commit(&env, &a, "src/lib.rs", &format!("pub fn p{i}() {{}}\n"));
@@ -253,11 +252,7 @@ fn main() {
     }
     // every receipt reached the server, and every branch push with it: the
     // server's main is the last pusher's, and each clone's chain is the server's
-    let last = match order[(rounds + order.len() - 1) % order.len()] {
-        Case::SendOne => &b,
-        Case::EmptyHook => &c,
-        _ => &a,
-    };
+    let last = dir_of(order[(rounds + order.len() - 1) % order.len()]);
     assert_eq!(
         env.git_ok(&server, &["rev-parse", "main"]),
         env.git_ok(last, &["rev-parse", "main"])
@@ -278,7 +273,8 @@ fn main() {
         }
     }
 
-    let base = median(took[0].iter().map(|t| t.wall).collect());
+    let med = |case: Case| median(took[case as usize].iter().map(|t| t.wall).collect());
+    let base = med(Case::Plain);
     println!(
         "bare `git push` to a `file://` server with the server hook, median of {rounds} rounds"
     );
@@ -305,14 +301,13 @@ fn main() {
         ),
     ] {
         let v = &took[case as usize];
-        let wall = median(v.iter().map(|t| t.wall).collect());
+        let wall = med(case);
         let cpu = median(v.iter().map(|t| t.cpu).collect());
         println!(
             "| {name} | {wall:.1} ms | {cpu:.1} ms | {:.2}x | {target} |",
             wall / base
         );
     }
-    let med = |case: Case| median(took[case as usize].iter().map(|t| t.wall).collect());
     println!(
         "\nabove its floor: a receipt to send {:.2}x two plain pushes; nothing to send {:.2}x an empty hook ({:.1} ms of git-receipt's own beyond it)",
         med(Case::Send) / med(Case::TwoPushes),

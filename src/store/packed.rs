@@ -288,25 +288,15 @@ impl Packs {
                 _ => {
                     let kind = cursor.header.as_kind()?;
                     let compressed_size = inflate_exact(pack, &cursor, out, inflate)?;
-                    let whole = Whole {
-                        kind,
-                        compressed_size,
-                    };
                     // a base of what was asked for: kept for the deltas on it;
                     // and a whole blob asked for, kept for the deltas after it
                     // (a walk in pack order meets it as a base soon after).
                     // mutants: keeping more or less is equivalent in answers:
                     // a kept base is the bytes decoding it again gives
-                    if !chain.is_empty() || whole.kind == gix::objs::Kind::Blob {
-                        cache.put(
-                            pack.id,
-                            cursor.data_offset,
-                            out,
-                            whole.kind,
-                            whole.compressed_size,
-                        );
+                    if !chain.is_empty() || kind == gix::objs::Kind::Blob {
+                        cache.put(pack.id, cursor.data_offset, out, kind, compressed_size);
                     }
-                    break whole.kind;
+                    break kind;
                 }
             }
             .ok()?;
@@ -323,12 +313,6 @@ impl Packs {
         }
         Some(kind)
     }
-}
-
-/// A whole object's kind and the bytes its entry took from the pack.
-struct Whole {
-    kind: gix::objs::Kind,
-    compressed_size: usize,
 }
 
 /// The size a delta's instructions begin with (the base's, then the
